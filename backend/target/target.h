@@ -1,0 +1,66 @@
+/* The embedded iSCSI target: the same code serves the target ranks of
+ * ipvfs-server and the standalone ipvfs-target program.
+ *
+ * Contract:
+ * - A target lives on the caller's struct evloop: tgt_server_create()
+ *   registers the portal's listening socket there and every connection it
+ *   accepts; all work happens in callbacks of that loop, on its thread.
+ * - LUNs are numbered from 0 in the order given.  Backing stores are opened
+ *   (and created, for files with a size) by tgt_server_create().
+ * - A malformed PDU, an oversized segment or a wrong digest ends only that
+ *   connection, with a log line.
+ * - tgt_server_flush() makes every acknowledged write durable on the
+ *   backing stores (fdatasync), synchronously.
+ * - tgt_server_destroy() closes every connection and the portal, flushes and
+ *   closes the backing stores, and frees the target.  The loop itself stays
+ *   the caller's.
+ */
+#ifndef IPVFS_TARGET_H
+#define IPVFS_TARGET_H
+
+#include <stdint.h>
+
+#include "common/evloop.h"
+
+enum tgt_backing {
+    TGT_BACKING_FILE,    /* regular (sparse) file, created if missing */
+    TGT_BACKING_BLOCK,   /* block device */
+    TGT_BACKING_MEMORY,  /* anonymous memory, lost at exit */
+};
+
+struct tgt_lun_config {
+    enum tgt_backing kind;
+    const char *path;    /* file or device; ignored for memory */
+    uint64_t size;       /* bytes; 0 keeps an existing file's size */
+};
+
+struct tgt_config {
+    const char *iqn;           /* target name, e.g. iqn.2026-11.org.ipvfs:t0 */
+    const char *portal_host;   /* address to listen on */
+    uint16_t portal_port;      /* 0: pick a free port */
+    const struct tgt_lun_config *luns;
+    int nluns;
+    const char *chap_user;     /* NULL: no authentication */
+    const char *chap_secret;
+    const char *mutual_user;   /* NULL: one-way CHAP */
+    const char *mutual_secret;
+};
+
+struct tgt_stats {
+    uint64_t commands;
+    uint64_t bytes_read;       /* Data-In payload */
+    uint64_t bytes_written;    /* Data-Out and immediate data */
+    uint32_t sessions;
+};
+
+struct tgt_server;
+
+/* Returns 0 and the target in *out (and the bound port in *out_port), or a
+ * negative errno after logging what failed. */
+int tgt_server_create(struct evloop *loop, const struct tgt_config *cfg,
+                      struct tgt_server **out, uint16_t *out_port);
+int tgt_server_flush(struct tgt_server *tgt);
+void tgt_server_stats(const struct tgt_server *tgt, struct tgt_stats *out);
+void tgt_server_destroy(struct tgt_server *tgt);
+
+#endif

@@ -1,0 +1,61 @@
+/* The server map: the file that tells clients where the cluster is.
+ *
+ * Written by rank 0 of ipvfs-server once every rank serves (mode 0600,
+ * written to a temporary name and renamed, so readers never see half a
+ * map).  Text, one item per line:
+ *
+ *   ipvfs-map 1
+ *   secret <64 hex digits>
+ *   layout <nio> <nt> <raid level> <default stripe unit>
+ *   rank <r> <role bits> <io index> <target index|-> <host> <port> <iscsi port|0> <pid>
+ *   ...
+ *
+ * Lines starting with '#' are comments. */
+#ifndef IPVFS_MAP_H
+#define IPVFS_MAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/proto.h"
+
+struct ipvfs_map_rank {
+    uint32_t rank;
+    uint32_t role;           /* enum ipvfs_role bits */
+    uint32_t io_index;       /* I/O node index (for targets: their I/O node) */
+    int32_t target_index;    /* index inside the iRAID group, -1 if none */
+    char host[64];
+    uint16_t port;           /* iPVFS protocol port */
+    uint16_t iscsi_port;     /* targets: iSCSI portal port */
+    uint32_t pid;
+};
+
+struct ipvfs_map {
+    uint8_t secret[IPVFS_SECRET_LEN];
+    uint32_t nio;
+    uint32_t nt;
+    uint32_t raid_level;
+    uint64_t stripe_unit;
+    uint32_t nranks;
+    struct ipvfs_map_rank *ranks;  /* indexed by rank */
+};
+
+/* Writes map to path atomically with mode 0600.  Returns 0 or -errno. */
+int ipvfs_map_write(const char *path, const struct ipvfs_map *map);
+
+/* Reads and validates a map.  On failure returns -errno and puts a message
+ * naming the file and the problem into errbuf. */
+int ipvfs_map_read(const char *path, struct ipvfs_map *out_map, char *errbuf, size_t errlen);
+
+void ipvfs_map_free(struct ipvfs_map *map);
+
+/* The rank record of I/O node io_index, or of the metadata rank; NULL if
+ * the map has none. */
+const struct ipvfs_map_rank *ipvfs_map_io_node(const struct ipvfs_map *map, uint32_t io_index);
+const struct ipvfs_map_rank *ipvfs_map_metadata(const struct ipvfs_map *map);
+
+/* Hex helpers for the secret: out must hold 2*len+1 chars. */
+void ipvfs_hex_encode(const uint8_t *in, size_t len, char *out);
+int ipvfs_hex_decode(const char *in, uint8_t *out, size_t len);
+
+#endif

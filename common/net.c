@@ -1,0 +1,222 @@
+#include "common/net.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static int resolve(const char *host, uint16_t port, int passive, struct addrinfo **out)
+{
+    struct addrinfo hints;
+    char service[8];
+    int rc;
+
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = passive ? AI_PASSIVE : 0;
+    snprintf(service, sizeof(service), "%u", port);
+    rc = getaddrinfo(host, service, &hints, out);
+    if (rc != 0)
+        return rc == EAI_SYSTEM ? -errno : -EHOSTUNREACH;
+    return 0;
+}
+
+int net_set_nonblock(int fd, int on)
+{
+    int flags = fcntl(fd, F_GETFL);
+
+    if (flags < 0)
+        return -errno;
+    flags = on ? flags | O_NONBLOCK : flags & ~O_NONBLOCK;
+    return fcntl(fd, F_SETFL, flags) < 0 ? -errno : 0;
+}
+
+int net_set_nodelay(int fd)
+{
+    int one = 1;
+
+    return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) < 0 ? -errno : 0;
+}
+
+int net_listen(const char *host, uint16_t port, uint16_t *out_port)
+{
+    struct addrinfo *ai;
+    struct sockaddr_storage ss;
+    socklen_t sslen = sizeof(ss);
+    int fd, one = 1, rc;
+
+    rc = resolve(host, port, 1, &ai);
+    if (rc < 0)
+        return rc;
+    fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        rc = -errno;
+        goto free_ai;
+    }
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+        bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 128) < 0 ||
+        getsockname(fd, (struct sockaddr *)&ss, &sslen) < 0) {
+        rc = -errno;
+        goto close_fd;
+    }
+    if (out_port)
+        *out_port = ntohs(ss.ss_family == AF_INET6
+                              ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                              : ((struct sockaddr_in *)&ss)->sin_port);
+    freeaddrinfo(ai);
+    return fd;
+
+close_fd:
+    close(fd);
+free_ai:
+    freeaddrinfo(ai);
+    return rc;
+}
+
+static int wait_fd(int fd, short events, int timeout_ms)
+{
+    struct pollfd pfd = { .fd = fd, .events = events };
+    int rc;
+
+    do
+        rc = poll(&pfd, 1, timeout_ms);
+    while (rc < 0 && errno == EINTR);
+    if (rc < 0)
+        return -errno;
+    return rc == 0 ? -ETIMEDOUT : 0;
+}
+
+int net_connect(const char *host, uint16_t port, int timeout_ms)
+{
+    struct addrinfo *ai;
+    int fd, rc, err = 0;
+    socklen_t errlen = sizeof(err);
+
+    rc = resolve(host, port, 0, &ai);
+    if (rc < 0)
+        return rc;
+    fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) {
+        rc = -errno;
+        goto free_ai;
+    }
+    if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
+        if (errno != EINPROGRESS) {
+            rc = -errno;
+            goto close_fd;
+        }
+        rc = wait_fd(fd, POLLOUT, timeout_ms);
+        if (rc < 0)
+            goto close_fd;
+        if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &errlen) < 0 || err) {
+            rc = err ? -err : -errno;
+            goto close_fd;
+        }
+    }
+    rc = net_set_nonblock(fd, 0);
+    if (rc == 0)
+        rc = net_set_nodelay(fd);
+    if (rc < 0)
+        goto close_fd;
+    freeaddrinfo(ai);
+    return fd;
+
+close_fd:
+    close(fd);
+free_ai:
+    freeaddrinfo(ai);
+    return rc;
+}
+
+int net_accept(int listen_fd)
+{
+    int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+    if (fd < 0)
+        return errno == EWOULDBLOCK ? -EAGAIN : -errno;
+    (void)net_set_nodelay(fd);
+    return fd;
+}
+
+int net_iov_advance(struct iovec *iov, int iovcnt, int start, size_t n)
+{
+    while (start < iovcnt && n >= iov[start].iov_len) {
+        n -= iov[start].iov_len;
+        iov[start].iov_len = 0;
+        start++;
+    }
+    if (start < iovcnt && n) {
+        iov[start].iov_base = (char *)iov[start].iov_base + n;
+        iov[start].iov_len -= n;
+    }
+    return start;
+}
+
+static int xfer_iov(int fd, struct iovec *iov, int iovcnt, int timeout_ms, int writing)
+{
+    int start = 0, rc;
+
+    while (start < iovcnt) {
+        int cnt = iovcnt - start > IOV_MAX ? IOV_MAX : iovcnt - start;
+        ssize_t n;
+
+        if (iov[start].iov_len == 0) {
+            start++;
+            continue;
+        }
+        /* MSG_DONTWAIT keeps a stalled peer from outliving the timeout. */
+        if (writing) {
+            struct msghdr mh = { .msg_iov = iov + start, .msg_iovlen = (size_t)cnt };
+            n = sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+        } else {
+            struct msghdr mh = { .msg_iov = iov + start, .msg_iovlen = (size_t)cnt };
+            n = recvmsg(fd, &mh, MSG_DONTWAIT);
+        }
+        if (n > 0) {
+            start = net_iov_advance(iov, iovcnt, start, (size_t)n);
+            continue;
+        }
+        if (n == 0)
+            return -ECONNRESET;
+        if (errno == EINTR)
+            continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK)
+            return -errno;
+        rc = wait_fd(fd, writing ? POLLOUT : POLLIN, timeout_ms);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+int net_writev_full(int fd, struct iovec *iov, int iovcnt, int timeout_ms)
+{
+    return xfer_iov(fd, iov, iovcnt, timeout_ms, 1);
+}
+
+int net_readv_full(int fd, struct iovec *iov, int iovcnt, int timeout_ms)
+{
+    return xfer_iov(fd, iov, iovcnt, timeout_ms, 0);
+}
+
+int net_write_full(int fd, const void *buf, size_t len, int timeout_ms)
+{
+    struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
+    return xfer_iov(fd, &iov, 1, timeout_ms, 1);
+}
+
+int net_read_full(int fd, void *buf, size_t len, int timeout_ms)
+{
+    struct iovec iov = { .iov_base = buf, .iov_len = len };
+
+    return xfer_iov(fd, &iov, 1, timeout_ms, 0);
+}

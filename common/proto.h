@@ -1,0 +1,188 @@
+/* The iPVFS wire protocol between clients (ad_ipvfs, ipvfs-ctl) and server
+ * ranks, over TCP.
+ *
+ * Every message is a 32-byte header followed by body_len bytes of body.
+ * All integers are little-endian (configure refuses big-endian hosts, so the
+ * structs below are sent as they are in memory).  A request's reply carries
+ * the same op with IPVFS_OP_REPLY set, the same req_id, and status 0 or a
+ * positive Linux errno value saying why the request failed (then the body
+ * may hold a NUL-terminated message for the user).
+ *
+ * Connection rules:
+ * - The first request on a connection must be HELLO with the cluster secret
+ *   from the server map; a wrong secret gets EACCES and the server closes
+ *   the connection.  Any other op before HELLO likewise.
+ * - A server answers requests of one connection in the order received.
+ * - A header with a wrong magic or version, an unknown op, or a body_len
+ *   over IPVFS_MAX_BODY ends that connection (after an EPROTO or EMSGSIZE
+ *   reply where the header could be read); other connections go on.
+ * - Bodies whose counts or lengths disagree with body_len get EINVAL.
+ *
+ * Which rank serves what:
+ *   metadata rank (rank 0):  LOOKUP REMOVE MKDIR READDIR
+ *   I/O nodes:               READ WRITE DF_*
+ *   every rank:              HELLO STATUS SHUTDOWN
+ */
+#ifndef IPVFS_PROTO_H
+#define IPVFS_PROTO_H
+
+#include <assert.h>
+#include <stdint.h>
+
+#define IPVFS_PROTO_MAGIC   0x46565049u  /* "IPVF" in memory order */
+#define IPVFS_PROTO_VERSION 1
+#define IPVFS_SECRET_LEN    32
+
+/* One READ/WRITE request moves at most this much data and this many pairs;
+ * clients split larger accesses.  Bodies larger than IPVFS_MAX_BODY are a
+ * protocol error. */
+#define IPVFS_MAX_IO_BYTES  (8u << 20)
+#define IPVFS_MAX_PAIRS     16384u
+#define IPVFS_MAX_PATH      4096u
+#define IPVFS_MAX_BODY      ((uint64_t)IPVFS_MAX_IO_BYTES + IPVFS_MAX_PAIRS * 16u + 4096u)
+
+#define IPVFS_DEFAULT_STRIPE_UNIT (64u << 10)
+
+enum ipvfs_op {
+    IPVFS_OP_HELLO = 1,
+    /* metadata rank */
+    IPVFS_OP_LOOKUP = 10,
+    IPVFS_OP_REMOVE = 11,
+    IPVFS_OP_MKDIR = 12,
+    IPVFS_OP_READDIR = 13,
+    /* I/O nodes: datafile operations; offsets are datafile-local */
+    IPVFS_OP_READ = 20,
+    IPVFS_OP_WRITE = 21,
+    IPVFS_OP_DF_GETSIZE = 22,
+    IPVFS_OP_DF_TRUNCATE = 23,
+    IPVFS_OP_DF_SYNC = 24,
+    IPVFS_OP_DF_REMOVE = 25,
+    IPVFS_OP_DF_PREALLOC = 26,
+    /* every rank */
+    IPVFS_OP_STATUS = 30,
+    IPVFS_OP_SHUTDOWN = 31,
+
+    IPVFS_OP_REPLY = 0x8000,
+};
+
+struct ipvfs_hdr {
+    uint32_t magic;
+    uint16_t version;
+    uint16_t op;
+    uint32_t status;     /* replies: 0 or errno */
+    uint32_t flags;      /* per-op flags below */
+    uint64_t req_id;     /* chosen by the client, echoed */
+    uint64_t body_len;
+};
+static_assert(sizeof(struct ipvfs_hdr) == 32, "wire header is 32 bytes");
+
+/* Server roles, as bits: rank 0 is METADATA|IO. */
+enum ipvfs_role {
+    IPVFS_ROLE_METADATA = 1,
+    IPVFS_ROLE_IO = 2,
+    IPVFS_ROLE_TARGET = 4,
+};
+
+/* HELLO.  Reply body: struct ipvfs_hello_rep. */
+struct ipvfs_hello_req {
+    uint8_t secret[IPVFS_SECRET_LEN];
+    uint32_t client_id;  /* for per-client counters, e.g. the MPI rank */
+    uint32_t reserved;
+};
+struct ipvfs_hello_rep {
+    uint32_t rank;
+    uint32_t role;       /* enum ipvfs_role bits */
+};
+
+/* LOOKUP: find (and with IPVFS_LOOKUP_CREATE create) a file by path.
+ * Missing parent directories are created with the file.  Body:
+ * struct ipvfs_lookup_req followed by path_len bytes of absolute path (no
+ * NUL).  Reply body: struct ipvfs_entry. */
+#define IPVFS_LOOKUP_CREATE 0x1
+#define IPVFS_LOOKUP_EXCL   0x2
+struct ipvfs_lookup_req {
+    uint32_t flags;
+    uint32_t stripe_factor;  /* 0: all I/O nodes */
+    uint64_t stripe_unit;    /* 0: IPVFS_DEFAULT_STRIPE_UNIT */
+    uint32_t path_len;
+    uint32_t reserved;
+};
+
+enum ipvfs_type { IPVFS_TYPE_FILE = 1, IPVFS_TYPE_DIR = 2 };
+
+struct ipvfs_entry {
+    uint64_t handle;         /* names the file's datafiles on every I/O node */
+    uint64_t stripe_unit;
+    uint32_t stripe_factor;
+    uint32_t first_server;   /* I/O node index of datafile 0 */
+    uint32_t type;           /* enum ipvfs_type */
+    uint32_t created;        /* 1 when this LOOKUP created the file */
+};
+
+/* REMOVE, MKDIR, READDIR: body is struct ipvfs_path_req + path bytes.
+ * REMOVE replies with the removed struct ipvfs_entry; the client then sends
+ * DF_REMOVE for that handle to the I/O nodes of its layout.  REMOVE of a
+ * non-empty directory gets ENOTEMPTY.  READDIR replies with a uint32_t
+ * count, then per entry a uint32_t type, a uint32_t name_len and the name. */
+struct ipvfs_path_req {
+    uint32_t path_len;
+    uint32_t flags;
+};
+
+/* READ and WRITE: body is struct ipvfs_io_req, npairs struct ipvfs_pair
+ * (datafile offsets), then for WRITE the data of all pairs in order.
+ * Reply body: struct ipvfs_io_rep, then for READ the data of all pairs in
+ * order (exactly the requested bytes; holes and bytes past the datafile's
+ * end read as zeros).  df_size lets the client decide where the logical
+ * file ends without another round trip. */
+struct ipvfs_io_req {
+    uint64_t handle;
+    uint32_t npairs;
+    uint32_t flags;
+};
+struct ipvfs_pair {
+    uint64_t offset;
+    uint64_t len;
+};
+struct ipvfs_io_rep {
+    uint64_t bytes;          /* bytes read or written */
+    uint64_t df_size;        /* datafile size after the operation */
+};
+
+/* DF_GETSIZE, DF_TRUNCATE (arg: new size), DF_SYNC (handle 0: everything),
+ * DF_REMOVE, DF_PREALLOC (arg: allocate, zero-filled, up to this size and
+ * grow the datafile to it if shorter).  Reply body: struct ipvfs_df_rep. */
+struct ipvfs_df_req {
+    uint64_t handle;
+    uint64_t arg;
+};
+struct ipvfs_df_rep {
+    uint64_t value;          /* GETSIZE: size; others: datafile size after */
+};
+
+/* STATUS: empty body.  Reply body: struct ipvfs_status_rep. */
+enum ipvfs_rank_state {
+    IPVFS_STATE_STARTING = 1,
+    IPVFS_STATE_SERVING = 2,
+    IPVFS_STATE_DEGRADED = 3,
+    IPVFS_STATE_STOPPING = 4,
+};
+struct ipvfs_status_rep {
+    uint32_t rank;
+    uint32_t role;           /* enum ipvfs_role bits */
+    uint32_t pid;
+    uint32_t state;          /* enum ipvfs_rank_state */
+    uint64_t requests;       /* requests served since start */
+    uint64_t bytes_in;       /* payload bytes written by clients */
+    uint64_t bytes_out;      /* payload bytes returned to clients */
+    uint64_t rss_kib;        /* resident set size */
+    char host[64];
+};
+
+/* SHUTDOWN: empty body.  Sent to rank 0, it stops the whole cluster (I/O
+ * nodes flush and log out, then targets flush and stop) and replies when
+ * everything is synced.  With IPVFS_SHUTDOWN_LOCAL, used between ranks, only
+ * the receiving rank stops. */
+#define IPVFS_SHUTDOWN_LOCAL 0x1
+
+#endif

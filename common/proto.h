@@ -178,6 +178,16 @@ struct ipvfs_status_rep {
     uint64_t rss_kib;        /* resident set size */
     char host[64];
 };
+/* A STATUS reply body may go on after struct ipvfs_status_rep with
+ * per-client counters: a uint32_t count, a uint32_t reserved, then count
+ * struct ipvfs_client_stat (clients named by HELLO's client_id). */
+struct ipvfs_client_stat {
+    uint32_t client_id;
+    uint32_t reserved;
+    uint64_t requests;
+    uint64_t bytes_in;
+    uint64_t bytes_out;
+};
 
 /* SHUTDOWN: empty body.  Sent to rank 0, it stops the whole cluster (I/O
  * nodes flush and log out, then targets flush and stop) and replies when

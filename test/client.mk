@@ -1,1 +1,22 @@
-# tests of the client component
+# tests of the client component: unit tests of the request splitting, and
+# MPI programs (test/mpi/*) that test/t_e2e_*.sh run under mpiexec with
+# libipvfs-romio.so preloaded.
+check_PROGRAMS += test/test_client_plan
+test_test_client_plan_SOURCES = test/test_client_plan.c
+test_test_client_plan_LDADD = adio/client/libipvfs-client.la $(CMOCKA_LIBS)
+test_test_client_plan_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+
+# MPI programs: plain MPI (no ROMIO of ours linked); the scripts preload
+# libipvfs-romio.so.
+# (filter-out -c: configure's MPI_CFLAGS may carry mpicc's -c)
+E2E_MPI_CFLAGS = $(AM_CFLAGS) $(filter-out -c,$(MPI_CFLAGS))
+check_PROGRAMS += test/mpi/e2e_io test/mpi/e2e_persist test/mpi/e2e_errors
+test_mpi_e2e_io_SOURCES = test/mpi/e2e_io.c test/mpi/e2e_util.h
+test_mpi_e2e_io_CFLAGS = $(E2E_MPI_CFLAGS)
+test_mpi_e2e_io_LDADD = $(MPI_LIBS)
+test_mpi_e2e_persist_SOURCES = test/mpi/e2e_persist.c test/mpi/e2e_util.h
+test_mpi_e2e_persist_CFLAGS = $(E2E_MPI_CFLAGS)
+test_mpi_e2e_persist_LDADD = $(MPI_LIBS)
+test_mpi_e2e_errors_SOURCES = test/mpi/e2e_errors.c test/mpi/e2e_util.h
+test_mpi_e2e_errors_CFLAGS = $(E2E_MPI_CFLAGS)
+test_mpi_e2e_errors_LDADD = $(MPI_LIBS)

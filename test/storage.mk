@@ -1,1 +1,18 @@
-# tests of the storage component
+# tests of the storage component (iraid/ and the datafile store)
+check_PROGRAMS += test/test_iraid_layout
+test_test_iraid_layout_SOURCES = test/test_iraid_layout.c iraid/layout.c iraid/layout.h
+test_test_iraid_layout_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+test_test_iraid_layout_LDADD = $(CMOCKA_LIBS)
+
+# Tools the integration scripts drive (test/t_storage_*.sh).
+# Named without the test_ prefix: run-suite.sh runs every test/test_*
+# binary without arguments, and these need targets set up by the scripts.
+check_PROGRAMS += test/storage-volume-tool
+test_storage_volume_tool_SOURCES = test/test_storage_volume.c
+test_storage_volume_tool_LDADD = iraid/libiraid.la
+
+check_PROGRAMS += test/storage-dfstore-tool
+test_storage_dfstore_tool_SOURCES = test/test_storage_dfstore.c
+test_storage_dfstore_tool_LDADD = backend/server/libdfstore.la
+
+dist_noinst_SCRIPTS += test/t_storage_volume.sh test/t_storage_dfstore.sh

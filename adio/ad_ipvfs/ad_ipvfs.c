@@ -1,0 +1,37 @@
+/* The operations table of ad_ipvfs (table only). */
+#include "ad_ipvfs.h"
+
+struct ADIOI_Fns_struct ADIO_IPVFS_operations = {
+    ADIOI_IPVFS_Open,           /* Open */
+    ADIOI_SCALEABLE_OpenColl,   /* OpenColl: rank 0 looks up, then broadcasts */
+    ADIOI_IPVFS_ReadContig,     /* ReadContig */
+    ADIOI_IPVFS_WriteContig,    /* WriteContig */
+    ADIOI_GEN_ReadStridedColl,  /* ReadStridedColl */
+    ADIOI_GEN_WriteStridedColl, /* WriteStridedColl */
+    ADIOI_GEN_SeekIndividual,   /* SeekIndividual */
+    ADIOI_IPVFS_Fcntl,          /* Fcntl */
+    ADIOI_IPVFS_SetInfo,        /* SetInfo */
+    ADIOI_GEN_ReadStrided,      /* ReadStrided */
+    ADIOI_GEN_WriteStrided,     /* WriteStrided */
+    ADIOI_IPVFS_Close,          /* Close */
+    ADIOI_FAKE_IreadContig,     /* IreadContig */
+    ADIOI_FAKE_IwriteContig,    /* IwriteContig */
+    ADIOI_FAKE_IODone,          /* ReadDone */
+    ADIOI_FAKE_IODone,          /* WriteDone */
+    ADIOI_FAKE_IOComplete,      /* ReadComplete */
+    ADIOI_FAKE_IOComplete,      /* WriteComplete */
+    ADIOI_FAKE_IreadStrided,    /* IreadStrided */
+    ADIOI_FAKE_IwriteStrided,   /* IwriteStrided */
+    ADIOI_IPVFS_Flush,          /* Flush */
+    ADIOI_IPVFS_Resize,         /* Resize */
+    ADIOI_IPVFS_Delete,         /* Delete */
+    ADIOI_IPVFS_Feature,        /* Feature */
+    "IPVFS: the iPVFS parallel file system",
+    ADIOI_GEN_IreadStridedColl, /* IreadStridedColl */
+    ADIOI_GEN_IwriteStridedColl,        /* IwriteStridedColl */
+#if defined(F_SETLKW64)
+    ADIOI_GEN_SetLock           /* SetLock */
+#else
+    ADIOI_GEN_SetLock64         /* SetLock */
+#endif
+};

@@ -1,0 +1,129 @@
+/* Collective open: rank 0 of the communicator looks the file up (creating
+ * it if asked) and broadcasts the entry with the outcome, so every rank
+ * opens the same file or fails with the same error. */
+#include "ad_ipvfs.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What rank 0 broadcasts. */
+struct open_result {
+    struct ipvfs_error err;
+    struct ipvfs_entry entry;
+    uint64_t size;              /* for MPI_MODE_APPEND: where pointers start */
+};
+
+/* Parses the raw hint key from fd->info: 0 when absent; -EINVAL with a
+ * message when it is not a positive integer below INT_MAX. */
+static int hint_value(ADIO_File fd, const char *key, uint64_t * out_value,
+                      struct ipvfs_error *out_err)
+{
+    char value[MPI_MAX_INFO_VAL + 1], *end;
+    unsigned long long v;
+    int flag;
+
+    *out_value = 0;
+    ADIOI_Info_get(fd->info, key, MPI_MAX_INFO_VAL, value, &flag);
+    if (!flag)
+        return 0;
+    errno = 0;
+    v = strtoull(value, &end, 10);
+    if (errno || end == value || *end || value[0] == '-' || v == 0 || v > INT_MAX) {
+        out_err->code = EINVAL;
+        snprintf(out_err->msg, sizeof(out_err->msg),
+                 "ipvfs: open of %s failed: hint %s=\"%s\" is not a positive integer "
+                 "(at most %d)", fd->filename, key, value, INT_MAX);
+        return -EINVAL;
+    }
+    *out_value = v;
+    return 0;
+}
+
+/* Open arguments from the access mode and the striping hints; a factor
+ * above the number of I/O nodes falls back to all of them. */
+static int open_args(ADIO_File fd, const struct ipvfs_client *client,
+                     struct ipvfs_open_args *out_args, struct ipvfs_error *out_err)
+{
+    uint64_t unit, factor;
+
+    if (hint_value(fd, "striping_unit", &unit, out_err) < 0 ||
+        hint_value(fd, "striping_factor", &factor, out_err) < 0)
+        return -EINVAL;
+    if (factor > ipvfs_client_nio(client))
+        factor = ipvfs_client_nio(client);
+    out_args->create = (fd->access_mode & ADIO_CREATE) != 0;
+    out_args->excl = (fd->access_mode & ADIO_EXCL) != 0;
+    out_args->stripe_unit = unit;
+    out_args->stripe_factor = (uint32_t) factor;
+    return 0;
+}
+
+static const char *map_hint(ADIO_File fd, char *buf, size_t len)
+{
+    int flag;
+
+    ADIOI_Info_get(fd->info, "ipvfs_map", (int) len - 1, buf, &flag);
+    return ipvfs_client_map_path(flag ? buf : NULL);
+}
+
+/* Rank 0's part: look up (or create) and, for APPEND, find the size. */
+static void open_on_root(ADIO_File fd, const char *map_path, struct open_result *out_res)
+{
+    struct ipvfs_client *client;
+    struct ipvfs_file *file;
+    struct ipvfs_open_args args;
+
+    if (ipvfs_client_get(map_path, (uint32_t) ADIOI_IPVFS_Client_id(), &client,
+                         &out_res->err) < 0)
+        return;
+    if (open_args(fd, client, &args, &out_res->err) < 0)
+        goto put_client;
+    if (ipvfs_file_open(client, fd->filename, &args, &file, &out_res->err) < 0)
+        goto put_client;
+    out_res->entry = file->entry;
+    if (fd->access_mode & ADIO_APPEND)
+        (void) ipvfs_get_size(file, &out_res->size, &out_res->err);
+    ipvfs_file_close(file);
+  put_client:
+    ipvfs_client_put(client);
+}
+
+void ADIOI_IPVFS_Open(ADIO_File fd, int *error_code)
+{
+    static char myname[] = "ADIOI_IPVFS_OPEN";
+    struct open_result res;
+    struct ipvfs_client *client;
+    struct ipvfs_file *file;
+    char hint[MPI_MAX_INFO_VAL + 1];
+    const char *map_path = map_hint(fd, hint, sizeof(hint));
+    int rank;
+
+    memset(&res, 0, sizeof(res));
+    MPI_Comm_rank(fd->comm, &rank);
+    if (rank == 0)
+        open_on_root(fd, map_path, &res);
+    MPI_Bcast(&res, (int) sizeof(res), MPI_BYTE, 0, fd->comm);
+    if (res.err.code) {
+        *error_code = ADIOI_IPVFS_Error(myname, __LINE__, &res.err);
+        return;
+    }
+    if (ipvfs_client_get(map_path, (uint32_t) ADIOI_IPVFS_Client_id(), &client, &res.err) < 0) {
+        *error_code = ADIOI_IPVFS_Error(myname, __LINE__, &res.err);
+        return;
+    }
+    if (ipvfs_file_attach(client, fd->filename, &res.entry, &file, &res.err) < 0) {
+        ipvfs_client_put(client);
+        *error_code = ADIOI_IPVFS_Error(myname, __LINE__, &res.err);
+        return;
+    }
+    ipvfs_client_put(client);   /* the file holds its own reference */
+    fd->fs_ptr = file;
+    fd->fd_sys = -1;
+    if (fd->access_mode & ADIO_APPEND)
+        fd->fp_ind = fd->fp_sys_posn = (ADIO_Offset) res.size;
+    ADIOI_IPVFS_Show_hints(fd, map_path);
+    *error_code = MPI_SUCCESS;
+}

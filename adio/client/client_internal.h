@@ -1,0 +1,86 @@
+/* Internals shared by the files of libipvfs-client. */
+#ifndef IPVFS_CLIENT_INTERNAL_H
+#define IPVFS_CLIENT_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+
+#include "adio/client/ipvfs_client.h"
+#include "common/map.h"
+#include "common/proto.h"
+
+/* Internal names stay out of libipvfs-romio.so's exported symbols. */
+#pragma GCC visibility push(hidden)
+
+struct ipvfs_client {
+    char *map_path;
+    struct ipvfs_map map;
+    struct stat map_stat;       /* to notice a rewritten map */
+    uint32_t client_id;
+    int *fds;                   /* per server rank, -1 when not connected */
+    uint64_t next_req_id;
+    int connect_ms;
+    int request_ms;
+    int refs;
+    struct ipvfs_client *next;  /* registry of clients by map path */
+};
+
+/* One request of a batch run by xfer_run().  The caller fills rank, op,
+ * flags, send_iov and recv_iov; send_iov[0] is reserved: xfer_run() points
+ * it at hdr.  recv_iov receives the reply body of a successful reply, which
+ * must hold exactly that many bytes.  Both iovec arrays are consumed. */
+struct xfer_req {
+    uint32_t rank;
+    uint16_t op;
+    uint32_t flags;
+    struct iovec *send_iov;
+    int send_cnt;
+    struct iovec *recv_iov;
+    int recv_cnt;
+    /* filled by xfer_run */
+    struct ipvfs_hdr hdr;
+    int err;             /* positive errno: server status or transport */
+    int transport;       /* err came from the connection, not the server */
+    char msg[256];       /* the server's message or the transport detail */
+};
+
+/* Runs a batch: requests to one rank go in order over its connection,
+ * pipelined; different ranks are served at once, driven by poll().
+ * Returns the index of the first failed request, or -1 when all succeeded. */
+long xfer_run(struct ipvfs_client *c, struct xfer_req *reqs, size_t n);
+
+/* Re-reads the map when its file changed since it was read (a restarted
+ * cluster listens on new ports); that closes every connection, so call it
+ * only before taking connections for a batch.  The number of I/O nodes must
+ * stay the same (open files depend on it): -ESTALE otherwise. */
+int conn_refresh(struct ipvfs_client *c, char *msg, size_t msglen);
+/* 1 when rank has a live cached connection (a dead one is dropped). */
+int conn_cached(struct ipvfs_client *c, uint32_t rank);
+/* A connected, greeted socket for rank (opened now if needed).  On failure
+ * returns -errno and writes the detail into msg. */
+int conn_get(struct ipvfs_client *c, uint32_t rank, char *msg, size_t msglen);
+/* Closes rank's connection (after a transport failure). */
+void conn_drop(struct ipvfs_client *c, uint32_t rank);
+
+/* The one place that turns an errno and its context into a message.
+ * rank < 0 when no server was involved; detail may be NULL.  Returns
+ * -code for convenience. */
+int client_error(struct ipvfs_error *out_err, int code, const char *op, const char *path,
+                 const struct ipvfs_client *c, long rank, const char *detail);
+/* Same, taking code, rank and detail from a failed xfer_req. */
+int client_xfer_error(struct ipvfs_error *out_err, const struct xfer_req *r, const char *op,
+                      const char *path, const struct ipvfs_client *c);
+
+/* Logical size counting only the datafiles whose known[i] is 0 (known
+ * NULL: all of them). */
+int client_size_except(struct ipvfs_file *f, const uint8_t *known, uint64_t *out_size,
+                       struct ipvfs_error *out_err);
+
+/* Server rank of I/O node io_index, or -1 when the map has none. */
+long client_io_rank(const struct ipvfs_client *c, uint32_t io_index);
+
+#pragma GCC visibility pop
+
+#endif

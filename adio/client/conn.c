@@ -1,0 +1,279 @@
+/* Clients (one per map path, shared) and their connections to server ranks. */
+#include "adio/client/client_internal.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/net.h"
+
+static struct ipvfs_client *registry;
+
+const char *ipvfs_client_map_path(const char *hint_map)
+{
+    const char *env;
+
+    if (hint_map && hint_map[0])
+        return hint_map;
+    env = getenv("IPVFS_MAP");
+    return env && env[0] ? env : NULL;
+}
+
+/* IPVFS_TIMEOUT_MS when it is a positive integer, else dflt. */
+static int timeout_from_env(int dflt)
+{
+    const char *s = getenv("IPVFS_TIMEOUT_MS");
+    char *end;
+    long v;
+
+    if (!s || !s[0])
+        return dflt;
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno || *end || v <= 0 || v > INT_MAX)
+        return dflt;
+    return (int)v;
+}
+
+static void close_all(struct ipvfs_client *c)
+{
+    for (uint32_t r = 0; r < c->map.nranks; r++)
+        conn_drop(c, r);
+}
+
+/* Reads the map into c (replacing what c had). */
+static int load_map(struct ipvfs_client *c, char *msg, size_t msglen)
+{
+    struct ipvfs_map map;
+    struct stat st;
+    int *fds;
+    int rc;
+
+    if (stat(c->map_path, &st) < 0) {
+        rc = -errno;
+        snprintf(msg, msglen, "cannot read server map %s: %s", c->map_path, strerror(-rc));
+        return rc;
+    }
+    rc = ipvfs_map_read(c->map_path, &map, msg, msglen);
+    if (rc < 0)
+        return rc;
+    fds = malloc(map.nranks * sizeof(*fds));
+    if (!fds) {
+        ipvfs_map_free(&map);
+        snprintf(msg, msglen, "out of memory");
+        return -ENOMEM;
+    }
+    for (uint32_t r = 0; r < map.nranks; r++)
+        fds[r] = -1;
+    if (c->fds) {
+        close_all(c);
+        free(c->fds);
+        ipvfs_map_free(&c->map);
+    }
+    c->map = map;
+    c->fds = fds;
+    c->map_stat = st;
+    return 0;
+}
+
+/* Re-reads the map when its file changed since it was read (a restarted
+ * cluster listens on new ports).  The number of I/O nodes must not change:
+ * open files depend on it. */
+int conn_refresh(struct ipvfs_client *c, char *msg, size_t msglen)
+{
+    struct stat st;
+    uint32_t nio = c->map.nio;
+    int rc;
+
+    if (stat(c->map_path, &st) < 0)
+        return 0;  /* keep what we have; connecting will tell */
+    if (st.st_ino == c->map_stat.st_ino && st.st_mtim.tv_sec == c->map_stat.st_mtim.tv_sec &&
+        st.st_mtim.tv_nsec == c->map_stat.st_mtim.tv_nsec && st.st_size == c->map_stat.st_size)
+        return 0;
+    rc = load_map(c, msg, msglen);
+    if (rc == 0 && c->map.nio != nio) {
+        snprintf(msg, msglen, "server map %s now lists %u I/O nodes instead of %u",
+                 c->map_path, c->map.nio, nio);
+        return -ESTALE;
+    }
+    return rc;
+}
+
+int ipvfs_client_get(const char *map_path, uint32_t client_id,
+                     struct ipvfs_client **out_client, struct ipvfs_error *out_err)
+{
+    struct ipvfs_client *c;
+    char msg[256] = "";
+    int rc;
+
+    if (!map_path)
+        return client_error(out_err, ENOENT, "finding the server map", NULL, NULL, -1,
+                            "neither the hint ipvfs_map nor the environment variable "
+                            "IPVFS_MAP names the server map");
+    for (c = registry; c; c = c->next) {
+        if (strcmp(c->map_path, map_path) == 0) {
+            c->refs++;
+            *out_client = c;
+            return 0;
+        }
+    }
+    c = calloc(1, sizeof(*c));
+    if (!c)
+        return client_error(out_err, ENOMEM, "client setup", NULL, NULL, -1, NULL);
+    c->map_path = strdup(map_path);
+    if (!c->map_path) {
+        rc = client_error(out_err, ENOMEM, "client setup", NULL, NULL, -1, NULL);
+        goto free_client;
+    }
+    rc = load_map(c, msg, sizeof(msg));
+    if (rc < 0) {
+        rc = client_error(out_err, -rc, "reading the server map", NULL, NULL, -1, msg);
+        goto free_path;
+    }
+    c->client_id = client_id;
+    c->connect_ms = timeout_from_env(IPVFS_CLIENT_CONNECT_MS);
+    c->request_ms = timeout_from_env(IPVFS_CLIENT_REQUEST_MS);
+    c->refs = 1;
+    c->next = registry;
+    registry = c;
+    *out_client = c;
+    return 0;
+
+free_path:
+    free(c->map_path);
+free_client:
+    free(c);
+    return rc;
+}
+
+void ipvfs_client_put(struct ipvfs_client *c)
+{
+    struct ipvfs_client **pp;
+
+    if (!c || --c->refs > 0)
+        return;
+    for (pp = &registry; *pp; pp = &(*pp)->next) {
+        if (*pp == c) {
+            *pp = c->next;
+            break;
+        }
+    }
+    close_all(c);
+    free(c->fds);
+    ipvfs_map_free(&c->map);
+    free(c->map_path);
+    free(c);
+}
+
+uint32_t ipvfs_client_nio(const struct ipvfs_client *c)
+{
+    return c->map.nio;
+}
+
+long client_io_rank(const struct ipvfs_client *c, uint32_t io_index)
+{
+    const struct ipvfs_map_rank *r = ipvfs_map_io_node(&c->map, io_index);
+
+    return r ? (long)r->rank : -1;
+}
+
+void conn_drop(struct ipvfs_client *c, uint32_t rank)
+{
+    if (rank < c->map.nranks && c->fds[rank] >= 0) {
+        close(c->fds[rank]);
+        c->fds[rank] = -1;
+    }
+}
+
+/* A cached connection is usable when nothing is waiting on it: between
+ * requests the server sends nothing, so readable means closed. */
+static int conn_alive(int fd)
+{
+    struct pollfd pfd = { .fd = fd, .events = POLLIN | POLLRDHUP };
+
+    return poll(&pfd, 1, 0) == 0;
+}
+
+static int hello(struct ipvfs_client *c, int fd, char *msg, size_t msglen)
+{
+    struct ipvfs_hello_req req = { .client_id = c->client_id };
+    struct ipvfs_hdr hdr = {
+        .magic = IPVFS_PROTO_MAGIC, .version = IPVFS_PROTO_VERSION, .op = IPVFS_OP_HELLO,
+        .req_id = ++c->next_req_id, .body_len = sizeof(req),
+    };
+    struct ipvfs_hdr rhdr;
+    char body[256];
+    int rc;
+
+    memcpy(req.secret, c->map.secret, sizeof(req.secret));
+    rc = net_write_full(fd, &hdr, sizeof(hdr), c->request_ms);
+    if (rc == 0)
+        rc = net_write_full(fd, &req, sizeof(req), c->request_ms);
+    if (rc == 0)
+        rc = net_read_full(fd, &rhdr, sizeof(rhdr), c->request_ms);
+    if (rc < 0) {
+        snprintf(msg, msglen, "HELLO: %s", strerror(-rc));
+        return rc;
+    }
+    if (rhdr.magic != IPVFS_PROTO_MAGIC || rhdr.op != (IPVFS_OP_HELLO | IPVFS_OP_REPLY) ||
+        rhdr.req_id != hdr.req_id || rhdr.body_len > sizeof(body) - 1) {
+        snprintf(msg, msglen, "HELLO: malformed reply");
+        return -EPROTO;
+    }
+    rc = net_read_full(fd, body, rhdr.body_len, c->request_ms);
+    if (rc < 0) {
+        snprintf(msg, msglen, "HELLO: %s", strerror(-rc));
+        return rc;
+    }
+    body[rhdr.body_len] = '\0';
+    if (rhdr.status == EACCES) {
+        snprintf(msg, msglen, "the server rejected the cluster secret of map %s (stale or "
+                 "wrong map?)", c->map_path);
+        return -EACCES;
+    }
+    if (rhdr.status) {
+        snprintf(msg, msglen, "HELLO refused%s%s", body[0] ? ": " : "", body[0] ? body : "");
+        return -(int)rhdr.status;
+    }
+    return 0;
+}
+
+int conn_cached(struct ipvfs_client *c, uint32_t rank)
+{
+    if (rank >= c->map.nranks || c->fds[rank] < 0)
+        return 0;
+    if (conn_alive(c->fds[rank]))
+        return 1;
+    conn_drop(c, rank);
+    return 0;
+}
+
+int conn_get(struct ipvfs_client *c, uint32_t rank, char *msg, size_t msglen)
+{
+    const struct ipvfs_map_rank *mr;
+    int fd, rc;
+
+    if (conn_cached(c, rank))
+        return c->fds[rank];
+    if (rank >= c->map.nranks) {
+        snprintf(msg, msglen, "server map %s has no rank %u", c->map_path, rank);
+        return -ENXIO;
+    }
+    mr = &c->map.ranks[rank];
+    fd = net_connect(mr->host, mr->port, c->connect_ms);
+    if (fd < 0) {
+        snprintf(msg, msglen, "connecting: %s", strerror(-fd));
+        return fd;
+    }
+    rc = hello(c, fd, msg, msglen);
+    if (rc < 0) {
+        close(fd);
+        return rc;
+    }
+    c->fds[rank] = fd;
+    return fd;
+}

@@ -1,0 +1,206 @@
+/* Data path: contiguous and list I/O, all through one worker that plans
+ * per-server requests (plan.c) and runs them at once (xfer.c). */
+#include "adio/client/client_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "adio/client/plan.h"
+
+/* What one planned request needs besides its plan entry. */
+struct io_slot {
+    struct ipvfs_io_req req;
+    struct ipvfs_io_rep rep;
+    struct iovec *send;
+    struct iovec *recv;
+};
+
+struct io_batch {
+    struct plan plan;
+    struct io_slot *slots;
+    struct xfer_req *reqs;
+};
+
+static void batch_free(struct io_batch *b)
+{
+    for (size_t i = 0; b->slots && i < b->plan.nreqs; i++) {
+        free(b->slots[i].send);
+        free(b->slots[i].recv);
+    }
+    free(b->reqs);
+    free(b->slots);
+    plan_free(&b->plan);
+}
+
+/* Wires plan request i into an xfer_req: header, io_req, pairs, and the
+ * data iovecs on the sending side for writes, the receiving side for
+ * reads. */
+static int batch_wire(struct io_batch *b, size_t i, const struct ipvfs_file *f, int writing)
+{
+    struct plan_req *p = &b->plan.reqs[i];
+    struct io_slot *s = &b->slots[i];
+    int nsend = 3 + (writing ? p->niov : 0), nrecv = 1 + (writing ? 0 : p->niov);
+    long rank = client_io_rank(f->client, p->server);
+
+    if (rank < 0)
+        return -ENXIO;
+    s->send = calloc((size_t)nsend, sizeof(*s->send));
+    s->recv = calloc((size_t)nrecv, sizeof(*s->recv));
+    if (!s->send || !s->recv)
+        return -ENOMEM;
+    s->req = (struct ipvfs_io_req){ .handle = f->entry.handle, .npairs = p->npairs };
+    s->send[1] = (struct iovec){ .iov_base = &s->req, .iov_len = sizeof(s->req) };
+    s->send[2] = (struct iovec){ .iov_base = p->pairs, .iov_len = p->npairs * sizeof(*p->pairs) };
+    s->recv[0] = (struct iovec){ .iov_base = &s->rep, .iov_len = sizeof(s->rep) };
+    memcpy(writing ? s->send + 3 : s->recv + 1, p->iov, (size_t)p->niov * sizeof(*p->iov));
+    b->reqs[i] = (struct xfer_req){ .rank = (uint32_t)rank,
+                                    .op = writing ? IPVFS_OP_WRITE : IPVFS_OP_READ,
+                                    .send_iov = s->send, .send_cnt = nsend,
+                                    .recv_iov = s->recv, .recv_cnt = nrecv };
+    return 0;
+}
+
+static int batch_build(struct io_batch *b, const struct ipvfs_file *f, int writing,
+                       const struct ipvfs_extent *ext, size_t next, const struct iovec *mem,
+                       int memcnt)
+{
+    static const struct plan_limits limits = { IPVFS_MAX_IO_BYTES, IPVFS_MAX_PAIRS };
+    int rc = plan_build(&f->layout, ext, next, mem, memcnt, &limits, &b->plan);
+
+    if (rc < 0)
+        return rc;
+    b->slots = calloc(b->plan.nreqs ? b->plan.nreqs : 1, sizeof(*b->slots));
+    b->reqs = calloc(b->plan.nreqs ? b->plan.nreqs : 1, sizeof(*b->reqs));
+    if (!b->slots || !b->reqs)
+        return -ENOMEM;
+    for (size_t i = 0; i < b->plan.nreqs && rc == 0; i++)
+        rc = batch_wire(b, i, f, writing);
+    return rc;
+}
+
+/* Bytes of the extents that lie before size. */
+static uint64_t bytes_before(const struct ipvfs_extent *ext, size_t next, uint64_t size)
+{
+    uint64_t sum = 0;
+
+    for (size_t i = 0; i < next; i++) {
+        if (ext[i].offset >= size)
+            continue;
+        sum += size - ext[i].offset < ext[i].len ? size - ext[i].offset : ext[i].len;
+    }
+    return sum;
+}
+
+/* How many bytes a finished read got before the end of the file.  The
+ * replies prove the file reaches at least max(implied sizes); only when the
+ * access goes past that are the other datafiles asked for their sizes. */
+static int read_count(struct ipvfs_file *f, const struct io_batch *b,
+                      const struct ipvfs_extent *ext, size_t next, uint64_t *out_bytes,
+                      struct ipvfs_error *out_err)
+{
+    const struct stripe_layout *l = &f->layout;
+    uint64_t known = 0, end = 0, rest = 0;
+    uint8_t *seen;
+    int rc;
+
+    for (size_t i = 0; i < next; i++)
+        if (ext[i].len && ext[i].offset + ext[i].len > end)
+            end = ext[i].offset + ext[i].len;
+    seen = calloc(l->factor, 1);
+    if (!seen)
+        return client_error(out_err, ENOMEM, "read", f->path, NULL, -1, NULL);
+    for (size_t i = 0; i < b->plan.nreqs; i++) {
+        uint32_t dfile = (b->plan.reqs[i].server + l->nio - l->first_server) % l->nio;
+        uint64_t s = stripe_file_size(l, dfile, b->slots[i].rep.df_size);
+
+        seen[dfile] = 1;
+        if (s > known)
+            known = s;
+    }
+    rc = 0;
+    if (known < end)
+        rc = client_size_except(f, seen, &rest, out_err);
+    if (rc == 0)
+        *out_bytes = bytes_before(ext, next, known > rest ? known : rest);
+    free(seen);
+    return rc;
+}
+
+static int check_replies(struct ipvfs_file *f, const struct io_batch *b, int writing,
+                         struct ipvfs_error *out_err)
+{
+    for (size_t i = 0; i < b->plan.nreqs; i++) {
+        if (b->slots[i].rep.bytes != b->plan.reqs[i].bytes)
+            return client_error(out_err, EIO, writing ? "write" : "read", f->path, f->client,
+                                b->reqs[i].rank, "the server moved fewer bytes than asked");
+    }
+    return 0;
+}
+
+static int io_list(struct ipvfs_file *f, int writing, const struct ipvfs_extent *ext,
+                   size_t next, const struct iovec *mem, int memcnt, uint64_t *out_bytes,
+                   struct ipvfs_error *out_err)
+{
+    const char *op = writing ? "write" : "read";
+    struct io_batch b = { 0 };
+    long failed;
+    int rc;
+
+    rc = batch_build(&b, f, writing, ext, next, mem, memcnt);
+    if (rc < 0) {
+        rc = client_error(out_err, -rc, op, f->path, f->client, -1,
+                          rc == -EINVAL ? "file and memory sides differ in length" : NULL);
+        goto free_batch;
+    }
+    failed = b.plan.nreqs ? xfer_run(f->client, b.reqs, b.plan.nreqs) : -1;
+    if (failed >= 0) {
+        rc = client_xfer_error(out_err, &b.reqs[failed], op, f->path, f->client);
+        goto free_batch;
+    }
+    rc = check_replies(f, &b, writing, out_err);
+    if (rc < 0)
+        goto free_batch;
+    if (writing) {
+        *out_bytes = 0;
+        for (size_t i = 0; i < b.plan.nreqs; i++)
+            *out_bytes += b.plan.reqs[i].bytes;
+    } else {
+        rc = read_count(f, &b, ext, next, out_bytes, out_err);
+    }
+free_batch:
+    batch_free(&b);
+    return rc;
+}
+
+int ipvfs_read_list(struct ipvfs_file *f, const struct ipvfs_extent *ext, size_t next,
+                    const struct iovec *mem, int memcnt, uint64_t *out_bytes,
+                    struct ipvfs_error *out_err)
+{
+    return io_list(f, 0, ext, next, mem, memcnt, out_bytes, out_err);
+}
+
+int ipvfs_write_list(struct ipvfs_file *f, const struct ipvfs_extent *ext, size_t next,
+                     const struct iovec *mem, int memcnt, uint64_t *out_bytes,
+                     struct ipvfs_error *out_err)
+{
+    return io_list(f, 1, ext, next, mem, memcnt, out_bytes, out_err);
+}
+
+int ipvfs_read(struct ipvfs_file *f, uint64_t offset, void *buf, uint64_t len,
+               uint64_t *out_bytes, struct ipvfs_error *out_err)
+{
+    struct ipvfs_extent ext = { .offset = offset, .len = len };
+    struct iovec mem = { .iov_base = buf, .iov_len = (size_t)len };
+
+    return io_list(f, 0, &ext, 1, &mem, 1, out_bytes, out_err);
+}
+
+int ipvfs_write(struct ipvfs_file *f, uint64_t offset, const void *buf, uint64_t len,
+                uint64_t *out_bytes, struct ipvfs_error *out_err)
+{
+    struct ipvfs_extent ext = { .offset = offset, .len = len };
+    struct iovec mem = { .iov_base = (void *)buf, .iov_len = (size_t)len };
+
+    return io_list(f, 1, &ext, 1, &mem, 1, out_bytes, out_err);
+}

@@ -1,0 +1,144 @@
+/* libipvfs-client: the client side of the iPVFS wire protocol, used by the
+ * ROMIO driver ad_ipvfs (and by anything else that wants to read and write
+ * iPVFS files without MPI-IO).
+ *
+ * Contract
+ * - A client (struct ipvfs_client) stands for one cluster, found through its
+ *   server map.  ipvfs_client_get() shares one client per map path inside a
+ *   process (reference counted); ipvfs_client_put() drops a reference.
+ * - Connections to server ranks are opened lazily, on the first request that
+ *   needs them, and start with HELLO carrying the map's secret.  A cached
+ *   connection found closed by its server, or one that failed during a call,
+ *   is dropped; the next call opens a new one (once per call: a server that
+ *   stays down gives an error, never a retry loop).  Before reconnecting the
+ *   client re-reads the map when the file changed, so a restarted cluster
+ *   (new ports, same --data) is found again.
+ * - Time limits: connecting gives up after 5 s, a request after 10 s without
+ *   progress; the environment variable IPVFS_TIMEOUT_MS (positive integer,
+ *   milliseconds) replaces both.  A dead or stuck server therefore gives an
+ *   error within those limits, never a hang.
+ * - Every call is synchronous: when it returns, the servers have answered
+ *   every request it sent (or the connection to them is closed).  Data moves
+ *   straight from and into the caller's buffers (no staging copy).
+ *   Requests to different I/O nodes are in flight at once.
+ * - Every function returns 0 or a negative errno value.  On failure it fills
+ *   *out_err (when not NULL) with the positive errno and a message naming the
+ *   operation, the file and, where one was involved, the server rank.
+ * - A client and its files are not thread-safe; ROMIO serializes MPI-IO
+ *   calls (its global critical section), and other users must too.
+ */
+#ifndef IPVFS_CLIENT_H
+#define IPVFS_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "common/layout.h"
+#include "common/proto.h"
+
+#define IPVFS_CLIENT_CONNECT_MS 5000
+#define IPVFS_CLIENT_REQUEST_MS 10000
+
+struct ipvfs_client;
+
+struct ipvfs_error {
+    int code;          /* positive errno, 0 when no error */
+    char msg[512];     /* for people: what failed, where, why */
+};
+
+/* An open iPVFS file.  The fields are read-only for users. */
+struct ipvfs_file {
+    struct ipvfs_client *client;
+    struct ipvfs_entry entry;     /* as the metadata rank returned it */
+    struct stripe_layout layout;  /* derived from entry and the map */
+    char path[];                  /* absolute path inside iPVFS */
+};
+
+/* One contiguous range of a file, in logical file offsets. */
+struct ipvfs_extent {
+    uint64_t offset;
+    uint64_t len;
+};
+
+/* The map path to use: hint_map when not NULL or empty, else $IPVFS_MAP.
+ * NULL when neither names one. */
+const char *ipvfs_client_map_path(const char *hint_map);
+
+/* Finds or creates the client for map_path (the map is read and checked
+ * now; no server is contacted yet).  client_id goes into HELLO (for
+ * per-client counters; the MPI rank).  ipvfs_client_put() releases it. */
+int ipvfs_client_get(const char *map_path, uint32_t client_id,
+                     struct ipvfs_client **out_client, struct ipvfs_error *out_err);
+void ipvfs_client_put(struct ipvfs_client *client);
+
+/* Number of I/O nodes of the cluster (from the map). */
+uint32_t ipvfs_client_nio(const struct ipvfs_client *client);
+
+/* Arguments of ipvfs_file_open().  stripe_unit 0 and stripe_factor 0 mean
+ * the cluster defaults; they only matter when the file is created. */
+struct ipvfs_open_args {
+    int create;               /* create when missing */
+    int excl;                 /* with create: fail with EEXIST if it exists */
+    uint64_t stripe_unit;
+    uint32_t stripe_factor;
+};
+
+/* LOOKUP (optionally creating) path, an absolute path; on success *out_file
+ * holds the file (free it with ipvfs_file_close()).  Directories give
+ * EISDIR. */
+int ipvfs_file_open(struct ipvfs_client *client, const char *path,
+                    const struct ipvfs_open_args *args,
+                    struct ipvfs_file **out_file, struct ipvfs_error *out_err);
+
+/* Builds a file from an entry another process looked up (no server
+ * contact): the collective open broadcasts the entry.  Checks that the
+ * entry fits the cluster (EINVAL if not). */
+int ipvfs_file_attach(struct ipvfs_client *client, const char *path,
+                      const struct ipvfs_entry *entry,
+                      struct ipvfs_file **out_file, struct ipvfs_error *out_err);
+
+/* Frees the file and drops its reference on the client. */
+void ipvfs_file_close(struct ipvfs_file *file);
+
+/* REMOVE on the metadata rank, then DF_REMOVE of the file's datafiles on
+ * its I/O nodes.  A datafile that is already gone is not an error. */
+int ipvfs_remove(struct ipvfs_client *client, const char *path, struct ipvfs_error *out_err);
+
+/* Logical size: DF_GETSIZE on every datafile, the largest size implied. */
+int ipvfs_get_size(struct ipvfs_file *file, uint64_t *out_size, struct ipvfs_error *out_err);
+
+/* Sets the logical size (shrinks or grows, growing reads as zeros):
+ * DF_TRUNCATE of each datafile to its share of size. */
+int ipvfs_resize(struct ipvfs_file *file, uint64_t size, struct ipvfs_error *out_err);
+
+/* Allocates storage for the first size bytes; grows the file to size when
+ * it is shorter, never shrinks it. */
+int ipvfs_preallocate(struct ipvfs_file *file, uint64_t size, struct ipvfs_error *out_err);
+
+/* DF_SYNC of every datafile: when it returns 0, all data written before it
+ * (by anyone) survives a crash of the servers. */
+int ipvfs_sync(struct ipvfs_file *file, struct ipvfs_error *out_err);
+
+/* Contiguous I/O of len bytes at offset (any sizes, 64-bit).  Reads store
+ * in *out_bytes the bytes that lie before the end of the file (the rest of
+ * buf is zero-filled); writes store len. */
+int ipvfs_read(struct ipvfs_file *file, uint64_t offset, void *buf, uint64_t len,
+               uint64_t *out_bytes, struct ipvfs_error *out_err);
+int ipvfs_write(struct ipvfs_file *file, uint64_t offset, const void *buf, uint64_t len,
+                uint64_t *out_bytes, struct ipvfs_error *out_err);
+
+/* List I/O: the file side is next extents (in the order given; they may be
+ * unsorted, but overlapping write extents land in an unspecified order),
+ * the memory side memcnt iovecs; both must hold the same number of bytes
+ * (EINVAL otherwise).  Bytes are paired up in order.  *out_bytes as for
+ * ipvfs_read/ipvfs_write (for reads: the bytes of the extents that lie
+ * before the end of the file). */
+int ipvfs_read_list(struct ipvfs_file *file, const struct ipvfs_extent *ext, size_t next,
+                    const struct iovec *mem, int memcnt,
+                    uint64_t *out_bytes, struct ipvfs_error *out_err);
+int ipvfs_write_list(struct ipvfs_file *file, const struct ipvfs_extent *ext, size_t next,
+                     const struct iovec *mem, int memcnt,
+                     uint64_t *out_bytes, struct ipvfs_error *out_err);
+
+#endif

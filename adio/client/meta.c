@@ -1,0 +1,174 @@
+/* Namespace operations: open (LOOKUP), attach, close, remove. */
+#include "adio/client/client_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Paths are checked once, here at the public boundary. */
+static int check_path(const char *path, const char *op, struct ipvfs_error *out_err)
+{
+    size_t len = path ? strlen(path) : 0;
+
+    if (!path || path[0] != '/')
+        return client_error(out_err, EINVAL, op, path, NULL, -1,
+                            "the path must be absolute (ipvfs:/dir/file)");
+    if (len > IPVFS_MAX_PATH)
+        return client_error(out_err, ENAMETOOLONG, op, path, NULL, -1, NULL);
+    return 0;
+}
+
+static long metadata_rank(const struct ipvfs_client *c)
+{
+    const struct ipvfs_map_rank *r = ipvfs_map_metadata(&c->map);
+
+    return r ? (long)r->rank : -1;
+}
+
+/* Sends a metadata request with body (fixed part, path) and reads back an
+ * entry. */
+static int meta_call(struct ipvfs_client *c, uint16_t op, const char *opname, const void *fixed,
+                     size_t fixed_len, const char *path, struct ipvfs_entry *out_entry,
+                     struct ipvfs_error *out_err)
+{
+    struct iovec send[3] = {
+        { 0 },
+        { .iov_base = (void *)fixed, .iov_len = fixed_len },
+        { .iov_base = (void *)path, .iov_len = strlen(path) },
+    };
+    struct iovec recv = { .iov_base = out_entry, .iov_len = sizeof(*out_entry) };
+    struct xfer_req req = {
+        .op = op, .send_iov = send, .send_cnt = 3, .recv_iov = &recv, .recv_cnt = 1,
+    };
+    long rank = metadata_rank(c);
+
+    if (rank < 0)
+        return client_error(out_err, ENXIO, opname, path, c, -1,
+                            "the server map names no metadata rank");
+    req.rank = (uint32_t)rank;
+    if (xfer_run(c, &req, 1) >= 0)
+        return client_xfer_error(out_err, &req, opname, path, c);
+    return 0;
+}
+
+int ipvfs_file_attach(struct ipvfs_client *c, const char *path, const struct ipvfs_entry *entry,
+                      struct ipvfs_file **out_file, struct ipvfs_error *out_err)
+{
+    struct ipvfs_file *f;
+    int rc = check_path(path, "open", out_err);
+
+    if (rc < 0)
+        return rc;
+    if (entry->type == IPVFS_TYPE_DIR)
+        return client_error(out_err, EISDIR, "open", path, NULL, -1, NULL);
+    if (entry->type != IPVFS_TYPE_FILE || entry->stripe_unit == 0 || entry->stripe_factor == 0 ||
+        entry->stripe_factor > c->map.nio || entry->first_server >= c->map.nio)
+        return client_error(out_err, EINVAL, "open", path, c, -1,
+                            "the file's layout does not fit this cluster");
+    f = calloc(1, sizeof(*f) + strlen(path) + 1);
+    if (!f)
+        return client_error(out_err, ENOMEM, "open", path, NULL, -1, NULL);
+    strcpy(f->path, path);
+    f->entry = *entry;
+    f->layout.unit = entry->stripe_unit;
+    f->layout.factor = entry->stripe_factor;
+    f->layout.first_server = entry->first_server;
+    f->layout.nio = c->map.nio;
+    f->client = c;
+    c->refs++;
+    *out_file = f;
+    return 0;
+}
+
+int ipvfs_file_open(struct ipvfs_client *c, const char *path, const struct ipvfs_open_args *args,
+                    struct ipvfs_file **out_file, struct ipvfs_error *out_err)
+{
+    struct ipvfs_lookup_req req = { 0 };
+    struct ipvfs_entry entry;
+    int rc = check_path(path, "open", out_err);
+
+    if (rc < 0)
+        return rc;
+    if (args->create)
+        req.flags |= IPVFS_LOOKUP_CREATE;
+    if (args->create && args->excl)
+        req.flags |= IPVFS_LOOKUP_EXCL;
+    req.stripe_unit = args->stripe_unit;
+    req.stripe_factor = args->stripe_factor;
+    req.path_len = (uint32_t)strlen(path);
+    rc = meta_call(c, IPVFS_OP_LOOKUP, args->create ? "create" : "open", &req, sizeof(req), path,
+                   &entry, out_err);
+    if (rc < 0)
+        return rc;
+    return ipvfs_file_attach(c, path, &entry, out_file, out_err);
+}
+
+void ipvfs_file_close(struct ipvfs_file *f)
+{
+    if (!f)
+        return;
+    ipvfs_client_put(f->client);
+    free(f);
+}
+
+/* DF_REMOVE on every datafile of the removed entry; missing ones are fine. */
+static int remove_datafiles(struct ipvfs_client *c, const char *path,
+                            const struct ipvfs_entry *e, struct ipvfs_error *out_err)
+{
+    uint32_t n = e->stripe_factor;
+    struct xfer_req *reqs = calloc(n, sizeof(*reqs));
+    struct iovec *iov = calloc(3u * n, sizeof(*iov));
+    struct ipvfs_df_req *body = calloc(n, sizeof(*body));
+    struct ipvfs_df_rep *rep = calloc(n, sizeof(*rep));
+    int rc = 0;
+
+    if (!reqs || !iov || !body || !rep) {
+        rc = client_error(out_err, ENOMEM, "remove", path, NULL, -1, NULL);
+        goto free_all;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        long rank = client_io_rank(c, (e->first_server + i) % c->map.nio);
+
+        if (rank < 0) {
+            rc = client_error(out_err, ENXIO, "remove", path, c, -1,
+                              "the server map lacks an I/O node of the file");
+            goto free_all;
+        }
+        body[i].handle = e->handle;
+        iov[3 * i + 1] = (struct iovec){ .iov_base = &body[i], .iov_len = sizeof(body[i]) };
+        iov[3 * i + 2] = (struct iovec){ .iov_base = &rep[i], .iov_len = sizeof(rep[i]) };
+        reqs[i] = (struct xfer_req){ .rank = (uint32_t)rank, .op = IPVFS_OP_DF_REMOVE,
+                                     .send_iov = &iov[3 * i], .send_cnt = 2,
+                                     .recv_iov = &iov[3 * i + 2], .recv_cnt = 1 };
+    }
+    (void)xfer_run(c, reqs, n);
+    for (uint32_t i = 0; i < n && rc == 0; i++)
+        if (reqs[i].err && reqs[i].err != ENOENT)
+            rc = client_xfer_error(out_err, &reqs[i], "remove (datafile)", path, c);
+free_all:
+    free(rep);
+    free(body);
+    free(iov);
+    free(reqs);
+    return rc;
+}
+
+int ipvfs_remove(struct ipvfs_client *c, const char *path, struct ipvfs_error *out_err)
+{
+    struct ipvfs_path_req req = { 0 };
+    struct ipvfs_entry entry;
+    int rc = check_path(path, "remove", out_err);
+
+    if (rc < 0)
+        return rc;
+    req.path_len = (uint32_t)strlen(path);
+    rc = meta_call(c, IPVFS_OP_REMOVE, "remove", &req, sizeof(req), path, &entry, out_err);
+    if (rc < 0 || entry.type != IPVFS_TYPE_FILE)
+        return rc;
+    if (entry.stripe_factor == 0 || entry.stripe_factor > c->map.nio ||
+        entry.first_server >= c->map.nio)
+        return client_error(out_err, EPROTO, "remove", path, c, metadata_rank(c),
+                            "the removed file's layout does not fit this cluster");
+    return remove_datafiles(c, path, &entry, out_err);
+}

@@ -1,0 +1,476 @@
+/* Client connections: one nonblocking state machine per socket.
+ *
+ * States and transitions (the only ones there are):
+ *
+ *   READ_HDR  --32 header bytes in, header valid--------------> READ_BODY
+ *   READ_HDR  --header invalid (magic/version/op/size)--------> WRITE (close after)
+ *   READ_BODY --body_len bytes in (at once if 0)--------------> dispatch:
+ *               no HELLO yet and op != HELLO                  -> WRITE (EACCES, close after)
+ *               op not served by this rank's roles            -> WRITE (EOPNOTSUPP)
+ *               handler replied before returning              -> WRITE
+ *               handler went async                            -> BUSY
+ *   BUSY      --conn_reply() from the completion-------------> WRITE
+ *   WRITE     --reply fully written--------------------------> READ_HDR (or CLEANUP)
+ *   any state --peer hang-up, socket error, EOF--------------> CLEANUP, except
+ *   BUSY      --peer hang-up--------------------------------> ZOMBIE
+ *   ZOMBIE    --conn_reply() from the completion-------------> CLEANUP
+ *
+ * CLEANUP (conn_destroy) deregisters and closes the socket, runs a pending
+ * reply-sent hook, frees the buffers and the connection.  A connection in
+ * BUSY has a completion outstanding that holds a pointer to it, so it is
+ * never freed there: it becomes a ZOMBIE that the completion frees.
+ *
+ * Buffers: the connection owns the request body (c->body, malloc'd per
+ * request, freed when the reply is written, so handlers may point into it
+ * across async calls, as READ/WRITE do with the pairs and data) and the
+ * reply body handed over by conn_reply().  The reply is sent with one
+ * writev of header + body, so READ data goes from the store's buffer to
+ * the socket without another copy.
+ *
+ * Replies are never written from inside conn_reply(): it arms EV_WRITE and
+ * the loop writes, so a handler never re-enters the state machine. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "backend/server/server.h"
+#include "common/log.h"
+#include "common/net.h"
+
+enum conn_state { READ_HDR, READ_BODY, BUSY, WRITE, ZOMBIE };
+
+struct conn {
+    struct server *srv;
+    int fd;
+    enum conn_state state;
+    int authed;
+    int close_after;
+    uint32_t client_id;
+    char peer[64];
+
+    struct ipvfs_hdr hdr;
+    size_t hdr_got;
+    uint8_t *body;
+    size_t body_got;
+
+    struct ipvfs_hdr rep_hdr;
+    void *rep_body;
+    struct iovec iov[2];
+    int iov_start;
+
+    void (*sent_cb)(struct server *srv, void *arg);
+    void *sent_arg;
+
+    struct conn *prev, *next;
+};
+
+static struct conn *conns; /* every live connection, for conn_close_all */
+
+static const struct op_entry *const op_tables[] = { meta_ops, ionode_ops, control_ops };
+
+struct server *conn_server(const struct conn *c)
+{
+    return c->srv;
+}
+
+static struct counters *client_counters(struct server *srv, uint32_t id)
+{
+    struct client_counters *grown;
+
+    for (size_t i = 0; i < srv->nclients; i++)
+        if (srv->clients[i].client_id == id)
+            return &srv->clients[i].c;
+    grown = realloc(srv->clients, (srv->nclients + 1) * sizeof(*grown));
+    if (!grown)
+        return NULL;
+    srv->clients = grown;
+    srv->clients[srv->nclients] = (struct client_counters){ .client_id = id };
+    return &srv->clients[srv->nclients++].c;
+}
+
+void conn_count_bytes(struct conn *c, uint64_t in, uint64_t out)
+{
+    struct counters *cc = client_counters(c->srv, c->client_id);
+
+    c->srv->total.bytes_in += in;
+    c->srv->total.bytes_out += out;
+    if (cc) {
+        cc->bytes_in += in;
+        cc->bytes_out += out;
+    }
+}
+
+static void count_request(struct conn *c)
+{
+    struct counters *cc = client_counters(c->srv, c->client_id);
+
+    c->srv->total.requests++;
+    if (cc)
+        cc->requests++;
+}
+
+static void conn_destroy(struct conn *c)
+{
+    void (*cb)(struct server *, void *) = c->sent_cb;
+
+    evloop_del_fd(c->srv->loop, c->fd);
+    close(c->fd);
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    free(c->body);
+    free(c->rep_body);
+    c->sent_cb = NULL;
+    if (cb)
+        cb(c->srv, c->sent_arg);
+    free(c);
+}
+
+/* Peer gone or socket broken: free now, or leave it to the completion. */
+static void conn_fail(struct conn *c, const char *why)
+{
+    log_debug("connection %s: %s", c->peer, why);
+    if (c->state == BUSY) {
+        evloop_del_fd(c->srv->loop, c->fd);
+        c->state = ZOMBIE;
+        return;
+    }
+    conn_destroy(c);
+}
+
+void conn_reply(struct conn *c, uint32_t status, void *body, size_t len)
+{
+    if (c->state == ZOMBIE) {
+        free(body);
+        conn_destroy(c);
+        return;
+    }
+    c->rep_hdr = (struct ipvfs_hdr){
+        .magic = IPVFS_PROTO_MAGIC,
+        .version = IPVFS_PROTO_VERSION,
+        .op = (uint16_t)(c->hdr.op | IPVFS_OP_REPLY),
+        .status = status,
+        .req_id = c->hdr.req_id,
+        .body_len = len,
+    };
+    c->rep_body = body;
+    c->iov[0] = (struct iovec){ &c->rep_hdr, sizeof(c->rep_hdr) };
+    c->iov[1] = (struct iovec){ body, len };
+    c->iov_start = 0;
+    c->state = WRITE;
+    if (evloop_mod_fd(c->srv->loop, c->fd, EV_WRITE) < 0)
+        conn_fail(c, "cannot wait for the socket");
+}
+
+void conn_reply_err(struct conn *c, int status, const char *fmt, ...)
+{
+    char *msg = malloc(512);
+    va_list ap;
+
+    if (msg) {
+        va_start(ap, fmt);
+        vsnprintf(msg, 512, fmt, ap);
+        va_end(ap);
+        log_info("%s: op %u from %s: %s (%s)", c->authed ? "request failed" : "refused",
+                 c->hdr.op, c->peer, msg, strerror(status));
+    }
+    conn_reply(c, (uint32_t)status, msg, msg ? strlen(msg) + 1 : 0);
+}
+
+void conn_on_reply_sent(struct conn *c, void (*cb)(struct server *srv, void *arg), void *arg)
+{
+    c->sent_cb = cb;
+    c->sent_arg = arg;
+}
+
+void conn_close_after_reply(struct conn *c)
+{
+    c->close_after = 1;
+}
+
+static const struct op_entry *find_op(uint16_t op)
+{
+    for (size_t t = 0; t < sizeof(op_tables) / sizeof(op_tables[0]); t++)
+        for (const struct op_entry *e = op_tables[t]; e->handler; e++)
+            if (e->op == op)
+                return e;
+    return NULL;
+}
+
+static void handle_hello(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body)
+{
+    struct ipvfs_hello_rep *rep;
+    struct ipvfs_hello_req req;
+
+    if (hdr->body_len != sizeof(req)) {
+        conn_close_after_reply(c);
+        conn_reply_err(c, EINVAL, "HELLO body is %llu bytes, not %zu",
+                       (unsigned long long)hdr->body_len, sizeof(req));
+        return;
+    }
+    memcpy(&req, body, sizeof(req));
+    if (memcmp(req.secret, c->srv->secret, IPVFS_SECRET_LEN) != 0) {
+        conn_close_after_reply(c);
+        conn_reply_err(c, EACCES, "wrong cluster secret");
+        return;
+    }
+    if (!(rep = malloc(sizeof(*rep)))) {
+        conn_reply_err(c, ENOMEM, "out of memory");
+        return;
+    }
+    c->authed = 1;
+    c->client_id = req.client_id;
+    rep->rank = (uint32_t)c->srv->rank;
+    rep->role = c->srv->role;
+    conn_reply(c, 0, rep, sizeof(*rep));
+}
+
+static const struct op_entry conn_ops[] = {
+    { IPVFS_OP_HELLO, IPVFS_ROLE_METADATA | IPVFS_ROLE_IO | IPVFS_ROLE_TARGET, handle_hello,
+      "HELLO" },
+    { 0, 0, NULL, NULL },
+};
+
+static void dispatch(struct conn *c)
+{
+    const struct op_entry *e = c->hdr.op == IPVFS_OP_HELLO ? &conn_ops[0] : find_op(c->hdr.op);
+
+    count_request(c);
+    c->state = BUSY;
+    if (!c->authed && c->hdr.op != IPVFS_OP_HELLO) {
+        conn_close_after_reply(c);
+        conn_reply_err(c, EACCES, "HELLO with the cluster secret must come first");
+    } else if (!(e->roles & c->srv->role)) {
+        conn_reply_err(c, EOPNOTSUPP, "rank %d (%s) does not serve %s", c->srv->rank,
+                       role_name(c->srv->role), e->name);
+    } else {
+        e->handler(c, &c->hdr, c->body);
+    }
+    /* Still BUSY: the handler went async and will call conn_reply later. */
+    if (c->state == BUSY && evloop_mod_fd(c->srv->loop, c->fd, 0) < 0)
+        log_warn("connection %s: cannot quiet the socket", c->peer);
+}
+
+/* Returns 0 when the header may be followed, else the errno to reply. */
+static int check_header(struct conn *c)
+{
+    const struct ipvfs_hdr *h = &c->hdr;
+
+    if (h->magic != IPVFS_PROTO_MAGIC || h->version != IPVFS_PROTO_VERSION) {
+        log_warn("connection %s: bad magic %#x or version %u", c->peer, h->magic, h->version);
+        return EPROTO;
+    }
+    if (h->op != IPVFS_OP_HELLO && !find_op(h->op)) {
+        log_warn("connection %s: unknown op %u", c->peer, h->op);
+        return EPROTO;
+    }
+    if (h->body_len > IPVFS_MAX_BODY) {
+        log_warn("connection %s: body of %llu bytes exceeds %llu", c->peer,
+                 (unsigned long long)h->body_len, (unsigned long long)IPVFS_MAX_BODY);
+        return EMSGSIZE;
+    }
+    return 0;
+}
+
+/* Reads into buf[*got..want); 1 when complete, 0 when the socket is dry,
+ * -1 when the connection is gone (already handled). */
+static int read_some(struct conn *c, void *buf, size_t want, size_t *got)
+{
+    while (*got < want) {
+        ssize_t n = read(c->fd, (uint8_t *)buf + *got, want - *got);
+        if (n > 0) {
+            *got += (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return 0;
+        if (n == 0 && (c->state != READ_HDR || *got))
+            log_warn("connection %s: closed in the middle of a request", c->peer);
+        conn_fail(c, n == 0 ? "closed by peer" : strerror(errno));
+        return -1;
+    }
+    return 1;
+}
+
+static void on_readable(struct conn *c)
+{
+    int rc, err;
+
+    for (;;) {
+        if (c->state == READ_HDR) {
+            if ((rc = read_some(c, &c->hdr, sizeof(c->hdr), &c->hdr_got)) <= 0)
+                return;
+            if ((err = check_header(c)) != 0) {
+                c->state = BUSY;
+                conn_close_after_reply(c);
+                conn_reply_err(c, err, "malformed request header; closing the connection");
+                return;
+            }
+            c->body_got = 0;
+            c->body = c->hdr.body_len ? malloc(c->hdr.body_len) : NULL;
+            if (c->hdr.body_len && !c->body) {
+                c->state = BUSY;
+                conn_close_after_reply(c);
+                conn_reply_err(c, ENOMEM, "no memory for a %llu-byte request",
+                               (unsigned long long)c->hdr.body_len);
+                return;
+            }
+            c->state = READ_BODY;
+        }
+        if ((rc = read_some(c, c->body, c->hdr.body_len, &c->body_got)) <= 0)
+            return;
+        dispatch(c);
+        if (c->state != READ_HDR)
+            return;
+    }
+}
+
+static void reply_done(struct conn *c)
+{
+    void (*cb)(struct server *, void *) = c->sent_cb;
+    struct server *srv = c->srv;
+    void *arg = c->sent_arg;
+
+    c->sent_cb = NULL;
+    free(c->rep_body);
+    free(c->body);
+    c->rep_body = NULL;
+    c->body = NULL;
+    c->hdr_got = 0;
+    if (c->close_after) {
+        conn_destroy(c);
+    } else {
+        c->state = READ_HDR;
+        if (evloop_mod_fd(c->srv->loop, c->fd, EV_READ) < 0)
+            conn_fail(c, "cannot wait for the socket");
+    }
+    if (cb)
+        cb(srv, arg); /* c may be gone by now */
+}
+
+static void on_writable(struct conn *c)
+{
+    ssize_t n;
+
+    while (c->iov_start < 2) {
+        n = writev(c->fd, c->iov + c->iov_start, 2 - c->iov_start);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return;
+        if (n < 0) {
+            conn_fail(c, strerror(errno));
+            return;
+        }
+        c->iov_start = net_iov_advance(c->iov, 2, c->iov_start, (size_t)n);
+    }
+    reply_done(c);
+}
+
+static void on_conn_event(struct evloop *loop, int fd, int events, void *user)
+{
+    struct conn *c = user;
+
+    if (c->state == WRITE && (events & EV_WRITE))
+        on_writable(c);
+    else if ((c->state == READ_HDR || c->state == READ_BODY) && (events & EV_READ))
+        on_readable(c);
+    else if (events & EV_ERROR)
+        conn_fail(c, "socket error or hang-up");
+}
+
+static void describe_peer(int fd, char *out, size_t outlen)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof(ss);
+    char host[48] = "?";
+    unsigned port = 0;
+
+    memset(&ss, 0, sizeof(ss));
+    if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0 && ss.ss_family == AF_INET) {
+        struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+        inet_ntop(AF_INET, &sin->sin_addr, host, sizeof(host));
+        port = ntohs(sin->sin_port);
+    } else if (ss.ss_family == AF_INET6) {
+        struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+        inet_ntop(AF_INET6, &sin6->sin6_addr, host, sizeof(host));
+        port = ntohs(sin6->sin6_port);
+    }
+    snprintf(out, outlen, "%s:%u", host, port);
+}
+
+static void on_accept(struct evloop *loop, int fd, int events, void *user)
+{
+    struct server *srv = user;
+    struct conn *c;
+    int cfd;
+
+    while ((cfd = net_accept(fd)) >= 0) {
+        if (net_set_nonblock(cfd, 1) < 0 || !(c = calloc(1, sizeof(*c)))) {
+            log_warn("dropping a connection: %s", strerror(errno));
+            close(cfd);
+            continue;
+        }
+        net_set_nodelay(cfd);
+        c->srv = srv;
+        c->fd = cfd;
+        c->state = READ_HDR;
+        describe_peer(cfd, c->peer, sizeof(c->peer));
+        if (evloop_set_fd(loop, cfd, EV_READ, on_conn_event, c) < 0) {
+            log_warn("dropping a connection: cannot watch it");
+            close(cfd);
+            free(c);
+            continue;
+        }
+        c->next = conns;
+        if (conns)
+            conns->prev = c;
+        conns = c;
+    }
+    if (cfd != -EAGAIN)
+        log_warn("accept failed: %s", strerror(-cfd));
+}
+
+int conn_listen(struct server *srv)
+{
+    int fd = net_listen(srv->opts.listen, 0, &srv->port);
+
+    if (fd < 0) {
+        log_error("cannot listen on %s: %s", srv->opts.listen, strerror(-fd));
+        return fd;
+    }
+    srv->listen_fd = fd;
+    if (net_set_nonblock(fd, 1) < 0 || evloop_set_fd(srv->loop, fd, EV_READ, on_accept, srv) < 0) {
+        log_error("cannot watch the listening socket");
+        close(fd);
+        srv->listen_fd = -1;
+        return -EIO;
+    }
+    return 0;
+}
+
+void conn_close_all(struct server *srv)
+{
+    while (conns) {
+        struct conn *c = conns;
+        c->state = READ_HDR; /* the stores are closed: nothing completes later */
+        conn_destroy(c);
+    }
+    if (srv->listen_fd >= 0) {
+        evloop_del_fd(srv->loop, srv->listen_fd);
+        close(srv->listen_fd);
+        srv->listen_fd = -1;
+    }
+}

@@ -1,0 +1,327 @@
+/* Control service of every rank: STATUS, SHUTDOWN, and SIGTERM/SIGINT.
+ *
+ * Cluster shutdown (SHUTDOWN without IPVFS_SHUTDOWN_LOCAL, to rank 0):
+ *   1. every other I/O node gets SHUTDOWN|LOCAL: it syncs and closes its
+ *      datafile store, closes its volume (logging out of its targets) and
+ *      replies;
+ *   2. rank 0 does the same for its own I/O node;
+ *   3. every target gets SHUTDOWN|LOCAL: it flushes and stops its target;
+ *   4. rank 0 replies to the requester (EIO and a message if some rank did
+ *      not confirm), and every rank leaves its loop once its reply is out.
+ * Steps 1 and 3 talk to the other ranks with bounded blocking calls: rank 0
+ * serves nothing else while the cluster stops, and each peer answers from
+ * its own loop, so nothing waits on rank 0's loop meanwhile.
+ *
+ * A local stop (SHUTDOWN|LOCAL or a signal) stops this rank's services the
+ * same way; a target first waits (bounded) until its I/O node has logged
+ * out, so that a cluster-wide signal still lets I/O nodes flush through
+ * their targets. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "backend/server/server.h"
+#include "backend/target/target.h"
+#include "common/log.h"
+#include "common/net.h"
+
+#define PEER_CONNECT_MS      5000
+#define PEER_STOP_MS         60000   /* an I/O node's final sync may take a while */
+#define TARGET_DRAIN_MS      10000   /* how long a stopping target waits for logouts */
+#define STOP_GRACE_MS        5000    /* leave the loop even if the requester never reads */
+#define MAX_CLIENT_STATS     4096u
+
+/* ---- STATUS ------------------------------------------------------------ */
+
+static uint64_t rss_kib(void)
+{
+    unsigned long long size, resident = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+
+    if (!f)
+        return 0;
+    if (fscanf(f, "%llu %llu", &size, &resident) != 2)
+        resident = 0;
+    fclose(f);
+    return resident * (uint64_t)sysconf(_SC_PAGESIZE) / 1024u;
+}
+
+void control_fill_status(struct server *srv, struct ipvfs_status_rep *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->rank = (uint32_t)srv->rank;
+    out->role = srv->role;
+    out->pid = (uint32_t)getpid();
+    out->state = srv->state;
+    out->requests = srv->total.requests;
+    out->bytes_in = srv->total.bytes_in;
+    out->bytes_out = srv->total.bytes_out;
+    out->rss_kib = rss_kib();
+    snprintf(out->host, sizeof(out->host), "%s", srv->host);
+}
+
+static void handle_status(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body)
+{
+    struct server *srv = conn_server(c);
+    uint32_t n = srv->nclients < MAX_CLIENT_STATS ? (uint32_t)srv->nclients : MAX_CLIENT_STATS;
+    size_t len = sizeof(struct ipvfs_status_rep) + 8 + n * sizeof(struct ipvfs_client_stat);
+    struct ipvfs_client_stat *cs;
+    uint8_t *rep;
+    uint32_t head[2] = { n, 0 };
+
+    if (hdr->body_len != 0) {
+        conn_reply_err(c, EINVAL, "STATUS takes no body");
+        return;
+    }
+    if (!(rep = malloc(len))) {
+        conn_reply_err(c, ENOMEM, "out of memory");
+        return;
+    }
+    control_fill_status(srv, (struct ipvfs_status_rep *)rep);
+    memcpy(rep + sizeof(struct ipvfs_status_rep), head, sizeof(head));
+    cs = (struct ipvfs_client_stat *)(rep + sizeof(struct ipvfs_status_rep) + 8);
+    for (uint32_t i = 0; i < n; i++)
+        cs[i] = (struct ipvfs_client_stat){
+            .client_id = srv->clients[i].client_id,
+            .requests = srv->clients[i].c.requests,
+            .bytes_in = srv->clients[i].c.bytes_in,
+            .bytes_out = srv->clients[i].c.bytes_out,
+        };
+    conn_reply(c, 0, rep, len);
+}
+
+/* ---- leaving the loop --------------------------------------------------- */
+
+static uint64_t grace_timer;
+
+static void leave_loop(struct server *srv, void *arg)
+{
+    if (grace_timer)
+        evloop_del_timer(srv->loop, grace_timer);
+    grace_timer = 0;
+    evloop_stop(srv->loop);
+}
+
+static void grace_expired(struct evloop *loop, uint64_t id, void *user)
+{
+    grace_timer = 0;
+    log_warn("the shutdown reply was not collected in time; stopping anyway");
+    leave_loop(user, NULL);
+}
+
+/* Reply to c (NULL: nobody asked), then leave the loop. */
+static void reply_and_leave(struct server *srv, struct conn *c, int status, const char *msg)
+{
+    grace_timer = evloop_add_timer(srv->loop, STOP_GRACE_MS, grace_expired, srv);
+    if (!c) {
+        leave_loop(srv, NULL);
+        return;
+    }
+    conn_on_reply_sent(c, leave_loop, NULL);
+    if (status)
+        conn_reply_err(c, status, "%s", msg);
+    else
+        conn_reply(c, 0, NULL, 0);
+}
+
+/* ---- local stop --------------------------------------------------------- */
+
+static struct conn *local_requester;   /* who sent SHUTDOWN|LOCAL, if anyone */
+static uint64_t drain_deadline;
+
+static void local_stopped(struct server *srv, int status)
+{
+    log_info("rank %d stopped", srv->rank);
+    reply_and_leave(srv, local_requester, status < 0 ? -status : 0,
+                    status < 0 ? "local stop failed; see the server log" : "");
+    local_requester = NULL;
+}
+
+static void target_drain(struct evloop *loop, uint64_t id, void *user)
+{
+    struct server *srv = user;
+    struct tgt_stats st;
+    int rc;
+
+    tgt_server_stats(srv->tgt, &st);
+    if (st.sessions > 0 && evloop_now_ms() < drain_deadline &&
+        evloop_add_timer(loop, 50, target_drain, srv))
+        return;
+    if (st.sessions > 0)
+        log_warn("stopping the target with %u sessions still logged in", st.sessions);
+    rc = tgt_server_flush(srv->tgt);
+    if (rc < 0)
+        log_error("final flush of the target failed: %s", strerror(-rc));
+    tgt_server_destroy(srv->tgt);
+    srv->tgt = NULL;
+    local_stopped(srv, rc);
+}
+
+static void local_stop(struct server *srv)
+{
+    srv->state = IPVFS_STATE_STOPPING;
+    if (srv->role & IPVFS_ROLE_IO) {
+        ionode_stop(srv, local_stopped);
+    } else if (srv->tgt) {
+        drain_deadline = evloop_now_ms() + TARGET_DRAIN_MS;
+        target_drain(srv->loop, 0, srv);
+    } else {
+        local_stopped(srv, 0);
+    }
+}
+
+/* ---- cluster shutdown (rank 0) ----------------------------------------- */
+
+/* One blocking request to a peer rank on an open connection. */
+static int peer_call(int fd, uint16_t op, uint32_t flags, const void *body, size_t len,
+                     int timeout_ms, uint32_t *out_status)
+{
+    struct ipvfs_hdr h = { .magic = IPVFS_PROTO_MAGIC, .version = IPVFS_PROTO_VERSION,
+                           .op = op, .flags = flags, .req_id = op, .body_len = len };
+    struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)body, len } };
+    char sink[512];
+    int rc;
+
+    if ((rc = net_writev_full(fd, iov, 2, timeout_ms)) < 0 ||
+        (rc = net_read_full(fd, &h, sizeof(h), timeout_ms)) < 0)
+        return rc;
+    if (h.magic != IPVFS_PROTO_MAGIC || h.op != (op | IPVFS_OP_REPLY))
+        return -EPROTO;
+    for (uint64_t left = h.body_len; left > 0;) {
+        size_t n = left < sizeof(sink) ? (size_t)left : sizeof(sink);
+        if ((rc = net_read_full(fd, sink, n, timeout_ms)) < 0)
+            return rc;
+        left -= n;
+    }
+    *out_status = h.status;
+    return 0;
+}
+
+static int peer_stop(struct server *srv, uint32_t rank)
+{
+    const struct ipvfs_map_rank *r = &srv->map.ranks[rank];
+    struct ipvfs_hello_req hello = { .client_id = (uint32_t)srv->rank };
+    uint32_t status = 0;
+    int fd, rc;
+
+    memcpy(hello.secret, srv->secret, IPVFS_SECRET_LEN);
+    if ((fd = net_connect(r->host, r->port, PEER_CONNECT_MS)) < 0) {
+        log_error("cannot reach rank %u at %s:%u to stop it: %s", rank, r->host, r->port,
+                  strerror(-fd));
+        return fd;
+    }
+    rc = peer_call(fd, IPVFS_OP_HELLO, 0, &hello, sizeof(hello), PEER_CONNECT_MS, &status);
+    if (rc == 0 && status == 0)
+        rc = peer_call(fd, IPVFS_OP_SHUTDOWN, IPVFS_SHUTDOWN_LOCAL, NULL, 0, PEER_STOP_MS,
+                       &status);
+    close(fd);
+    if (rc == 0 && status != 0)
+        rc = -(int)status;
+    if (rc < 0)
+        log_error("rank %u did not confirm its stop: %s", rank, strerror(-rc));
+    else
+        log_info("rank %u stopped", rank);
+    return rc;
+}
+
+static struct conn *cluster_requester;
+static int cluster_failures;
+
+static void cluster_io_stopped(struct server *srv, int status)
+{
+    char msg[128];
+
+    if (status < 0)
+        cluster_failures++;
+    for (int r = 0; r < srv->nranks; r++)
+        if (srv->map.ranks[r].role & IPVFS_ROLE_TARGET && peer_stop(srv, (uint32_t)r) < 0)
+            cluster_failures++;
+    snprintf(msg, sizeof(msg), "%d ranks did not stop cleanly; see the server log",
+             cluster_failures);
+    log_info("cluster stopped%s", cluster_failures ? " with errors" : "");
+    reply_and_leave(srv, cluster_requester, cluster_failures ? EIO : 0, msg);
+    cluster_requester = NULL;
+}
+
+static void cluster_stop(struct server *srv, struct conn *c)
+{
+    log_info("cluster shutdown requested");
+    srv->state = IPVFS_STATE_STOPPING;
+    cluster_requester = c;
+    for (int r = 1; r < srv->nranks; r++)
+        if (srv->map.ranks[r].role & IPVFS_ROLE_IO && peer_stop(srv, (uint32_t)r) < 0)
+            cluster_failures++;
+    ionode_stop(srv, cluster_io_stopped);
+}
+
+static void handle_shutdown(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body)
+{
+    struct server *srv = conn_server(c);
+
+    if (hdr->body_len != 0 || (hdr->flags & ~(uint32_t)IPVFS_SHUTDOWN_LOCAL)) {
+        conn_reply_err(c, EINVAL, "SHUTDOWN takes no body and only the LOCAL flag");
+    } else if (srv->state == IPVFS_STATE_STOPPING) {
+        conn_reply_err(c, EALREADY, "rank %d is already stopping", srv->rank);
+    } else if (hdr->flags & IPVFS_SHUTDOWN_LOCAL) {
+        log_info("local stop requested");
+        local_requester = c;
+        local_stop(srv);
+    } else if (srv->rank != 0) {
+        conn_reply_err(c, EINVAL, "cluster shutdown goes to rank 0, not rank %d", srv->rank);
+    } else if (srv->state != IPVFS_STATE_SERVING) {
+        conn_reply_err(c, EAGAIN, "the cluster is still starting");
+    } else {
+        cluster_stop(srv, c);
+    }
+}
+
+const struct op_entry control_ops[] = {
+    { IPVFS_OP_STATUS, IPVFS_ROLE_METADATA | IPVFS_ROLE_IO | IPVFS_ROLE_TARGET, handle_status,
+      "STATUS" },
+    { IPVFS_OP_SHUTDOWN, IPVFS_ROLE_METADATA | IPVFS_ROLE_IO | IPVFS_ROLE_TARGET,
+      handle_shutdown, "SHUTDOWN" },
+    { 0, 0, NULL, NULL },
+};
+
+/* ---- signals ------------------------------------------------------------ */
+
+static void on_signal(struct evloop *loop, int fd, int events, void *user)
+{
+    struct server *srv = user;
+    struct signalfd_siginfo si;
+
+    if (read(fd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+        return;
+    if (srv->state == IPVFS_STATE_STOPPING) {
+        log_warn("signal %u while stopping: leaving now", si.ssi_signo);
+        evloop_stop(loop);
+        return;
+    }
+    log_info("signal %u: stopping this rank", si.ssi_signo);
+    local_stop(srv);
+}
+
+int control_signals(struct server *srv)
+{
+    sigset_t set;
+
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    srv->signal_fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+    if (srv->signal_fd < 0) {
+        log_error("signalfd: %s", strerror(errno));
+        return -errno;
+    }
+    if (evloop_set_fd(srv->loop, srv->signal_fd, EV_READ, on_signal, srv) < 0) {
+        log_error("cannot watch signals");
+        close(srv->signal_fd);
+        srv->signal_fd = -1;
+        return -EIO;
+    }
+    return 0;
+}

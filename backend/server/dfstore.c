@@ -1,0 +1,1412 @@
+/* Datafile store: datafiles in DFSTORE_BLOCK blocks on an iRAID volume,
+ * block maps and sizes in LMDB (see dfstore.h for the contract).
+ *
+ * Memory holds the truth while running: per datafile its size and a hash
+ * of file block -> volume block, plus a bitmap of volume blocks in use.
+ * Every metadata change is also appended to a log of pending changes, and
+ * only after the data it points to was written (a MAP is logged when the
+ * write of its block completed).  A commit round (state machine below)
+ * flushes the volume first and then writes the log entries that existed
+ * when the flush was issued in one LMDB transaction; so committed metadata
+ * never points at data that is not durable.  Blocks freed by truncate or
+ * remove keep their bit in the bitmap until the round that commits the
+ * UNMAP, so they cannot be reused before the freeing is durable.
+ *
+ * Invariant that makes zero-fill cheap: bytes of an allocated block at or
+ * past the datafile's size are zero.  New blocks are written whole (zeros
+ * around the data); shrinking truncate zeroes the tail of the block that
+ * holds the new end.
+ *
+ * Operations: each datafile has a FIFO of operations and runs one at a
+ * time (the head), so operations on one datafile complete in order and a
+ * read-modify-write never races another write of the same datafile; one
+ * operation sends all its block I/O at once.  dfstore_sync(0) waits in a
+ * global list (all operations in submission order) until everything
+ * submitted before it is done.  Completions are delivered from a
+ * zero-delay timer, never inside the submitting call.
+ *
+ * Commit state machine:
+ *   IDLE --commit_start--> FLUSHING --flush ok--> (LMDB txn) --> IDLE
+ *                               \--flush failed--> IDLE (waiters get the error)
+ *   A round started while another runs sets `again`; syncs wait for the
+ *   first round whose flush was issued after they became ready. */
+#include "backend/server/dfstore.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <lmdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/log.h"
+
+#define DF_MAX_SIZE (1ull << 50)          /* largest datafile (1 PiB) */
+#define DF_LMDB_MAPSIZE (4ull << 30)
+#define DF_COMMIT_MS 1000
+#define DF_NO_BLOCK UINT64_MAX
+
+/* ---- u64 -> u64 hash (open addressing, linear probing) ---- */
+
+struct u64map {
+    uint64_t *keys;
+    uint64_t *vals;
+    uint8_t *used;
+    uint64_t cap, count;               /* cap is a power of two or 0 */
+};
+
+static uint64_t u64_hash(uint64_t k)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdull;
+    k ^= k >> 33;
+    return k;
+}
+
+static uint64_t u64map_slot(const struct u64map *m, uint64_t key)
+{
+    uint64_t i = u64_hash(key) & (m->cap - 1);
+
+    while (m->used[i] && m->keys[i] != key)
+        i = (i + 1) & (m->cap - 1);
+    return i;
+}
+
+static uint64_t u64map_get(const struct u64map *m, uint64_t key)
+{
+    uint64_t i;
+
+    if (!m->cap)
+        return DF_NO_BLOCK;
+    i = u64map_slot(m, key);
+    return m->used[i] ? m->vals[i] : DF_NO_BLOCK;
+}
+
+static int u64map_put(struct u64map *m, uint64_t key, uint64_t val);
+
+static int u64map_grow(struct u64map *m)
+{
+    struct u64map n = { .cap = m->cap ? 2 * m->cap : 16 };
+
+    n.keys = malloc(n.cap * sizeof(*n.keys));
+    n.vals = malloc(n.cap * sizeof(*n.vals));
+    n.used = calloc(n.cap, 1);
+    if (!n.keys || !n.vals || !n.used) {
+        free(n.keys);
+        free(n.vals);
+        free(n.used);
+        return -ENOMEM;
+    }
+    for (uint64_t i = 0; i < m->cap; i++)
+        if (m->used[i])
+            u64map_put(&n, m->keys[i], m->vals[i]);
+    free(m->keys);
+    free(m->vals);
+    free(m->used);
+    *m = n;
+    return 0;
+}
+
+static int u64map_put(struct u64map *m, uint64_t key, uint64_t val)
+{
+    uint64_t i;
+    int rc;
+
+    if ((m->count + 1) * 4 > m->cap * 3 && (rc = u64map_grow(m)) < 0)
+        return rc;
+    i = u64map_slot(m, key);
+    if (!m->used[i])
+        m->count++;
+    m->used[i] = 1;
+    m->keys[i] = key;
+    m->vals[i] = val;
+    return 0;
+}
+
+/* Backward-shift deletion keeps probe chains intact without tombstones. */
+static void u64map_del(struct u64map *m, uint64_t key)
+{
+    uint64_t i, j;
+
+    if (!m->cap || !m->used[i = u64map_slot(m, key)])
+        return;
+    m->used[i] = 0;
+    m->count--;
+    for (j = (i + 1) & (m->cap - 1); m->used[j]; j = (j + 1) & (m->cap - 1)) {
+        uint64_t home = u64_hash(m->keys[j]) & (m->cap - 1);
+        /* j's entry may move to the hole i unless its home lies in (i, j]. */
+        if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
+            m->keys[i] = m->keys[j];
+            m->vals[i] = m->vals[j];
+            m->used[i] = 1;
+            m->used[j] = 0;
+            i = j;
+        }
+    }
+}
+
+static void u64map_free(struct u64map *m)
+{
+    free(m->keys);
+    free(m->vals);
+    free(m->used);
+    *m = (struct u64map){ 0 };
+}
+
+/* ---- structures ---- */
+
+enum op_kind { OP_WRITE, OP_READ, OP_TRUNCATE, OP_PREALLOC, OP_REMOVE, OP_SYNC };
+
+struct datafile {
+    uint64_t handle;
+    uint64_t size;
+    int exists;                      /* has a record (committed or pending) */
+    struct u64map blocks;            /* file block -> volume block */
+    struct df_op *head, *tail;       /* FIFO; head is running */
+};
+
+/* One volume block an operation writes or reads. */
+struct blk_io {
+    struct df_op *op;
+    uint64_t fblock, vblock;
+    int is_new;
+    uint32_t first, npieces;         /* into op->pieces */
+    uint32_t lo, hi;                 /* in-block byte range written */
+    uint8_t *buf;                    /* bounce: RMW span or merged pieces */
+    uint8_t *edge;                   /* head/tail sectors for one piece */
+    struct iovec iov[3];
+    int niov;
+};
+
+struct piece {
+    uint64_t fblock;
+    uint32_t in_off, len;
+    uint32_t order;
+    const uint8_t *data;
+};
+
+struct df_op {
+    struct dfstore *ds;
+    struct datafile *df;             /* NULL: sync of every datafile */
+    enum op_kind kind;
+    struct df_op *next;              /* datafile FIFO */
+    struct df_op *gprev, *gnext;     /* global list, submission order */
+    struct df_op *done_next;         /* delivery list */
+    const struct ipvfs_pair *pairs;
+    uint32_t npairs;
+    const uint8_t *wdata;
+    uint8_t *rdata;
+    uint64_t arg;                    /* truncate/prealloc size */
+    dfstore_cb cb;
+    void *user;
+    int started;
+    int status;
+    uint64_t value;
+    uint32_t pending;                /* volume requests in flight */
+    struct piece *pieces;
+    struct blk_io *ios;
+    uint32_t nios;
+    uint64_t new_end;                /* write: end of the furthest byte */
+    uint64_t need_gen;               /* sync: commit round to wait for */
+};
+
+enum log_kind { LOG_MAP, LOG_UNMAP, LOG_SIZE, LOG_REMOVE };
+
+struct log_entry {
+    enum log_kind kind;
+    uint64_t handle, fblock, vblock, size;
+};
+
+enum commit_state { COMMIT_IDLE, COMMIT_FLUSHING };
+
+struct dfstore {
+    struct evloop *loop;
+    struct iraid_volume *vol;
+    uint32_t vbs;                    /* volume block size */
+    MDB_env *env;
+    MDB_dbi db_files, db_blocks;
+    struct u64map files;             /* handle -> struct datafile * */
+    uint64_t *bitmap;
+    uint64_t total_blocks, used_blocks, alloc_cursor;
+    struct log_entry *log;
+    size_t log_len, log_cap;
+    enum commit_state commit;
+    int commit_again;
+    int dirty;                       /* data written since the last flush */
+    uint64_t gen_issued, gen_done;   /* commit rounds */
+    size_t flush_mark;               /* log entries covered by this round */
+    uint64_t commit_timer;
+    uint64_t deliver_timer;
+    struct df_op *gfirst, *glast;    /* unfinished operations */
+    struct df_op *done_first, *done_last;
+    uint8_t *zeros;                  /* DFSTORE_BLOCK zero bytes, never written */
+    uint8_t *discard;                /* sink for unwanted sector bytes */
+};
+
+/* ---- LMDB: the one place LMDB codes become errno ---- */
+
+static int lmdb_errno(int rc, const char *what, uint64_t handle)
+{
+    int err;
+
+    if (rc == 0)
+        return 0;
+    if (rc == MDB_MAP_FULL)
+        err = -ENOSPC;
+    else if (rc == MDB_NOTFOUND)
+        err = -ENOENT;
+    else if (rc > 0)
+        err = -rc;
+    else
+        err = -EIO;
+    log_error("dfstore: %s (datafile %" PRIu64 "): %s", what, handle, mdb_strerror(rc));
+    return err;
+}
+
+static void be64(uint8_t *out, uint64_t v)
+{
+    for (int i = 7; i >= 0; i--, v >>= 8)
+        out[i] = (uint8_t)v;
+}
+
+static uint64_t from_be64(const uint8_t *in)
+{
+    uint64_t v = 0;
+
+    for (int i = 0; i < 8; i++)
+        v = v << 8 | in[i];
+    return v;
+}
+
+/* ---- free-space bitmap ---- */
+
+static int bit_test(const struct dfstore *ds, uint64_t b)
+{
+    return (int)(ds->bitmap[b / 64] >> (b % 64) & 1);
+}
+
+static void bit_set(struct dfstore *ds, uint64_t b)
+{
+    ds->bitmap[b / 64] |= 1ull << (b % 64);
+    ds->used_blocks++;
+}
+
+static void bit_clear(struct dfstore *ds, uint64_t b)
+{
+    ds->bitmap[b / 64] &= ~(1ull << (b % 64));
+    ds->used_blocks--;
+}
+
+/* Next-fit; the caller checked that a block is free. */
+static uint64_t block_alloc(struct dfstore *ds)
+{
+    uint64_t b = ds->alloc_cursor;
+
+    for (uint64_t n = 0; n < ds->total_blocks; n++, b = (b + 1) % ds->total_blocks) {
+        if (b % 64 == 0 && ds->bitmap[b / 64] == ~0ull && b + 64 <= ds->total_blocks) {
+            b += 63;
+            n += 63;
+            continue;
+        }
+        if (!bit_test(ds, b)) {
+            bit_set(ds, b);
+            ds->alloc_cursor = (b + 1) % ds->total_blocks;
+            return b;
+        }
+    }
+    return DF_NO_BLOCK;
+}
+
+/* ---- pending-change log ---- */
+
+static int log_add(struct dfstore *ds, enum log_kind kind, uint64_t handle, uint64_t fblock,
+                   uint64_t vblock, uint64_t size)
+{
+    if (ds->log_len == ds->log_cap) {
+        size_t cap = ds->log_cap ? 2 * ds->log_cap : 256;
+        struct log_entry *l = realloc(ds->log, cap * sizeof(*l));
+        if (!l)
+            return -ENOMEM;
+        ds->log = l;
+        ds->log_cap = cap;
+    }
+    ds->log[ds->log_len++] = (struct log_entry){ kind, handle, fblock, vblock, size };
+    return 0;
+}
+
+static int txn_apply(struct dfstore *ds, MDB_txn *txn, const struct log_entry *e)
+{
+    uint8_t key[16], sz[8];
+    MDB_val k = { 8, key }, v;
+    int rc;
+
+    be64(key, e->handle);
+    switch (e->kind) {
+    case LOG_MAP:
+    case LOG_UNMAP:
+        be64(key + 8, e->fblock);
+        k.mv_size = 16;
+        if (e->kind == LOG_UNMAP) {
+            rc = mdb_del(txn, ds->db_blocks, &k, NULL);
+            return rc == MDB_NOTFOUND ? 0 : lmdb_errno(rc, "unmap block", e->handle);
+        }
+        v = (MDB_val){ sizeof(e->vblock), (void *)&e->vblock };
+        return lmdb_errno(mdb_put(txn, ds->db_blocks, &k, &v, 0), "map block", e->handle);
+    case LOG_SIZE:
+        memcpy(sz, &e->size, 8);
+        v = (MDB_val){ 8, sz };
+        return lmdb_errno(mdb_put(txn, ds->db_files, &k, &v, 0), "set size", e->handle);
+    default:
+        rc = mdb_del(txn, ds->db_files, &k, NULL);
+        return rc == MDB_NOTFOUND ? 0 : lmdb_errno(rc, "remove", e->handle);
+    }
+}
+
+/* Writes the first n log entries in one transaction. */
+static int log_commit(struct dfstore *ds, size_t n)
+{
+    MDB_txn *txn;
+    int rc;
+
+    if (n == 0)
+        return 0;
+    if ((rc = lmdb_errno(mdb_txn_begin(ds->env, NULL, 0, &txn), "begin commit", 0)) < 0)
+        return rc;
+    for (size_t i = 0; i < n; i++)
+        if ((rc = txn_apply(ds, txn, &ds->log[i])) < 0)
+            goto abort_txn;
+    if ((rc = lmdb_errno(mdb_txn_commit(txn), "commit", 0)) < 0)
+        return rc;
+    /* The freeing is durable: those blocks may be reused now. */
+    for (size_t i = 0; i < n; i++)
+        if (ds->log[i].kind == LOG_UNMAP)
+            bit_clear(ds, ds->log[i].vblock);
+    memmove(ds->log, ds->log + n, (ds->log_len - n) * sizeof(*ds->log));
+    ds->log_len -= n;
+    return 0;
+
+abort_txn:
+    mdb_txn_abort(txn);
+    return rc;
+}
+
+/* ---- operation delivery ---- */
+
+static void op_start(struct df_op *op);
+static void commit_start(struct dfstore *ds);
+
+static void deliver(struct evloop *loop, uint64_t timer_id, void *user);
+
+static void op_complete(struct df_op *op)
+{
+    struct dfstore *ds = op->ds;
+
+    op->done_next = NULL;
+    if (ds->done_last)
+        ds->done_last->done_next = op;
+    else
+        ds->done_first = op;
+    ds->done_last = op;
+    if (!ds->deliver_timer && !(ds->deliver_timer = evloop_add_timer(ds->loop, 0, deliver, ds)))
+        log_error("dfstore: cannot arm the completion timer; completions wait for the next "
+                  "commit tick");
+}
+
+static void op_free(struct df_op *op)
+{
+    if (op->ios)
+        for (uint32_t i = 0; i < op->nios; i++) {
+            free(op->ios[i].buf);
+            free(op->ios[i].edge);
+        }
+    free(op->ios);
+    free(op->pieces);
+    free(op);
+}
+
+static void df_maybe_free(struct dfstore *ds, struct datafile *df)
+{
+    if (df->exists || df->head)
+        return;
+    u64map_del(&ds->files, df->handle);
+    u64map_free(&df->blocks);
+    free(df);
+}
+
+/* A sync of every datafile is ready once nothing submitted before it is
+ * still running: it is then the first unfinished operation. */
+static void global_kick(struct dfstore *ds)
+{
+    struct df_op *op = ds->gfirst;
+
+    if (op && !op->df && !op->started)
+        op_start(op);
+}
+
+static void deliver_one(struct dfstore *ds, struct df_op *op)
+{
+    struct datafile *df = op->df;
+
+    if (op->gprev)
+        op->gprev->gnext = op->gnext;
+    else
+        ds->gfirst = op->gnext;
+    if (op->gnext)
+        op->gnext->gprev = op->gprev;
+    else
+        ds->glast = op->gprev;
+    if (df) {
+        df->head = op->next;
+        if (!df->head)
+            df->tail = NULL;
+    }
+    op->cb(op->status, op->value, op->user);
+    op_free(op);
+    if (df) {
+        if (df->head && !df->head->started)
+            op_start(df->head);
+        else
+            df_maybe_free(ds, df);
+    }
+}
+
+static void deliver(struct evloop *loop, uint64_t timer_id, void *user)
+{
+    struct dfstore *ds = user;
+    struct df_op *op;
+
+    ds->deliver_timer = 0;
+    while ((op = ds->done_first)) {
+        ds->done_first = op->done_next;
+        if (!ds->done_first)
+            ds->done_last = NULL;
+        deliver_one(ds, op);
+    }
+    global_kick(ds);
+}
+
+/* ---- block I/O of one operation ---- */
+
+static void ios_done(struct df_op *op);
+
+static void blk_cb(struct iraid_volume *vol, int status, void *user)
+{
+    struct df_op *op = user;
+
+    if (status < 0 && op->status == 0)
+        op->status = status;
+    if (--op->pending == 0)
+        ios_done(op);
+}
+
+static void op_io(struct df_op *op, int write, uint64_t off, struct iovec *iov, int niov)
+{
+    int rc = write ? iraid_writev(op->ds->vol, off, iov, niov, blk_cb, op)
+                   : iraid_readv(op->ds->vol, off, iov, niov, blk_cb, op);
+
+    if (rc < 0) {
+        if (op->status == 0)
+            op->status = rc;
+        return;
+    }
+    op->pending++;
+}
+
+/* Issues I/O through fn for the op, holding one extra count so that a
+ * round finishing early cannot complete the op while issuing. */
+static void op_round(struct df_op *op, void (*issue)(struct df_op *op))
+{
+    op->pending++;
+    issue(op);
+    if (--op->pending == 0)
+        ios_done(op);
+}
+
+/* ---- read ---- */
+
+static void read_issue(struct df_op *op)
+{
+    struct dfstore *ds = op->ds;
+    struct datafile *df = op->df;
+    uint8_t *out = op->rdata;
+
+    for (uint32_t p = 0; p < op->npairs; p++) {
+        uint64_t off = op->pairs[p].offset, len = op->pairs[p].len;
+        while (len > 0) {
+            uint64_t fb = off / DFSTORE_BLOCK, in = off % DFSTORE_BLOCK;
+            uint64_t n = DFSTORE_BLOCK - in < len ? DFSTORE_BLOCK - in : len;
+            uint64_t vb = u64map_get(&df->blocks, fb);
+            uint64_t valid = off >= df->size ? 0 : df->size - off < n ? df->size - off : n;
+
+            memset(out + valid, 0, n - valid);
+            if (valid > 0 && vb == DF_NO_BLOCK)
+                memset(out, 0, valid);
+            else if (valid > 0) {
+                /* Sector-aligned read; the unwanted edges go to discard. */
+                uint64_t head = in % ds->vbs, end = in + valid;
+                uint64_t tail = (ds->vbs - end % ds->vbs) % ds->vbs;
+                struct iovec iov[3];
+                int niov = 0;
+                if (head)
+                    iov[niov++] = (struct iovec){ ds->discard, head };
+                iov[niov++] = (struct iovec){ out, valid };
+                if (tail)
+                    iov[niov++] = (struct iovec){ ds->discard, tail };
+                op_io(op, 0, vb * DFSTORE_BLOCK + in - head, iov, niov);
+            }
+            out += n;
+            off += n;
+            len -= n;
+        }
+    }
+}
+
+/* ---- write planning ---- */
+
+static int piece_cmp(const void *a, const void *b)
+{
+    const struct piece *x = a, *y = b;
+
+    if (x->fblock != y->fblock)
+        return x->fblock < y->fblock ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* Splits the op's pairs at block boundaries, sorted by block then order. */
+static int plan_pieces(struct df_op *op, uint32_t *out_npieces)
+{
+    uint64_t count = 0, data_off = 0;
+    uint32_t n = 0;
+
+    for (uint32_t p = 0; p < op->npairs; p++) {
+        const struct ipvfs_pair *pr = &op->pairs[p];
+        if (pr->len)
+            count += (pr->offset + pr->len - 1) / DFSTORE_BLOCK - pr->offset / DFSTORE_BLOCK + 1;
+    }
+    if (count == 0) {
+        *out_npieces = 0;
+        return 0;
+    }
+    if (!(op->pieces = malloc(count * sizeof(*op->pieces))))
+        return -ENOMEM;
+    for (uint32_t p = 0; p < op->npairs; p++) {
+        uint64_t off = op->pairs[p].offset, len = op->pairs[p].len;
+        while (len > 0) {
+            uint64_t in = off % DFSTORE_BLOCK;
+            uint64_t k = DFSTORE_BLOCK - in < len ? DFSTORE_BLOCK - in : len;
+            op->pieces[n] = (struct piece){ off / DFSTORE_BLOCK, (uint32_t)in, (uint32_t)k, n,
+                                            op->wdata + data_off };
+            n++;
+            off += k;
+            len -= k;
+            data_off += k;
+        }
+    }
+    qsort(op->pieces, n, sizeof(*op->pieces), piece_cmp);
+    *out_npieces = n;
+    return 0;
+}
+
+/* Groups the pieces per block; finds or counts the blocks to allocate. */
+static int plan_blocks(struct df_op *op, uint32_t npieces, uint32_t *out_new)
+{
+    struct datafile *df = op->df;
+    uint32_t nios = 0, nnew = 0;
+
+    for (uint32_t i = 0; i < npieces; i++)
+        if (i == 0 || op->pieces[i].fblock != op->pieces[i - 1].fblock)
+            nios++;
+    if (nios && !(op->ios = calloc(nios, sizeof(*op->ios))))
+        return -ENOMEM;
+    for (uint32_t i = 0; i < npieces; i++) {
+        struct blk_io *io;
+        const struct piece *pc = &op->pieces[i];
+        if (i == 0 || pc->fblock != op->pieces[i - 1].fblock) {
+            io = &op->ios[op->nios++];
+            *io = (struct blk_io){ .op = op, .fblock = pc->fblock, .first = i,
+                                   .lo = pc->in_off, .hi = pc->in_off + pc->len };
+            io->vblock = u64map_get(&df->blocks, pc->fblock);
+            if (io->vblock == DF_NO_BLOCK) {
+                io->is_new = 1;
+                nnew++;
+            }
+        }
+        io = &op->ios[op->nios - 1];
+        io->npieces++;
+        if (pc->in_off < io->lo)
+            io->lo = pc->in_off;
+        if (pc->in_off + pc->len > io->hi)
+            io->hi = pc->in_off + pc->len;
+    }
+    *out_new = nnew;
+    return 0;
+}
+
+static int alloc_new_blocks(struct dfstore *ds, struct df_op *op, uint32_t nnew)
+{
+    if (nnew > ds->total_blocks - ds->used_blocks) {
+        log_warn("dfstore: datafile %" PRIu64 ": %u blocks needed, %" PRIu64 " free",
+                 op->df->handle, nnew, ds->total_blocks - ds->used_blocks);
+        return -ENOSPC;
+    }
+    for (uint32_t i = 0; i < op->nios; i++)
+        if (op->ios[i].is_new)
+            op->ios[i].vblock = block_alloc(ds);
+    return 0;
+}
+
+/* Does this block need old bytes read first (existing, not sector-exact)? */
+static int io_needs_rmw(const struct dfstore *ds, const struct blk_io *io)
+{
+    return !io->is_new && (io->npieces > 1 || io->lo % ds->vbs || io->hi % ds->vbs);
+}
+
+static uint32_t align_down(uint32_t v, uint32_t a) { return v / a * a; }
+static uint32_t align_up(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
+
+/* Round one of a write: read the sectors a read-modify-write keeps. */
+static void rmw_read_issue(struct df_op *op)
+{
+    struct dfstore *ds = op->ds;
+
+    for (uint32_t i = 0; i < op->nios && op->status == 0; i++) {
+        struct blk_io *io = &op->ios[i];
+        uint32_t lo = align_down(io->lo, ds->vbs), hi = align_up(io->hi, ds->vbs);
+        struct iovec iov;
+        if (!io_needs_rmw(ds, io))
+            continue;
+        if (io->npieces > 1) {
+            if (!(io->buf = malloc(hi - lo))) {
+                op->status = -ENOMEM;
+                return;
+            }
+            iov = (struct iovec){ io->buf, hi - lo };
+            op_io(op, 0, io->vblock * DFSTORE_BLOCK + lo, &iov, 1);
+            continue;
+        }
+        /* One piece: only the first and last sector are needed. */
+        if (!(io->edge = malloc(2 * (size_t)ds->vbs))) {
+            op->status = -ENOMEM;
+            return;
+        }
+        if (io->lo % ds->vbs) {
+            iov = (struct iovec){ io->edge, ds->vbs };
+            op_io(op, 0, io->vblock * DFSTORE_BLOCK + lo, &iov, 1);
+        }
+        if (io->hi % ds->vbs) {
+            /* The last sector goes to edge[1], or to edge[0] when it is
+             * also the first (then read here only if not read above). */
+            int same = align_down(io->hi, ds->vbs) == lo;
+            if (same && io->lo % ds->vbs)
+                continue;
+            iov = (struct iovec){ io->edge + (same ? 0 : ds->vbs), ds->vbs };
+            op_io(op, 0, io->vblock * DFSTORE_BLOCK + hi - ds->vbs, &iov, 1);
+        }
+    }
+}
+
+/* Builds the iovecs of one block write.  New blocks are written whole with
+ * zeros around the data (zero-fill); existing ones over [lo, hi) rounded
+ * to sectors, with the old bytes read in round one. */
+static int io_build(struct dfstore *ds, struct blk_io *io, uint64_t *out_off)
+{
+    const struct piece *pcs = &io->op->pieces[io->first];
+    uint32_t lo = align_down(io->lo, ds->vbs), hi = align_up(io->hi, ds->vbs);
+
+    if (io->is_new) {
+        lo = 0;
+        hi = DFSTORE_BLOCK;
+    }
+    *out_off = io->vblock * DFSTORE_BLOCK + lo;
+    io->niov = 0;
+    if (io->npieces > 1) {
+        /* merged: later pieces win */
+        if (!io->buf) {
+            if (!(io->buf = calloc(1, DFSTORE_BLOCK)))
+                return -ENOMEM;
+        }
+        for (uint32_t i = 0; i < io->npieces; i++)
+            memcpy(io->buf + pcs[i].in_off - lo, pcs[i].data, pcs[i].len);
+        io->iov[io->niov++] = (struct iovec){ io->buf, hi - lo };
+        return 0;
+    }
+    if (io->npieces == 0) {             /* prealloc: a zeroed block */
+        io->iov[io->niov++] = (struct iovec){ ds->zeros, DFSTORE_BLOCK };
+        return 0;
+    }
+    if (io->lo > lo)
+        io->iov[io->niov++] = (struct iovec){ io->is_new ? ds->zeros : io->edge, io->lo - lo };
+    io->iov[io->niov++] = (struct iovec){ (void *)pcs[0].data, pcs[0].len };
+    if (hi > io->hi) {
+        uint8_t *tail_sector = align_down(io->hi, ds->vbs) == align_down(io->lo, ds->vbs)
+                                   ? io->edge : io->edge + ds->vbs;
+        io->iov[io->niov++] = (struct iovec){
+            io->is_new ? ds->zeros : tail_sector + io->hi % ds->vbs, hi - io->hi };
+    }
+    return 0;
+}
+
+static void write_issue(struct df_op *op)
+{
+    struct dfstore *ds = op->ds;
+
+    for (uint32_t i = 0; i < op->nios && op->status == 0; i++) {
+        struct blk_io *io = &op->ios[i];
+        uint64_t off;
+        int rc = io_build(ds, io, &off);
+        if (rc < 0) {
+            op->status = rc;
+            return;
+        }
+        op_io(op, 1, off, io->iov, io->niov);
+    }
+}
+
+/* ---- operation bodies ---- */
+
+enum { PHASE_NONE, PHASE_RMW_READ, PHASE_WRITE, PHASE_READ };
+
+static void op_finish_write(struct df_op *op);
+
+/* Every request of the op's current round is done. */
+static void ios_done(struct df_op *op)
+{
+    if (op->kind == OP_READ) {
+        if (op->status == 0)
+            for (uint32_t p = 0; p < op->npairs; p++)
+                op->value += op->pairs[p].len;
+        op_complete(op);
+        return;
+    }
+    /* write-like ops: started == PHASE_RMW_READ, then PHASE_WRITE */
+    if (op->started == PHASE_RMW_READ && op->status == 0) {
+        op->started = PHASE_WRITE;
+        op_round(op, write_issue);
+        return;
+    }
+    op_finish_write(op);
+}
+
+static int set_size(struct dfstore *ds, struct datafile *df, uint64_t size)
+{
+    int rc;
+
+    if (df->exists && df->size == size)
+        return 0;
+    if ((rc = log_add(ds, LOG_SIZE, df->handle, 0, 0, size)) < 0)
+        return rc;
+    df->size = size;
+    df->exists = 1;
+    return 0;
+}
+
+/* Drops file blocks >= first_fblock: unmapped now, freed after commit.
+ * Victims are collected first: deleting shifts entries round the table. */
+static int unmap_from(struct dfstore *ds, struct datafile *df, uint64_t first_fblock)
+{
+    struct u64map *m = &df->blocks;
+    uint64_t *victims, n = 0;
+    int rc = 0;
+
+    if (m->count == 0)
+        return 0;
+    if (!(victims = malloc(m->count * sizeof(*victims))))
+        return -ENOMEM;
+    for (uint64_t i = 0; i < m->cap; i++)
+        if (m->used[i] && m->keys[i] >= first_fblock)
+            victims[n++] = m->keys[i];
+    for (uint64_t i = 0; i < n && rc == 0; i++) {
+        uint64_t vb = u64map_get(m, victims[i]);
+        if ((rc = log_add(ds, LOG_UNMAP, df->handle, victims[i], vb, 0)) == 0)
+            u64map_del(m, victims[i]);
+    }
+    free(victims);
+    return rc;
+}
+
+static void op_finish_write(struct df_op *op)
+{
+    struct dfstore *ds = op->ds;
+    struct datafile *df = op->df;
+    int rc = 0;
+
+    if (op->status < 0) {
+        /* Nothing points at the new blocks: give them back at once. */
+        for (uint32_t i = 0; i < op->nios; i++)
+            if (op->ios[i].is_new)
+                bit_clear(ds, op->ios[i].vblock);
+        op_complete(op);
+        return;
+    }
+    ds->dirty = 1;
+    for (uint32_t i = 0; i < op->nios && rc == 0; i++) {
+        struct blk_io *io = &op->ios[i];
+        if (!io->is_new)
+            continue;
+        if ((rc = u64map_put(&df->blocks, io->fblock, io->vblock)) == 0)
+            rc = log_add(ds, LOG_MAP, df->handle, io->fblock, io->vblock, 0);
+        if (rc == 0)
+            io->is_new = 0;   /* now owned by the map */
+    }
+    if (rc == 0) {
+        if (op->kind == OP_TRUNCATE)
+            rc = set_size(ds, df, op->arg);
+        else if (op->new_end > df->size || !df->exists)
+            rc = set_size(ds, df, op->new_end > df->size ? op->new_end : df->size);
+    }
+    if (rc < 0) {
+        log_error("dfstore: datafile %" PRIu64 ": cannot record metadata: %s", df->handle,
+                  strerror(-rc));
+        op->status = rc;
+    }
+    op->value = op->kind == OP_WRITE ? op->value : df->size;
+    op_complete(op);
+}
+
+static void start_io_rounds(struct df_op *op)
+{
+    int rmw = 0;
+
+    for (uint32_t i = 0; i < op->nios; i++)
+        rmw |= io_needs_rmw(op->ds, &op->ios[i]);
+    op->started = rmw ? PHASE_RMW_READ : PHASE_WRITE;
+    op_round(op, rmw ? rmw_read_issue : write_issue);
+}
+
+static void write_start(struct df_op *op)
+{
+    uint32_t npieces, nnew;
+    int rc;
+
+    for (uint32_t p = 0; p < op->npairs; p++) {
+        uint64_t end = op->pairs[p].offset + op->pairs[p].len;
+        op->value += op->pairs[p].len;
+        if (op->pairs[p].len && end > op->new_end)
+            op->new_end = end;
+    }
+    if ((rc = plan_pieces(op, &npieces)) < 0 || (rc = plan_blocks(op, npieces, &nnew)) < 0 ||
+        (rc = alloc_new_blocks(op->ds, op, nnew)) < 0) {
+        op->status = rc;
+        op_complete(op);
+        return;
+    }
+    start_io_rounds(op);
+}
+
+/* Truncate: unmap whole blocks past the end, zero the tail of the block
+ * holding the new end (keeps the zero-past-EOF invariant). */
+static void truncate_start(struct df_op *op)
+{
+    struct dfstore *ds = op->ds;
+    struct datafile *df = op->df;
+    uint64_t size = op->arg, fb = size / DFSTORE_BLOCK, in = size % DFSTORE_BLOCK;
+    uint64_t vb;
+    int rc;
+
+    if ((rc = unmap_from(ds, df, (size + DFSTORE_BLOCK - 1) / DFSTORE_BLOCK)) < 0)
+        goto fail;
+    vb = u64map_get(&df->blocks, fb);
+    if (size >= df->size || in == 0 || vb == DF_NO_BLOCK) {
+        op_finish_write(op);
+        return;
+    }
+    /* A one-piece write of zeros over [in, block end). */
+    if (!(op->pieces = malloc(sizeof(*op->pieces))) || !(op->ios = calloc(1, sizeof(*op->ios)))) {
+        rc = -ENOMEM;
+        goto fail;
+    }
+    op->pieces[0] = (struct piece){ fb, (uint32_t)in, (uint32_t)(DFSTORE_BLOCK - in), 0,
+                                    ds->zeros };
+    op->ios[0] = (struct blk_io){ .op = op, .fblock = fb, .vblock = vb, .npieces = 1,
+                                  .lo = (uint32_t)in, .hi = DFSTORE_BLOCK };
+    op->nios = 1;
+    start_io_rounds(op);
+    return;
+fail:
+    op->status = rc;
+    op_complete(op);
+}
+
+/* Prealloc: zeroed blocks for every hole below size; size grows to it. */
+static void prealloc_start(struct df_op *op)
+{
+    struct datafile *df = op->df;
+    uint64_t nblocks = (op->arg + DFSTORE_BLOCK - 1) / DFSTORE_BLOCK;
+    uint32_t nnew = 0;
+    int rc = 0;
+
+    for (uint64_t fb = 0; fb < nblocks; fb++)
+        nnew += u64map_get(&df->blocks, fb) == DF_NO_BLOCK;
+    if (nnew && !(op->ios = calloc(nnew, sizeof(*op->ios))))
+        rc = -ENOMEM;
+    for (uint64_t fb = 0; fb < nblocks && rc == 0; fb++)
+        if (u64map_get(&df->blocks, fb) == DF_NO_BLOCK)
+            op->ios[op->nios++] = (struct blk_io){ .op = op, .fblock = fb, .is_new = 1 };
+    if (rc == 0)
+        rc = alloc_new_blocks(op->ds, op, nnew);
+    if (rc < 0) {
+        op->status = rc;
+        op_complete(op);
+        return;
+    }
+    op->new_end = op->arg;
+    start_io_rounds(op);
+}
+
+static void remove_start(struct df_op *op)
+{
+    struct dfstore *ds = op->ds;
+    struct datafile *df = op->df;
+    int rc = unmap_from(ds, df, 0);
+
+    if (rc == 0 && df->exists)
+        rc = log_add(ds, LOG_REMOVE, df->handle, 0, 0, 0);
+    if (rc == 0) {
+        df->exists = 0;
+        df->size = 0;
+    }
+    op->status = rc;
+    op_complete(op);
+}
+
+/* A sync waits for the first commit round issued after it became ready. */
+static void sync_start(struct df_op *op)
+{
+    struct dfstore *ds = op->ds;
+
+    op->need_gen = ds->gen_issued + 1;
+    commit_start(ds);
+}
+
+static void op_start(struct df_op *op)
+{
+    op->started = PHASE_READ;
+    switch (op->kind) {
+    case OP_READ: op_round(op, read_issue); break;
+    case OP_WRITE: write_start(op); break;
+    case OP_TRUNCATE: truncate_start(op); break;
+    case OP_PREALLOC: prealloc_start(op); break;
+    case OP_REMOVE: remove_start(op); break;
+    case OP_SYNC: sync_start(op); break;
+    }
+}
+
+/* ---- commit rounds ---- */
+
+static void syncs_wake(struct dfstore *ds, int status)
+{
+    for (struct df_op *op = ds->gfirst; op; op = op->gnext)
+        if (op->kind == OP_SYNC && op->started && op->need_gen && op->need_gen <= ds->gen_done) {
+            op->status = status;
+            op->value = op->df ? op->df->size : 0;
+            op->need_gen = 0;
+            op_complete(op);
+        }
+}
+
+static int syncs_waiting(const struct dfstore *ds)
+{
+    for (const struct df_op *op = ds->gfirst; op; op = op->gnext)
+        if (op->kind == OP_SYNC && op->need_gen > ds->gen_done)
+            return 1;
+    return 0;
+}
+
+static void flush_done(struct iraid_volume *vol, int status, void *user)
+{
+    struct dfstore *ds = user;
+
+    if (status == 0)
+        status = log_commit(ds, ds->flush_mark);
+    else
+        log_error("dfstore: volume flush failed (%s); metadata not committed",
+                  strerror(-status));
+    ds->commit = COMMIT_IDLE;
+    ds->gen_done = ds->gen_issued;
+    syncs_wake(ds, status);
+    if (ds->commit_again || syncs_waiting(ds)) {
+        ds->commit_again = 0;
+        commit_start(ds);
+    }
+}
+
+static void commit_start(struct dfstore *ds)
+{
+    int rc;
+
+    if (ds->commit != COMMIT_IDLE) {
+        ds->commit_again = 1;
+        return;
+    }
+    ds->commit = COMMIT_FLUSHING;
+    ds->flush_mark = ds->log_len;
+    ds->dirty = 0;
+    ds->gen_issued++;
+    if ((rc = iraid_flush(ds->vol, flush_done, ds)) < 0) {
+        log_error("dfstore: cannot start a volume flush: %s", strerror(-rc));
+        ds->commit = COMMIT_IDLE;
+        ds->gen_done = ds->gen_issued;
+        ds->dirty = 1;
+        syncs_wake(ds, rc);
+    }
+}
+
+static void commit_tick(struct evloop *loop, uint64_t timer_id, void *user)
+{
+    struct dfstore *ds = user;
+
+    if (ds->log_len > 0 || ds->dirty)
+        commit_start(ds);
+    if (!(ds->commit_timer = evloop_add_timer(loop, DF_COMMIT_MS, commit_tick, ds)))
+        log_error("dfstore: cannot re-arm the commit timer: background commits stop");
+}
+
+/* ---- submission ---- */
+
+static struct datafile *df_get(struct dfstore *ds, uint64_t handle)
+{
+    uint64_t v = u64map_get(&ds->files, handle);
+    struct datafile *df;
+
+    if (v != DF_NO_BLOCK)
+        return (struct datafile *)(uintptr_t)v;
+    if (!(df = calloc(1, sizeof(*df))))
+        return NULL;
+    df->handle = handle;
+    if (u64map_put(&ds->files, handle, (uintptr_t)df) < 0) {
+        free(df);
+        return NULL;
+    }
+    return df;
+}
+
+static int submit(struct dfstore *ds, uint64_t handle, enum op_kind kind, struct df_op tmpl)
+{
+    struct df_op *op = malloc(sizeof(*op));
+    struct datafile *df = NULL;
+
+    if (!op)
+        return -ENOMEM;
+    if (handle && !(df = df_get(ds, handle))) {
+        free(op);
+        return -ENOMEM;
+    }
+    *op = tmpl;
+    op->ds = ds;
+    op->df = df;
+    op->kind = kind;
+    op->gnext = NULL;
+    op->gprev = ds->glast;
+    if (ds->glast)
+        ds->glast->gnext = op;
+    else
+        ds->gfirst = op;
+    ds->glast = op;
+    if (!df) {
+        global_kick(ds);
+        return 0;
+    }
+    if (df->tail)
+        df->tail->next = op;
+    else
+        df->head = op;
+    df->tail = op;
+    if (df->head == op)
+        op_start(op);
+    return 0;
+}
+
+static int check_pairs(const struct ipvfs_pair *pairs, uint32_t npairs, const void *buf)
+{
+    uint64_t total = 0;
+
+    if (npairs > IPVFS_MAX_PAIRS || (npairs && !pairs))
+        return -EINVAL;
+    for (uint32_t i = 0; i < npairs; i++) {
+        if (pairs[i].offset > DF_MAX_SIZE || pairs[i].len > DF_MAX_SIZE - pairs[i].offset)
+            return -EFBIG;
+        total += pairs[i].len;
+    }
+    if (total > IPVFS_MAX_IO_BYTES)
+        return -EINVAL;
+    return total && !buf ? -EINVAL : 0;
+}
+
+int dfstore_write(struct dfstore *ds, uint64_t handle, const struct ipvfs_pair *pairs,
+                  uint32_t npairs, const void *data, dfstore_cb cb, void *user)
+{
+    int rc;
+
+    if (!ds || !handle || !cb)
+        return -EINVAL;
+    if ((rc = check_pairs(pairs, npairs, data)) < 0)
+        return rc;
+    return submit(ds, handle, OP_WRITE, (struct df_op){ .pairs = pairs, .npairs = npairs,
+                                                         .wdata = data, .cb = cb, .user = user });
+}
+
+int dfstore_read(struct dfstore *ds, uint64_t handle, const struct ipvfs_pair *pairs,
+                 uint32_t npairs, void *out, dfstore_cb cb, void *user)
+{
+    int rc;
+
+    if (!ds || !handle || !cb)
+        return -EINVAL;
+    if ((rc = check_pairs(pairs, npairs, out)) < 0)
+        return rc;
+    return submit(ds, handle, OP_READ, (struct df_op){ .pairs = pairs, .npairs = npairs,
+                                                        .rdata = out, .cb = cb, .user = user });
+}
+
+int dfstore_truncate(struct dfstore *ds, uint64_t handle, uint64_t size, dfstore_cb cb,
+                     void *user)
+{
+    if (!ds || !handle || !cb)
+        return -EINVAL;
+    if (size > DF_MAX_SIZE)
+        return -EFBIG;
+    return submit(ds, handle, OP_TRUNCATE, (struct df_op){ .arg = size, .cb = cb, .user = user });
+}
+
+int dfstore_prealloc(struct dfstore *ds, uint64_t handle, uint64_t size, dfstore_cb cb,
+                     void *user)
+{
+    if (!ds || !handle || !cb)
+        return -EINVAL;
+    if (size > DF_MAX_SIZE)
+        return -EFBIG;
+    return submit(ds, handle, OP_PREALLOC, (struct df_op){ .arg = size, .cb = cb, .user = user });
+}
+
+int dfstore_remove(struct dfstore *ds, uint64_t handle, dfstore_cb cb, void *user)
+{
+    if (!ds || !handle || !cb)
+        return -EINVAL;
+    return submit(ds, handle, OP_REMOVE, (struct df_op){ .cb = cb, .user = user });
+}
+
+int dfstore_sync(struct dfstore *ds, uint64_t handle, dfstore_cb cb, void *user)
+{
+    if (!ds || !cb)
+        return -EINVAL;
+    return submit(ds, handle, OP_SYNC, (struct df_op){ .cb = cb, .user = user });
+}
+
+uint64_t dfstore_size(const struct dfstore *ds, uint64_t handle)
+{
+    uint64_t v = u64map_get(&ds->files, handle);
+
+    return v == DF_NO_BLOCK ? 0 : ((const struct datafile *)(uintptr_t)v)->size;
+}
+
+void dfstore_stats(const struct dfstore *ds, struct dfstore_stats *out)
+{
+    uint64_t n = 0;
+
+    for (uint64_t i = 0; i < ds->files.cap; i++)
+        if (ds->files.used[i] && ((struct datafile *)(uintptr_t)ds->files.vals[i])->exists)
+            n++;
+    *out = (struct dfstore_stats){ n, ds->used_blocks, ds->total_blocks };
+}
+
+/* ---- open / close ---- */
+
+static int load_files(struct dfstore *ds, MDB_txn *txn)
+{
+    MDB_cursor *cur;
+    MDB_val k, v;
+    int rc;
+
+    if ((rc = lmdb_errno(mdb_cursor_open(txn, ds->db_files, &cur), "open cursor", 0)) < 0)
+        return rc;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        struct datafile *df;
+        if (k.mv_size != 8 || v.mv_size != 8) {
+            log_error("dfstore: malformed datafile record");
+            rc = -EUCLEAN;
+            goto close_cursor;
+        }
+        if (!(df = df_get(ds, from_be64(k.mv_data)))) {
+            rc = -ENOMEM;
+            goto close_cursor;
+        }
+        memcpy(&df->size, v.mv_data, 8);
+        df->exists = 1;
+    }
+    rc = rc == MDB_NOTFOUND ? 0 : lmdb_errno(rc, "scan datafiles", 0);
+close_cursor:
+    mdb_cursor_close(cur);
+    return rc;
+}
+
+/* Rebuilds block maps and the bitmap; refuses a map that points outside
+ * the volume or gives one block to two owners. */
+static int load_blocks(struct dfstore *ds, MDB_txn *txn)
+{
+    MDB_cursor *cur;
+    MDB_val k, v;
+    int rc;
+
+    if ((rc = lmdb_errno(mdb_cursor_open(txn, ds->db_blocks, &cur), "open cursor", 0)) < 0)
+        return rc;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        uint64_t h, fb, vb, d;
+        if (k.mv_size != 16 || v.mv_size != 8) {
+            log_error("dfstore: malformed block record");
+            rc = -EUCLEAN;
+            goto close_cursor;
+        }
+        h = from_be64(k.mv_data);
+        fb = from_be64((uint8_t *)k.mv_data + 8);
+        memcpy(&vb, v.mv_data, 8);
+        d = u64map_get(&ds->files, h);
+        if (d == DF_NO_BLOCK || vb >= ds->total_blocks || bit_test(ds, vb)) {
+            log_error("dfstore: datafile %" PRIu64 " block %" PRIu64 " -> volume block %" PRIu64
+                      ": %s", h, fb, vb, d == DF_NO_BLOCK ? "no such datafile" :
+                      vb >= ds->total_blocks ? "past the volume's end" : "block used twice");
+            rc = -EUCLEAN;
+            goto close_cursor;
+        }
+        if ((rc = u64map_put(&((struct datafile *)(uintptr_t)d)->blocks, fb, vb)) < 0)
+            goto close_cursor;
+        bit_set(ds, vb);
+    }
+    rc = rc == MDB_NOTFOUND ? 0 : lmdb_errno(rc, "scan blocks", 0);
+close_cursor:
+    mdb_cursor_close(cur);
+    return rc;
+}
+
+static int open_env(struct dfstore *ds, const char *dir)
+{
+    char path[4096];
+    MDB_txn *txn;
+    int rc;
+
+    if (snprintf(path, sizeof(path), "%s/dfstore.mdb", dir) >= (int)sizeof(path))
+        return -ENAMETOOLONG;
+    if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+        rc = -errno;
+        log_error("dfstore: cannot create %s: %s", dir, strerror(errno));
+        return rc;
+    }
+    if ((rc = lmdb_errno(mdb_env_create(&ds->env), "create environment", 0)) < 0)
+        return rc;
+    mdb_env_set_maxdbs(ds->env, 4);
+    mdb_env_set_mapsize(ds->env, DF_LMDB_MAPSIZE);
+    if ((rc = lmdb_errno(mdb_env_open(ds->env, path, MDB_NOSUBDIR, 0600), path, 0)) < 0)
+        goto close_env;
+    if ((rc = lmdb_errno(mdb_txn_begin(ds->env, NULL, 0, &txn), "begin open", 0)) < 0)
+        goto close_env;
+    if ((rc = lmdb_errno(mdb_dbi_open(txn, "files", MDB_CREATE, &ds->db_files), "files", 0)) < 0 ||
+        (rc = lmdb_errno(mdb_dbi_open(txn, "blocks", MDB_CREATE, &ds->db_blocks), "blocks", 0)) < 0 ||
+        (rc = load_files(ds, txn)) < 0 || (rc = load_blocks(ds, txn)) < 0)
+        goto abort_txn;
+    if ((rc = lmdb_errno(mdb_txn_commit(txn), "commit open", 0)) < 0)
+        goto close_env;
+    return 0;
+
+abort_txn:
+    mdb_txn_abort(txn);
+close_env:
+    mdb_env_close(ds->env);
+    ds->env = NULL;
+    return rc;
+}
+
+static void free_files(struct dfstore *ds)
+{
+    for (uint64_t i = 0; i < ds->files.cap; i++)
+        if (ds->files.used[i]) {
+            struct datafile *df = (struct datafile *)(uintptr_t)ds->files.vals[i];
+            u64map_free(&df->blocks);
+            free(df);
+        }
+    u64map_free(&ds->files);
+}
+
+int dfstore_open(struct evloop *loop, struct iraid_volume *vol, const char *dir,
+                 struct dfstore **out)
+{
+    struct dfstore *ds;
+    int rc;
+
+    if (!loop || !vol || !dir || !out)
+        return -EINVAL;
+    if (DFSTORE_BLOCK % iraid_block_size(vol)) {
+        log_error("dfstore: volume block %u does not divide %u", iraid_block_size(vol),
+                  DFSTORE_BLOCK);
+        return -EINVAL;
+    }
+    if (!(ds = calloc(1, sizeof(*ds))))
+        return -ENOMEM;
+    ds->loop = loop;
+    ds->vol = vol;
+    ds->vbs = iraid_block_size(vol);
+    ds->total_blocks = iraid_size(vol) / DFSTORE_BLOCK;
+    ds->bitmap = calloc((ds->total_blocks + 63) / 64 + 1, sizeof(*ds->bitmap));
+    ds->zeros = calloc(1, DFSTORE_BLOCK);
+    ds->discard = malloc(ds->vbs);
+    if (!ds->bitmap || !ds->zeros || !ds->discard) {
+        rc = -ENOMEM;
+        goto free_buffers;
+    }
+    if ((rc = open_env(ds, dir)) < 0)
+        goto free_files;
+    if (!(ds->commit_timer = evloop_add_timer(loop, DF_COMMIT_MS, commit_tick, ds))) {
+        rc = -ENOMEM;
+        goto close_env;
+    }
+    log_info("dfstore: %s: %" PRIu64 " of %" PRIu64 " blocks in use", dir, ds->used_blocks,
+             ds->total_blocks);
+    *out = ds;
+    return 0;
+
+close_env:
+    mdb_env_close(ds->env);
+free_files:
+    free_files(ds);
+free_buffers:
+    free(ds->discard);
+    free(ds->zeros);
+    free(ds->bitmap);
+    free(ds);
+    return rc;
+}
+
+static void close_done(int status, uint64_t value, void *user)
+{
+    int *done = user;
+
+    *done = status < 0 ? status : 1;
+}
+
+void dfstore_close(struct dfstore *ds)
+{
+    int done = 0;
+
+    if (!ds)
+        return;
+    /* A final sync of everything: it runs after all that is in flight. */
+    if (dfstore_sync(ds, 0, close_done, &done) < 0)
+        log_error("dfstore: cannot queue the final sync: unsynced changes are lost");
+    else
+        while (done == 0 || ds->gfirst || ds->commit != COMMIT_IDLE)
+            evloop_run_once(ds->loop, -1);
+    if (done < 0)
+        log_error("dfstore: final sync failed (%s): unsynced changes are lost",
+                  strerror(-done));
+    if (ds->deliver_timer)
+        evloop_del_timer(ds->loop, ds->deliver_timer);
+    evloop_del_timer(ds->loop, ds->commit_timer);
+    mdb_env_close(ds->env);
+    free_files(ds);
+    free(ds->log);
+    free(ds->discard);
+    free(ds->zeros);
+    free(ds->bitmap);
+    free(ds);
+}

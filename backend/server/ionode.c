@@ -1,0 +1,347 @@
+/* I/O node service: READ WRITE DF_* onto the datafile store (dfstore.h),
+ * which lives on this node's iRAID volume over its target ranks.
+ *
+ * Every handler checks the body against body_len, then submits one dfstore
+ * operation whose completion (a loop callback) sends the reply.  The pairs
+ * and WRITE data point into the request body, which the connection keeps
+ * until the reply is written; READ data lands directly in the reply buffer
+ * after its struct ipvfs_io_rep. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "backend/server/dfstore.h"
+#include "backend/server/server.h"
+#include "common/log.h"
+#include "iraid/volume.h"
+
+#define IONODE_ISCSI_TIMEOUT_MS 10000
+
+/* One request in flight in the store. */
+struct io_op {
+    struct conn *c;
+    struct server *srv;
+    uint16_t op;
+    uint64_t handle;
+    uint64_t bytes;     /* payload of the pairs */
+    uint8_t *rep;       /* READ: io_rep + data, handed to conn_reply */
+};
+
+int ionode_open(struct server *srv)
+{
+    uint32_t nt = srv->opts.nt, first = srv->io_index * (1 + nt) + 1;
+    char urls[64][512], initiator[256], dir[1200];
+    const char *url_ptrs[64];
+    struct iraid_config cfg;
+    int rc;
+
+    for (uint32_t k = 0; k < nt; k++) {
+        const struct ipvfs_map_rank *t = &srv->map.ranks[first + k];
+        char iqn[256];
+        server_target_iqn(srv, srv->io_index, k, iqn, sizeof(iqn));
+        snprintf(urls[k], sizeof(urls[k]), "iscsi://%s:%u/%s/0", t->host, t->iscsi_port, iqn);
+        url_ptrs[k] = urls[k];
+        if (t->iscsi_port == 0) {
+            log_error("target %u of this I/O node (rank %u) did not start", k, first + k);
+            return -EHOSTDOWN;
+        }
+    }
+    server_initiator_iqn(srv, initiator, sizeof(initiator));
+    cfg = (struct iraid_config){
+        .level = srv->opts.raid,
+        .nmembers = nt,
+        .urls = url_ptrs,
+        .chunk_size = srv->opts.chunk_size,
+        .initiator_iqn = initiator,
+        .timeout_ms = IONODE_ISCSI_TIMEOUT_MS,
+    };
+    if ((rc = iraid_open(srv->loop, &cfg, &srv->vol)) < 0) {
+        log_error("cannot open the RAID-%d volume over %u targets: %s", srv->opts.raid, nt,
+                  strerror(-rc));
+        return rc;
+    }
+    snprintf(dir, sizeof(dir), "%s/dfstore", srv->rank_dir);
+    if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+        rc = -errno;
+        log_error("cannot create %s: %s", dir, strerror(errno));
+        goto close_volume;
+    }
+    if ((rc = dfstore_open(srv->loop, srv->vol, dir, &srv->ds)) < 0) {
+        log_error("cannot open the datafile store in %s: %s", dir, strerror(-rc));
+        goto close_volume;
+    }
+    log_info("I/O node %u: RAID-%d volume of %llu MiB over %u targets", srv->io_index,
+             srv->opts.raid, (unsigned long long)(iraid_size(srv->vol) >> 20), nt);
+    return 0;
+close_volume:
+    iraid_close(srv->vol);
+    srv->vol = NULL;
+    return rc;
+}
+
+void ionode_close(struct server *srv)
+{
+    if (srv->ds) {
+        dfstore_close(srv->ds);
+        srv->ds = NULL;
+    }
+    if (srv->vol) {
+        iraid_close(srv->vol);
+        srv->vol = NULL;
+    }
+}
+
+/* ---- local stop: sync, then close store and volume ---------------------- */
+
+struct stop_ctx {
+    struct server *srv;
+    void (*done)(struct server *srv, int status);
+    int status;
+};
+
+/* Runs from a timer, outside any store callback, so closing is safe. */
+static void stop_close(struct evloop *loop, uint64_t id, void *user)
+{
+    struct stop_ctx *s = user;
+
+    ionode_close(s->srv);
+    log_info("I/O node %u stopped (%s)", s->srv->io_index,
+             s->status ? strerror(-s->status) : "synced");
+    s->done(s->srv, s->status);
+    free(s);
+}
+
+static void stop_synced(int status, uint64_t value, void *user)
+{
+    struct stop_ctx *s = user;
+
+    s->status = status;
+    if (status < 0)
+        log_error("final sync of the datafile store failed: %s", strerror(-status));
+    if (!evloop_add_timer(s->srv->loop, 0, stop_close, s))
+        stop_close(s->srv->loop, 0, s);
+}
+
+void ionode_stop(struct server *srv, void (*done)(struct server *srv, int status))
+{
+    struct stop_ctx *s = calloc(1, sizeof(*s));
+    int rc;
+
+    if (!s) {
+        ionode_close(srv);
+        done(srv, -ENOMEM);
+        return;
+    }
+    *s = (struct stop_ctx){ .srv = srv, .done = done };
+    if (!srv->ds) {
+        stop_synced(0, 0, s);
+        return;
+    }
+    if ((rc = dfstore_sync(srv->ds, 0, stop_synced, s)) < 0)
+        stop_synced(rc, 0, s);
+}
+
+/* ---- requests ----------------------------------------------------------- */
+
+static struct io_op *new_op(struct conn *c, uint16_t op, uint64_t handle)
+{
+    struct io_op *o = calloc(1, sizeof(*o));
+
+    if (!o) {
+        conn_reply_err(c, ENOMEM, "out of memory");
+        return NULL;
+    }
+    o->c = c;
+    o->srv = conn_server(c);
+    o->op = op;
+    o->handle = handle;
+    return o;
+}
+
+static int store_ready(struct conn *c)
+{
+    if (conn_server(c)->ds)
+        return 1;
+    conn_reply_err(c, ESHUTDOWN, "I/O node is stopping");
+    return 0;
+}
+
+/* Checks an io body; on success *out_pairs points into it and *out_bytes is
+ * the pairs' total length. */
+static int check_io(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body,
+                    int writing, struct ipvfs_io_req *out_req,
+                    const struct ipvfs_pair **out_pairs, uint64_t *out_bytes)
+{
+    const struct ipvfs_pair *pairs;
+    uint64_t total = 0, want;
+
+    if (hdr->body_len < sizeof(*out_req)) {
+        conn_reply_err(c, EINVAL, "I/O body shorter than its header");
+        return -EINVAL;
+    }
+    memcpy(out_req, body, sizeof(*out_req));
+    if (out_req->handle == 0 || out_req->npairs > IPVFS_MAX_PAIRS) {
+        conn_reply_err(c, EINVAL, "handle 0 or %u pairs (at most %u)", out_req->npairs,
+                       IPVFS_MAX_PAIRS);
+        return -EINVAL;
+    }
+    want = sizeof(*out_req) + (uint64_t)out_req->npairs * sizeof(*pairs);
+    if (hdr->body_len < want) {
+        conn_reply_err(c, EINVAL, "%u pairs do not fit in a %llu-byte body", out_req->npairs,
+                       (unsigned long long)hdr->body_len);
+        return -EINVAL;
+    }
+    pairs = (const struct ipvfs_pair *)(body + sizeof(*out_req));
+    for (uint32_t i = 0; i < out_req->npairs; i++) {
+        if (pairs[i].len > IPVFS_MAX_IO_BYTES || pairs[i].offset > (UINT64_MAX >> 1) ||
+            (total += pairs[i].len) > IPVFS_MAX_IO_BYTES) {
+            conn_reply_err(c, EINVAL, "pair %u (offset %llu, length %llu) is out of range", i,
+                           (unsigned long long)pairs[i].offset,
+                           (unsigned long long)pairs[i].len);
+            return -EINVAL;
+        }
+    }
+    if (hdr->body_len != want + (writing ? total : 0)) {
+        conn_reply_err(c, EINVAL, "body of %llu bytes disagrees with %u pairs of %llu bytes",
+                       (unsigned long long)hdr->body_len, out_req->npairs,
+                       (unsigned long long)total);
+        return -EINVAL;
+    }
+    *out_pairs = pairs;
+    *out_bytes = total;
+    return 0;
+}
+
+static void io_done(int status, uint64_t value, void *user)
+{
+    struct io_op *o = user;
+    struct ipvfs_io_rep *rep;
+
+    if (status < 0) {
+        free(o->rep);
+        conn_reply_err(o->c, -status, "%s of handle %llu failed: %s",
+                       o->op == IPVFS_OP_READ ? "READ" : "WRITE",
+                       (unsigned long long)o->handle, strerror(-status));
+        free(o);
+        return;
+    }
+    if (!o->rep && !(o->rep = malloc(sizeof(*rep)))) {
+        conn_reply_err(o->c, ENOMEM, "out of memory");
+        free(o);
+        return;
+    }
+    rep = (struct ipvfs_io_rep *)o->rep;
+    rep->bytes = o->bytes;
+    rep->df_size = o->srv->ds ? dfstore_size(o->srv->ds, o->handle) : 0;
+    if (o->op == IPVFS_OP_READ)
+        conn_count_bytes(o->c, 0, o->bytes);
+    else
+        conn_count_bytes(o->c, o->bytes, 0);
+    conn_reply(o->c, 0, o->rep, sizeof(*rep) + (o->op == IPVFS_OP_READ ? o->bytes : 0));
+    free(o);
+}
+
+static void handle_rw(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body)
+{
+    int writing = hdr->op == IPVFS_OP_WRITE, rc;
+    const struct ipvfs_pair *pairs;
+    struct ipvfs_io_req req;
+    struct io_op *o;
+    uint64_t bytes;
+
+    if (!store_ready(c) || check_io(c, hdr, body, writing, &req, &pairs, &bytes) < 0 ||
+        !(o = new_op(c, hdr->op, req.handle)))
+        return;
+    o->bytes = bytes;
+    if (req.npairs == 0) {
+        io_done(0, 0, o);
+        return;
+    }
+    if (writing) {
+        rc = dfstore_write(o->srv->ds, req.handle, pairs, req.npairs,
+                           (const uint8_t *)(pairs + req.npairs), io_done, o);
+    } else {
+        if (!(o->rep = malloc(sizeof(struct ipvfs_io_rep) + bytes))) {
+            free(o);
+            conn_reply_err(c, ENOMEM, "no memory for a %llu-byte READ",
+                           (unsigned long long)bytes);
+            return;
+        }
+        rc = dfstore_read(o->srv->ds, req.handle, pairs, req.npairs,
+                          o->rep + sizeof(struct ipvfs_io_rep), io_done, o);
+    }
+    if (rc < 0)
+        io_done(rc, 0, o);
+}
+
+static void df_done(int status, uint64_t value, void *user)
+{
+    struct io_op *o = user;
+    struct ipvfs_df_rep *rep;
+
+    if (status < 0) {
+        conn_reply_err(o->c, -status, "datafile operation %u on handle %llu failed: %s", o->op,
+                       (unsigned long long)o->handle, strerror(-status));
+    } else if (!(rep = malloc(sizeof(*rep)))) {
+        conn_reply_err(o->c, ENOMEM, "out of memory");
+    } else {
+        rep->value = value;
+        conn_reply(o->c, 0, rep, sizeof(*rep));
+    }
+    free(o);
+}
+
+static void handle_df(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body)
+{
+    struct dfstore *ds = conn_server(c)->ds;
+    struct ipvfs_df_req req;
+    struct io_op *o;
+    int rc;
+
+    if (!store_ready(c))
+        return;
+    if (hdr->body_len != sizeof(req)) {
+        conn_reply_err(c, EINVAL, "datafile request body is %llu bytes, not %zu",
+                       (unsigned long long)hdr->body_len, sizeof(req));
+        return;
+    }
+    memcpy(&req, body, sizeof(req));
+    if (req.handle == 0 && hdr->op != IPVFS_OP_DF_SYNC) {
+        conn_reply_err(c, EINVAL, "handle 0 names no datafile");
+        return;
+    }
+    if (!(o = new_op(c, hdr->op, req.handle)))
+        return;
+    switch (hdr->op) {
+    case IPVFS_OP_DF_GETSIZE:
+        df_done(0, dfstore_size(ds, req.handle), o);
+        return;
+    case IPVFS_OP_DF_TRUNCATE:
+        rc = dfstore_truncate(ds, req.handle, req.arg, df_done, o);
+        break;
+    case IPVFS_OP_DF_SYNC:
+        rc = dfstore_sync(ds, req.handle, df_done, o);
+        break;
+    case IPVFS_OP_DF_REMOVE:
+        rc = dfstore_remove(ds, req.handle, df_done, o);
+        break;
+    default:
+        rc = dfstore_prealloc(ds, req.handle, req.arg, df_done, o);
+        break;
+    }
+    if (rc < 0)
+        df_done(rc, 0, o);
+}
+
+const struct op_entry ionode_ops[] = {
+    { IPVFS_OP_READ, IPVFS_ROLE_IO, handle_rw, "READ" },
+    { IPVFS_OP_WRITE, IPVFS_ROLE_IO, handle_rw, "WRITE" },
+    { IPVFS_OP_DF_GETSIZE, IPVFS_ROLE_IO, handle_df, "DF_GETSIZE" },
+    { IPVFS_OP_DF_TRUNCATE, IPVFS_ROLE_IO, handle_df, "DF_TRUNCATE" },
+    { IPVFS_OP_DF_SYNC, IPVFS_ROLE_IO, handle_df, "DF_SYNC" },
+    { IPVFS_OP_DF_REMOVE, IPVFS_ROLE_IO, handle_df, "DF_REMOVE" },
+    { IPVFS_OP_DF_PREALLOC, IPVFS_ROLE_IO, handle_df, "DF_PREALLOC" },
+    { 0, 0, NULL, NULL },
+};

@@ -1,0 +1,482 @@
+/* ipvfs-server: one MPI job of N = NIO * (1 + NT) ranks.
+ *
+ * Rank r is in group g = r / (1 + NT) at place k = r % (1 + NT): k == 0 is
+ * I/O node g (rank 0 also serves metadata), k > 0 is target k-1 of group g.
+ *
+ * Start-up: parse options (rank 0 decides, everyone learns the verdict);
+ * bind to a core; listen; targets start their iSCSI portal; every rank
+ * learns every address (MPI_Allgather, before anyone serves anything);
+ * I/O nodes log in to their targets and open their store; rank 0 opens the
+ * namespace.  Readiness is a nonblocking collective (MPI_Iallreduce of
+ * "did my set-up fail") polled from a loop timer, so that targets serve the
+ * logins meanwhile and no rank spins in MPI; when it completes rank 0
+ * writes the map.  Shutdown: control.c.  At exit a bounded nonblocking
+ * barrier lets every rank reach MPI_Finalize together, or gives up. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <mpi.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend/server/server.h"
+#include "backend/target/target.h"
+#include "common/log.h"
+
+#define READY_POLL_MS    20
+#define FINALIZE_WAIT_MS 30000
+
+/* The one place MPI's error space becomes errno, with context. */
+static int mpi_fail(int rc, const char *what)
+{
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+
+    if (rc == MPI_SUCCESS)
+        return 0;
+    if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS)
+        snprintf(text, sizeof(text), "MPI error %d", rc);
+    log_error("%s: %s", what, text);
+    return -EIO;
+}
+
+/* ---- options: rank 0 decides --------------------------------------------- */
+
+enum { OPTS_OK = 0, OPTS_HELP = 1, OPTS_BAD = 2 };
+
+static int decide_options(struct server *srv, int argc, char **argv)
+{
+    char err[512];
+    int verdict = OPTS_OK, rc;
+
+    rc = server_opts_parse(argc, argv, &srv->opts, err, sizeof(err));
+    if (srv->rank == 0) {
+        if (rc < 0) {
+            fprintf(stderr, "ipvfs-server: %s\n", err);
+            verdict = OPTS_BAD;
+        } else if (srv->opts.help) {
+            fputs(server_usage(), stdout);
+            verdict = OPTS_HELP;
+        } else if ((uint64_t)srv->nranks != (uint64_t)srv->opts.nio * (1 + srv->opts.nt)) {
+            fprintf(stderr,
+                    "ipvfs-server: %d ranks started, but --io-nodes %u with --targets-per-io %u "
+                    "needs %u (NIO * (1 + NT)): run mpiexec -n %u\n",
+                    srv->nranks, srv->opts.nio, srv->opts.nt, srv->opts.nio * (1 + srv->opts.nt),
+                    srv->opts.nio * (1 + srv->opts.nt));
+            verdict = OPTS_BAD;
+        }
+    }
+    if (mpi_fail(MPI_Bcast(&verdict, 1, MPI_INT, 0, MPI_COMM_WORLD), "sharing the options") < 0)
+        return OPTS_BAD;
+    return verdict;
+}
+
+static void assign_role(struct server *srv)
+{
+    uint32_t per = 1 + srv->opts.nt, k = (uint32_t)srv->rank % per;
+    char ident[32];
+
+    srv->io_index = (uint32_t)srv->rank / per;
+    srv->target_index = k == 0 ? -1 : (int)k - 1;
+    srv->role = k == 0 ? IPVFS_ROLE_IO : IPVFS_ROLE_TARGET;
+    if (srv->rank == 0)
+        srv->role |= IPVFS_ROLE_METADATA;
+    if (k == 0)
+        snprintf(ident, sizeof(ident), "%s%u", srv->rank == 0 ? "meta+io" : "io", srv->io_index);
+    else
+        snprintf(ident, sizeof(ident), "target%u.%u", srv->io_index, k - 1);
+    ipvfs_log_set_ident(ident);
+}
+
+/* ---- names and directories ------------------------------------------------ */
+
+void server_target_iqn(const struct server *srv, uint32_t io, uint32_t k, char *out,
+                       size_t outlen)
+{
+    snprintf(out, outlen, "iqn.2026-11.org.ipvfs:%s.t%u.%u", srv->cluster, io, k);
+}
+
+void server_initiator_iqn(const struct server *srv, char *out, size_t outlen)
+{
+    snprintf(out, outlen, "iqn.2026-11.org.ipvfs:%s.io%u", srv->cluster, srv->io_index);
+}
+
+static int make_dir(const char *path)
+{
+    if (mkdir(path, 0700) == 0 || errno == EEXIST)
+        return 0;
+    log_error("cannot create %s: %s", path, strerror(errno));
+    return -errno;
+}
+
+/* DATA and DATA/rank-<r>; the cluster's iSCSI name derives from DATA's
+ * real path, so it is the same after a restart and differs between
+ * clusters on one host. */
+static int prepare_dirs(struct server *srv)
+{
+    char real[PATH_MAX];
+    uint32_t h = 2166136261u;
+    int rc;
+
+    if ((rc = make_dir(srv->opts.data_dir)) < 0)
+        return rc;
+    if (!realpath(srv->opts.data_dir, real)) {
+        log_error("cannot resolve %s: %s", srv->opts.data_dir, strerror(errno));
+        return -errno;
+    }
+    for (const char *p = real; *p; p++)
+        h = (h ^ (uint8_t)*p) * 16777619u;
+    snprintf(srv->cluster, sizeof(srv->cluster), "c%08x", h);
+    snprintf(srv->rank_dir, sizeof(srv->rank_dir), "%s/rank-%d", srv->opts.data_dir, srv->rank);
+    return make_dir(srv->rank_dir);
+}
+
+/* Rank 0: the cluster secret, made once and kept in DATA/secret (0600). */
+static int load_secret(struct server *srv)
+{
+    char path[1100];
+    ssize_t n;
+    int fd, rc = 0;
+
+    snprintf(path, sizeof(path), "%s/secret", srv->opts.data_dir);
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+        n = read(fd, srv->secret, IPVFS_SECRET_LEN);
+        close(fd);
+        if (n == IPVFS_SECRET_LEN)
+            return 0;
+        log_error("%s is damaged (%zd bytes, not %d): remove it to make a new one", path, n,
+                  IPVFS_SECRET_LEN);
+        return -EINVAL;
+    }
+    if (errno != ENOENT) {
+        log_error("cannot read %s: %s", path, strerror(errno));
+        return -errno;
+    }
+    if (getrandom(srv->secret, IPVFS_SECRET_LEN, 0) != IPVFS_SECRET_LEN) {
+        log_error("getrandom: %s", strerror(errno));
+        return -EIO;
+    }
+    if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0) {
+        log_error("cannot create %s: %s", path, strerror(errno));
+        return -errno;
+    }
+    if (write(fd, srv->secret, IPVFS_SECRET_LEN) != IPVFS_SECRET_LEN || fsync(fd) < 0) {
+        rc = -EIO;
+        log_error("cannot write %s: %s", path, strerror(errno));
+        unlink(path);
+    }
+    close(fd);
+    return rc;
+}
+
+static int start_target(struct server *srv)
+{
+    char lun_path[1200], iqn[256];
+    struct tgt_lun_config lun;
+    struct tgt_config cfg;
+    int rc;
+
+    snprintf(lun_path, sizeof(lun_path), "%s/lun0.img", srv->rank_dir);
+    server_target_iqn(srv, srv->io_index, (uint32_t)srv->target_index, iqn, sizeof(iqn));
+    lun = (struct tgt_lun_config){ .kind = TGT_BACKING_FILE, .path = lun_path,
+                                   .size = srv->opts.target_size };
+    cfg = (struct tgt_config){ .iqn = iqn, .portal_host = srv->opts.listen, .portal_port = 0,
+                               .luns = &lun, .nluns = 1 };
+    if ((rc = tgt_server_create(srv->loop, &cfg, &srv->tgt, &srv->iscsi_port)) < 0) {
+        log_error("cannot start the iSCSI target %s: %s", iqn, strerror(-rc));
+        return rc;
+    }
+    log_info("iSCSI target %s on %s:%u", iqn, srv->opts.listen, srv->iscsi_port);
+    return 0;
+}
+
+/* ---- address exchange and the map ---------------------------------------- */
+
+struct rank_rec {
+    uint32_t role;
+    uint32_t io_index;
+    int32_t target_index;
+    uint32_t pid;
+    uint16_t port;
+    uint16_t iscsi_port;
+    uint32_t reserved;
+    char host[64];
+};
+
+static int exchange_addresses(struct server *srv)
+{
+    struct rank_rec mine, *all;
+    int rc;
+
+    memset(&mine, 0, sizeof(mine));
+    mine = (struct rank_rec){ .role = srv->role, .io_index = srv->io_index,
+                              .target_index = srv->target_index, .pid = (uint32_t)getpid(),
+                              .port = srv->port, .iscsi_port = srv->iscsi_port };
+    snprintf(mine.host, sizeof(mine.host), "%s", srv->host);
+    if (!(all = calloc((size_t)srv->nranks, sizeof(*all))) ||
+        !(srv->map.ranks = calloc((size_t)srv->nranks, sizeof(*srv->map.ranks)))) {
+        free(all);
+        log_error("out of memory");
+        return -ENOMEM;
+    }
+    rc = mpi_fail(MPI_Allgather(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine), MPI_BYTE,
+                                MPI_COMM_WORLD), "exchanging addresses");
+    for (int r = 0; rc == 0 && r < srv->nranks; r++) {
+        struct ipvfs_map_rank *m = &srv->map.ranks[r];
+        *m = (struct ipvfs_map_rank){ .rank = (uint32_t)r, .role = all[r].role,
+                                      .io_index = all[r].io_index,
+                                      .target_index = all[r].target_index,
+                                      .port = all[r].port, .iscsi_port = all[r].iscsi_port,
+                                      .pid = all[r].pid };
+        memcpy(m->host, all[r].host, sizeof(m->host));
+        m->host[sizeof(m->host) - 1] = '\0';
+    }
+    free(all);
+    /* Every rank checks HELLO against the secret that rank 0 keeps. */
+    if (rc == 0)
+        rc = mpi_fail(MPI_Bcast(srv->secret, IPVFS_SECRET_LEN, MPI_BYTE, 0, MPI_COMM_WORLD),
+                      "sharing the cluster secret");
+    memcpy(srv->map.secret, srv->secret, IPVFS_SECRET_LEN);
+    srv->map.nranks = (uint32_t)srv->nranks;
+    srv->map.nio = srv->opts.nio;
+    srv->map.nt = srv->opts.nt;
+    srv->map.raid_level = (uint32_t)srv->opts.raid;
+    srv->map.stripe_unit = srv->opts.stripe_unit;
+    return rc;
+}
+
+static void publish_host(struct server *srv)
+{
+    const char *l = srv->opts.listen;
+
+    if (strcmp(l, "0.0.0.0") == 0 || strcmp(l, "::") == 0) {
+        if (gethostname(srv->host, sizeof(srv->host)) == 0)
+            return;
+    }
+    snprintf(srv->host, sizeof(srv->host), "%s", l);
+}
+
+/* ---- start-up and readiness ------------------------------------------------ */
+
+static int set_up(struct server *srv)
+{
+    int rc;
+
+    if ((rc = prepare_dirs(srv)) < 0)
+        return rc;
+    topo_bind(srv);
+    publish_host(srv);
+    if ((rc = conn_listen(srv)) < 0)
+        return rc;
+    if ((rc = control_signals(srv)) < 0)
+        return rc;
+    if (srv->rank == 0 && (rc = load_secret(srv)) < 0)
+        return rc;
+    if (srv->role & IPVFS_ROLE_TARGET && (rc = start_target(srv)) < 0)
+        return rc;
+    return 0;
+}
+
+/* After the exchange: what needs the other ranks' addresses. */
+static int set_up_services(struct server *srv)
+{
+    int rc;
+
+    if (srv->role & IPVFS_ROLE_IO && (rc = ionode_open(srv)) < 0)
+        return rc;
+    if (srv->role & IPVFS_ROLE_METADATA && (rc = meta_open(srv)) < 0)
+        return rc;
+    return 0;
+}
+
+struct readiness {
+    struct server *srv;
+    MPI_Request req;
+    int pending;
+    struct { int failed; int rank; } mine, worst;
+};
+
+static void cluster_ready(struct server *srv)
+{
+    int rc;
+
+    if ((rc = ipvfs_map_write(srv->opts.map_path, &srv->map)) < 0) {
+        log_error("cannot write the server map %s: %s", srv->opts.map_path, strerror(-rc));
+        srv->exit_code = 1;
+        evloop_stop(srv->loop);
+        return;
+    }
+    log_info("cluster ready: %u I/O nodes x %u targets, RAID-%d, map %s", srv->opts.nio,
+             srv->opts.nt, srv->opts.raid, srv->opts.map_path);
+}
+
+static void poll_ready(struct evloop *loop, uint64_t id, void *user)
+{
+    struct readiness *rd = user;
+    struct server *srv = rd->srv;
+    int done = 0;
+
+    if (mpi_fail(MPI_Test(&rd->req, &done, MPI_STATUS_IGNORE), "waiting for readiness") < 0) {
+        rd->pending = 0;
+        srv->exit_code = 1;
+        evloop_stop(loop);
+        return;
+    }
+    if (!done) {
+        if (!evloop_add_timer(loop, READY_POLL_MS, poll_ready, rd)) {
+            log_error("cannot arm the readiness timer");
+            srv->exit_code = 1;
+            evloop_stop(loop);
+        }
+        return;
+    }
+    rd->pending = 0;
+    if (rd->worst.failed) {
+        if (srv->rank == 0)
+            log_error("rank %d failed to start (see its messages above); stopping every rank",
+                      rd->worst.rank);
+        srv->exit_code = 1;
+        evloop_stop(loop);
+        return;
+    }
+    if (srv->state == IPVFS_STATE_STARTING)
+        srv->state = IPVFS_STATE_SERVING;
+    if (srv->rank == 0)
+        cluster_ready(srv);
+}
+
+static int start_readiness(struct server *srv, struct readiness *rd, int failed)
+{
+    rd->srv = srv;
+    rd->mine.failed = failed;
+    rd->mine.rank = srv->rank;
+    if (mpi_fail(MPI_Iallreduce(&rd->mine, &rd->worst, 1, MPI_2INT, MPI_MAXLOC, MPI_COMM_WORLD,
+                                &rd->req),
+                 "starting the readiness vote") < 0)
+        return -EIO;
+    rd->pending = 1;
+    if (!evloop_add_timer(srv->loop, 0, poll_ready, rd)) {
+        log_error("cannot arm the readiness timer");
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+/* ---- exit ----------------------------------------------------------------- */
+
+/* Waits for req without spinning (MPI_Test, then a short sleep), at most
+ * until deadline_ms.  1 when done, 0 on timeout, -EIO on error. */
+static int wait_bounded(MPI_Request *req, uint64_t deadline_ms, const char *what)
+{
+    struct timespec nap = { 0, 10 * 1000 * 1000 };
+    int done = 0;
+
+    while (evloop_now_ms() < deadline_ms) {
+        if (mpi_fail(MPI_Test(req, &done, MPI_STATUS_IGNORE), what) < 0)
+            return -EIO;
+        if (done)
+            return 1;
+        nanosleep(&nap, NULL);
+    }
+    return 0;
+}
+
+/* Every rank leaves together through MPI_Finalize, or, when some rank
+ * never comes, leaves alone after FINALIZE_WAIT_MS (mpiexec then ends the
+ * others). */
+static int finish_mpi(struct readiness *rd, int exit_code)
+{
+    uint64_t deadline = evloop_now_ms() + FINALIZE_WAIT_MS;
+    MPI_Request bar;
+    int rc;
+
+    if (rd->pending && wait_bounded(&rd->req, deadline, "finishing the readiness vote") != 1)
+        goto give_up;
+    if (mpi_fail(MPI_Ibarrier(MPI_COMM_WORLD, &bar), "starting the exit barrier") < 0)
+        goto give_up;
+    if ((rc = wait_bounded(&bar, deadline, "waiting for the other ranks to stop")) != 1)
+        goto give_up;
+    MPI_Finalize();
+    return exit_code;
+give_up:
+    log_error("other ranks did not stop within %d s: leaving without them",
+              FINALIZE_WAIT_MS / 1000);
+    fflush(NULL);
+    _exit(exit_code ? exit_code : 1);
+}
+
+static void tear_down(struct server *srv)
+{
+    ionode_close(srv);
+    if (srv->tgt) {
+        tgt_server_flush(srv->tgt);
+        tgt_server_destroy(srv->tgt);
+        srv->tgt = NULL;
+    }
+    meta_close(srv);
+    conn_close_all(srv);
+    if (srv->signal_fd >= 0) {
+        evloop_del_fd(srv->loop, srv->signal_fd);
+        close(srv->signal_fd);
+    }
+    evloop_destroy(srv->loop);
+    ipvfs_map_free(&srv->map);
+    free(srv->clients);
+}
+
+/* Signals arrive through signalfd (control.c): block them before MPI starts
+ * its threads so that every thread inherits the mask. */
+static void block_signals(void)
+{
+    sigset_t set;
+
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+int main(int argc, char **argv)
+{
+    static struct server srv = { .listen_fd = -1, .signal_fd = -1, .target_index = -1,
+                                 .state = IPVFS_STATE_STARTING };
+    struct readiness rd = { 0 };
+    int verdict, failed;
+
+    block_signals();
+    if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
+        fprintf(stderr, "ipvfs-server: MPI_Init failed\n");
+        return 1;
+    }
+    MPI_Comm_rank(MPI_COMM_WORLD, &srv.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &srv.nranks);
+    if ((verdict = decide_options(&srv, argc, argv)) != OPTS_OK) {
+        MPI_Finalize();
+        return verdict == OPTS_HELP ? 0 : 2;
+    }
+    assign_role(&srv);
+    if (!(srv.loop = evloop_create())) {
+        log_error("cannot create the event loop");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    failed = set_up(&srv) < 0;
+    /* Everyone exchanges, failed or not, so that nobody waits forever. */
+    if (exchange_addresses(&srv) < 0)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    failed = failed || set_up_services(&srv) < 0;
+    if (start_readiness(&srv, &rd, failed) < 0)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    if (evloop_run(srv.loop) < 0) {
+        log_error("event loop failed: %s", strerror(errno));
+        srv.exit_code = 1;
+    }
+    tear_down(&srv);
+    return finish_mpi(&rd, srv.exit_code);
+}

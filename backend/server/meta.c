@@ -1,0 +1,153 @@
+/* Metadata service of rank 0: LOOKUP REMOVE MKDIR READDIR on the LMDB
+ * namespace (metadb.c).  Handlers check the body's shape against body_len,
+ * then call metadb, which checks the path and commits before returning, so
+ * every reply here describes durable state. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/server/metadb.h"
+#include "backend/server/server.h"
+#include "common/log.h"
+
+int meta_open(struct server *srv)
+{
+    char dir[1200], msg[512];
+    int rc;
+
+    snprintf(dir, sizeof(dir), "%s/meta", srv->rank_dir);
+    rc = metadb_open(dir, srv->opts.nio, srv->opts.stripe_unit, &srv->mdb, msg, sizeof(msg));
+    if (rc < 0)
+        log_error("cannot open the namespace: %s", msg);
+    return rc;
+}
+
+void meta_close(struct server *srv)
+{
+    metadb_close(srv->mdb);
+    srv->mdb = NULL;
+}
+
+/* Reply with an entry, or with metadb's error and message. */
+static void reply_entry(struct conn *c, int rc, const struct ipvfs_entry *e, const char *msg)
+{
+    struct ipvfs_entry *rep;
+
+    if (rc < 0) {
+        conn_reply_err(c, -rc, "%s", msg);
+        return;
+    }
+    if (!(rep = malloc(sizeof(*rep)))) {
+        conn_reply_err(c, ENOMEM, "out of memory");
+        return;
+    }
+    *rep = *e;
+    conn_reply(c, 0, rep, sizeof(*rep));
+}
+
+static void handle_lookup(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body)
+{
+    struct server *srv = conn_server(c);
+    struct ipvfs_lookup_req req;
+    struct ipvfs_entry e;
+    char msg[512];
+    int rc;
+
+    if (hdr->body_len < sizeof(req)) {
+        conn_reply_err(c, EINVAL, "LOOKUP body shorter than its header");
+        return;
+    }
+    memcpy(&req, body, sizeof(req));
+    if (hdr->body_len != sizeof(req) + (uint64_t)req.path_len) {
+        conn_reply_err(c, EINVAL, "LOOKUP path_len %u disagrees with body_len %llu",
+                       req.path_len, (unsigned long long)hdr->body_len);
+        return;
+    }
+    if (req.flags & ~(uint32_t)(IPVFS_LOOKUP_CREATE | IPVFS_LOOKUP_EXCL)) {
+        conn_reply_err(c, EINVAL, "LOOKUP flags %#x unknown", req.flags);
+        return;
+    }
+    rc = metadb_lookup(srv->mdb, (const char *)body + sizeof(req), req.path_len, req.flags,
+                       req.stripe_factor, req.stripe_unit, &e, msg, sizeof(msg));
+    if (rc == 0 && e.created)
+        log_debug("created %.*s handle %llu", (int)req.path_len,
+                  (const char *)body + sizeof(req), (unsigned long long)e.handle);
+    reply_entry(c, rc, &e, msg);
+}
+
+/* REMOVE, MKDIR and READDIR share this body: struct ipvfs_path_req + path. */
+static int path_body(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body,
+                     const char **out_path, size_t *out_len)
+{
+    struct ipvfs_path_req req;
+
+    if (hdr->body_len < sizeof(req)) {
+        conn_reply_err(c, EINVAL, "request body shorter than its header");
+        return -EINVAL;
+    }
+    memcpy(&req, body, sizeof(req));
+    if (hdr->body_len != sizeof(req) + (uint64_t)req.path_len) {
+        conn_reply_err(c, EINVAL, "path_len %u disagrees with body_len %llu", req.path_len,
+                       (unsigned long long)hdr->body_len);
+        return -EINVAL;
+    }
+    *out_path = (const char *)body + sizeof(req);
+    *out_len = req.path_len;
+    return 0;
+}
+
+static void handle_remove(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body)
+{
+    struct ipvfs_entry e;
+    const char *path;
+    char msg[512];
+    size_t len;
+
+    if (path_body(c, hdr, body, &path, &len) < 0)
+        return;
+    reply_entry(c, metadb_remove(conn_server(c)->mdb, path, len, &e, msg, sizeof(msg)), &e,
+                msg);
+}
+
+static void handle_mkdir(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body)
+{
+    const char *path;
+    char msg[512];
+    size_t len;
+    int rc;
+
+    if (path_body(c, hdr, body, &path, &len) < 0)
+        return;
+    rc = metadb_mkdir(conn_server(c)->mdb, path, len, msg, sizeof(msg));
+    if (rc < 0)
+        conn_reply_err(c, -rc, "%s", msg);
+    else
+        conn_reply(c, 0, NULL, 0);
+}
+
+static void handle_readdir(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body)
+{
+    const char *path;
+    char msg[512];
+    void *list;
+    size_t len, list_len;
+    int rc;
+
+    if (path_body(c, hdr, body, &path, &len) < 0)
+        return;
+    rc = metadb_readdir(conn_server(c)->mdb, path, len, IPVFS_MAX_BODY, &list, &list_len, msg,
+                        sizeof(msg));
+    if (rc < 0)
+        conn_reply_err(c, -rc, "%s", msg);
+    else
+        conn_reply(c, 0, list, list_len);
+}
+
+const struct op_entry meta_ops[] = {
+    { IPVFS_OP_LOOKUP, IPVFS_ROLE_METADATA, handle_lookup, "LOOKUP" },
+    { IPVFS_OP_REMOVE, IPVFS_ROLE_METADATA, handle_remove, "REMOVE" },
+    { IPVFS_OP_MKDIR, IPVFS_ROLE_METADATA, handle_mkdir, "MKDIR" },
+    { IPVFS_OP_READDIR, IPVFS_ROLE_METADATA, handle_readdir, "READDIR" },
+    { 0, 0, NULL, NULL },
+};

@@ -1,0 +1,60 @@
+/* The namespace of the metadata rank, kept in LMDB.
+ *
+ * Layout: every directory has an id (the root's is 0).  The "ns" database
+ * maps (parent id as 8 big-endian bytes, component name) to a record: type,
+ * handle (a directory's handle is its id), stripe unit, factor and first
+ * server.  Keying by parent id keeps keys short (LMDB limits keys to 511
+ * bytes; a component is at most 255) and makes READDIR one range scan.  The
+ * "info" database keeps the next handle and the I/O node count the
+ * namespace was made for.
+ *
+ * Every mutation is one write transaction, committed (durably: LMDB's
+ * default sync mode) before the call returns, so a reply sent afterwards
+ * never reports a change a crash could lose.
+ *
+ * Errors: calls return 0 or a negative errno and, on failure, a message for
+ * the user in msg (the protocol sends it as the reply body).  Pure code over
+ * LMDB, no event loop, no MPI: unit-tested in test/test_meta.c. */
+#ifndef IPVFS_SERVER_METADB_H
+#define IPVFS_SERVER_METADB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/proto.h"
+
+#define METADB_NAME_MAX 255u
+
+struct metadb;
+
+/* Opens (creating) the namespace in directory dir, for a cluster of nio
+ * I/O nodes whose default stripe unit is default_unit.  A namespace made
+ * for another nio is refused (its files' layouts would name missing
+ * servers). */
+int metadb_open(const char *dir, uint32_t nio, uint64_t default_unit, struct metadb **out,
+                char *msg, size_t msglen);
+void metadb_close(struct metadb *db);
+
+/* Checks an absolute path of len bytes (no NUL): starts with '/', no empty,
+ * "." or ".." component, no NUL byte, components of at most
+ * METADB_NAME_MAX bytes, shorter than IPVFS_MAX_PATH.  "/" is valid. */
+int metadb_check_path(const char *path, size_t len, char *msg, size_t msglen);
+
+/* LOOKUP: flags IPVFS_LOOKUP_CREATE / _EXCL; factor 0 means every I/O
+ * node, unit 0 the default.  Creating makes missing parent directories. */
+int metadb_lookup(struct metadb *db, const char *path, size_t len, uint32_t flags,
+                  uint32_t factor, uint64_t unit, struct ipvfs_entry *out, char *msg,
+                  size_t msglen);
+/* MKDIR: makes the directory and any missing parents; EEXIST if the path
+ * already exists. */
+int metadb_mkdir(struct metadb *db, const char *path, size_t len, char *msg, size_t msglen);
+/* REMOVE: a file or an empty directory; *out receives what was removed. */
+int metadb_remove(struct metadb *db, const char *path, size_t len, struct ipvfs_entry *out,
+                  char *msg, size_t msglen);
+/* READDIR: *out_body (malloc'd, the caller's) receives the reply body of
+ * proto.h: uint32 count, then per entry uint32 type, uint32 name_len, name.
+ * The body is kept under max_body bytes (E2BIG otherwise). */
+int metadb_readdir(struct metadb *db, const char *path, size_t len, uint64_t max_body,
+                   void **out_body, size_t *out_len, char *msg, size_t msglen);
+
+#endif

@@ -1,0 +1,214 @@
+#include "backend/server/options.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/proto.h"
+
+enum { OPT_IO_NODES = 256, OPT_TARGETS, OPT_RAID, OPT_DATA, OPT_TARGET_SIZE, OPT_LISTEN,
+       OPT_MAP, OPT_STRIPE_UNIT, OPT_CHUNK_SIZE, OPT_NO_BIND, OPT_HELP };
+
+static const struct option long_opts[] = {
+    { "io-nodes", required_argument, NULL, OPT_IO_NODES },
+    { "targets-per-io", required_argument, NULL, OPT_TARGETS },
+    { "raid", required_argument, NULL, OPT_RAID },
+    { "data", required_argument, NULL, OPT_DATA },
+    { "target-size", required_argument, NULL, OPT_TARGET_SIZE },
+    { "listen", required_argument, NULL, OPT_LISTEN },
+    { "map", required_argument, NULL, OPT_MAP },
+    { "stripe-unit", required_argument, NULL, OPT_STRIPE_UNIT },
+    { "chunk-size", required_argument, NULL, OPT_CHUNK_SIZE },
+    { "no-bind", no_argument, NULL, OPT_NO_BIND },
+    { "help", no_argument, NULL, OPT_HELP },
+    { NULL, 0, NULL, 0 },
+};
+
+const char *server_usage(void)
+{
+    return "usage: mpiexec -n N ipvfs-server --data DIR [options]\n"
+           "  N must equal NIO * (1 + NT)\n"
+           "  --io-nodes NIO        I/O nodes (default 1)\n"
+           "  --targets-per-io NT   iSCSI target ranks behind each I/O node (default 2)\n"
+           "  --raid 0|1|5          iRAID level of each I/O node's volume (default 0)\n"
+           "  --data DIR            state directory; rank r keeps DIR/rank-<r>/ (required)\n"
+           "  --target-size SIZE    backing file of each target, sparse (default 4G)\n"
+           "  --listen ADDR         address every rank listens on (default 127.0.0.1)\n"
+           "  --map FILE            where rank 0 writes the server map (default DIR/ipvfs.map)\n"
+           "  --stripe-unit SIZE    default stripe unit across I/O nodes (default 64K)\n"
+           "  --chunk-size SIZE     iRAID chunk on one target (default 64K)\n"
+           "  --no-bind             do not bind ranks to cores\n"
+           "  --help                print this text\n"
+           "SIZE takes a K, M, G or T suffix (powers of 1024).\n";
+}
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -EINVAL;
+}
+
+int server_parse_size(const char *text, uint64_t *out)
+{
+    static const char units[] = "KMGT";
+    unsigned long long v;
+    const char *unit;
+    char *end;
+    int shift = 0;
+
+    if (!text || !isdigit((unsigned char)text[0]))
+        return -EINVAL;
+    errno = 0;
+    v = strtoull(text, &end, 10);
+    if (errno == ERANGE)
+        return -ERANGE;
+    if (*end != '\0') {
+        unit = strchr(units, toupper((unsigned char)*end));
+        if (!unit)
+            return -EINVAL;
+        shift = 10 * (int)(unit - units + 1);
+        end++;
+        if (strcasecmp(end, "") != 0 && strcasecmp(end, "B") != 0 && strcasecmp(end, "iB") != 0)
+            return -EINVAL;
+    }
+    if (shift && v > (UINT64_MAX >> shift))
+        return -ERANGE;
+    *out = (uint64_t)v << shift;
+    return 0;
+}
+
+static int parse_count(const char *name, const char *text, uint32_t min, uint32_t max,
+                       uint32_t *out, char *err, size_t errlen)
+{
+    unsigned long v;
+    char *end;
+
+    errno = 0;
+    v = strtoul(text, &end, 10);
+    if (!isdigit((unsigned char)text[0]) || *end != '\0' || errno == ERANGE || v < min ||
+        v > max)
+        return fail(err, errlen, "--%s: '%s' is not a number from %u to %u", name, text, min,
+                    max);
+    *out = (uint32_t)v;
+    return 0;
+}
+
+static int parse_bytes(const char *name, const char *text, uint64_t min, uint64_t max,
+                       uint64_t align, uint64_t *out, char *err, size_t errlen)
+{
+    uint64_t v;
+
+    if (server_parse_size(text, &v) < 0)
+        return fail(err, errlen, "--%s: '%s' is not a size (bytes, or with K/M/G/T)", name,
+                    text);
+    if (v < min || v > max)
+        return fail(err, errlen, "--%s: %s is out of range (%llu to %llu bytes)", name, text,
+                    (unsigned long long)min, (unsigned long long)max);
+    if (v % align)
+        return fail(err, errlen, "--%s: %s is not a multiple of %llu bytes", name, text,
+                    (unsigned long long)align);
+    *out = v;
+    return 0;
+}
+
+static int copy_string(const char *name, const char *text, char *dst, size_t dstlen, char *err,
+                       size_t errlen)
+{
+    if (text[0] == '\0')
+        return fail(err, errlen, "--%s: empty value", name);
+    if (strlen(text) >= dstlen)
+        return fail(err, errlen, "--%s: value longer than %zu bytes", name, dstlen - 1);
+    strcpy(dst, text);
+    return 0;
+}
+
+static int apply_opt(int c, const char *arg, struct server_opts *o, char *err, size_t errlen)
+{
+    uint32_t raid;
+
+    switch (c) {
+    case OPT_IO_NODES:
+        return parse_count("io-nodes", arg, 1, 1024, &o->nio, err, errlen);
+    case OPT_TARGETS:
+        return parse_count("targets-per-io", arg, 1, 64, &o->nt, err, errlen);
+    case OPT_RAID:
+        if (parse_count("raid", arg, 0, 5, &raid, err, errlen) < 0 ||
+            (raid != 0 && raid != 1 && raid != 5))
+            return fail(err, errlen, "--raid: '%s' is not one of 0, 1, 5", arg);
+        o->raid = (int)raid;
+        return 0;
+    case OPT_DATA:
+        return copy_string("data", arg, o->data_dir, sizeof(o->data_dir) - 64, err, errlen);
+    case OPT_TARGET_SIZE:
+        return parse_bytes("target-size", arg, 1ull << 20, 1ull << 50, 4096, &o->target_size,
+                           err, errlen);
+    case OPT_LISTEN:
+        return copy_string("listen", arg, o->listen, sizeof(o->listen), err, errlen);
+    case OPT_MAP:
+        return copy_string("map", arg, o->map_path, sizeof(o->map_path), err, errlen);
+    case OPT_STRIPE_UNIT:
+        return parse_bytes("stripe-unit", arg, 1, SERVER_MAX_STRIPE_UNIT, 1, &o->stripe_unit,
+                           err, errlen);
+    case OPT_CHUNK_SIZE:
+        return parse_bytes("chunk-size", arg, 4096, 64ull << 20, 4096, &o->chunk_size, err,
+                           errlen);
+    case OPT_NO_BIND:
+        o->no_bind = 1;
+        return 0;
+    case OPT_HELP:
+        o->help = 1;
+        return 0;
+    default:
+        return fail(err, errlen, "unknown option (try --help)");
+    }
+}
+
+static void set_defaults(struct server_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->nio = 1;
+    o->nt = 2;
+    o->raid = 0;
+    o->target_size = SERVER_DEFAULT_TARGET_SIZE;
+    strcpy(o->listen, "127.0.0.1");
+    o->stripe_unit = IPVFS_DEFAULT_STRIPE_UNIT;
+    o->chunk_size = 64u << 10;
+}
+
+int server_opts_parse(int argc, char **argv, struct server_opts *out, char *err, size_t errlen)
+{
+    int c, rc;
+
+    set_defaults(out);
+    err[0] = '\0';
+    optind = 0; /* 0 also makes glibc re-initialise its internal state */
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":", long_opts, NULL)) != -1) {
+        if (c == '?')
+            return fail(err, errlen, "unknown option '%s' (try --help)", argv[optind - 1]);
+        if (c == ':')
+            return fail(err, errlen, "option '%s' needs a value", argv[optind - 1]);
+        if ((rc = apply_opt(c, optarg, out, err, errlen)) < 0)
+            return rc;
+    }
+    if (optind < argc)
+        return fail(err, errlen, "unexpected argument '%s' (try --help)", argv[optind]);
+    if (out->help)
+        return 0;
+    if (out->data_dir[0] == '\0')
+        return fail(err, errlen, "--data DIR is required (try --help)");
+    if (out->map_path[0] == '\0')
+        snprintf(out->map_path, sizeof(out->map_path), "%s/ipvfs.map", out->data_dir);
+    return 0;
+}

@@ -1,0 +1,43 @@
+/* Command-line options of ipvfs-server.
+ *
+ * Every rank parses the same argv with server_opts_parse(); rank 0 alone
+ * reports the verdict (see main.c), so that a bad option gives one clear
+ * message and every rank exits alike.  Pure code, no MPI: unit-tested in
+ * test/test_server_options.c. */
+#ifndef IPVFS_SERVER_OPTIONS_H
+#define IPVFS_SERVER_OPTIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SERVER_DEFAULT_TARGET_SIZE (4ull << 30)
+#define SERVER_MAX_STRIPE_UNIT     (1ull << 30)
+
+struct server_opts {
+    uint32_t nio;            /* --io-nodes */
+    uint32_t nt;             /* --targets-per-io */
+    int raid;                /* --raid */
+    char data_dir[1024];     /* --data (required) */
+    uint64_t target_size;    /* --target-size */
+    char listen[64];         /* --listen */
+    char map_path[1100];     /* --map, default DATA/ipvfs.map */
+    uint64_t stripe_unit;    /* --stripe-unit */
+    uint64_t chunk_size;     /* --chunk-size */
+    int no_bind;             /* --no-bind */
+    int help;                /* --help: print usage, start nothing */
+};
+
+/* Parses argv into *out.  Returns 0, or -EINVAL with a one-line message in
+ * err naming the offending option.  getopt state is reset first, so the
+ * function may be called more than once in a process (tests do). */
+int server_opts_parse(int argc, char **argv, struct server_opts *out, char *err, size_t errlen);
+
+/* "64K", "4G", "512", "1MiB": bytes with an optional K/M/G/T suffix (powers
+ * of 1024, optional "B" or "iB").  Returns 0 or -EINVAL (junk, zero not
+ * allowed by the caller is checked there) or -ERANGE (overflow). */
+int server_parse_size(const char *text, uint64_t *out);
+
+/* The usage text printed by --help. */
+const char *server_usage(void);
+
+#endif

@@ -1,0 +1,142 @@
+/* ipvfs-server internals shared by its service files.
+ *
+ *   main.c     MPI start-up, roles, readiness, teardown, MPI_Finalize
+ *   topo.c     hwloc core binding
+ *   conn.c     listener and the per-connection state machine, HELLO,
+ *              counters, dispatch through the ops table
+ *   meta.c     metadata service (LOOKUP REMOVE MKDIR READDIR) over metadb
+ *   ionode.c   I/O node service (READ WRITE DF_*) over dfstore
+ *   control.c  STATUS, SHUTDOWN (cluster-wide and local), signals
+ *
+ * Everything runs on one thread, in callbacks of srv->loop. */
+#ifndef IPVFS_SERVER_H
+#define IPVFS_SERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend/server/options.h"
+#include "common/evloop.h"
+#include "common/map.h"
+#include "common/proto.h"
+
+struct tgt_server;
+struct iraid_volume;
+struct dfstore;
+struct metadb;
+struct conn;
+
+/* Request and byte counters, per rank and per client id. */
+struct counters {
+    uint64_t requests;
+    uint64_t bytes_in;
+    uint64_t bytes_out;
+};
+
+struct client_counters {
+    uint32_t client_id;
+    struct counters c;
+};
+
+struct server {
+    struct server_opts opts;
+    int rank, nranks;
+    uint32_t role;              /* enum ipvfs_role bits */
+    uint32_t io_index;          /* our I/O node (targets: the one we serve) */
+    int target_index;           /* -1 unless a target */
+    enum ipvfs_rank_state state;
+    char rank_dir[1100];        /* DATA/rank-<r> */
+    char host[64];              /* published in the map */
+    char cluster[24];           /* names the cluster inside iSCSI names */
+
+    struct evloop *loop;
+    int listen_fd;
+    uint16_t port;
+    int signal_fd;
+
+    struct tgt_server *tgt;     /* target ranks */
+    uint16_t iscsi_port;
+    struct iraid_volume *vol;   /* I/O nodes */
+    struct dfstore *ds;
+    struct metadb *mdb;         /* rank 0 */
+
+    uint8_t secret[IPVFS_SECRET_LEN];
+    struct ipvfs_map map;       /* every rank's address, after the exchange */
+
+    struct counters total;
+    struct client_counters *clients;
+    size_t nclients;
+
+    int exit_code;              /* what main returns */
+};
+
+/* ---- connections (conn.c) ---------------------------------------------- */
+
+int conn_listen(struct server *srv);
+/* Closes every connection (failing nothing in flight: call after the
+ * stores are closed) and the listener. */
+void conn_close_all(struct server *srv);
+
+/* How a handler finishes a request: exactly one conn_reply* per request,
+ * either before the handler returns or later from an async completion.
+ * conn_reply takes ownership of body (malloc'd, or NULL with len 0).  The
+ * request body given to the handler stays valid until the reply is sent. */
+void conn_reply(struct conn *c, uint32_t status, void *body, size_t len);
+/* Error reply: status is a positive errno; the message (printf format) is
+ * logged and sent as the NUL-terminated body. */
+void conn_reply_err(struct conn *c, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* After this request's reply is written (or the connection dies), run cb. */
+void conn_on_reply_sent(struct conn *c, void (*cb)(struct server *srv, void *arg), void *arg);
+/* Closes the connection after the reply instead of reading the next one. */
+void conn_close_after_reply(struct conn *c);
+struct server *conn_server(const struct conn *c);
+/* Counters of the connection's client (set by HELLO). */
+void conn_count_bytes(struct conn *c, uint64_t in, uint64_t out);
+
+/* Handler of one op.  hdr and body (body_len bytes) are the request. */
+typedef void (*op_handler)(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body);
+
+struct op_entry {
+    uint16_t op;
+    uint32_t roles;             /* which ranks serve it (enum ipvfs_role bits) */
+    op_handler handler;
+    const char *name;
+};
+
+/* Ops tables of the service files; conn.c dispatches through them. */
+extern const struct op_entry meta_ops[];
+extern const struct op_entry ionode_ops[];
+extern const struct op_entry control_ops[];
+
+/* ---- services ---------------------------------------------------------- */
+
+int meta_open(struct server *srv);
+void meta_close(struct server *srv);
+
+int ionode_open(struct server *srv);
+/* Async local stop of the I/O node: syncs and closes the datafile store,
+ * then the volume; calls done from a loop callback, exactly once. */
+void ionode_stop(struct server *srv, void (*done)(struct server *srv, int status));
+/* Synchronous close for teardown paths (nothing may be in flight). */
+void ionode_close(struct server *srv);
+
+/* Signals (signalfd) and the local stop of any role. */
+int control_signals(struct server *srv);
+void control_fill_status(struct server *srv, struct ipvfs_status_rep *out);
+
+/* ---- misc -------------------------------------------------------------- */
+
+int topo_bind(struct server *srv);
+
+/* iSCSI names (main.c): target k of I/O node io, and I/O node initiators. */
+void server_target_iqn(const struct server *srv, uint32_t io, uint32_t k, char *out,
+                       size_t outlen);
+void server_initiator_iqn(const struct server *srv, char *out, size_t outlen);
+
+static inline const char *role_name(uint32_t role)
+{
+    return (role & IPVFS_ROLE_METADATA) ? "metadata" : (role & IPVFS_ROLE_IO) ? "io" : "target";
+}
+
+#endif

@@ -1,0 +1,467 @@
+/* Backing stores and the asynchronous I/O engine.
+ *
+ * A store is a small template (struct tgt_store_ops) registered in
+ * store_table[] under its enum tgt_backing kind.  File and block stores
+ * share the descriptor engine: io_uring when the kernel gives us a ring
+ * (completions arrive through an eventfd on the server's evloop), else
+ * plain blocking syscalls with the completion called before submit returns.
+ * The memory store copies and completes inline.
+ */
+#include "config.h"
+
+#include "backend/target/tgt.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#ifdef HAVE_LIBURING
+#include <liburing.h>
+#endif
+
+#include "common/evloop.h"
+#include "common/log.h"
+
+#define AIO_RING_DEPTH 256
+
+struct tgt_aio {
+    struct tgt_server *srv;
+    int inflight;
+#ifdef HAVE_LIBURING
+    struct io_uring ring;
+    int ring_ok;
+    int efd;
+#endif
+};
+
+/* ---- blocking engine (fallback) ---- */
+
+static int sync_rw(int fd, struct tgt_io *io)
+{
+    while (io->done < io->len) {
+        ssize_t n;
+        struct iovec v = { io->buf + io->done, io->len - io->done };
+        off_t off = (off_t)(io->off + io->done);
+
+        if (io->op == TGT_IO_READ)
+            n = preadv2(fd, &v, 1, off, 0);
+        else
+            n = pwritev2(fd, &v, 1, off, io->fua ? RWF_DSYNC : 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -errno;
+        if (n == 0 && io->op == TGT_IO_READ) {
+            /* Past the end of a short file reads as zeros. */
+            memset(io->buf + io->done, 0, io->len - io->done);
+            io->done = io->len;
+        } else if (n == 0) {
+            return -EIO;
+        }
+        io->done += (size_t)n;
+    }
+    return 0;
+}
+
+static int sync_exec(int fd, struct tgt_io *io)
+{
+    switch (io->op) {
+    case TGT_IO_READ:
+    case TGT_IO_WRITE:
+        return sync_rw(fd, io);
+    case TGT_IO_FLUSH:
+        return fdatasync(fd) < 0 ? -errno : 0;
+    case TGT_IO_PUNCH:
+        return fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)io->off,
+                         (off_t)io->len) < 0 ? -errno : 0;
+    }
+    return -EINVAL;
+}
+
+/* ---- io_uring engine ---- */
+
+#ifdef HAVE_LIBURING
+static int ring_prep(struct tgt_aio *aio, int fd, struct tgt_io *io)
+{
+    struct io_uring_sqe *sqe = io_uring_get_sqe(&aio->ring);
+
+    if (!sqe) {
+        if (io_uring_submit(&aio->ring) < 0)
+            return -EAGAIN;
+        sqe = io_uring_get_sqe(&aio->ring);
+        if (!sqe)
+            return -EAGAIN;
+    }
+    switch (io->op) {
+    case TGT_IO_READ:
+        io_uring_prep_read(sqe, fd, io->buf + io->done, (unsigned)(io->len - io->done),
+                           io->off + io->done);
+        break;
+    case TGT_IO_WRITE:
+        io_uring_prep_write(sqe, fd, io->buf + io->done, (unsigned)(io->len - io->done),
+                            io->off + io->done);
+        if (io->fua)
+            sqe->rw_flags = RWF_DSYNC;
+        break;
+    case TGT_IO_FLUSH:
+        io_uring_prep_fsync(sqe, fd, IORING_FSYNC_DATASYNC);
+        break;
+    case TGT_IO_PUNCH:
+        io_uring_prep_fallocate(sqe, fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                                io->off, io->len);
+        break;
+    }
+    io_uring_sqe_set_data(sqe, io);
+    return io_uring_submit(&aio->ring) < 0 ? -EAGAIN : 0;
+}
+
+/* One completion: finish short transfers, then tell the owner. */
+static void ring_complete(struct tgt_aio *aio, struct tgt_io *io, int res)
+{
+    int fd = io->lun->fd;
+
+    if (res >= 0 && (io->op == TGT_IO_READ || io->op == TGT_IO_WRITE)) {
+        if (res == 0 && io->op == TGT_IO_READ) {
+            memset(io->buf + io->done, 0, io->len - io->done);
+            io->done = io->len;
+        } else if (res == 0) {
+            res = -EIO;
+        } else {
+            io->done += (size_t)res;
+        }
+        if (res >= 0 && io->done < io->len) {
+            if (ring_prep(aio, fd, io) == 0)
+                return;
+            res = sync_exec(fd, io);
+        }
+    }
+    aio->inflight--;
+    io->cb(io, res < 0 ? res : 0);
+}
+
+static void ring_event(struct evloop *loop, int fd, int events, void *user)
+{
+    struct tgt_aio *aio = user;
+    struct io_uring_cqe *cqe;
+    uint64_t cnt;
+
+    if (read(aio->efd, &cnt, sizeof(cnt)) < 0 && errno != EAGAIN)
+        log_warn("target: reading the io_uring eventfd: %s", strerror(errno));
+    while (io_uring_peek_cqe(&aio->ring, &cqe) == 0) {
+        struct tgt_io *io = io_uring_cqe_get_data(cqe);
+        int res = cqe->res;
+
+        io_uring_cqe_seen(&aio->ring, cqe);
+        ring_complete(aio, io, res);
+    }
+}
+
+static int ring_setup(struct tgt_aio *aio)
+{
+    int rc = io_uring_queue_init(AIO_RING_DEPTH, &aio->ring, 0);
+
+    if (rc < 0)
+        return rc;
+    aio->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (aio->efd < 0) {
+        rc = -errno;
+        goto undo_ring;
+    }
+    rc = io_uring_register_eventfd(&aio->ring, aio->efd);
+    if (rc < 0)
+        goto undo_efd;
+    rc = evloop_set_fd(aio->srv->loop, aio->efd, EV_READ, ring_event, aio);
+    if (rc < 0)
+        goto undo_efd;
+    aio->ring_ok = 1;
+    return 0;
+undo_efd:
+    close(aio->efd);
+undo_ring:
+    io_uring_queue_exit(&aio->ring);
+    return rc;
+}
+#endif
+
+int tgt_aio_create(struct tgt_server *srv, struct tgt_aio **out)
+{
+    struct tgt_aio *aio = calloc(1, sizeof(*aio));
+
+    if (!aio)
+        return -ENOMEM;
+    aio->srv = srv;
+#ifdef HAVE_LIBURING
+    {
+        int rc = ring_setup(aio);
+        if (rc < 0)
+            log_info("target: io_uring unavailable (%s), backing I/O is synchronous",
+                     strerror(-rc));
+    }
+#endif
+    *out = aio;
+    return 0;
+}
+
+const char *tgt_aio_name(const struct tgt_aio *aio)
+{
+#ifdef HAVE_LIBURING
+    if (aio->ring_ok)
+        return "io_uring";
+#endif
+    return "synchronous";
+}
+
+int tgt_aio_inflight(const struct tgt_aio *aio)
+{
+    return aio->inflight;
+}
+
+void tgt_aio_submit(struct tgt_aio *aio, int fd, struct tgt_io *io)
+{
+    int rc;
+
+    io->done = 0;
+#ifdef HAVE_LIBURING
+    if (aio->ring_ok && ring_prep(aio, fd, io) == 0) {
+        aio->inflight++;
+        return;
+    }
+#endif
+    rc = sync_exec(fd, io);
+    io->cb(io, rc);
+}
+
+void tgt_aio_destroy(struct tgt_aio *aio)
+{
+    if (!aio)
+        return;
+#ifdef HAVE_LIBURING
+    if (aio->ring_ok) {
+        /* Owners of ios in flight are waiting for their callbacks. */
+        while (aio->inflight > 0) {
+            struct io_uring_cqe *cqe;
+            if (io_uring_wait_cqe(&aio->ring, &cqe) < 0)
+                break;
+            struct tgt_io *io = io_uring_cqe_get_data(cqe);
+            int res = cqe->res;
+            io_uring_cqe_seen(&aio->ring, cqe);
+            ring_complete(aio, io, res);
+        }
+        evloop_del_fd(aio->srv->loop, aio->efd);
+        close(aio->efd);
+        io_uring_queue_exit(&aio->ring);
+    }
+#endif
+    free(aio);
+}
+
+/* ---- store templates ---- */
+
+static int fd_store_flush(struct tgt_lun *lun)
+{
+    return fdatasync(lun->fd) < 0 ? -errno : 0;
+}
+
+static void fd_store_submit(struct tgt_lun *lun, struct tgt_io *io)
+{
+    tgt_aio_submit(lun->srv->aio, lun->fd, io);
+}
+
+static void fd_store_close(struct tgt_lun *lun)
+{
+    if (lun->fd >= 0)
+        close(lun->fd);
+    lun->fd = -1;
+}
+
+static int file_open(struct tgt_lun *lun, const struct tgt_lun_config *cfg)
+{
+    struct stat st;
+    int fd, rc;
+
+    fd = open(cfg->path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -errno;
+    if (fstat(fd, &st) < 0) {
+        rc = -errno;
+        goto undo_open;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        rc = -EINVAL;
+        goto undo_open;
+    }
+    if (cfg->size > (uint64_t)st.st_size && ftruncate(fd, (off_t)cfg->size) < 0) {
+        rc = -errno;
+        goto undo_open;
+    }
+    lun->size = cfg->size ? cfg->size : (uint64_t)st.st_size;
+    lun->fd = fd;
+    lun->can_punch = 1;
+    return 0;
+undo_open:
+    close(fd);
+    return rc;
+}
+
+static int block_open(struct tgt_lun *lun, const struct tgt_lun_config *cfg)
+{
+    uint64_t bytes;
+    struct stat st;
+    int fd, rc;
+
+    fd = open(cfg->path, O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    if (fstat(fd, &st) < 0) {
+        rc = -errno;
+        goto undo_open;
+    }
+    if (!S_ISBLK(st.st_mode)) {
+        rc = -ENOTBLK;
+        goto undo_open;
+    }
+    if (ioctl(fd, BLKGETSIZE64, &bytes) < 0) {
+        rc = -errno;
+        goto undo_open;
+    }
+    lun->size = cfg->size && cfg->size < bytes ? cfg->size : bytes;
+    lun->fd = fd;
+    lun->can_punch = 1;
+    return 0;
+undo_open:
+    close(fd);
+    return rc;
+}
+
+static int mem_open(struct tgt_lun *lun, const struct tgt_lun_config *cfg)
+{
+    void *p;
+
+    if (cfg->size == 0)
+        return -EINVAL;
+    /* Anonymous pages: untouched blocks cost nothing and read as zeros. */
+    p = mmap(NULL, cfg->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+             -1, 0);
+    if (p == MAP_FAILED)
+        return -errno;
+    lun->mem = p;
+    lun->size = cfg->size;
+    lun->can_punch = 1;
+    return 0;
+}
+
+static void mem_close(struct tgt_lun *lun)
+{
+    if (lun->mem)
+        munmap(lun->mem, lun->size);
+    lun->mem = NULL;
+}
+
+static void mem_submit(struct tgt_lun *lun, struct tgt_io *io)
+{
+    switch (io->op) {
+    case TGT_IO_READ:
+        memcpy(io->buf, lun->mem + io->off, io->len);
+        break;
+    case TGT_IO_WRITE:
+        memcpy(lun->mem + io->off, io->buf, io->len);
+        break;
+    case TGT_IO_PUNCH:
+        memset(lun->mem + io->off, 0, io->len);
+        break;
+    case TGT_IO_FLUSH:
+        break;
+    }
+    io->done = io->len;
+    io->cb(io, 0);
+}
+
+static int mem_flush(struct tgt_lun *lun)
+{
+    return 0;
+}
+
+static const struct tgt_store_ops file_store = {
+    .name = "file", .open = file_open, .close = fd_store_close,
+    .submit = fd_store_submit, .flush = fd_store_flush,
+};
+static const struct tgt_store_ops block_store = {
+    .name = "block", .open = block_open, .close = fd_store_close,
+    .submit = fd_store_submit, .flush = fd_store_flush,
+};
+static const struct tgt_store_ops mem_store = {
+    .name = "memory", .open = mem_open, .close = mem_close,
+    .submit = mem_submit, .flush = mem_flush,
+};
+
+static const struct tgt_store_ops *const store_table[] = {
+    [TGT_BACKING_FILE] = &file_store,
+    [TGT_BACKING_BLOCK] = &block_store,
+    [TGT_BACKING_MEMORY] = &mem_store,
+};
+
+const struct tgt_store_ops *tgt_store_lookup(enum tgt_backing kind)
+{
+    if ((unsigned)kind >= sizeof(store_table) / sizeof(store_table[0]))
+        return NULL;
+    return store_table[kind];
+}
+
+void tgt_io_submit(struct tgt_io *io)
+{
+    io->lun->ops->submit(io->lun, io);
+}
+
+int tgt_lun_open(struct tgt_server *srv, struct tgt_lun *lun, const struct tgt_lun_config *cfg)
+{
+    const struct tgt_store_ops *ops = tgt_store_lookup(cfg->kind);
+    const char *what = cfg->kind == TGT_BACKING_MEMORY ? "memory" : cfg->path;
+    int rc;
+
+    lun->srv = srv;
+    lun->fd = -1;
+    if (!ops || (cfg->kind != TGT_BACKING_MEMORY && !cfg->path)) {
+        log_error("target: LUN %d: invalid backing store description", lun->index);
+        return -EINVAL;
+    }
+    rc = ops->open(lun, cfg);
+    if (rc < 0) {
+        log_error("target: LUN %d: cannot open %s store %s: %s", lun->index, ops->name, what,
+                  strerror(-rc));
+        return rc;
+    }
+    lun->ops = ops;
+    lun->block_size = TGT_BLOCK_SIZE;
+    lun->nblocks = lun->size / TGT_BLOCK_SIZE;
+    lun->size = lun->nblocks * TGT_BLOCK_SIZE;
+    if (lun->nblocks == 0) {
+        log_error("target: LUN %d: %s store %s is smaller than one block", lun->index,
+                  ops->name, what);
+        ops->close(lun);
+        lun->ops = NULL;
+        return -EINVAL;
+    }
+    return 0;
+}
+
+void tgt_lun_close(struct tgt_lun *lun)
+{
+    if (!lun->ops)
+        return;
+    int rc = lun->ops->flush(lun);
+
+    if (rc < 0)
+        log_error("target: LUN %d: flush at close failed: %s", lun->index, strerror(-rc));
+    lun->ops->close(lun);
+    lun->ops = NULL;
+}

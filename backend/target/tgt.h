@@ -1,0 +1,328 @@
+/* Internals of the embedded iSCSI target, shared by its source files.
+ *
+ * Layering (one file per area):
+ *   server.c  portal, accept, connection registry, public entry points
+ *   conn.c    per-connection PDU receive/transmit state machine, full
+ *             feature phase (SCSI command, Data-Out, NOP, TMF, logout, text)
+ *   login.c   login phases, key negotiation, CHAP, SendTargets
+ *   scsi.c    SCSI opcode table, CDB decoding and execution, sense data
+ *   store.c   backing-store templates (file, block, memory) and the
+ *             asynchronous I/O engine (io_uring, synchronous fallback)
+ *   md5.c     MD5 for CHAP (RFC 1321)
+ *
+ * Everything runs on the thread of the caller's evloop.
+ *
+ * Connection state machine (struct tgt_conn.state):
+ *
+ *   LOGIN --(login reaches full feature stage)--> FULL
+ *   LOGIN --(login reject sent)-----------------> LOGOUT
+ *   FULL  --(logout response queued)------------> LOGOUT
+ *   LOGIN/FULL/LOGOUT --(protocol error, EOF, socket error,
+ *                        logout response written, target shutdown)--> CLOSED
+ *
+ * CLOSED is the cleanup state: the socket is closed and unregistered and
+ * queued PDUs are dropped at once; tasks without backing I/O in flight are
+ * freed; tasks whose backing I/O is in flight are marked aborted and hold a
+ * reference on the connection, which is freed when the last reference goes.
+ * Each connection is a whole session (MaxConnections=1).
+ *
+ * Ownership: the server owns connections (list srv->conns) and LUNs; a
+ * connection owns its tasks and its transmit queue; a task owns its data
+ * buffer; a queued PDU that points into a task's buffer holds a reference on
+ * the task (task->tx_refs) so the buffer outlives the send.
+ */
+#ifndef IPVFS_TGT_INTERNAL_H
+#define IPVFS_TGT_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include "backend/target/target.h"
+#include "backend/target/iscsi_pdu.h"
+
+#define TGT_BLOCK_SIZE       512u
+#define TGT_MAX_LUNS         64
+/* Largest data segment we accept in one PDU (declared as our
+ * MaxRecvDataSegmentLength) and the limit during login. */
+#define TGT_MAX_RECV_DSL     262144u
+#define TGT_LOGIN_MAX_DSL    8192u
+#define TGT_MAX_BURST        16776192u
+#define TGT_MAX_OUT_R2T      4u
+/* Largest SCSI transfer of one command (Block Limits VPD). */
+#define TGT_MAX_XFER_BLOCKS  16384u
+#define TGT_CMD_WINDOW       128u
+#define TGT_MAX_TEXT         65536u
+
+struct tgt_server;
+struct tgt_conn;
+struct tgt_task;
+struct tgt_lun;
+
+/* ---- asynchronous backing I/O (store.c) ---- */
+
+enum tgt_io_op { TGT_IO_READ, TGT_IO_WRITE, TGT_IO_FLUSH, TGT_IO_PUNCH };
+
+struct tgt_io;
+/* Called once per submitted io with 0 or a negative errno.  It may run
+ * before tgt_io_submit() returns (memory store, synchronous fallback), so a
+ * submitter must not touch the io or its owner after submitting. */
+typedef void (*tgt_io_done_fn)(struct tgt_io *io, int err);
+
+struct tgt_io {
+    enum tgt_io_op op;
+    int fua;               /* write through to stable storage */
+    uint8_t *buf;
+    uint64_t off;
+    size_t len;
+    size_t done;           /* bytes completed so far (short transfers) */
+    struct tgt_lun *lun;
+    tgt_io_done_fn cb;
+};
+
+/* A backing-store template.  open() fills lun->size (and private fields);
+ * submit() starts one io; flush() makes completed writes durable, blocking. */
+struct tgt_store_ops {
+    const char *name;
+    int (*open)(struct tgt_lun *lun, const struct tgt_lun_config *cfg);
+    void (*close)(struct tgt_lun *lun);
+    void (*submit)(struct tgt_lun *lun, struct tgt_io *io);
+    int (*flush)(struct tgt_lun *lun);
+};
+
+const struct tgt_store_ops *tgt_store_lookup(enum tgt_backing kind);
+
+struct tgt_aio;
+int tgt_aio_create(struct tgt_server *srv, struct tgt_aio **out);
+/* Waits for every io in flight, then frees the engine. */
+void tgt_aio_destroy(struct tgt_aio *aio);
+const char *tgt_aio_name(const struct tgt_aio *aio);
+
+/* Starts io on io->lun through its store (see tgt_io_done_fn). */
+void tgt_io_submit(struct tgt_io *io);
+/* Used by stores: run io on the server's engine (io_uring or blocking). */
+void tgt_aio_submit(struct tgt_aio *aio, int fd, struct tgt_io *io);
+int tgt_aio_inflight(const struct tgt_aio *aio);
+
+struct tgt_lun {
+    struct tgt_server *srv;
+    int index;
+    const struct tgt_store_ops *ops;
+    int fd;                  /* file and block stores */
+    uint8_t *mem;            /* memory store */
+    uint64_t size;           /* bytes, a multiple of the block size */
+    uint64_t nblocks;
+    uint32_t block_size;
+    int can_punch;           /* UNMAP / WRITE SAME with UNMAP supported */
+    char serial[24];
+    uint8_t naa[16];         /* NAA type 6 identifier */
+    struct tgt_conn *reserved_by; /* RESERVE(6) holder, NULL when free */
+};
+
+struct tgt_auth {
+    char *user, *secret, *mutual_user, *mutual_secret;
+};
+
+struct tgt_server {
+    struct evloop *loop;
+    char *iqn;
+    char *portal_host;
+    uint16_t port;
+    int listen_fd;
+    struct tgt_lun luns[TGT_MAX_LUNS];
+    int nluns;
+    struct tgt_auth auth;
+    struct tgt_conn *conns;  /* every connection not yet freed */
+    uint16_t next_tsih;
+    uint32_t next_ttt;
+    struct tgt_aio *aio;
+    struct tgt_stats stats;
+};
+
+/* ---- connections (conn.c) ---- */
+
+enum tgt_conn_state { CONN_LOGIN, CONN_FULL, CONN_LOGOUT, CONN_CLOSED };
+
+/* How a connection moves bytes: the socket, or a memory feeder in the fuzz
+ * harness.  Both return bytes moved, 0 on end of stream (recv), or a
+ * negative errno (-EAGAIN when nothing can move now). */
+struct tgt_transport {
+    ssize_t (*recv)(struct tgt_conn *c, void *buf, size_t len);
+    ssize_t (*sendv)(struct tgt_conn *c, const struct iovec *iov, int iovcnt);
+};
+
+struct tgt_params {
+    uint32_t peer_mrdsl;     /* initiator's MaxRecvDataSegmentLength */
+    uint32_t max_burst;
+    uint32_t first_burst;
+    uint32_t max_r2t;
+    int immediate_data;
+    int initial_r2t;
+    int header_digest;
+    int data_digest;
+};
+
+struct tgt_txpdu {
+    struct tgt_txpdu *next;
+    uint8_t hdr[ISCSI_BHS_LEN + ISCSI_DIGEST_LEN];
+    uint8_t trailer[3 + ISCSI_DIGEST_LEN];
+    struct iovec iov[3];
+    int iovcnt;
+    int iov_pos;             /* first iov not fully sent */
+    struct tgt_task *task;   /* buffer owner, or NULL */
+    uint8_t *owned;          /* data freed after sending */
+    int close_after;         /* logout/login reject: close when written */
+};
+
+enum rx_phase { RX_BHS, RX_AHS, RX_DATA, RX_TRAILER };
+
+struct tgt_login;
+
+struct tgt_conn {
+    struct tgt_server *srv;
+    struct tgt_conn *next, *prev;
+    int fd;
+    const struct tgt_transport *tp;
+    void *tp_user;
+    enum tgt_conn_state state;
+    int refs;
+    char peer[64];
+
+    /* session: one connection per session */
+    int discovery;
+    uint8_t isid[6];
+    uint16_t tsih;
+    uint16_t cid;
+    char initiator[224];
+    uint32_t exp_cmdsn, max_cmdsn, stat_sn;
+    struct tgt_params p;
+    struct tgt_login *login;
+    uint64_t ua_reset;       /* LUNs with a pending reset unit attention */
+
+    /* receive state machine */
+    enum rx_phase rx_phase;
+    uint8_t rx_bhs[ISCSI_BHS_LEN];
+    uint8_t rx_ahs[1024 + ISCSI_DIGEST_LEN];
+    uint8_t rx_trailer[3 + ISCSI_DIGEST_LEN];
+    uint32_t rx_need, rx_have;   /* bytes of the current phase */
+    uint32_t rx_dlen;            /* data segment length of current PDU */
+    uint8_t *rx_dst;             /* where data goes; NULL: discard */
+    uint32_t rx_keep;            /* bytes stored at rx_dst, rest discarded */
+    uint8_t *rx_seg;             /* owned buffer for non-SCSI data */
+    uint32_t rx_seg_cap;
+    uint32_t rx_crc;             /* running data digest */
+    struct tgt_task *rx_task;    /* task the data belongs to */
+    uint8_t rx_stage[65536];     /* read-ahead of small PDUs */
+    uint32_t rx_stage_pos, rx_stage_end;
+    int in_rx;                   /* batching: tx waits for the end of rx */
+
+    /* transmit queue */
+    struct tgt_txpdu *tx_head, *tx_tail;
+    int tx_blocked;              /* waiting for EV_WRITE */
+
+    struct tgt_task *tasks;
+    uint32_t ntasks;
+};
+
+/* ---- tasks ---- */
+
+enum tgt_dir { DIR_NONE, DIR_READ, DIR_WRITE };
+
+struct tgt_r2t {
+    uint32_t ttt;
+    uint32_t offset, len, received;
+    uint32_t datasn;
+    int active;
+};
+
+struct tgt_task {
+    struct tgt_conn *conn;
+    struct tgt_task *next, *prev;
+    struct tgt_lun *lun;     /* NULL when the LUN does not exist */
+    uint8_t lun_raw[8];
+    uint32_t itt, cmdsn, edtl;
+    uint8_t cdb[16];
+    uint8_t flags;
+    int immediate;
+
+    /* decoded by scsi_prepare() */
+    enum tgt_dir dir;
+    uint64_t lba;
+    uint32_t nblocks;
+    uint32_t xfer;           /* SPDTL: bytes the CDB transfers */
+    int fua;
+
+    /* data */
+    uint8_t *buf;
+    uint32_t buf_len;
+    uint32_t want;           /* Data-Out bytes we keep */
+    uint32_t got;
+    uint32_t unsol_got;      /* immediate + unsolicited bytes seen */
+    uint32_t unsol_datasn;
+    int unsol_done;
+    uint32_t r2t_next;       /* next offset to solicit */
+    uint32_t r2tsn;
+    struct tgt_r2t r2t[TGT_MAX_OUT_R2T];
+    int data_ready;
+
+    /* result */
+    uint8_t status;
+    uint8_t sense[32];
+    uint8_t sense_len;
+    uint32_t data_len;       /* Data-In bytes produced */
+    int aborted;
+    int linked;              /* on conn->tasks (counts in ntasks) */
+    int io_busy;
+    int tx_refs;
+    void (*cont)(struct tgt_task *t); /* next step after backing I/O */
+    uint64_t cur_lba;        /* progress of multi-step commands */
+    uint32_t left;
+    int stage;
+    uint8_t *aux;            /* second buffer (verify compare) */
+    struct tgt_io io;
+};
+
+/* conn.c */
+int tgt_conn_create(struct tgt_server *srv, int fd, const struct tgt_transport *tp,
+                    void *tp_user, struct tgt_conn **out);
+void tgt_conn_close(struct tgt_conn *c, const char *why);
+void tgt_conn_put(struct tgt_conn *c);
+/* Runs the receive state machine over everything available. */
+void tgt_conn_rx(struct tgt_conn *c);
+void tgt_conn_tx(struct tgt_conn *c);
+/* Queue a PDU with header h (48 bytes) and optional data (copied when
+ * owned is NULL and task is NULL). Returns 0 or -ENOMEM. */
+int tgt_conn_queue(struct tgt_conn *c, const uint8_t *h, const void *data, uint32_t dlen,
+                   struct tgt_task *task, int copy);
+/* StatSN (advanced when advance), ExpCmdSN and MaxCmdSN of a response. */
+void tgt_conn_fill_sn(struct tgt_conn *c, uint8_t *h, int advance);
+/* Local address of the connection as "host:port" for TargetAddress. */
+void tgt_conn_local_addr(const struct tgt_conn *c, char *buf, size_t len);
+void tgt_conn_abort_tasks(struct tgt_conn *c, const struct tgt_lun *lun);
+/* Called by scsi.c when a command has its status. */
+void tgt_task_complete(struct tgt_task *t);
+
+/* login.c */
+int tgt_login_pdu(struct tgt_conn *c, const uint8_t *bhs, const uint8_t *data, uint32_t dlen);
+int tgt_text_pdu(struct tgt_conn *c, const uint8_t *bhs, const uint8_t *data, uint32_t dlen);
+void tgt_login_free(struct tgt_conn *c);
+
+/* scsi.c */
+/* Decodes the CDB: sets dir, xfer, lba, nblocks, or a CHECK CONDITION.
+ * Returns 0 when the command may proceed to data transfer/execution. */
+int scsi_prepare(struct tgt_task *t);
+/* Executes a prepared command whose Data-Out (if any) is in t->buf.
+ * Ends, perhaps later, in tgt_task_complete(). */
+void scsi_execute(struct tgt_task *t);
+void scsi_set_sense(struct tgt_task *t, uint8_t key, uint16_t asc);
+int scsi_lun_init(struct tgt_lun *lun);
+
+/* store.c helpers */
+int tgt_lun_open(struct tgt_server *srv, struct tgt_lun *lun, const struct tgt_lun_config *cfg);
+void tgt_lun_close(struct tgt_lun *lun);
+
+/* md5.c */
+void tgt_md5(const uint8_t *const *parts, const size_t *lens, int nparts, uint8_t out[16]);
+
+#endif

@@ -1,0 +1,85 @@
+#include "iraid/layout.h"
+
+#include <errno.h>
+
+int iraid_layout_init(struct iraid_layout *out, int level, uint32_t nmembers, uint64_t chunk,
+                      uint64_t member_bytes)
+{
+    uint32_t min_members;
+
+    switch (level) {
+    case 0: min_members = 1; break;
+    case 1: min_members = 2; break;
+    case 5: min_members = 3; break;
+    default: return -EINVAL;
+    }
+    if (nmembers < min_members || chunk == 0)
+        return -EINVAL;
+    *out = (struct iraid_layout){
+        .level = level, .nmembers = nmembers, .chunk = chunk, .stripes = member_bytes / chunk,
+    };
+    return 0;
+}
+
+uint32_t iraid_layout_data_per_stripe(const struct iraid_layout *l)
+{
+    switch (l->level) {
+    case 1: return 1;
+    case 5: return l->nmembers - 1;
+    default: return l->nmembers;
+    }
+}
+
+uint64_t iraid_layout_capacity(const struct iraid_layout *l)
+{
+    return l->stripes * iraid_layout_data_per_stripe(l) * l->chunk;
+}
+
+uint32_t iraid_layout_parity_member(const struct iraid_layout *l, uint64_t stripe)
+{
+    return (l->nmembers - 1) - (uint32_t)(stripe % l->nmembers);
+}
+
+void iraid_layout_map(const struct iraid_layout *l, uint64_t vol_off, struct iraid_loc *out)
+{
+    uint64_t d = vol_off / l->chunk, in_chunk = vol_off % l->chunk;
+    uint32_t per = iraid_layout_data_per_stripe(l);
+
+    out->stripe = d / per;
+    switch (l->level) {
+    case 1:
+        out->member = (uint32_t)(d % l->nmembers);
+        break;
+    case 5:
+        out->member = (iraid_layout_parity_member(l, out->stripe) + 1 + (uint32_t)(d % per)) %
+                      l->nmembers;
+        break;
+    default:
+        out->member = (uint32_t)(d % per);
+        break;
+    }
+    out->member_off = out->stripe * l->chunk + in_chunk;
+    out->run = l->chunk - in_chunk;
+}
+
+uint64_t iraid_layout_unmap(const struct iraid_layout *l, uint32_t member, uint64_t member_off)
+{
+    uint64_t stripe = member_off / l->chunk, in_chunk = member_off % l->chunk;
+    uint32_t per = iraid_layout_data_per_stripe(l), k, p;
+
+    switch (l->level) {
+    case 1:
+        k = 0;
+        break;
+    case 5:
+        p = iraid_layout_parity_member(l, stripe);
+        if (member == p)
+            return IRAID_NO_DATA;
+        k = (member + l->nmembers - p - 1) % l->nmembers;
+        break;
+    default:
+        k = member;
+        break;
+    }
+    return (stripe * per + k) * l->chunk + in_chunk;
+}

@@ -1,0 +1,153 @@
+# Shared helpers of the iPVFS integration tests (bash; source it).
+#
+#   . "$IPVFS_SRCDIR/test/lib.sh"
+#   ipvfs_start_cluster 2 2 --target-size 256M   # NIO NT [more server options]
+#   ipvfs-ctl status || ipvfs_fail "status failed"
+#   ipvfs_restart_cluster                        # clean stop, same data, same options
+#   ipvfs_kill_cluster                           # kill -9 every server process (crash test)
+#   ipvfs_start_cluster 2 2                      # ...again on the same IPVFS_CLUSTER_DIR
+#   ipvfs_stop_cluster                           # ipvfs-ctl shutdown; fails if unclean
+#
+# Environment used: IPVFS_BUILDDIR (binaries: backend/ipvfs-server,
+# tools/ipvfs-ctl), TMPDIR, IPVFS_MPIEXEC_FLAGS (extra mpiexec flags, e.g.
+# -disable-auto-cleanup for tests that lose a rank on purpose),
+# IPVFS_SERVER_WRAPPER (a command put before the server binary, e.g.
+# "valgrind -q"), IPVFS_KEEP=1 (keep the cluster directory at exit).
+#
+# Exported after a start: IPVFS_MAP (the server map), IPVFS_CLUSTER_DIR (the
+# server's --data directory; server.log and ipvfs.map live in it too).
+# One cluster at a time per test.  The EXIT trap installed here kills what
+# is still running and removes the directory; a test that needs its own
+# cleanup defines a function ipvfs_test_cleanup, which the trap calls first.
+
+IPVFS_BUILDDIR=${IPVFS_BUILDDIR:?IPVFS_BUILDDIR must name the build directory}
+IPVFS_SERVER_BIN=$IPVFS_BUILDDIR/backend/ipvfs-server
+IPVFS_CTL_BIN=$IPVFS_BUILDDIR/tools/ipvfs-ctl
+export PATH=$IPVFS_BUILDDIR/backend:$IPVFS_BUILDDIR/tools:$PATH
+
+_ipvfs_pid=          # mpiexec of the running cluster (leader of its process group)
+_ipvfs_args=()       # NIO NT and extra options, for restarts
+
+# Prints a failure (with the server log's tail when there is one), exits 1.
+ipvfs_fail() {
+    echo "FAIL: $*" >&2
+    if [ -n "${IPVFS_CLUSTER_DIR:-}" ] && [ -f "$IPVFS_CLUSTER_DIR/server.log" ]; then
+        echo "--- last lines of $IPVFS_CLUSTER_DIR/server.log:" >&2
+        tail -n 30 "$IPVFS_CLUSTER_DIR/server.log" >&2
+    fi
+    exit 1
+}
+
+# ipvfs_start_cluster NIO NT [server options...]: starts the cluster and
+# waits (60 s at most) until rank 0 has written the map.
+ipvfs_start_cluster() {
+    local nio=${1:?ipvfs_start_cluster NIO NT [options]} nt=${2:?ipvfs_start_cluster NIO NT}
+    local n=$((nio * (1 + nt))) i
+    shift 2
+    [ -x "$IPVFS_SERVER_BIN" ] || ipvfs_fail "no server binary at $IPVFS_SERVER_BIN"
+    [ -z "$_ipvfs_pid" ] || ipvfs_fail "a cluster is already running"
+    if [ -z "${IPVFS_CLUSTER_DIR:-}" ]; then
+        IPVFS_CLUSTER_DIR=$(mktemp -d "${TMPDIR:-/tmp}/ipvfs-test.XXXXXX") ||
+            ipvfs_fail "cannot make a cluster directory"
+    fi
+    export IPVFS_CLUSTER_DIR IPVFS_MAP=$IPVFS_CLUSTER_DIR/ipvfs.map
+    _ipvfs_args=("$nio" "$nt" "$@")
+    rm -f "$IPVFS_MAP"   # a map left by an earlier run must not look like readiness
+    echo "=== starting $n ranks: $nio I/O nodes x $nt targets $*" >>"$IPVFS_CLUSTER_DIR/server.log"
+    # setsid: the job gets its own process group, so that a kill reaches all of it.
+    # shellcheck disable=SC2086
+    setsid mpiexec ${IPVFS_MPIEXEC_FLAGS:-} -n "$n" ${IPVFS_SERVER_WRAPPER:-} "$IPVFS_SERVER_BIN" \
+        --io-nodes "$nio" --targets-per-io "$nt" --data "$IPVFS_CLUSTER_DIR" \
+        --map "$IPVFS_MAP" "$@" >>"$IPVFS_CLUSTER_DIR/server.log" 2>&1 </dev/null &
+    _ipvfs_pid=$!
+    for ((i = 0; i < 600; i++)); do
+        [ -s "$IPVFS_MAP" ] && return 0
+        if ! kill -0 "$_ipvfs_pid" 2>/dev/null; then
+            wait "$_ipvfs_pid"
+            local rc=$?
+            _ipvfs_pid=
+            ipvfs_fail "the server exited (status $rc) before it was ready"
+        fi
+        sleep 0.1
+    done
+    ipvfs_fail "the cluster was not ready within 60 s"
+}
+
+# Waits up to $1 seconds for mpiexec; its exit status, or 124 on timeout.
+_ipvfs_wait_job() {
+    local limit=$1 i
+    for ((i = 0; i < limit * 10; i++)); do
+        if ! kill -0 "$_ipvfs_pid" 2>/dev/null; then
+            wait "$_ipvfs_pid"
+            return $?
+        fi
+        sleep 0.1
+    done
+    return 124
+}
+
+# Kills every process of the running cluster: its process group and, in
+# case a rank left the group, the pids the map names.
+_ipvfs_kill9() {
+    local pids
+    [ -n "$_ipvfs_pid" ] && kill -9 -- "-$_ipvfs_pid" 2>/dev/null
+    if [ -n "${IPVFS_MAP:-}" ] && [ -f "$IPVFS_MAP" ]; then
+        pids=$(awk '$1 == "rank" { print $9 }' "$IPVFS_MAP")
+        # shellcheck disable=SC2086
+        [ -n "$pids" ] && kill -9 $pids 2>/dev/null
+    fi
+    [ -n "$_ipvfs_pid" ] && _ipvfs_wait_job 10
+    _ipvfs_pid=
+    return 0
+}
+
+# ipvfs_stop_cluster: clean shutdown through ipvfs-ctl; fails (after
+# killing what is left) when the shutdown or the job's exit is not clean.
+ipvfs_stop_cluster() {
+    local rc
+    [ -n "$_ipvfs_pid" ] || ipvfs_fail "no cluster is running"
+    if ! timeout 150 "$IPVFS_CTL_BIN" shutdown; then
+        _ipvfs_kill9
+        ipvfs_fail "ipvfs-ctl shutdown failed"
+    fi
+    _ipvfs_wait_job 60
+    rc=$?
+    if [ "$rc" = 124 ]; then
+        _ipvfs_kill9
+        ipvfs_fail "the server did not exit within 60 s of the shutdown"
+    fi
+    _ipvfs_pid=
+    [ "$rc" = 0 ] || ipvfs_fail "the server job exited with status $rc"
+}
+
+# ipvfs_restart_cluster: clean stop, then a start on the same directory
+# with the same options.
+ipvfs_restart_cluster() {
+    local args=("${_ipvfs_args[@]}")
+    ipvfs_stop_cluster
+    ipvfs_start_cluster "${args[@]}"
+}
+
+# ipvfs_kill_cluster: kill -9 every server process (for crash tests); the
+# directory stays, so ipvfs_start_cluster can bring the data back.
+ipvfs_kill_cluster() {
+    [ -n "$_ipvfs_pid" ] || ipvfs_fail "no cluster is running"
+    _ipvfs_kill9
+}
+
+_ipvfs_cleanup() {
+    local rc=$?
+    if declare -F ipvfs_test_cleanup >/dev/null; then
+        ipvfs_test_cleanup
+    fi
+    if [ -n "$_ipvfs_pid" ]; then
+        echo "cleanup: killing the cluster still running" >&2
+        _ipvfs_kill9
+    fi
+    if [ -n "${IPVFS_CLUSTER_DIR:-}" ] && [ -z "${IPVFS_KEEP:-}" ]; then
+        rm -rf "$IPVFS_CLUSTER_DIR"
+    fi
+    exit "$rc"
+}
+trap _ipvfs_cleanup EXIT
+trap 'exit 130' INT TERM

@@ -1,0 +1,80 @@
+/* Failures must come back as MPI errors with a clear message, in time.
+ *
+ *   e2e_errors open PATH TEXT SECONDS
+ *       MPI_File_open(PATH) must fail on every rank within SECONDS, with an
+ *       error string containing TEXT.
+ *   e2e_errors midway PATH TEXT SECONDS COMMAND
+ *       opens PATH and writes; rank 0 runs COMMAND (which stops the
+ *       servers); then a write and a read must fail likewise.
+ */
+#include "e2e_util.h"
+
+#include <time.h>
+
+E2E_GLOBALS;
+
+static double now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Checks that rc is an error carrying text, seen within limit seconds. */
+static void expect_error(const char *what, int rc, double took, const char *text, double limit)
+{
+    char s[MPI_MAX_ERROR_STRING];
+    int len = 0;
+
+    if (rc == MPI_SUCCESS) {
+        E2E_FAIL("%s succeeded", what);
+        return;
+    }
+    MPI_Error_string(rc, s, &len);
+    printf("rank %d: %s failed after %.2f s: %s\n", e2e_rank, what, took, s);
+    E2E_CHECK(strstr(s, text) != NULL, "%s: message lacks \"%s\"", what, text);
+    E2E_CHECK(took <= limit, "%s took %.2f s (limit %.0f s)", what, took, limit);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_File fh = MPI_FILE_NULL;
+    char buf[4096] = "some data";
+    MPI_Status st;
+    double t0, limit;
+    int rc;
+
+    e2e_init(&argc, &argv);
+    if (argc < 5 || (strcmp(argv[1], "midway") == 0 && argc < 6)) {
+        if (e2e_rank == 0)
+            fprintf(stderr, "usage: e2e_errors open|midway PATH TEXT SECONDS [COMMAND]\n");
+        MPI_Finalize();
+        return 2;
+    }
+    limit = atof(argv[4]);
+    if (strcmp(argv[1], "open") == 0) {
+        t0 = now();
+        rc = MPI_File_open(MPI_COMM_WORLD, argv[2], MPI_MODE_CREATE | MPI_MODE_RDWR,
+                           MPI_INFO_NULL, &fh);
+        expect_error("open", rc, now() - t0, argv[3], limit);
+        if (rc == MPI_SUCCESS)
+            MPI_File_close(&fh);
+        return e2e_finish("e2e_errors open");
+    }
+    E2E_MPI(MPI_File_open(MPI_COMM_WORLD, argv[2], MPI_MODE_CREATE | MPI_MODE_RDWR,
+                          MPI_INFO_NULL, &fh));
+    E2E_MPI(MPI_File_write_at(fh, 4096 * e2e_rank, buf, sizeof(buf), MPI_BYTE, &st));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (e2e_rank == 0)
+        E2E_CHECK(system(argv[5]) == 0, "command %s failed", argv[5]);
+    MPI_Barrier(MPI_COMM_WORLD);
+    t0 = now();
+    rc = MPI_File_write_at(fh, 4096 * e2e_rank, buf, sizeof(buf), MPI_BYTE, &st);
+    expect_error("write", rc, now() - t0, argv[3], limit);
+    t0 = now();
+    rc = MPI_File_read_at(fh, 0, buf, sizeof(buf), MPI_BYTE, &st);
+    expect_error("read", rc, now() - t0, argv[3], limit);
+    MPI_File_close(&fh);
+    return e2e_finish("e2e_errors midway");
+}

@@ -1,0 +1,232 @@
+/* Unit tests of the client's request splitting (adio/client/plan.c). */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "adio/client/plan.h"
+
+static const struct plan_limits big = { 1u << 30, 1u << 20 };
+
+static char buf[1 << 16];
+
+/* Finds the plan requests of server s, in order. */
+static size_t reqs_of(const struct plan *p, uint32_t s, const struct plan_req **out, size_t max)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < p->nreqs && n < max; i++)
+        if (p->reqs[i].server == s)
+            out[n++] = &p->reqs[i];
+    return n;
+}
+
+/* A contiguous access over two servers: one request each, the units of a
+ * server coalesced into one datafile pair, memory segments kept apart. */
+static void contiguous_two_servers(void **state)
+{
+    struct stripe_layout l = { .unit = 4, .factor = 2, .first_server = 0, .nio = 2 };
+    struct ipvfs_extent e = { .offset = 0, .len = 16 };
+    struct iovec m = { .iov_base = buf, .iov_len = 16 };
+    const struct plan_req *r[4];
+    struct plan p;
+
+    assert_int_equal(plan_build(&l, &e, 1, &m, 1, &big, &p), 0);
+    assert_int_equal(p.nreqs, 2);
+    assert_int_equal(reqs_of(&p, 0, r, 4), 1);
+    assert_int_equal(r[0]->npairs, 1);
+    assert_int_equal(r[0]->pairs[0].offset, 0);
+    assert_int_equal(r[0]->pairs[0].len, 8);
+    assert_int_equal(r[0]->niov, 2);
+    assert_ptr_equal(r[0]->iov[0].iov_base, buf);
+    assert_ptr_equal(r[0]->iov[1].iov_base, buf + 8);
+    assert_int_equal(reqs_of(&p, 1, r, 4), 1);
+    assert_int_equal(r[0]->bytes, 8);
+    assert_ptr_equal(r[0]->iov[0].iov_base, buf + 4);
+    assert_ptr_equal(r[0]->iov[1].iov_base, buf + 12);
+    plan_free(&p);
+}
+
+/* Odd offset and length, a rotated first server, a factor below nio. */
+static void odd_offsets_rotated(void **state)
+{
+    struct stripe_layout l = { .unit = 10, .factor = 2, .first_server = 2, .nio = 3 };
+    struct ipvfs_extent e = { .offset = 7, .len = 15 };  /* bytes 7..21 */
+    struct iovec m = { .iov_base = buf, .iov_len = 15 };
+    const struct plan_req *r[4];
+    struct plan p;
+
+    assert_int_equal(plan_build(&l, &e, 1, &m, 1, &big, &p), 0);
+    assert_int_equal(p.nreqs, 2);
+    assert_int_equal(reqs_of(&p, 1, r, 4), 0);
+    /* unit 0 (bytes 0..9) and unit 2 (20..29) are datafile 0 on server 2 */
+    assert_int_equal(reqs_of(&p, 2, r, 4), 1);
+    assert_int_equal(r[0]->npairs, 1);   /* 7..9 and 20..21 touch in the datafile */
+    assert_int_equal(r[0]->pairs[0].offset, 7);
+    assert_int_equal(r[0]->pairs[0].len, 5);
+    assert_int_equal(r[0]->niov, 2);
+    assert_int_equal(r[0]->iov[0].iov_len, 3);
+    assert_ptr_equal(r[0]->iov[1].iov_base, buf + 13);
+    /* unit 1 (10..19) is datafile 1 on server 0 */
+    assert_int_equal(reqs_of(&p, 0, r, 4), 1);
+    assert_int_equal(r[0]->pairs[0].offset, 0);
+    assert_int_equal(r[0]->pairs[0].len, 10);
+    assert_ptr_equal(r[0]->iov[0].iov_base, buf + 3);
+    plan_free(&p);
+}
+
+/* The byte limit splits a request, even inside one stripe unit. */
+static void byte_limit_splits(void **state)
+{
+    struct stripe_layout l = { .unit = 100, .factor = 1, .first_server = 0, .nio = 1 };
+    struct plan_limits lim = { 30, 100 };
+    struct ipvfs_extent e = { .offset = 5, .len = 70 };
+    struct iovec m = { .iov_base = buf, .iov_len = 70 };
+    struct plan p;
+
+    assert_int_equal(plan_build(&l, &e, 1, &m, 1, &lim, &p), 0);
+    assert_int_equal(p.nreqs, 3);
+    assert_int_equal(p.reqs[0].bytes, 30);
+    assert_int_equal(p.reqs[1].bytes, 30);
+    assert_int_equal(p.reqs[2].bytes, 10);
+    assert_int_equal(p.reqs[1].pairs[0].offset, 35);
+    assert_ptr_equal(p.reqs[2].iov[0].iov_base, buf + 60);
+    plan_free(&p);
+}
+
+/* The pair limit splits a request; touching pairs merge instead. */
+static void pair_limit_splits(void **state)
+{
+    struct stripe_layout l = { .unit = 1000, .factor = 1, .first_server = 0, .nio = 1 };
+    struct plan_limits lim = { 1000, 2 };
+    struct ipvfs_extent e[5] = { { 0, 1 }, { 2, 1 }, { 3, 1 }, { 6, 1 }, { 9, 1 } };
+    struct iovec m = { .iov_base = buf, .iov_len = 5 };
+    struct plan p;
+
+    assert_int_equal(plan_build(&l, e, 5, &m, 1, &lim, &p), 0);
+    assert_int_equal(p.nreqs, 2);
+    assert_int_equal(p.reqs[0].npairs, 2);
+    assert_int_equal(p.reqs[0].pairs[1].offset, 2);
+    assert_int_equal(p.reqs[0].pairs[1].len, 2);
+    assert_int_equal(p.reqs[0].niov, 1);       /* memory stays one segment */
+    assert_int_equal(p.reqs[0].iov[0].iov_len, 3);
+    assert_int_equal(p.reqs[1].npairs, 2);
+    assert_int_equal(p.reqs[1].pairs[0].offset, 6);
+    plan_free(&p);
+}
+
+/* Scattered memory, offsets beyond 2^32 and the sum of bytes per server. */
+static void scattered_memory_high_offsets(void **state)
+{
+    struct stripe_layout l = { .unit = 65536, .factor = 4, .first_server = 1, .nio = 4 };
+    uint64_t base = (5ull << 32) + 12345;
+    struct ipvfs_extent e[2] = { { base, 100000 }, { base + 300000, 50000 } };
+    struct iovec m[3] = { { buf, 1 }, { buf + 10, 60000 }, { buf + 1, 89999 } };
+    uint64_t total = 0;
+    struct plan p;
+
+    assert_int_equal(plan_build(&l, e, 2, m, 3, &big, &p), 0);
+    for (size_t i = 0; i < p.nreqs; i++) {
+        uint64_t iovsum = 0, pairsum = 0;
+
+        for (int k = 0; k < p.reqs[i].niov; k++)
+            iovsum += p.reqs[i].iov[k].iov_len;
+        for (uint32_t k = 0; k < p.reqs[i].npairs; k++) {
+            pairsum += p.reqs[i].pairs[k].len;
+            assert_true(p.reqs[i].pairs[k].offset >= (1ull << 32) / 4);
+        }
+        assert_int_equal(iovsum, p.reqs[i].bytes);
+        assert_int_equal(pairsum, p.reqs[i].bytes);
+        total += p.reqs[i].bytes;
+    }
+    assert_int_equal(total, 150000);
+    plan_free(&p);
+}
+
+static void length_mismatch_is_einval(void **state)
+{
+    struct stripe_layout l = { .unit = 4, .factor = 1, .first_server = 0, .nio = 1 };
+    struct ipvfs_extent e = { .offset = 0, .len = 10 };
+    struct iovec shortm = { .iov_base = buf, .iov_len = 9 };
+    struct iovec longm = { .iov_base = buf, .iov_len = 11 };
+    struct ipvfs_extent wrap = { .offset = UINT64_MAX - 2, .len = 10 };
+    struct plan p;
+
+    assert_int_equal(plan_build(&l, &e, 1, &shortm, 1, &big, &p), -EINVAL);
+    plan_free(&p);
+    assert_int_equal(plan_build(&l, &e, 1, &longm, 1, &big, &p), -EINVAL);
+    plan_free(&p);
+    assert_int_equal(plan_build(&l, &wrap, 1, &longm, 1, &big, &p), -EINVAL);
+    plan_free(&p);
+}
+
+static void empty_access_plans_nothing(void **state)
+{
+    struct stripe_layout l = { .unit = 4, .factor = 1, .first_server = 0, .nio = 1 };
+    struct ipvfs_extent e = { .offset = 123, .len = 0 };
+    struct iovec m = { .iov_base = buf, .iov_len = 0 };
+    struct plan p;
+
+    assert_int_equal(plan_build(&l, &e, 1, &m, 1, &big, &p), 0);
+    assert_int_equal(p.nreqs, 0);
+    plan_free(&p);
+}
+
+/* Round trip: every planned byte maps back to the right file offset. */
+static void round_trip_matches_layout(void **state)
+{
+    struct stripe_layout l = { .unit = 7, .factor = 3, .first_server = 1, .nio = 4 };
+    struct plan_limits lim = { 11, 3 };
+    struct ipvfs_extent e = { .offset = 5, .len = 200 };
+    struct iovec m = { .iov_base = buf, .iov_len = 200 };
+    struct plan p;
+    uint8_t hit[200] = { 0 };
+
+    assert_int_equal(plan_build(&l, &e, 1, &m, 1, &lim, &p), 0);
+    for (size_t i = 0; i < p.nreqs; i++) {
+        const struct plan_req *r = &p.reqs[i];
+        uint32_t dfile = (r->server + l.nio - l.first_server) % l.nio;
+        int k = 0;
+        size_t koff = 0;
+
+        assert_true(r->bytes <= lim.max_bytes);
+        assert_true(r->npairs <= lim.max_pairs);
+        for (uint32_t j = 0; j < r->npairs; j++) {
+            for (uint64_t b = 0; b < r->pairs[j].len; b++) {
+                uint64_t off = stripe_unmap(&l, dfile, r->pairs[j].offset + b);
+                char *mp = (char *)r->iov[k].iov_base + koff;
+
+                assert_int_equal(mp - buf, off - 5);
+                hit[off - 5]++;
+                if (++koff == r->iov[k].iov_len) {
+                    k++;
+                    koff = 0;
+                }
+            }
+        }
+    }
+    for (int b = 0; b < 200; b++)
+        assert_int_equal(hit[b], 1);
+    plan_free(&p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(contiguous_two_servers),
+        cmocka_unit_test(odd_offsets_rotated),
+        cmocka_unit_test(byte_limit_splits),
+        cmocka_unit_test(pair_limit_splits),
+        cmocka_unit_test(scattered_memory_high_offsets),
+        cmocka_unit_test(length_mismatch_is_einval),
+        cmocka_unit_test(empty_access_plans_nothing),
+        cmocka_unit_test(round_trip_matches_layout),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,129 @@
+/* Unit tests of ipvfs-server's option parser (backend/server/options.c). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <string.h>
+
+#include "backend/server/options.h"
+
+static char err[512];
+
+static int parse(struct server_opts *o, const char *const *args)
+{
+    char *argv[32];
+    int argc = 0;
+
+    argv[argc++] = (char *)"ipvfs-server";
+    for (; *args; args++)
+        argv[argc++] = (char *)*args;
+    argv[argc] = NULL;
+    return server_opts_parse(argc, argv, o, err, sizeof(err));
+}
+
+static void test_sizes(void **state)
+{
+    uint64_t v;
+
+    (void)state;
+    assert_int_equal(server_parse_size("64K", &v), 0);
+    assert_int_equal(v, 65536);
+    assert_int_equal(server_parse_size("4g", &v), 0);
+    assert_int_equal(v, 4ull << 30);
+    assert_int_equal(server_parse_size("1MiB", &v), 0);
+    assert_int_equal(v, 1 << 20);
+    assert_int_equal(server_parse_size("512", &v), 0);
+    assert_int_equal(v, 512);
+    assert_int_equal(server_parse_size("-1", &v), -EINVAL);
+    assert_int_equal(server_parse_size("12X", &v), -EINVAL);
+    assert_int_equal(server_parse_size("1KK", &v), -EINVAL);
+    assert_int_equal(server_parse_size("", &v), -EINVAL);
+    assert_int_equal(server_parse_size("99999999999T", &v), -ERANGE);
+}
+
+static void test_defaults(void **state)
+{
+    static const char *const args[] = { "--data", "/tmp/x", NULL };
+    struct server_opts o;
+
+    (void)state;
+    assert_int_equal(parse(&o, args), 0);
+    assert_int_equal(o.nio, 1);
+    assert_int_equal(o.nt, 2);
+    assert_int_equal(o.target_size, 4ull << 30);
+    assert_int_equal(o.stripe_unit, 65536);
+    assert_int_equal(o.chunk_size, 65536);
+    assert_string_equal(o.listen, "127.0.0.1");
+    assert_string_equal(o.map_path, "/tmp/x/ipvfs.map");
+    assert_int_equal(o.no_bind, 0);
+}
+
+static void test_all_options(void **state)
+{
+    static const char *const args[] = { "--io-nodes", "3", "--targets-per-io=4", "--raid", "5",
+                                        "--data", "/d", "--target-size", "1G", "--listen",
+                                        "0.0.0.0", "--map", "/m", "--stripe-unit", "1M",
+                                        "--chunk-size", "128K", "--no-bind", NULL };
+    struct server_opts o;
+
+    (void)state;
+    assert_int_equal(parse(&o, args), 0);
+    assert_int_equal(o.nio, 3);
+    assert_int_equal(o.nt, 4);
+    assert_int_equal(o.raid, 5);
+    assert_int_equal(o.target_size, 1ull << 30);
+    assert_int_equal(o.stripe_unit, 1 << 20);
+    assert_int_equal(o.chunk_size, 128 << 10);
+    assert_string_equal(o.map_path, "/m");
+    assert_int_equal(o.no_bind, 1);
+}
+
+static void test_errors(void **state)
+{
+    const char *const *const cases[] = {
+        (const char *const[]){ NULL },
+        (const char *const[]){ "--data", "/d", "--raid", "2", NULL },
+        (const char *const[]){ "--data", "/d", "--io-nodes", "0", NULL },
+        (const char *const[]){ "--data", "/d", "--io-nodes", "two", NULL },
+        (const char *const[]){ "--data", "/d", "--stripe-unit", "2G", NULL },
+        (const char *const[]){ "--data", "/d", "--target-size", "1000", NULL },
+        (const char *const[]){ "--data", "/d", "--bogus", NULL },
+        (const char *const[]){ "--data", "/d", "stray", NULL },
+        (const char *const[]){ "--data", NULL },
+        (const char *const[]){ "--data", "", NULL },
+    };
+    struct server_opts o;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        assert_int_equal(parse(&o, cases[i]), -EINVAL);
+        assert_true(strlen(err) > 0);
+    }
+}
+
+static void test_help(void **state)
+{
+    static const char *const args[] = { "--help", NULL };
+    struct server_opts o;
+
+    (void)state;
+    assert_int_equal(parse(&o, args), 0);
+    assert_int_equal(o.help, 1);
+    assert_non_null(strstr(server_usage(), "--targets-per-io"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sizes),
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_all_options),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_help),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

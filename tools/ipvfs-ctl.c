@@ -1,0 +1,548 @@
+/* ipvfs-ctl: the administrator's client of a running iPVFS cluster.
+ *
+ *   ipvfs-ctl [--map FILE] COMMAND [ARGS]
+ *
+ * The map comes from --map or $IPVFS_MAP.  Every command talks the iPVFS
+ * protocol (common/proto.h) with blocking, bounded calls: reaching the
+ * cluster (connect and HELLO) takes at most CTL_REACH_MS in all, so an
+ * unreachable cluster is reported within that time.
+ *
+ * Exit status: 0 success, 1 failure (message on stderr), 2 usage error. */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/evloop.h"
+#include "common/log.h"
+#include "common/map.h"
+#include "common/net.h"
+#include "common/proto.h"
+
+#define CTL_REACH_MS    10000   /* connect + HELLO, all ranks together */
+#define CTL_REPLY_MS    10000   /* an ordinary reply */
+#define CTL_SHUTDOWN_MS 180000  /* the whole cluster syncing and stopping */
+#define CTL_CLIENT_ID   0xffffffffu
+
+struct ctl {
+    struct ipvfs_map map;
+    uint64_t reach_deadline;
+    uint64_t next_req;
+};
+
+/* A reply: status and body (malloc'd, NUL-terminated one past its end). */
+struct reply {
+    uint32_t status;
+    uint8_t *body;
+    uint64_t len;
+};
+
+static int usage(void)
+{
+    fputs("usage: ipvfs-ctl [--map FILE] COMMAND\n"
+          "  status [--json]   role, pid, host and state of every rank\n"
+          "  stats [--json]    requests and bytes served, per rank and per client\n"
+          "  shutdown          sync and stop the whole cluster\n"
+          "  ls PATH           list a directory\n"
+          "  mkdir PATH        make a directory (and missing parents)\n"
+          "  rm PATH           remove a file (with its datafiles) or an empty directory\n"
+          "The map is --map FILE or $IPVFS_MAP.\n",
+          stderr);
+    return 2;
+}
+
+static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int fail(const char *fmt, ...)
+{
+    va_list ap;
+
+    fputs("ipvfs-ctl: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return 1;
+}
+
+static int reach_left(const struct ctl *ctl)
+{
+    uint64_t now = evloop_now_ms();
+
+    return now >= ctl->reach_deadline ? 1 : (int)(ctl->reach_deadline - now);
+}
+
+/* One request on fd; the reply's body lands in *out (free it). */
+static int call(struct ctl *ctl, int fd, uint16_t op, uint32_t flags, const void *h1,
+                size_t l1, const void *h2, size_t l2, int timeout_ms, struct reply *out)
+{
+    struct ipvfs_hdr h = { .magic = IPVFS_PROTO_MAGIC, .version = IPVFS_PROTO_VERSION,
+                           .op = op, .flags = flags, .req_id = ++ctl->next_req,
+                           .body_len = l1 + l2 };
+    struct iovec iov[3] = { { &h, sizeof(h) }, { (void *)h1, l1 }, { (void *)h2, l2 } };
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if ((rc = net_writev_full(fd, iov, 3, timeout_ms)) < 0 ||
+        (rc = net_read_full(fd, &h, sizeof(h), timeout_ms)) < 0)
+        return rc;
+    if (h.magic != IPVFS_PROTO_MAGIC || h.op != (op | IPVFS_OP_REPLY) ||
+        h.req_id != ctl->next_req || h.body_len > IPVFS_MAX_BODY)
+        return -EPROTO;
+    if (!(out->body = malloc(h.body_len + 1)))
+        return -ENOMEM;
+    if ((rc = net_read_full(fd, out->body, h.body_len, timeout_ms)) < 0) {
+        free(out->body);
+        out->body = NULL;
+        return rc;
+    }
+    out->body[h.body_len] = '\0';
+    out->len = h.body_len;
+    out->status = h.status;
+    return 0;
+}
+
+/* "Reason (server's message)" for a failed reply. */
+static const char *why(const struct reply *r, char *buf, size_t len)
+{
+    if (r->len > 0 && r->body[0])
+        snprintf(buf, len, "%s (%s)", strerror((int)r->status), (const char *)r->body);
+    else
+        snprintf(buf, len, "%s", strerror((int)r->status));
+    return buf;
+}
+
+/* Connects to a rank and says HELLO; returns the socket or -errno. */
+static int open_rank(struct ctl *ctl, uint32_t rank, char *err, size_t errlen)
+{
+    const struct ipvfs_map_rank *r = &ctl->map.ranks[rank];
+    struct ipvfs_hello_req hello = { .client_id = CTL_CLIENT_ID };
+    struct reply rep;
+    char buf[256];
+    int fd, rc;
+
+    memcpy(hello.secret, ctl->map.secret, IPVFS_SECRET_LEN);
+    if ((fd = net_connect(r->host, r->port, reach_left(ctl))) < 0) {
+        snprintf(err, errlen, "rank %u at %s:%u: %s", rank, r->host, r->port, strerror(-fd));
+        return fd;
+    }
+    rc = call(ctl, fd, IPVFS_OP_HELLO, 0, &hello, sizeof(hello), NULL, 0, reach_left(ctl), &rep);
+    if (rc < 0)
+        snprintf(err, errlen, "rank %u at %s:%u: HELLO: %s", rank, r->host, r->port,
+                 strerror(-rc));
+    else if (rep.status != 0)
+        snprintf(err, errlen, "rank %u refused HELLO: %s", rank, why(&rep, buf, sizeof(buf)));
+    free(rep.body);
+    if (rc == 0 && rep.status != 0)
+        rc = -(int)rep.status;
+    if (rc < 0) {
+        close(fd);
+        return rc;
+    }
+    return fd;
+}
+
+/* ---- status and stats ---------------------------------------------------- */
+
+struct rank_status {
+    int reachable;
+    struct ipvfs_status_rep st;
+    uint32_t nclients;
+    struct ipvfs_client_stat *clients;
+};
+
+static int fetch_status(struct ctl *ctl, uint32_t rank, struct rank_status *out)
+{
+    struct reply rep;
+    char err[512];
+    uint32_t head[2];
+    int fd, rc;
+
+    memset(out, 0, sizeof(*out));
+    if ((fd = open_rank(ctl, rank, err, sizeof(err))) < 0) {
+        fprintf(stderr, "ipvfs-ctl: %s\n", err);
+        return fd;
+    }
+    rc = call(ctl, fd, IPVFS_OP_STATUS, 0, NULL, 0, NULL, 0, CTL_REPLY_MS, &rep);
+    close(fd);
+    if (rc == 0 && (rep.status != 0 || rep.len < sizeof(out->st)))
+        rc = -EPROTO;
+    if (rc < 0) {
+        fprintf(stderr, "ipvfs-ctl: rank %u: STATUS: %s\n", rank, strerror(-rc));
+        free(rep.body);
+        return rc;
+    }
+    memcpy(&out->st, rep.body, sizeof(out->st));
+    out->st.host[sizeof(out->st.host) - 1] = '\0';
+    if (rep.len >= sizeof(out->st) + sizeof(head)) {
+        memcpy(head, rep.body + sizeof(out->st), sizeof(head));
+        if (rep.len == sizeof(out->st) + sizeof(head) + head[0] * sizeof(*out->clients) &&
+            (out->clients = malloc(head[0] * sizeof(*out->clients) + 1))) {
+            out->nclients = head[0];
+            memcpy(out->clients, rep.body + sizeof(out->st) + sizeof(head),
+                   head[0] * sizeof(*out->clients));
+        }
+    }
+    free(rep.body);
+    out->reachable = 1;
+    return 0;
+}
+
+static const char *state_name(uint32_t state)
+{
+    switch (state) {
+    case IPVFS_STATE_STARTING: return "starting";
+    case IPVFS_STATE_SERVING: return "serving";
+    case IPVFS_STATE_DEGRADED: return "degraded";
+    case IPVFS_STATE_STOPPING: return "stopping";
+    default: return "unknown";
+    }
+}
+
+static const char *role_name(uint32_t role)
+{
+    return (role & IPVFS_ROLE_METADATA) ? "metadata" : (role & IPVFS_ROLE_IO) ? "io" : "target";
+}
+
+/* Prints s as a JSON string. */
+static void json_str(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            printf("\\%c", ch);
+        else if (ch < 0x20)
+            printf("\\u%04x", ch);
+        else
+            putchar(ch);
+    }
+    putchar('"');
+}
+
+static void json_services(uint32_t role)
+{
+    const char *sep = "";
+
+    printf("\"services\": [");
+    if (role & IPVFS_ROLE_METADATA) {
+        printf("\"metadata\"");
+        sep = ", ";
+    }
+    if (role & IPVFS_ROLE_IO) {
+        printf("%s\"io\"", sep);
+        sep = ", ";
+    }
+    if (role & IPVFS_ROLE_TARGET)
+        printf("%s\"target\"", sep);
+    putchar(']');
+}
+
+static void print_status_json(const struct ctl *ctl, const struct rank_status *rs)
+{
+    const struct ipvfs_map *m = &ctl->map;
+
+    printf("{\"nio\": %u, \"nt\": %u, \"raid\": %u, \"stripe_unit\": %llu, \"ranks\": [", m->nio,
+           m->nt, m->raid_level, (unsigned long long)m->stripe_unit);
+    for (uint32_t i = 0; i < m->nranks; i++) {
+        const struct ipvfs_map_rank *r = &m->ranks[i];
+        printf("%s\n  {\"rank\": %u, \"role\": \"%s\", ", i ? "," : "", i, role_name(r->role));
+        json_services(r->role);
+        printf(", \"pid\": %u, \"host\": ", rs[i].reachable ? rs[i].st.pid : r->pid);
+        json_str(r->host);
+        printf(", \"port\": %u, \"io_index\": %u", r->port, r->io_index);
+        if (r->target_index >= 0)
+            printf(", \"target_index\": %d, \"iscsi_port\": %u", r->target_index, r->iscsi_port);
+        printf(", \"state\": \"%s\"}",
+               rs[i].reachable ? state_name(rs[i].st.state) : "unreachable");
+    }
+    printf("\n]}\n");
+}
+
+static void print_status_text(const struct ctl *ctl, const struct rank_status *rs)
+{
+    const struct ipvfs_map *m = &ctl->map;
+
+    printf("cluster: %u I/O nodes x %u targets, RAID-%u, stripe unit %llu\n", m->nio, m->nt,
+           m->raid_level, (unsigned long long)m->stripe_unit);
+    printf("%-5s %-12s %-8s %-22s %s\n", "RANK", "ROLE", "PID", "ADDRESS", "STATE");
+    for (uint32_t i = 0; i < m->nranks; i++) {
+        const struct ipvfs_map_rank *r = &m->ranks[i];
+        char addr[96];
+        snprintf(addr, sizeof(addr), "%s:%u", r->host, r->port);
+        printf("%-5u %-12s %-8u %-22s %s\n", i,
+               r->role & IPVFS_ROLE_METADATA ? "metadata+io" : role_name(r->role),
+               rs[i].reachable ? rs[i].st.pid : r->pid, addr,
+               rs[i].reachable ? state_name(rs[i].st.state) : "unreachable");
+    }
+}
+
+static void print_stats_json(const struct ctl *ctl, const struct rank_status *rs)
+{
+    uint64_t req = 0, in = 0, out = 0;
+
+    printf("{\"ranks\": [");
+    for (uint32_t i = 0; i < ctl->map.nranks; i++) {
+        const struct ipvfs_status_rep *s = &rs[i].st;
+        printf("%s\n  {\"rank\": %u, \"role\": \"%s\", \"reachable\": %s", i ? "," : "", i,
+               role_name(ctl->map.ranks[i].role), rs[i].reachable ? "true" : "false");
+        if (rs[i].reachable) {
+            printf(", \"requests\": %llu, \"bytes_in\": %llu, \"bytes_out\": %llu, "
+                   "\"bytes\": %llu, \"rss_kib\": %llu, \"clients\": [",
+                   (unsigned long long)s->requests, (unsigned long long)s->bytes_in,
+                   (unsigned long long)s->bytes_out,
+                   (unsigned long long)(s->bytes_in + s->bytes_out),
+                   (unsigned long long)s->rss_kib);
+            for (uint32_t k = 0; k < rs[i].nclients; k++) {
+                const struct ipvfs_client_stat *c = &rs[i].clients[k];
+                printf("%s{\"client_id\": %u, \"requests\": %llu, \"bytes_in\": %llu, "
+                       "\"bytes_out\": %llu}",
+                       k ? ", " : "", c->client_id, (unsigned long long)c->requests,
+                       (unsigned long long)c->bytes_in, (unsigned long long)c->bytes_out);
+            }
+            putchar(']');
+            req += s->requests;
+            in += s->bytes_in;
+            out += s->bytes_out;
+        }
+        putchar('}');
+    }
+    printf("\n], \"total\": {\"requests\": %llu, \"bytes_in\": %llu, \"bytes_out\": %llu}}\n",
+           (unsigned long long)req, (unsigned long long)in, (unsigned long long)out);
+}
+
+static void print_stats_text(const struct ctl *ctl, const struct rank_status *rs)
+{
+    printf("%-5s %-9s %12s %16s %16s %10s\n", "RANK", "ROLE", "REQUESTS", "BYTES_IN",
+           "BYTES_OUT", "RSS_KIB");
+    for (uint32_t i = 0; i < ctl->map.nranks; i++) {
+        const struct ipvfs_status_rep *s = &rs[i].st;
+        if (!rs[i].reachable) {
+            printf("%-5u %-9s unreachable\n", i, role_name(ctl->map.ranks[i].role));
+            continue;
+        }
+        printf("%-5u %-9s %12llu %16llu %16llu %10llu\n", i, role_name(ctl->map.ranks[i].role),
+               (unsigned long long)s->requests, (unsigned long long)s->bytes_in,
+               (unsigned long long)s->bytes_out, (unsigned long long)s->rss_kib);
+    }
+}
+
+static int cmd_status(struct ctl *ctl, int stats, int json)
+{
+    struct rank_status *rs = calloc(ctl->map.nranks, sizeof(*rs));
+    uint32_t down = 0;
+
+    if (!rs)
+        return fail("out of memory");
+    for (uint32_t i = 0; i < ctl->map.nranks; i++)
+        if (fetch_status(ctl, i, &rs[i]) < 0)
+            down++;
+    if (stats)
+        json ? print_stats_json(ctl, rs) : print_stats_text(ctl, rs);
+    else
+        json ? print_status_json(ctl, rs) : print_status_text(ctl, rs);
+    for (uint32_t i = 0; i < ctl->map.nranks; i++)
+        free(rs[i].clients);
+    free(rs);
+    if (down == ctl->map.nranks)
+        return fail("the cluster is unreachable (no rank answered)");
+    if (down)
+        return fail("%u of %u ranks did not answer", down, ctl->map.nranks);
+    return 0;
+}
+
+/* ---- shutdown and namespace commands ------------------------------------ */
+
+static int cmd_shutdown(struct ctl *ctl)
+{
+    struct reply rep;
+    char err[512], buf[640];
+    int fd, rc;
+
+    if ((fd = open_rank(ctl, 0, err, sizeof(err))) < 0)
+        return fail("cannot reach the cluster: %s", err);
+    rc = call(ctl, fd, IPVFS_OP_SHUTDOWN, 0, NULL, 0, NULL, 0, CTL_SHUTDOWN_MS, &rep);
+    close(fd);
+    if (rc < 0)
+        return fail("shutdown: no reply from rank 0: %s", strerror(-rc));
+    rc = rep.status ? fail("shutdown: %s", why(&rep, buf, sizeof(buf))) : 0;
+    free(rep.body);
+    if (rc == 0)
+        printf("cluster stopped\n");
+    return rc;
+}
+
+/* Sends a path request to the metadata rank. */
+static int meta_call(struct ctl *ctl, uint16_t op, const char *path, struct reply *out)
+{
+    struct ipvfs_path_req req = { .path_len = (uint32_t)strlen(path) };
+    const struct ipvfs_map_rank *meta = ipvfs_map_metadata(&ctl->map);
+    char err[512];
+    int fd, rc;
+
+    if (!meta)
+        return fail("the map names no metadata rank");
+    if ((fd = open_rank(ctl, meta->rank, err, sizeof(err))) < 0)
+        return fail("cannot reach the metadata rank: %s", err);
+    rc = call(ctl, fd, op, 0, &req, sizeof(req), path, req.path_len, CTL_REPLY_MS, out);
+    close(fd);
+    if (rc < 0)
+        return fail("no reply from the metadata rank: %s", strerror(-rc));
+    return 0;
+}
+
+static int cmd_ls(struct ctl *ctl, const char *path)
+{
+    struct reply rep;
+    uint32_t count, head[2];
+    uint64_t pos = sizeof(count);
+    char buf[640];
+    int rc = 0;
+
+    if (meta_call(ctl, IPVFS_OP_READDIR, path, &rep))
+        return 1;
+    if (rep.status) {
+        rc = fail("ls %s: %s", path, why(&rep, buf, sizeof(buf)));
+        goto free_body;
+    }
+    if (rep.len < sizeof(count)) {
+        rc = fail("ls %s: short reply", path);
+        goto free_body;
+    }
+    memcpy(&count, rep.body, sizeof(count));
+    for (uint32_t i = 0; i < count; i++) {
+        if (rep.len - pos < sizeof(head)) {
+            rc = fail("ls %s: truncated reply", path);
+            break;
+        }
+        memcpy(head, rep.body + pos, sizeof(head));
+        pos += sizeof(head);
+        if (rep.len - pos < head[1]) {
+            rc = fail("ls %s: truncated reply", path);
+            break;
+        }
+        printf("%.*s%s\n", (int)head[1], (const char *)rep.body + pos,
+               head[0] == IPVFS_TYPE_DIR ? "/" : "");
+        pos += head[1];
+    }
+free_body:
+    free(rep.body);
+    return rc;
+}
+
+static int cmd_mkdir(struct ctl *ctl, const char *path)
+{
+    struct reply rep;
+    char buf[640];
+    int rc;
+
+    if (meta_call(ctl, IPVFS_OP_MKDIR, path, &rep))
+        return 1;
+    rc = rep.status ? fail("mkdir %s: %s", path, why(&rep, buf, sizeof(buf))) : 0;
+    free(rep.body);
+    return rc;
+}
+
+/* Removes the datafiles of a removed file from the I/O nodes of its layout. */
+static int remove_datafiles(struct ctl *ctl, const char *path, const struct ipvfs_entry *e)
+{
+    struct ipvfs_df_req req = { .handle = e->handle };
+    int failures = 0;
+
+    for (uint32_t i = 0; i < e->stripe_factor && ctl->map.nio; i++) {
+        uint32_t io = (e->first_server + i) % ctl->map.nio;
+        const struct ipvfs_map_rank *r = ipvfs_map_io_node(&ctl->map, io);
+        struct reply rep = { 0 };
+        char err[512];
+        int fd, rc = -ENOENT;
+
+        if (r && (fd = open_rank(ctl, r->rank, err, sizeof(err))) >= 0) {
+            rc = call(ctl, fd, IPVFS_OP_DF_REMOVE, 0, &req, sizeof(req), NULL, 0, CTL_REPLY_MS,
+                      &rep);
+            close(fd);
+            if (rc == 0 && rep.status != 0 && rep.status != ENOENT)
+                rc = -(int)rep.status;
+            free(rep.body);
+        } else if (r) {
+            fprintf(stderr, "ipvfs-ctl: %s\n", err);
+        }
+        if (rc < 0) {
+            fprintf(stderr, "ipvfs-ctl: rm %s: datafile %llu on I/O node %u remains: %s\n", path,
+                    (unsigned long long)e->handle, io, strerror(-rc));
+            failures++;
+        }
+    }
+    return failures ? 1 : 0;
+}
+
+static int cmd_rm(struct ctl *ctl, const char *path)
+{
+    struct ipvfs_entry e;
+    struct reply rep;
+    char buf[640];
+    int rc = 0;
+
+    if (meta_call(ctl, IPVFS_OP_REMOVE, path, &rep))
+        return 1;
+    if (rep.status)
+        rc = fail("rm %s: %s", path, why(&rep, buf, sizeof(buf)));
+    else if (rep.len != sizeof(e))
+        rc = fail("rm %s: malformed reply", path);
+    if (rc == 0) {
+        memcpy(&e, rep.body, sizeof(e));
+        if (e.type == IPVFS_TYPE_FILE)
+            rc = remove_datafiles(ctl, path, &e);
+    }
+    free(rep.body);
+    return rc;
+}
+
+/* ---- main ------------------------------------------------------------------ */
+
+static int run(struct ctl *ctl, int argc, char **argv)
+{
+    const char *cmd = argv[0];
+    int json = argc == 2 && strcmp(argv[1], "--json") == 0;
+
+    if ((strcmp(cmd, "status") == 0 || strcmp(cmd, "stats") == 0) && (argc == 1 || json))
+        return cmd_status(ctl, strcmp(cmd, "stats") == 0, json);
+    if (strcmp(cmd, "shutdown") == 0 && argc == 1)
+        return cmd_shutdown(ctl);
+    if (argc != 2)
+        return usage();
+    if (strcmp(cmd, "ls") == 0)
+        return cmd_ls(ctl, argv[1]);
+    if (strcmp(cmd, "mkdir") == 0)
+        return cmd_mkdir(ctl, argv[1]);
+    if (strcmp(cmd, "rm") == 0)
+        return cmd_rm(ctl, argv[1]);
+    return usage();
+}
+
+int main(int argc, char **argv)
+{
+    const char *map_path = getenv("IPVFS_MAP");
+    struct ctl ctl = { .next_req = 0 };
+    char err[512];
+    int i = 1, rc;
+
+    ipvfs_log_set_ident("ctl");
+    signal(SIGPIPE, SIG_IGN);
+    if (i + 1 < argc && strcmp(argv[i], "--map") == 0) {
+        map_path = argv[i + 1];
+        i += 2;
+    }
+    if (i >= argc || strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+        return usage();
+    if (!map_path || !*map_path)
+        return fail("no server map: use --map FILE or set IPVFS_MAP") + 1;
+    if (ipvfs_map_read(map_path, &ctl.map, err, sizeof(err)) < 0)
+        return fail("%s", err);
+    ctl.reach_deadline = evloop_now_ms() + CTL_REACH_MS;
+    rc = run(&ctl, argc - i, argv + i);
+    ipvfs_map_free(&ctl.map);
+    return rc;
+}

@@ -7,6 +7,8 @@
 #   iraid_targets_start DIR COUNT SIZE_MB   -> fills IRAID_URLS, IRAID_FILES
 #   iraid_targets_stop                      (idempotent; call it from a trap)
 #   iraid_target_kill INDEX                 (simulate a dead target node)
+#   iraid_ipvfs_targets_start DIR COUNT SIZE_MB  the same with our own
+#                                           ipvfs-target (LUN 0) instead of tgtd
 #
 # Portals are taken from 13500-13999, skipping ports somebody listens on.
 
@@ -58,6 +60,37 @@ iraid_tgtd_one() {
     IRAID_FILES[$i]=$file
 }
 
+# iraid_ipvfs_target_one DIR INDEX SIZE_MB: ipvfs-target serving one LUN.
+iraid_ipvfs_target_one() {
+    local dir=$1 i=$2 size=$3 port pid iqn file
+    port=$(iraid_free_port) || { echo "no free port in 13500-13999" >&2; return 1; }
+    file=$dir/member$i.img
+    iqn=$IRAID_IQN_PREFIX:own$i
+    rm -f "$file"
+    truncate -s "${size}M" "$file" || return 1
+    ipvfs-target --portal "127.0.0.1:$port" --iqn "$iqn" --lun "$file:${size}M" \
+        >"$dir/target$i.log" 2>&1 &
+    pid=$!
+    IRAID_TGT_PIDS[$i]=$pid
+    IRAID_TGT_PORTS[$i]=$port
+    for _ in $(seq 100); do
+        grep -q "listening on" "$dir/target$i.log" 2>/dev/null && break
+        kill -0 "$pid" 2>/dev/null || { cat "$dir/target$i.log" >&2; return 1; }
+        sleep 0.1
+    done
+    grep -q "listening on" "$dir/target$i.log" || { echo "ipvfs-target did not start" >&2; return 1; }
+    IRAID_URLS[$i]=iscsi://127.0.0.1:$port/$iqn/0
+    IRAID_FILES[$i]=$file
+}
+
+iraid_ipvfs_targets_start() {
+    local dir=$1 count=$2 size=$3 i
+    command -v ipvfs-target >/dev/null || { echo "ipvfs-target not built"; return 77; }
+    for i in $(seq 0 $((count - 1))); do
+        iraid_ipvfs_target_one "$dir" "$i" "$size" || return 1
+    done
+}
+
 iraid_targets_start() {
     local dir=$1 count=$2 size=$3 i
     command -v tgtd >/dev/null && command -v tgtadm >/dev/null || {
@@ -84,7 +117,13 @@ iraid_targets_stop() {
         pid=${IRAID_TGT_PIDS[$i]}
         port=${IRAID_TGT_PORTS[$i]}
         [ -n "$pid" ] || continue
-        if kill -0 "$pid" 2>/dev/null; then
+        if kill -0 "$pid" 2>/dev/null && [ "$(cat /proc/$pid/comm 2>/dev/null)" = ipvfs-target ]; then
+            kill "$pid" 2>/dev/null
+            for _ in 1 2 3 4 5 6 7 8 9 10; do
+                kill -0 "$pid" 2>/dev/null || break
+                sleep 0.1
+            done
+        elif kill -0 "$pid" 2>/dev/null; then
             tgtadm -C "$port" --op update --mode sys --name State -v offline >/dev/null 2>&1
             tgtadm -C "$port" --lld iscsi --op delete --mode target --tid 1 --force >/dev/null 2>&1
             tgtadm -C "$port" --op delete --mode system >/dev/null 2>&1

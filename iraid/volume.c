@@ -51,6 +51,7 @@ struct iraid_member {
     int fd;                      /* registered on the loop, or -1 */
     uint64_t nblocks;
     uint32_t block_size;
+    int down;                    /* connection lost: every command fails */
 };
 
 struct iraid_part {
@@ -100,6 +101,7 @@ struct iraid_volume {
     uint32_t block_size;
     uint64_t timer;
     struct iraid_req *inflight;
+    int closing;                 /* in iraid_close(): cancels are ECANCELED */
 };
 
 /* ---- error translation: the one place SCSI/iSCSI status becomes errno ---- */
@@ -118,6 +120,10 @@ static int member_errno(const struct iraid_member *m, const char *what, int stat
                   what, lba, task->residual);
         return -EIO;
     case SCSI_STATUS_CANCELLED:
+        /* Only iraid_close() cancels on purpose; libiscsi cancels the
+         * commands of a session it loses: that is an I/O error. */
+        if (!m->vol->closing)
+            break;
         log_debug("iraid: %s %s lba %" PRIu64 ": cancelled", m->url, what, lba);
         return -ECANCELED;
     case SCSI_STATUS_TIMEOUT:
@@ -160,16 +166,19 @@ static int iscsi_to_ev(int ev)
 static void member_watch(struct iraid_member *m, int force)
 {
     struct evloop *loop = m->vol->loop;
-    int fd = iscsi_get_fd(m->iscsi);
-    int mask = iscsi_to_ev(iscsi_which_events(m->iscsi));
+    int fd = m->down ? -1 : iscsi_get_fd(m->iscsi);
+    int mask = m->down ? 0 : iscsi_to_ev(iscsi_which_events(m->iscsi));
 
-    if (!force && fd == m->fd && fd >= 0 && evloop_mod_fd(loop, fd, mask) == 0)
+    if (!force && mask && fd == m->fd && fd >= 0 && evloop_mod_fd(loop, fd, mask) == 0)
         return;
     if (m->fd >= 0)
         evloop_del_fd(loop, m->fd);
     m->fd = -1;
-    if (fd < 0)
-        return;  /* between connections: the tick tries again */
+    /* Nothing wanted (or no socket): stay off the loop, because epoll
+     * reports hang-ups whatever the mask and would spin; the tick looks
+     * again. */
+    if (fd < 0 || mask == 0)
+        return;
     if (evloop_set_fd(loop, fd, mask, member_io, m) < 0) {
         log_warn("iraid: %s: cannot watch fd %d; retrying on the next tick", m->url, fd);
         return;
@@ -177,27 +186,45 @@ static void member_watch(struct iraid_member *m, int force)
     m->fd = fd;
 }
 
+/* The session broke.  libiscsi's automatic reconnect is off (it would
+ * hold commands without their timeouts while it retries), so the member is
+ * marked down and its commands fail with -EIO now; later commands to it
+ * fail at once. */
+static void member_down(struct iraid_member *m)
+{
+    if (m->down)
+        return;
+    log_error("iraid: member %u (%s) is down: %s", m->idx, m->url, iscsi_get_error(m->iscsi));
+    m->down = 1;
+    member_watch(m, 1);
+    iscsi_scsi_cancel_all_tasks(m->iscsi);
+}
+
+static void member_service(struct iraid_member *m, int revents)
+{
+    if (m->down)
+        return;
+    if (iscsi_service(m->iscsi, revents) < 0) {
+        member_down(m);
+        return;
+    }
+    member_watch(m, revents == 0);
+}
+
 static void member_io(struct evloop *loop, int fd, int events, void *user)
 {
-    struct iraid_member *m = user;
     int revents = (events & EV_READ ? POLLIN : 0) | (events & EV_WRITE ? POLLOUT : 0) |
                   (events & EV_ERROR ? POLLERR | POLLHUP : 0);
 
-    if (iscsi_service(m->iscsi, revents) < 0)
-        log_warn("iraid: %s: %s (libiscsi reconnects)", m->url, iscsi_get_error(m->iscsi));
-    member_watch(m, 0);
+    member_service(user, revents);
 }
 
 static void volume_tick(struct evloop *loop, uint64_t timer_id, void *user)
 {
     struct iraid_volume *vol = user;
 
-    for (uint32_t i = 0; i < vol->nmembers; i++) {
-        struct iraid_member *m = &vol->members[i];
-        if (iscsi_service(m->iscsi, 0) < 0)
-            log_warn("iraid: %s: %s", m->url, iscsi_get_error(m->iscsi));
-        member_watch(m, 1);
-    }
+    for (uint32_t i = 0; i < vol->nmembers; i++)
+        member_service(&vol->members[i], 0);
     vol->timer = evloop_add_timer(loop, IRAID_TICK_MS, volume_tick, vol);
     if (!vol->timer)
         log_error("iraid: cannot re-arm the service timer: command timeouts stop firing");
@@ -385,6 +412,11 @@ static int req_submit(struct iraid_req *req)
     req->pending = req->nparts + 1;
     for (queued = 0; queued < req->nparts; queued++) {
         struct iraid_part *p = &req->parts[queued];
+        if (p->m->down) {
+            log_error("iraid: member %u (%s) is down", p->m->idx, p->m->url);
+            rc = -EIO;
+            break;
+        }
         if (!(p->task = part_queue(p))) {
             log_error("iraid: %s: cannot queue a command: %s", p->m->url,
                       iscsi_get_error(p->m->iscsi));
@@ -683,6 +715,7 @@ static int member_login(struct iraid_member *m, const struct iraid_config *cfg)
     iscsi_set_targetname(m->iscsi, url->target);
     iscsi_set_session_type(m->iscsi, ISCSI_SESSION_NORMAL);
     iscsi_set_header_digest(m->iscsi, ISCSI_HEADER_DIGEST_NONE);
+    iscsi_set_noautoreconnect(m->iscsi, 1);
     /* libiscsi counts whole seconds; round up so a short timeout stays > 0. */
     iscsi_set_timeout(m->iscsi, (timeout_ms + 999) / 1000);
     if (iscsi_full_connect_sync(m->iscsi, url->portal, url->lun) != 0) {
@@ -711,7 +744,7 @@ static void member_logout(struct iraid_member *m)
         evloop_del_fd(m->vol->loop, m->fd);
     m->fd = -1;
     if (m->iscsi) {
-        if (iscsi_logout_sync(m->iscsi) != 0)
+        if (!m->down && iscsi_logout_sync(m->iscsi) != 0)
             log_warn("iraid: %s: logout: %s", m->url, iscsi_get_error(m->iscsi));
         iscsi_destroy_context(m->iscsi);
         m->iscsi = NULL;
@@ -823,6 +856,7 @@ void iraid_close(struct iraid_volume *vol)
 {
     if (!vol)
         return;
+    vol->closing = 1;
     cancel_all(vol);
     if (vol->timer)
         evloop_del_timer(vol->loop, vol->timer);

@@ -19,6 +19,24 @@
  *   the volume.
  * - The _sync variants run the loop (evloop_run_once) until their request
  *   completes; never call them from a callback of the same loop.
+ * - Never call iraid_close() from a callback of this volume's requests
+ *   (libiscsi is still inside its service routine there).
+ *
+ * Errors (refinements):
+ * - Submission: -EINVAL for a NULL cb, zero length, an offset or length
+ *   that is not a block multiple, or a range past iraid_size(); -EIO when
+ *   a member the request needs is down; -ENOMEM.
+ * - Completion: -EIO (I/O error, lost session), -ETIMEDOUT (no answer
+ *   within cfg->timeout_ms), -ENOSPC (thin target out of space), -EROFS,
+ *   -EBUSY, -ERANGE (LBA out of range), -ECANCELED (only from iraid_close).
+ *   Every error is logged once with the member URL and LBA.
+ * - A member whose session breaks is marked down: its commands in flight
+ *   fail with -EIO at once and later ones are refused (no automatic
+ *   reconnect: libiscsi's would hold commands past their timeouts).
+ * - iraid_open(): -EOPNOTSUPP for level 5 until parity lands, -EINVAL for
+ *   a bad config (unknown level, too few members for the level, members
+ *   with different block sizes, chunk not a block multiple), else the
+ *   login or READ CAPACITY error.
  */
 #ifndef IPVFS_IRAID_VOLUME_H
 #define IPVFS_IRAID_VOLUME_H

@@ -8,15 +8,16 @@ test_test_client_plan_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 
 # MPI programs: plain MPI (no ROMIO of ours linked); the scripts preload
 # libipvfs-romio.so.
-# (filter-out -c: configure's MPI_CFLAGS may carry mpicc's -c)
-E2E_MPI_CFLAGS = $(AM_CFLAGS) $(filter-out -c,$(MPI_CFLAGS))
+# MPI_CFLAGS go into CPPFLAGS: configure's MPI_CFLAGS may carry mpicc's -c,
+# which must stay out of the link line.
+E2E_MPI_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS)
 check_PROGRAMS += test/mpi/e2e_io test/mpi/e2e_persist test/mpi/e2e_errors
 test_mpi_e2e_io_SOURCES = test/mpi/e2e_io.c test/mpi/e2e_util.h
-test_mpi_e2e_io_CFLAGS = $(E2E_MPI_CFLAGS)
+test_mpi_e2e_io_CPPFLAGS = $(E2E_MPI_CPPFLAGS)
 test_mpi_e2e_io_LDADD = $(MPI_LIBS)
 test_mpi_e2e_persist_SOURCES = test/mpi/e2e_persist.c test/mpi/e2e_util.h
-test_mpi_e2e_persist_CFLAGS = $(E2E_MPI_CFLAGS)
+test_mpi_e2e_persist_CPPFLAGS = $(E2E_MPI_CPPFLAGS)
 test_mpi_e2e_persist_LDADD = $(MPI_LIBS)
 test_mpi_e2e_errors_SOURCES = test/mpi/e2e_errors.c test/mpi/e2e_util.h
-test_mpi_e2e_errors_CFLAGS = $(E2E_MPI_CFLAGS)
+test_mpi_e2e_errors_CPPFLAGS = $(E2E_MPI_CPPFLAGS)
 test_mpi_e2e_errors_LDADD = $(MPI_LIBS)

@@ -89,8 +89,17 @@ _ipvfs_wait_job() {
 # Kills every process of the running cluster: its process group and, in
 # case a rank left the group, the pids the map names.
 _ipvfs_kill9() {
-    local pids
-    [ -n "$_ipvfs_pid" ] && kill -9 -- "-$_ipvfs_pid" 2>/dev/null
+    local pids= proxies= p
+    if [ -n "$_ipvfs_pid" ]; then
+        # Hydra's proxies and the ranks under them run in process groups of their own.
+        proxies=$(ps -o pid= --ppid "$_ipvfs_pid" 2>/dev/null)
+        for p in $proxies; do
+            pids="$pids $p $(ps -o pid= --ppid "$p" 2>/dev/null)"
+        done
+        kill -9 -- "-$_ipvfs_pid" 2>/dev/null
+        # shellcheck disable=SC2086
+        [ -n "${pids// /}" ] && kill -9 $pids 2>/dev/null
+    fi
     if [ -n "${IPVFS_MAP:-}" ] && [ -f "$IPVFS_MAP" ]; then
         pids=$(awk '$1 == "rank" { print $9 }' "$IPVFS_MAP")
         # shellcheck disable=SC2086

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Datafile store over a RAID-0 volume on two real iSCSI targets (tgtd):
 # write/read/holes/truncate/prealloc/remove/ordering, reopen after close,
-# ENOSPC on a full volume, and reopen after SIGKILL following a sync.
+# ENOSPC on a full volume, reopen after SIGKILL following a sync, and clean
+# errors (no hang) when a target dies under the store.
 # timeout: 240
 set -u
 src=${IPVFS_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -27,4 +28,13 @@ echo "== crash after sync"
 rc=$?
 [ $rc -eq 137 ] || { echo "FAILED: crash run exited $rc, expected SIGKILL (137)"; exit 1; }
 "$tool" verify "$dir/meta2" "${IRAID_URLS[@]}" || { echo "FAILED: verify after crash"; exit 1; }
+echo "== a member dies under the store"
+coproc DEAD { exec timeout 60 "$tool" dead "$dir/meta3" "${IRAID_URLS[@]}" 2>"$dir/dead.log"; }
+dead_pid=$DEAD_PID
+read -r -t 30 line <&"${DEAD[0]}"
+[ "$line" = ready ] || { cat "$dir/dead.log"; echo "FAILED: dead-member tool did not start"; exit 1; }
+iraid_target_kill 1
+echo go >&"${DEAD[1]}"
+cat <&"${DEAD[0]}"
+wait "$dead_pid" || { cat "$dir/dead.log"; echo "FAILED: store with a dead member"; exit 1; }
 echo "t_storage_dfstore: all passed"

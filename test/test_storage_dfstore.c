@@ -7,6 +7,9 @@
  *                                           by SIGKILL before any commit
  *   storage-dfstore-tool verify DIR URL...  after crash: synced data intact,
  *                                           nothing foreign exposed
+ *   storage-dfstore-tool dead DIR URL...    prints "ready", waits for a line
+ *                                           (a target is killed meanwhile):
+ *                                           write and sync fail, close returns
  * Exit 0 on success, 1 on failure (crash: killed by SIGKILL). */
 #include <errno.h>
 #include <inttypes.h>
@@ -415,10 +418,34 @@ static void verify(int argc, char **argv)
     close_all();
 }
 
+static void dead(int argc, char **argv)
+{
+    struct ipvfs_pair p = { 0, 4 * B };
+    struct wait w = { 1, 0, 0 };
+    char line[16];
+    int rc;
+
+    open_all(argc, argv);
+    write1(1, 0, B, 21);
+    sync_all();
+    printf("ready\n");
+    fflush(stdout);
+    if (!fgets(line, sizeof(line), stdin))
+        FAIL("no go-ahead on stdin");
+    if ((rc = do_write(1, &p, 1, 22)) >= 0)
+        FAIL("write with a dead member succeeded");
+    printf("write with a dead member: %s\n", strerror(-rc));
+    if ((rc = finish(&w, dfstore_sync(ds, 0, wait_cb, &w))) >= 0)
+        FAIL("sync with a dead member succeeded");
+    printf("sync with a dead member: %s\n", strerror(-rc));
+    close_all();
+    printf("closed\n");
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: %s basic|crash|verify DIR URL...\n", argv[0]);
+        fprintf(stderr, "usage: %s basic|crash|verify|dead DIR URL...\n", argv[0]);
         return 2;
     }
     ipvfs_log_set_ident("dfstore-test");
@@ -429,6 +456,8 @@ int main(int argc, char **argv)
         crash(argc - 3, argv + 3);
     else if (strcmp(argv[1], "verify") == 0)
         verify(argc - 3, argv + 3);
+    else if (strcmp(argv[1], "dead") == 0)
+        dead(argc - 3, argv + 3);
     else
         FAIL("unknown mode %s", argv[1]);
     evloop_destroy(loop);

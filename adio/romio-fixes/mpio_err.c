@@ -9,14 +9,19 @@
  * becomes a real MPI error code of that class (MPI_Add_error_code) whose
  * string (MPI_Add_error_string) is the key's text from MPICH's errnames.txt
  * (ipvfs-fixes/errmsg_table.c, generated at build time), with the arguments
- * filled in.  MPIO_Err_return_file runs the file's error handler, user
- * handlers made by MPI_File_create_errhandler included.
+ * filled in; MPI_Error_string is interposed to show it (see there).
+ * MPIO_Err_return_file runs the file's error handler, user handlers made by
+ * MPI_File_create_errhandler included.
  */
 
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE     /* RTLD_NEXT */
+#endif
 #include "mpioimpl.h"
 #include "adio_extern.h"
 #include "ipvfs_fixes.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -115,33 +120,6 @@ static int format_specific(char *out, size_t len, const char *key, const char *t
     return 1;
 }
 
-/* MPICH (4.0) gives a code added to a predefined class with
- * MPI_Add_error_code no mark that it is dynamic, so MPI_Error_string reads
- * it as one of MPICH's own codes and prints an unrelated text.  Setting
- * MPICH's "dynamic" bit in the code makes MPI_Error_string use the text of
- * MPI_Add_error_string, while MPI_Error_class still gives the predefined
- * class.  usable_code() checks both on the real library and falls back to
- * the bare class when neither form of the code works. */
-#define MPICH_ERROR_DYN_BIT 0x40000000
-
-static int code_works(int code, int errclass, const char *msg)
-{
-    char s[MPI_MAX_ERROR_STRING];
-    int len = 0, cls = -1;
-
-    return MPI_Error_class(code, &cls) == MPI_SUCCESS && cls == errclass &&
-        MPI_Error_string(code, s, &len) == MPI_SUCCESS && strcmp(s, msg) == 0;
-}
-
-static int usable_code(int code, int errclass, const char *msg)
-{
-    if (code_works(code, errclass, msg))
-        return code;
-    if (!(code & MPICH_ERROR_DYN_BIT) && code_works(code | MPICH_ERROR_DYN_BIT, errclass, msg))
-        return code | MPICH_ERROR_DYN_BIT;
-    return errclass;
-}
-
 /* Error codes made so far, one per (class, message).  When the table is
  * full the oldest code of the same class gets the new text (MPI lets
  * MPI_Add_error_string replace a code's string), so a program that makes
@@ -187,15 +165,59 @@ static int code_for(int errclass, const char *msg)
     }
     snprintf(codes[i].msg, sizeof(codes[i].msg), "%s", msg);
     codes[i].stamp = next_stamp++;
+    /* MPICH records the text but does not show it (see PMPI_Error_string) */
     if (MPI_Add_error_string(code, codes[i].msg) != MPI_SUCCESS) {
         codes[i].msg[0] = '\0';         /* never matches again */
         code = errclass;
-        goto out;
     }
-    codes[i].code = code = usable_code(code, errclass, codes[i].msg);
   out:
     pthread_mutex_unlock(&codes_lock);
     return code;
+}
+
+/* Copies the text of one of our codes into S; 0 when CODE is not ours. */
+static int code_text(int code, char *s)
+{
+    int i, found = 0;
+
+    if (pthread_mutex_lock(&codes_lock) != 0)
+        return 0;
+    for (i = 0; i < ncodes && !found; i++) {
+        if (codes[i].code == code && codes[i].msg[0] != '\0') {
+            memcpy(s, codes[i].msg, sizeof(codes[i].msg));
+            found = 1;
+        }
+    }
+    pthread_mutex_unlock(&codes_lock);
+    return found;
+}
+
+/* MPI_Error_string, interposed.  MPICH (4.0) gives a code added to a
+ * predefined class by MPI_Add_error_code no mark that it is dynamic, so its
+ * MPI_Error_string decodes such a code as one of MPICH's own and prints an
+ * unrelated text, ignoring MPI_Add_error_string (MPI_Error_class is right).
+ * So this library answers for its own codes and passes every other code to
+ * the next MPI_Error_string, libmpich's. */
+#pragma weak MPI_Error_string = PMPI_Error_string
+int PMPI_Error_string(int errorcode, char *string, int *resultlen)
+{
+    static int (*next) (int, char *, int *);
+
+    if (string != NULL && resultlen != NULL && code_text(errorcode, string)) {
+        *resultlen = (int) strlen(string);
+        return MPI_SUCCESS;
+    }
+    if (next == NULL)
+        next = (int (*)(int, char *, int *)) dlsym(RTLD_NEXT, "PMPI_Error_string");
+    if (next == NULL) {
+        if (string != NULL && resultlen != NULL) {
+            snprintf(string, MPI_MAX_ERROR_STRING, "error code %d (no MPI_Error_string: %s)",
+                     errorcode, dlerror());
+            *resultlen = (int) strlen(string);
+        }
+        return MPI_ERR_INTERN;
+    }
+    return next(errorcode, string, resultlen);
 }
 
 int MPIO_Err_create_code(int lastcode, int fatal, const char fcname[],

@@ -181,8 +181,10 @@ void conn_reply_err(struct conn *c, int status, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(msg, 512, fmt, ap);
         va_end(ap);
-        log_info("%s: op %u from %s: %s (%s)", c->authed ? "request failed" : "refused",
-                 c->hdr.op, c->peer, msg, strerror(status));
+        /* Clients probe for names all the time: expected misses stay quiet. */
+        ipvfs_log(status == ENOENT || status == EEXIST ? IPVFS_LOG_DEBUG : IPVFS_LOG_INFO,
+                  "%s: op %u from %s: %s (%s)", c->authed ? "request failed" : "refused",
+                  c->hdr.op, c->peer, msg, strerror(status));
     }
     conn_reply(c, (uint32_t)status, msg, msg ? strlen(msg) + 1 : 0);
 }

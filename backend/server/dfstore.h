@@ -25,6 +25,27 @@
  * Operations on one datafile complete in submission order.
  * dfstore_close() waits for what is in flight (running the loop), commits,
  * and frees the store; the volume stays the caller's.
+ *
+ * Refinements:
+ * - The LMDB environment is the file DIR/dfstore.mdb (plus its -lock
+ *   file); DIR is created if missing.  dfstore_open() fails with -EUCLEAN
+ *   if the stored block map points past the volume or shares a block.
+ * - Handle 0 is not a datafile: write/read/truncate/prealloc/remove with
+ *   it get -EINVAL.  Writing, truncating or preallocating a missing
+ *   datafile creates it; reading one reads zeros; removing one succeeds.
+ * - Pairs: at most IPVFS_MAX_PAIRS and IPVFS_MAX_IO_BYTES in total
+ *   (-EINVAL); ends past 2^50 get -EFBIG.  Zero-length pairs are allowed.
+ *   Overlapping pairs of one write: the later pair's bytes win.
+ * - dfstore_prealloc() gives every hole below size a zeroed block; the
+ *   size becomes max(size, current size).
+ * - A write or prealloc needing more new blocks than are free fails with
+ *   -ENOSPC before touching anything.  Blocks freed by truncate/remove
+ *   count as free only after the commit that frees them (the next sync,
+ *   or the background commit within about a second); dfstore_stats()
+ *   counts them as used until then.
+ * - A failed volume flush or LMDB commit fails the syncs waiting for it
+ *   with that error; the changes stay pending and are retried.
+ * - Never call dfstore_close() from a dfstore callback.
  */
 #ifndef IPVFS_DFSTORE_H
 #define IPVFS_DFSTORE_H

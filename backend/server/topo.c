@@ -1,6 +1,7 @@
 /* Core binding with hwloc: rank r runs on core r % ncores of the cores this
  * process may use, so that co-located ranks spread over the machine instead
- * of migrating between cores. */
+ * of migrating between cores.  Binding is an optimisation: when it cannot be
+ * done the rank says so and runs unbound, so topo_bind() always returns 0. */
 #include <errno.h>
 #include <hwloc.h>
 #include <string.h>
@@ -12,7 +13,7 @@ int topo_bind(struct server *srv)
 {
     hwloc_topology_t topo;
     hwloc_obj_t core, pkg;
-    int ncores, idx, rc = 0;
+    int ncores, idx;
 
     if (srv->opts.no_bind) {
         log_info("not binding to a core (--no-bind)");
@@ -32,15 +33,13 @@ int topo_bind(struct server *srv)
     pkg = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_PACKAGE, core);
     /* PROCESS binds every thread, the MPI library's helpers included. */
     if (hwloc_set_cpubind(topo, core->cpuset, HWLOC_CPUBIND_PROCESS) < 0) {
-        rc = -errno;
         log_warn("cannot bind rank %d to core %d: %s (running unbound)", srv->rank, idx,
                  strerror(errno));
-        rc = 0;
         goto destroy_topo;
     }
     log_info("bound rank %d to core %d of %d (package %d)", srv->rank, idx, ncores,
              pkg ? (int)pkg->logical_index : 0);
 destroy_topo:
     hwloc_topology_destroy(topo);
-    return rc;
+    return 0;
 }

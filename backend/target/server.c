@@ -1,0 +1,258 @@
+/* Public entry points of the embedded target (target.h): the portal,
+ * accepting connections, LUN setup, flush, statistics and teardown. */
+#include "config.h"
+
+#include "backend/target/tgt.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+#include "common/evloop.h"
+#include "common/log.h"
+#include "common/net.h"
+
+static void peer_name(int fd, char *buf, size_t len)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof(ss);
+    char host[64] = "?";
+    unsigned port = 0;
+
+    if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0) {
+        if (ss.ss_family == AF_INET) {
+            struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+            inet_ntop(AF_INET, &s4->sin_addr, host, sizeof(host));
+            port = ntohs(s4->sin_port);
+        } else if (ss.ss_family == AF_INET6) {
+            struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+            inet_ntop(AF_INET6, &s6->sin6_addr, host, sizeof(host));
+            port = ntohs(s6->sin6_port);
+        }
+    }
+    snprintf(buf, len, "%s:%u", host, port);
+}
+
+static void accept_event(struct evloop *loop, int lfd, int events, void *user)
+{
+    struct tgt_server *srv = user;
+
+    for (int i = 0; i < 64; i++) {
+        struct tgt_conn *c;
+        int fd = net_accept(lfd), rc;
+
+        if (fd == -EAGAIN || fd == -EWOULDBLOCK)
+            return;
+        if (fd < 0) {
+            log_warn("target: accept on %s:%u failed: %s", srv->portal_host, srv->port,
+                     strerror(-fd));
+            return;
+        }
+        (void)net_set_nodelay(fd);
+        rc = tgt_conn_create(srv, fd, NULL, NULL, &c);
+        if (rc < 0) {
+            log_warn("target: cannot take a connection: %s", strerror(-rc));
+            close(fd);
+            continue;
+        }
+        peer_name(fd, c->peer, sizeof(c->peer));
+        log_debug("target: connection from %s", c->peer);
+    }
+}
+
+static char *dup_opt(const char *s, int *failed)
+{
+    char *d;
+
+    if (!s)
+        return NULL;
+    d = strdup(s);
+    if (!d)
+        *failed = 1;
+    return d;
+}
+
+static void free_auth(struct tgt_auth *a)
+{
+    free(a->user);
+    free(a->secret);
+    free(a->mutual_user);
+    free(a->mutual_secret);
+}
+
+/* Checks the configuration once, here at the boundary. */
+static int check_config(const struct tgt_config *cfg)
+{
+    if (!cfg->iqn || !*cfg->iqn || strlen(cfg->iqn) > 223) {
+        log_error("target: a target name (IQN) of 1 to 223 characters is required");
+        return -EINVAL;
+    }
+    if (!cfg->portal_host || cfg->nluns < 1 || cfg->nluns > TGT_MAX_LUNS || !cfg->luns) {
+        log_error("target: need a portal address and 1 to %d LUNs", TGT_MAX_LUNS);
+        return -EINVAL;
+    }
+    if (!cfg->chap_user != !cfg->chap_secret || !cfg->mutual_user != !cfg->mutual_secret ||
+        (cfg->mutual_user && !cfg->chap_user)) {
+        log_error("target: CHAP needs a user and a secret (mutual CHAP also one-way CHAP)");
+        return -EINVAL;
+    }
+    return 0;
+}
+
+static int open_luns(struct tgt_server *srv, const struct tgt_config *cfg)
+{
+    for (int i = 0; i < cfg->nluns; i++) {
+        struct tgt_lun *l = &srv->luns[i];
+        int rc;
+
+        l->index = i;
+        rc = tgt_lun_open(srv, l, &cfg->luns[i]);
+        if (rc < 0)
+            return rc;
+        srv->nluns = i + 1;
+        scsi_lun_init(l);
+        log_info("target: LUN %d: %s store %s, %llu blocks of %u bytes", i, l->ops->name,
+                 cfg->luns[i].kind == TGT_BACKING_MEMORY ? "(memory)" : cfg->luns[i].path,
+                 (unsigned long long)l->nblocks, l->block_size);
+    }
+    return 0;
+}
+
+static void close_luns(struct tgt_server *srv)
+{
+    for (int i = 0; i < srv->nluns; i++)
+        tgt_lun_close(&srv->luns[i]);
+    srv->nluns = 0;
+}
+
+int tgt_server_create(struct evloop *loop, const struct tgt_config *cfg,
+                      struct tgt_server **out, uint16_t *out_port)
+{
+    struct tgt_server *srv;
+    int rc, failed = 0;
+
+    if (!loop || !cfg || !out)
+        return -EINVAL;
+    rc = check_config(cfg);
+    if (rc < 0)
+        return rc;
+    srv = calloc(1, sizeof(*srv));
+    if (!srv)
+        return -ENOMEM;
+    srv->loop = loop;
+    srv->listen_fd = -1;
+    srv->iqn = dup_opt(cfg->iqn, &failed);
+    srv->portal_host = dup_opt(cfg->portal_host, &failed);
+    srv->auth.user = dup_opt(cfg->chap_user, &failed);
+    srv->auth.secret = dup_opt(cfg->chap_secret, &failed);
+    srv->auth.mutual_user = dup_opt(cfg->mutual_user, &failed);
+    srv->auth.mutual_secret = dup_opt(cfg->mutual_secret, &failed);
+    if (failed) {
+        rc = -ENOMEM;
+        goto undo_strings;
+    }
+    rc = tgt_aio_create(srv, &srv->aio);
+    if (rc < 0)
+        goto undo_strings;
+    rc = open_luns(srv, cfg);
+    if (rc < 0)
+        goto undo_luns;
+    rc = net_listen(cfg->portal_host, cfg->portal_port, &srv->port);
+    if (rc < 0) {
+        log_error("target: cannot listen on %s:%u: %s", cfg->portal_host, cfg->portal_port,
+                  strerror(-rc));
+        goto undo_luns;
+    }
+    srv->listen_fd = rc;
+    rc = net_set_nonblock(srv->listen_fd, 1);
+    if (rc == 0)
+        rc = evloop_set_fd(loop, srv->listen_fd, EV_READ, accept_event, srv);
+    if (rc < 0) {
+        log_error("target: cannot register the portal: %s", strerror(-rc));
+        goto undo_listen;
+    }
+    log_info("target: %s serving %d LUN(s) on %s:%u (backing I/O: %s%s)", srv->iqn, srv->nluns,
+             srv->portal_host, srv->port, tgt_aio_name(srv->aio),
+             srv->auth.user ? (srv->auth.mutual_user ? ", mutual CHAP" : ", CHAP") : "");
+    if (out_port)
+        *out_port = srv->port;
+    *out = srv;
+    return 0;
+undo_listen:
+    close(srv->listen_fd);
+undo_luns:
+    close_luns(srv);
+    tgt_aio_destroy(srv->aio);
+undo_strings:
+    free_auth(&srv->auth);
+    free(srv->portal_host);
+    free(srv->iqn);
+    free(srv);
+    return rc;
+}
+
+int tgt_server_flush(struct tgt_server *tgt)
+{
+    int first = 0;
+
+    if (!tgt)
+        return -EINVAL;
+    for (int i = 0; i < tgt->nluns; i++) {
+        int rc = tgt->luns[i].ops->flush(&tgt->luns[i]);
+        if (rc < 0) {
+            log_error("target: LUN %d: flush failed: %s", i, strerror(-rc));
+            if (!first)
+                first = rc;
+        }
+    }
+    return first;
+}
+
+void tgt_server_stats(const struct tgt_server *tgt, struct tgt_stats *out)
+{
+    uint32_t sessions = 0;
+
+    memset(out, 0, sizeof(*out));
+    if (!tgt)
+        return;
+    *out = tgt->stats;
+    for (const struct tgt_conn *c = tgt->conns; c; c = c->next)
+        if (c->state == CONN_FULL && !c->discovery)
+            sessions++;
+    out->sessions = sessions;
+}
+
+void tgt_server_destroy(struct tgt_server *tgt)
+{
+    struct tgt_conn *c, *next;
+
+    if (!tgt)
+        return;
+    if (tgt->listen_fd >= 0) {
+        evloop_del_fd(tgt->loop, tgt->listen_fd);
+        close(tgt->listen_fd);
+    }
+    for (c = tgt->conns; c; c = next) {
+        /* Closing may free c; a task in flight keeps it (and next) alive. */
+        next = c->next;
+        c->refs++;
+        tgt_conn_close(c, "target shutting down");
+        next = c->next;
+        tgt_conn_put(c);
+    }
+    /* Completes every backing io in flight; their tasks are aborted and
+     * release the last connection references. */
+    tgt_aio_destroy(tgt->aio);
+    close_luns(tgt);
+    if (tgt->conns)
+        log_warn("target: connections still referenced at shutdown");
+    free_auth(&tgt->auth);
+    free(tgt->portal_host);
+    free(tgt->iqn);
+    free(tgt);
+}

@@ -1,0 +1,56 @@
+#!/bin/bash
+# timeout: 900
+# ipvfs-server under AddressSanitizer (and LeakSanitizer): builds the server
+# and ipvfs-ctl a second time with -fsanitize=address in BUILDDIR/asan
+# (kept, so later runs only rebuild what changed), runs a 1 I/O node x 2
+# targets cluster through the bad-input client of t_server_badinput.sh, the
+# namespace commands and a clean shutdown, and fails on any sanitizer
+# report or unclean exit.  Leaks inside MPI/UCX/hwloc (not ours) are
+# suppressed.
+set -u
+. "$IPVFS_SRCDIR/test/lib.sh"
+
+asan=$IPVFS_BUILDDIR/asan
+mkdir -p "$asan"
+echo 'int main(void) { return 0; }' >"$asan/probe.c"
+gcc -fsanitize=address "$asan/probe.c" -o "$asan/probe" 2>/dev/null || {
+    echo "no AddressSanitizer runtime for gcc"
+    exit 77
+}
+if [ ! -f "$asan/Makefile" ]; then
+    (cd "$asan" && "$IPVFS_SRCDIR/configure" -q \
+        CFLAGS="-g -O1 -fsanitize=address -fno-omit-frame-pointer" \
+        LDFLAGS="-fsanitize=address") >"$asan/configure.log" 2>&1 ||
+        ipvfs_fail "configure of the ASan build failed: $(tail -n 5 "$asan/configure.log")"
+fi
+make -C "$asan" -j1 backend/ipvfs-server tools/ipvfs-ctl >"$asan/build.log" 2>&1 ||
+    ipvfs_fail "ASan build failed: $(tail -n 20 "$asan/build.log")"
+
+cat >"$asan/lsan.supp" <<'EOF'
+leak:libmpi
+leak:libucs
+leak:libucp
+leak:libuct
+leak:libhwloc
+leak:libpmi
+leak:MPI_Init
+EOF
+export ASAN_OPTIONS=abort_on_error=0:exitcode=66:detect_leaks=1
+export LSAN_OPTIONS=suppressions=$asan/lsan.supp:print_suppressions=0
+IPVFS_SERVER_BIN=$asan/backend/ipvfs-server
+IPVFS_CTL_BIN=$asan/tools/ipvfs-ctl
+export PATH=$asan/tools:$PATH
+
+ipvfs_start_cluster 1 2 --target-size 64M --no-bind
+IPVFS_BADINPUT_MAP=$IPVFS_MAP bash "$IPVFS_SRCDIR/test/t_server_badinput.sh" ||
+    ipvfs_fail "bad-input checks failed under ASan"
+ipvfs-ctl mkdir /asan/dir || ipvfs_fail "mkdir"
+[ "$(ipvfs-ctl ls /asan)" = "dir/" ] || ipvfs_fail "ls"
+ipvfs-ctl rm /asan/dir || ipvfs_fail "rm"
+ipvfs-ctl stats --json >/dev/null || ipvfs_fail "stats"
+ipvfs_stop_cluster
+if grep -E "ERROR: (AddressSanitizer|LeakSanitizer)|SUMMARY: AddressSanitizer" \
+    "$IPVFS_CLUSTER_DIR/server.log"; then
+    ipvfs_fail "sanitizer report in the server log"
+fi
+echo "t_server_asan: ok"

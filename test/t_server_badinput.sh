@@ -1,0 +1,191 @@
+#!/bin/bash
+# timeout: 180
+# Malformed and hostile requests get an error reply and/or a closed
+# connection, never a crash or a hang: the server keeps serving the other
+# connections and `ipvfs-ctl status` still works afterwards.  Uses a small
+# cluster (1 I/O node x 1 target) and a raw-socket client in python3.
+#
+# With IPVFS_BADINPUT_MAP=FILE it only runs the client against that running
+# cluster (t_server_asan.sh does so under AddressSanitizer).
+set -u
+
+badinput_checks() {
+    python3 - "$1" <<'PYEOF'
+import os, socket, struct, sys
+
+MAGIC, VERSION = 0x46565049, 1
+HELLO, LOOKUP, MKDIR, READ, WRITE, DF_GETSIZE, DF_SYNC, DF_REMOVE, STATUS, SHUTDOWN = \
+    1, 10, 12, 20, 21, 22, 24, 25, 30, 31
+REPLY = 0x8000
+EACCES, EINVAL, EPROTO, EMSGSIZE, EOPNOTSUPP = 13, 22, 71, 90, 95
+HDR = struct.Struct("<IHHIIQQ")
+
+secret, ranks = None, {}
+for line in open(sys.argv[1]):
+    w = line.split()
+    if w and w[0] == "secret":
+        secret = bytes.fromhex(w[1])
+    elif w and w[0] == "rank":
+        ranks[int(w[1])] = (w[5], int(w[6]), int(w[2]))
+failures = []
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+def connect(rank=0):
+    s = socket.create_connection(ranks[rank][:2], timeout=10)
+    return s
+
+def send(s, op, body=b"", flags=0, magic=MAGIC, version=VERSION, body_len=None, req_id=7):
+    s.sendall(HDR.pack(magic, version, op, 0, flags, req_id,
+                       len(body) if body_len is None else body_len) + body)
+
+def recv_exact(s, n):
+    buf = b""
+    while len(buf) < n:
+        chunk = s.recv(n - len(buf))
+        if not chunk:
+            return None
+        buf += chunk
+    return buf
+
+def reply(s):
+    h = recv_exact(s, HDR.size)
+    if h is None:
+        return None
+    magic, version, op, status, flags, req_id, blen = HDR.unpack(h)
+    body = recv_exact(s, blen) if blen else b""
+    return op, status, req_id, body
+
+def is_closed(s):
+    try:
+        return s.recv(1) == b""
+    except (ConnectionResetError, socket.timeout):
+        return False
+
+def hello(s, sec=None, client_id=4242):
+    send(s, HELLO, (sec or secret) + struct.pack("<II", client_id, 0))
+    return reply(s)
+
+def authed(rank=0):
+    s = connect(rank)
+    r = hello(s)
+    assert r and r[1] == 0, r
+    return s
+
+def path_req(path):
+    return struct.pack("<II", len(path), 0) + path
+
+def lookup_req(path, flags=1, factor=0, unit=0, path_len=None):
+    return struct.pack("<IIQII", flags, factor, unit,
+                       len(path) if path_len is None else path_len, 0) + path
+
+# -- framing errors: an error reply, then the connection closes
+for name, kw in [("wrong magic", dict(magic=0x12345678)), ("wrong version", dict(version=9))]:
+    s = connect(); send(s, STATUS, **kw); r = reply(s)
+    check(r is not None and r[1] == EPROTO and is_closed(s), name + " -> EPROTO + close")
+s = authed(); send(s, 999); r = reply(s)
+check(r is not None and r[1] == EPROTO and is_closed(s), "unknown op -> EPROTO + close")
+s = authed(); send(s, STATUS | REPLY); r = reply(s)
+check(r is not None and r[1] == EPROTO and is_closed(s), "reply op from a client -> EPROTO + close")
+s = authed(); send(s, WRITE, body_len=1 << 40); r = reply(s)
+check(r is not None and r[1] == EMSGSIZE and is_closed(s), "huge body_len -> EMSGSIZE + close")
+
+# -- a truncated body: the peer vanishes mid-request; a stalled one stays open meanwhile
+s = authed(); send(s, WRITE, body=b"x" * 10, body_len=100); s.close()
+stalled = authed(); send(stalled, WRITE, body=b"x" * 10, body_len=100)
+
+# -- authentication
+s = connect(); send(s, STATUS); r = reply(s)
+check(r is not None and r[1] == EACCES and is_closed(s), "request before HELLO -> EACCES + close")
+s = connect(); r = hello(s, sec=bytes(32))
+check(r is not None and r[1] == EACCES and is_closed(s), "wrong secret -> EACCES + close")
+s = connect(); send(s, HELLO, secret); r = reply(s)
+check(r is not None and r[1] == EINVAL and is_closed(s), "short HELLO -> EINVAL + close")
+s = connect(); s.sendall(os.urandom(64)); r = reply(s)
+check(r is None or r[1] == EPROTO, "random bytes -> EPROTO or close")
+
+# -- body errors: EINVAL, and the connection goes on
+s = authed()
+def einval(op, body, what, expect=EINVAL):
+    send(s, op, body); r = reply(s)
+    check(r is not None and r[1] == expect, what + " -> %d (got %s)" % (expect, r and r[1]))
+einval(LOOKUP, lookup_req(b"noslash"), "path without '/'")
+einval(LOOKUP, lookup_req(b"/a/../b"), "path with '..'")
+einval(LOOKUP, lookup_req(b"/a\0b"), "path with a NUL")
+einval(LOOKUP, lookup_req(b"/a//b"), "path with an empty component")
+einval(LOOKUP, lookup_req(b"/abc", path_len=400), "path_len beyond the body")
+einval(LOOKUP, lookup_req(b"/f", factor=99), "stripe factor over the I/O node count")
+einval(LOOKUP, lookup_req(b"/f", unit=(1 << 30) + 1), "stripe unit over 1 GiB")
+einval(LOOKUP, b"\1\2", "LOOKUP body shorter than its header")
+einval(MKDIR, path_req(b"/x")[:-1], "MKDIR path_len disagrees")
+einval(READ, struct.pack("<QII", 5, 1000, 0) + struct.pack("<QQ", 0, 10), "READ lying npairs")
+einval(READ, struct.pack("<QII", 5, 1, 0) + struct.pack("<QQ", 0, 1 << 40), "READ pair too long")
+einval(READ, struct.pack("<QII", 5, 20000, 0), "READ too many pairs")
+einval(READ, struct.pack("<QII", 0, 1, 0) + struct.pack("<QQ", 0, 10), "READ of handle 0")
+einval(WRITE, struct.pack("<QII", 5, 1, 0) + struct.pack("<QQ", 0, 10) + b"short",
+       "WRITE data shorter than its pairs")
+einval(DF_GETSIZE, struct.pack("<Q", 5), "DF body too short")
+einval(DF_GETSIZE, struct.pack("<QQ", 0, 0), "DF_GETSIZE of handle 0")
+send(s, SHUTDOWN, flags=0x80); r = reply(s)
+check(r is not None and r[1] == EINVAL, "SHUTDOWN with an unknown flag -> EINVAL")
+send(s, STATUS, b"junk"); r = reply(s)
+check(r is not None and r[1] == EINVAL, "STATUS with a body -> EINVAL")
+send(s, STATUS); r = reply(s)
+check(r is not None and r[1] == 0 and len(r[3]) >= 128, "STATUS on the same connection works")
+
+# -- pipelined requests are answered in order
+s.sendall(HDR.pack(MAGIC, VERSION, STATUS, 0, 0, 101, 0) + HDR.pack(MAGIC, VERSION, STATUS, 0, 0, 102, 0))
+r1, r2 = reply(s), reply(s)
+check(r1 and r2 and (r1[2], r2[2]) == (101, 102), "pipelined requests answered in order")
+
+# -- the data path of the I/O node: write, read back, holes read as zeros
+h = 0x5eed0001
+data = b"hello" + b"abc"
+send(s, WRITE, struct.pack("<QII", h, 2, 0) + struct.pack("<QQQQ", 0, 5, 4096, 3) + data)
+r = reply(s)
+ok = r is not None and r[1] == 0 and struct.unpack("<QQ", r[3][:16]) == (8, 4099)
+check(ok, "WRITE two pairs -> 8 bytes, df_size 4099 (got %r)" % ((r[1], r[3][:16]) if r else None,))
+send(s, READ, struct.pack("<QII", h, 3, 0) + struct.pack("<QQQQQQ", 0, 5, 4096, 3, 8000, 10))
+r = reply(s)
+check(r is not None and r[1] == 0 and r[3][16:] == data + bytes(10), "READ back, past EOF zero-filled")
+send(s, DF_SYNC, struct.pack("<QQ", h, 0)); r = reply(s)
+check(r is not None and r[1] == 0, "DF_SYNC")
+send(s, DF_GETSIZE, struct.pack("<QQ", h, 0)); r = reply(s)
+check(r is not None and r[1] == 0 and struct.unpack("<Q", r[3])[0] == 4099, "DF_GETSIZE")
+send(s, DF_REMOVE, struct.pack("<QQ", h, 0)); r = reply(s)
+check(r is not None and r[1] == 0, "DF_REMOVE")
+
+# -- an op this rank does not serve: EOPNOTSUPP, connection stays
+t = authed(1)
+send(t, LOOKUP, lookup_req(b"/x")); r = reply(t)
+check(r is not None and r[1] == EOPNOTSUPP, "LOOKUP to a target -> EOPNOTSUPP")
+send(t, SHUTDOWN); r = reply(t)
+check(r is not None and r[1] == EINVAL, "cluster SHUTDOWN to a non-zero rank -> EINVAL")
+send(t, STATUS); r = reply(t)
+check(r is not None and r[1] == 0, "target still answers STATUS")
+
+stalled.close()
+s = authed(); send(s, STATUS); r = reply(s)
+check(r is not None and r[1] == 0, "a fresh connection still works")
+sys.exit(1 if failures else 0)
+PYEOF
+}
+
+if [ -n "${IPVFS_BADINPUT_MAP:-}" ]; then
+    badinput_checks "$IPVFS_BADINPUT_MAP"
+    exit
+fi
+
+. "$IPVFS_SRCDIR/test/lib.sh"
+ipvfs_start_cluster 1 1 --target-size 64M --no-bind
+badinput_checks "$IPVFS_MAP" || ipvfs_fail "bad-input checks failed"
+ipvfs-ctl status >/dev/null || ipvfs_fail "status failed after the bad input"
+ipvfs-ctl mkdir /still/alive || ipvfs_fail "metadata service failed after the bad input"
+ipvfs_stop_cluster
+if grep -E "AddressSanitizer|Segmentation|SIGSEGV|core dumped" "$IPVFS_CLUSTER_DIR/server.log"; then
+    ipvfs_fail "the server crashed"
+fi
+echo "t_server_badinput: ok"

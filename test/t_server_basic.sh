@@ -1,0 +1,77 @@
+#!/bin/bash
+# timeout: 240
+# ipvfs-server and ipvfs-ctl end to end: a 2 I/O nodes x 2 targets cluster
+# starts, reports its roles and counters, serves mkdir/ls/rm, shuts down
+# cleanly, and after a restart on the same directory still has its
+# namespace; bad start options fail clearly and quickly.
+set -u
+. "$IPVFS_SRCDIR/test/lib.sh"
+
+# -- option errors: every rank exits non-zero, rank 0 says why, nothing hangs
+bad=$(mktemp -d "${TMPDIR:-/tmp}/ipvfs-bad.XXXXXX")
+out=$(timeout 60 mpiexec -n 3 "$IPVFS_SERVER_BIN" --data "$bad" --raid 7 2>&1)
+rc=$?
+[ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] || ipvfs_fail "--raid 7: status $rc"
+grep -q -- "--raid" <<<"$out" || ipvfs_fail "--raid 7: no clear message: $out"
+out=$(timeout 60 mpiexec -n 4 "$IPVFS_SERVER_BIN" --data "$bad" --io-nodes 2 --targets-per-io 2 2>&1)
+rc=$?
+[ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] || ipvfs_fail "wrong N: status $rc"
+grep -q "needs 6" <<<"$out" || ipvfs_fail "wrong N: no clear message: $out"
+rm -rf "$bad"
+
+ipvfs_start_cluster 2 2 --target-size 256M
+[ "$(stat -c %a "$IPVFS_MAP")" = 600 ] || ipvfs_fail "map mode is $(stat -c %a "$IPVFS_MAP")"
+[ "$(stat -c %a "$IPVFS_CLUSTER_DIR/secret")" = 600 ] || ipvfs_fail "secret is not 0600"
+grep -q "cluster ready" "$IPVFS_CLUSTER_DIR/server.log" || ipvfs_fail "no 'cluster ready' line"
+grep -q "bound rank" "$IPVFS_CLUSTER_DIR/server.log" || ipvfs_fail "no binding line"
+
+# -- status --json: six ranks, right roles
+ipvfs-ctl status --json >"$IPVFS_CLUSTER_DIR/status.json" || ipvfs_fail "status --json failed"
+python3 - "$IPVFS_CLUSTER_DIR/status.json" <<'EOF' || ipvfs_fail "status --json is wrong"
+import json, sys
+st = json.load(open(sys.argv[1]))
+ranks = st["ranks"]
+assert len(ranks) == 6, ranks
+roles = [r["role"] for r in ranks]
+assert roles == ["metadata", "target", "target", "io", "target", "target"], roles
+assert ranks[0]["services"] == ["metadata", "io"], ranks[0]
+assert all(r["state"] == "serving" and r["pid"] > 0 and r["host"] for r in ranks), ranks
+EOF
+ipvfs-ctl status | grep -q "metadata+io" || ipvfs_fail "plain status lacks rank 0's roles"
+
+# -- namespace through ipvfs-ctl
+ipvfs-ctl mkdir /a/b || ipvfs_fail "mkdir /a/b"
+ipvfs-ctl mkdir /a/c || ipvfs_fail "mkdir /a/c"
+ipvfs-ctl mkdir /a/b 2>"$IPVFS_CLUSTER_DIR/err" && ipvfs_fail "mkdir of an existing dir succeeded"
+grep -q "exists" "$IPVFS_CLUSTER_DIR/err" || ipvfs_fail "mkdir existing: $(cat "$IPVFS_CLUSTER_DIR/err")"
+[ "$(ipvfs-ctl ls /a | sort | tr '\n' ' ')" = "b/ c/ " ] || ipvfs_fail "ls /a: $(ipvfs-ctl ls /a)"
+ipvfs-ctl rm /a 2>/dev/null && ipvfs_fail "rm of a non-empty directory succeeded"
+ipvfs-ctl rm /a/c || ipvfs_fail "rm /a/c"
+ipvfs-ctl ls /nope 2>/dev/null && ipvfs_fail "ls of a missing directory succeeded"
+ipvfs-ctl mkdir relative 2>/dev/null && ipvfs_fail "mkdir of a relative path succeeded"
+[ "$(ipvfs-ctl ls /a)" = "b/" ] || ipvfs_fail "ls /a after rm: $(ipvfs-ctl ls /a)"
+
+# -- stats: counters move
+ipvfs-ctl stats --json >"$IPVFS_CLUSTER_DIR/stats.json" || ipvfs_fail "stats --json failed"
+python3 - "$IPVFS_CLUSTER_DIR/stats.json" <<'EOF' || ipvfs_fail "stats --json is wrong"
+import json, sys
+st = json.load(open(sys.argv[1]))
+assert len(st["ranks"]) == 6
+r0 = st["ranks"][0]
+assert r0["requests"] >= 10, r0           # the mkdir/ls/rm above, with their HELLOs
+assert "bytes_in" in r0 and "bytes_out" in r0 and r0["clients"], r0
+assert st["total"]["requests"] >= r0["requests"]
+EOF
+
+# -- clean shutdown, restart on the same directory, namespace still there
+ipvfs_restart_cluster
+[ "$(ipvfs-ctl ls /a)" = "b/" ] || ipvfs_fail "namespace lost over a restart: $(ipvfs-ctl ls /a)"
+ipvfs-ctl status >/dev/null || ipvfs_fail "status after restart"
+ipvfs_stop_cluster
+grep -q "cluster stopped" "$IPVFS_CLUSTER_DIR/server.log" || ipvfs_fail "no 'cluster stopped' line"
+
+# -- an unreachable cluster is reported, quickly
+start=$(date +%s)
+ipvfs-ctl status >/dev/null 2>&1 && ipvfs_fail "status of a stopped cluster succeeded"
+[ $(($(date +%s) - start)) -le 10 ] || ipvfs_fail "status of a stopped cluster took too long"
+echo "t_server_basic: ok"

@@ -7,6 +7,8 @@
 #   iraid_targets_start DIR COUNT SIZE_MB   -> fills IRAID_URLS, IRAID_FILES
 #   iraid_targets_stop                      (idempotent; call it from a trap)
 #   iraid_target_kill INDEX                 (simulate a dead target node)
+#   iraid_target_restart INDEX              (tgtd again on the same port and
+#                                           backing file, its data kept)
 #   iraid_ipvfs_targets_start DIR COUNT SIZE_MB  the same with our own
 #                                           ipvfs-target (LUN 0) instead of tgtd
 #
@@ -36,12 +38,23 @@ iraid_free_port() {
 
 # iraid_tgtd_one DIR INDEX SIZE_MB: start one tgtd with target t<INDEX>.
 iraid_tgtd_one() {
-    local dir=$1 i=$2 size=$3 port pid iqn file tries
+    local dir=$1 i=$2 size=$3 port
     port=$(iraid_free_port) || { echo "no free port in 13500-13999" >&2; return 1; }
+    rm -f "$dir/member$i.img"
+    truncate -s "${size}M" "$dir/member$i.img" || return 1
+    iraid_tgtd_serve "$dir" "$i" "$port"
+}
+
+iraid_target_restart() {
+    iraid_tgtd_serve "$IRAID_DIR" "$1" "${IRAID_TGT_PORTS[$1]}"
+}
+
+# iraid_tgtd_serve DIR INDEX PORT: tgtd serving DIR/member<INDEX>.img.
+iraid_tgtd_serve() {
+    local dir=$1 i=$2 port=$3 pid iqn file tries
     file=$dir/member$i.img
     iqn=$IRAID_IQN_PREFIX:t$i
-    rm -f "$file"
-    truncate -s "${size}M" "$file" || return 1
+    IRAID_DIR=$dir
     tgtd -f -C "$port" --iscsi "portal=127.0.0.1:$port" >"$dir/tgtd$i.log" 2>&1 &
     pid=$!
     IRAID_TGT_PIDS[$i]=$pid

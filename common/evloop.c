@@ -225,6 +225,9 @@ int evloop_run(struct evloop *loop)
     loop->stop = 0;
     while (!loop->stop && rc == 0)
         rc = evloop_run_once(loop, -1);
+    /* Leave the loop usable: later evloop_run_once() calls (sync helpers,
+     * draining at close) must dispatch again. */
+    loop->stop = 0;
     return rc;
 }
 

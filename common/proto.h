@@ -126,8 +126,11 @@ struct ipvfs_entry {
  * count, then per entry a uint32_t type, a uint32_t name_len and the name. */
 struct ipvfs_path_req {
     uint32_t path_len;
-    uint32_t flags;
+    uint32_t flags;          /* 0, or for REMOVE: IPVFS_REMOVE_DIR */
 };
+/* REMOVE without this flag removes only files (a directory gets EISDIR);
+ * with it, a file or an empty directory. */
+#define IPVFS_REMOVE_DIR 0x1
 
 /* READ and WRITE: body is struct ipvfs_io_req, npairs struct ipvfs_pair
  * (datafile offsets), then for WRITE the data of all pairs in order.

@@ -1,11 +1,13 @@
-/* iRAID volume over libiscsi's asynchronous API.
+/* iRAID volume over libiscsi's asynchronous API: members, requests, the
+ * event loop, reconnects and the public entry points.  The redundant
+ * levels' per-stripe work is in stripe.c, the on-disk metadata in meta.c.
  *
- * Shape: a request (struct iraid_req) is planned by the RAID level's ops
- * into parts, one SCSI command per part, each to one member; all parts are
- * queued at once so members work concurrently, and the request completes
- * when its last part does.  A level that needs several rounds (parity:
- * read old data, then write) sets req->next_phase; it runs once every part
- * of the current round succeeded and plans the next round.
+ * Shape: a request (struct iraid_req) is planned into parts, one SCSI
+ * command per part, each to one member; all parts are queued at once so
+ * members work concurrently, and the request completes when its last part
+ * does.  A request that needs several rounds (parity: read old data, then
+ * write) sets req->next_phase; it runs once every part of the current
+ * round succeeded and plans the next round.
  *
  * Request state machine:
  *   PLANNING --submit ok--> IN_FLIGHT --last part done--> next_phase? --yes--> PLANNING
@@ -13,96 +15,29 @@
  *   libiscsi refusing a part cancels the parts already queued; a request
  *   refused at its first submission ends silently (the public call returns
  *   the error and never calls back), a later round ends with the error.
+ *   With tolerate_down set, a part that fails because its member went down
+ *   counts as done (req->lost counts them); the stripe layer decides
+ *   whether the stripe can spare that member.
  *
- * Event loop: each member's socket is registered on the caller's loop with
- * the events libiscsi asks for; after every iscsi_service() the
- * registration is refreshed because libiscsi may reconnect on a new fd.  A
- * 100 ms timer calls iscsi_service(ctx, 0) so libiscsi's command timeouts
- * fire, and re-registers each socket from scratch in case a reconnect
- * reused the same fd number (epoll forgets a closed fd on its own). */
+ * Event loop: each live member's socket is registered on the caller's
+ * loop with the events libiscsi asks for.  A 100 ms tick calls
+ * iscsi_service(ctx, 0) so libiscsi's command timeouts fire, drives the
+ * member state machine (internal.h) and the metadata cleaner.  A session
+ * is torn down (tasks cancelled, context destroyed) only outside libiscsi's
+ * callbacks: right after iscsi_service() returns, or from the tick. */
 #include "iraid/volume.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <iscsi/iscsi.h>
-#include <iscsi/scsi-lowlevel.h>
-
 #include "common/log.h"
+#include "iraid/internal.h"
 #include "iraid/layout.h"
-
-#define IRAID_TICK_MS 100
-#define IRAID_DEFAULT_TIMEOUT_MS 10000
-#define IRAID_DEFAULT_IQN "iqn.2024-01.org.ipvfs:initiator"
-/* One SCSI command moves at most this much (CDB lengths are 32-bit). */
-#define IRAID_MAX_PART (16u << 20)
-
-enum part_op { PART_READ, PART_WRITE, PART_FLUSH };
-
-struct iraid_member {
-    struct iraid_volume *vol;
-    uint32_t idx;
-    char *url;
-    struct iscsi_context *iscsi;
-    int lun;
-    int fd;                      /* registered on the loop, or -1 */
-    uint64_t nblocks;
-    uint32_t block_size;
-    int down;                    /* connection lost: every command fails */
-};
-
-struct iraid_part {
-    struct iraid_req *req;
-    struct iraid_member *m;
-    struct scsi_task *task;      /* set while queued in libiscsi */
-    enum part_op op;
-    uint64_t member_off;         /* bytes */
-    uint64_t len;                /* bytes */
-    struct scsi_iovec *iov;
-    int niov, iov_cap;
-};
-
-struct iraid_req {
-    struct iraid_volume *vol;
-    struct iraid_req *prev, *next;   /* the volume's in-flight list */
-    iraid_cb cb;
-    void *user;
-    int status;
-    int silent;                      /* failed submission: never call cb */
-    uint32_t pending;                /* parts queued and not yet done */
-    struct iraid_part *parts;
-    uint32_t nparts, parts_cap;
-    void (*next_phase)(struct iraid_req *req);
-};
-
-/* Per-level planning: fill req's parts for one request (first round). */
-struct iov_cursor {
-    const struct iovec *iov;
-    int iovcnt;
-    int i;
-    size_t off;                      /* inside iov[i] */
-};
-
-struct iraid_level_ops {
-    const char *name;
-    int (*plan_read)(struct iraid_req *req, uint64_t off, uint64_t len, struct iov_cursor *cur);
-    int (*plan_write)(struct iraid_req *req, uint64_t off, uint64_t len, struct iov_cursor *cur);
-};
-
-struct iraid_volume {
-    struct evloop *loop;
-    const struct iraid_level_ops *ops;
-    struct iraid_layout layout;
-    struct iraid_member *members;
-    uint32_t nmembers;
-    uint32_t block_size;
-    uint64_t timer;
-    struct iraid_req *inflight;
-    int closing;                 /* in iraid_close(): cancels are ECANCELED */
-};
+#include "iraid/meta.h"
 
 /* ---- error translation: the one place SCSI/iSCSI status becomes errno ---- */
 
@@ -154,6 +89,38 @@ static int member_errno(const struct iraid_member *m, const char *what, int stat
     return err;
 }
 
+/* ---- member states ---- */
+
+int member_live(const struct iraid_member *m)
+{
+    return m->state == IRAID_MEMBER_UP || m->state == IRAID_MEMBER_REBUILDING;
+}
+
+int member_ok(const struct iraid_member *m, uint64_t stripe)
+{
+    return m->state == IRAID_MEMBER_UP ||
+           (m->state == IRAID_MEMBER_REBUILDING && stripe < m->rebuild_next);
+}
+
+const char *iraid_member_state_name(enum iraid_member_state state)
+{
+    switch (state) {
+    case IRAID_MEMBER_UP: return "up";
+    case IRAID_MEMBER_DOWN: return "down";
+    case IRAID_MEMBER_RECONNECTING: return "reconnecting";
+    case IRAID_MEMBER_REBUILDING: return "rebuilding";
+    }
+    return "?";
+}
+
+static void member_set_state(struct iraid_member *m, enum iraid_member_state state)
+{
+    if (m->state != state)
+        log_info("iraid: member %u (%s): %s -> %s", m->idx, m->url,
+                 iraid_member_state_name(m->state), iraid_member_state_name(state));
+    m->state = state;
+}
+
 /* ---- event loop integration ---- */
 
 static void member_io(struct evloop *loop, int fd, int events, void *user);
@@ -166,8 +133,9 @@ static int iscsi_to_ev(int ev)
 static void member_watch(struct iraid_member *m, int force)
 {
     struct evloop *loop = m->vol->loop;
-    int fd = m->down ? -1 : iscsi_get_fd(m->iscsi);
-    int mask = m->down ? 0 : iscsi_to_ev(iscsi_which_events(m->iscsi));
+    int on = m->iscsi && !m->teardown && m->state != IRAID_MEMBER_DOWN;
+    int fd = on ? iscsi_get_fd(m->iscsi) : -1;
+    int mask = on ? iscsi_to_ev(iscsi_which_events(m->iscsi)) : 0;
 
     if (!force && mask && fd == m->fd && fd >= 0 && evloop_mod_fd(loop, fd, mask) == 0)
         return;
@@ -186,29 +154,67 @@ static void member_watch(struct iraid_member *m, int force)
     m->fd = fd;
 }
 
-/* The session broke.  libiscsi's automatic reconnect is off (it would
- * hold commands without their timeouts while it retries), so the member is
- * marked down and its commands fail with -EIO now; later commands to it
- * fail at once. */
-static void member_down(struct iraid_member *m)
+static uint32_t next_backoff(uint32_t ms)
 {
-    if (m->down)
+    if (ms < IRAID_BACKOFF_MIN_MS)
+        return IRAID_BACKOFF_MIN_MS;
+    return ms * 2 > IRAID_BACKOFF_MAX_MS ? IRAID_BACKOFF_MAX_MS : ms * 2;
+}
+
+/* The member failed (session broke, a command timed out, a login failed,
+ * or it is being replaced).  It leaves the live states at once, so nothing
+ * new is sent to it and the planners stop counting on it; its session is
+ * dropped by member_teardown() outside libiscsi's callbacks.  Safe to call
+ * from anywhere, repeatedly. */
+void member_fail(struct iraid_member *m, const char *why)
+{
+    struct iraid_volume *vol = m->vol;
+    int was_live = member_live(m);
+
+    if (m->state == IRAID_MEMBER_DOWN)
         return;
-    log_error("iraid: member %u (%s) is down: %s", m->idx, m->url, iscsi_get_error(m->iscsi));
-    m->down = 1;
-    member_watch(m, 1);
-    iscsi_scsi_cancel_all_tasks(m->iscsi);
+    if (was_live)
+        log_error("iraid: member %u (%s) failed: %s", m->idx, m->url, why);
+    else
+        log_warn("iraid: member %u (%s): reconnect failed: %s", m->idx, m->url, why);
+    member_set_state(m, IRAID_MEMBER_DOWN);
+    m->teardown = m->iscsi != NULL;
+    m->backoff_ms = was_live ? IRAID_BACKOFF_MIN_MS : next_backoff(m->backoff_ms);
+    m->retry_at = evloop_now_ms() + m->backoff_ms;
+    m->rebuild_next = 0;
+    if (vol->meta)
+        meta_member_stale(vol, m->idx, 1);
+}
+
+/* Drops a failed member's session: commands still queued complete with
+ * SCSI_STATUS_CANCELLED (an I/O error for them), then the context goes.
+ * Never call it from inside libiscsi. */
+static void member_teardown(struct iraid_member *m)
+{
+    struct iscsi_context *iscsi = m->iscsi;
+
+    if (!m->teardown)
+        return;
+    m->teardown = 0;
+    if (m->fd >= 0)
+        evloop_del_fd(m->vol->loop, m->fd);
+    m->fd = -1;
+    if (!iscsi)
+        return;
+    iscsi_scsi_cancel_all_tasks(iscsi);
+    m->iscsi = NULL;
+    iscsi_destroy_context(iscsi);
 }
 
 static void member_service(struct iraid_member *m, int revents)
 {
-    if (m->down)
-        return;
-    if (iscsi_service(m->iscsi, revents) < 0) {
-        member_down(m);
-        return;
-    }
-    member_watch(m, revents == 0);
+    if (m->iscsi && !m->teardown && m->state != IRAID_MEMBER_DOWN &&
+        iscsi_service(m->iscsi, revents) < 0)
+        member_fail(m, iscsi_get_error(m->iscsi));
+    if (m->teardown)
+        member_teardown(m);
+    else
+        member_watch(m, revents == 0);
 }
 
 static void member_io(struct evloop *loop, int fd, int events, void *user)
@@ -219,12 +225,136 @@ static void member_io(struct evloop *loop, int fd, int events, void *user)
     member_service(user, revents);
 }
 
+/* ---- reconnect ---- */
+
+static struct iscsi_context *member_context(struct iraid_member *m, struct iscsi_url **url)
+{
+    struct iraid_volume *vol = m->vol;
+    struct iscsi_context *iscsi = iscsi_create_context(vol->iqn);
+
+    if (!iscsi) {
+        log_error("iraid: %s: cannot create an iSCSI context", m->url);
+        return NULL;
+    }
+    if (!(*url = iscsi_parse_full_url(iscsi, m->url))) {
+        log_error("iraid: bad member URL %s: %s", m->url, iscsi_get_error(iscsi));
+        iscsi_destroy_context(iscsi);
+        return NULL;
+    }
+    m->lun = (*url)->lun;
+    iscsi_set_targetname(iscsi, (*url)->target);
+    iscsi_set_session_type(iscsi, ISCSI_SESSION_NORMAL);
+    iscsi_set_header_digest(iscsi, ISCSI_HEADER_DIGEST_NONE);
+    iscsi_set_noautoreconnect(iscsi, 1);
+    /* libiscsi counts whole seconds; round up so a short timeout stays > 0. */
+    iscsi_set_timeout(iscsi, (vol->timeout_ms + 999) / 1000);
+    return iscsi;
+}
+
+static void member_returned(struct iraid_member *m)
+{
+    struct iraid_volume *vol = m->vol;
+
+    m->backoff_ms = 0;
+    m->epoch++;
+    if (!vol->meta) {
+        member_set_state(m, IRAID_MEMBER_UP);
+        return;
+    }
+    m->rebuild_next = 0;
+    member_set_state(m, IRAID_MEMBER_REBUILDING);
+    vol->rebuild_retry_at = evloop_now_ms();
+}
+
+/* REBUILDING -> UP: every stripe rebuilt and flushed. */
+void member_rebuilt(struct iraid_member *m)
+{
+    member_set_state(m, IRAID_MEMBER_UP);
+    m->rebuild_next = 0;
+    meta_member_stale(m->vol, m->idx, 0);
+}
+
+static void reconnect_capacity_done(struct iscsi_context *iscsi, int status, void *data,
+                                    void *priv)
+{
+    struct iraid_member *m = priv;
+    struct scsi_task *task = data;
+    struct scsi_readcapacity16 *rc16 = NULL;
+    struct iraid_volume *vol = m->vol;
+    uint64_t need = vol->data_off + vol->layout.stripes * vol->layout.chunk;
+
+    if (status == SCSI_STATUS_GOOD)
+        rc16 = scsi_datain_unmarshall(task);
+    if (!rc16)
+        member_fail(m, "READ CAPACITY failed after login");
+    else if (rc16->block_length != vol->block_size ||
+             (rc16->returned_lba + 1) * rc16->block_length < need)
+        member_fail(m, "returned with another block size or too small");
+    else if (m->state == IRAID_MEMBER_RECONNECTING) {
+        m->nblocks = rc16->returned_lba + 1;
+        member_returned(m);
+    }
+    scsi_free_scsi_task(task);
+}
+
+static void reconnect_done(struct iscsi_context *iscsi, int status, void *data, void *priv)
+{
+    struct iraid_member *m = priv;
+
+    if (m->state != IRAID_MEMBER_RECONNECTING)
+        return;
+    if (status != SCSI_STATUS_GOOD) {
+        member_fail(m, iscsi_get_error(iscsi));
+        return;
+    }
+    if (!iscsi_readcapacity16_task(iscsi, m->lun, reconnect_capacity_done, m))
+        member_fail(m, "cannot queue READ CAPACITY");
+}
+
+/* DOWN -> RECONNECTING: an asynchronous login on a fresh context; the
+ * tick gives up on it at the deadline. */
+static void member_reconnect(struct iraid_member *m)
+{
+    struct iscsi_url *url;
+
+    if (!(m->iscsi = member_context(m, &url))) {
+        m->retry_at = evloop_now_ms() + (m->backoff_ms = next_backoff(m->backoff_ms));
+        return;
+    }
+    member_set_state(m, IRAID_MEMBER_RECONNECTING);
+    m->deadline = evloop_now_ms() + (uint64_t)m->vol->timeout_ms;
+    if (iscsi_full_connect_async(m->iscsi, url->portal, url->lun, reconnect_done, m) != 0)
+        member_fail(m, iscsi_get_error(m->iscsi));
+    iscsi_destroy_url(url);
+    if (m->teardown)
+        member_teardown(m);
+    else
+        member_watch(m, 1);
+}
+
+static void member_tick(struct iraid_member *m)
+{
+    uint64_t now = evloop_now_ms();
+
+    member_service(m, 0);
+    if (m->state == IRAID_MEMBER_RECONNECTING && now >= m->deadline) {
+        member_fail(m, "login timed out");
+        member_teardown(m);
+    }
+    if (m->state == IRAID_MEMBER_DOWN && !m->teardown && now >= m->retry_at)
+        member_reconnect(m);
+}
+
 static void volume_tick(struct evloop *loop, uint64_t timer_id, void *user)
 {
     struct iraid_volume *vol = user;
 
     for (uint32_t i = 0; i < vol->nmembers; i++)
-        member_service(&vol->members[i], 0);
+        member_tick(&vol->members[i]);
+    if (vol->meta) {
+        meta_tick(vol);
+        rebuild_kick(vol);
+    }
     vol->timer = evloop_add_timer(loop, IRAID_TICK_MS, volume_tick, vol);
     if (!vol->timer)
         log_error("iraid: cannot re-arm the service timer: command timeouts stop firing");
@@ -232,7 +362,7 @@ static void volume_tick(struct evloop *loop, uint64_t timer_id, void *user)
 
 /* ---- requests and parts ---- */
 
-static struct iraid_req *req_new(struct iraid_volume *vol, iraid_cb cb, void *user)
+struct iraid_req *req_new(struct iraid_volume *vol, iraid_cb cb, void *user)
 {
     struct iraid_req *req = calloc(1, sizeof(*req));
 
@@ -244,7 +374,7 @@ static struct iraid_req *req_new(struct iraid_volume *vol, iraid_cb cb, void *us
     return req;
 }
 
-static void req_free(struct iraid_req *req)
+void req_free(struct iraid_req *req)
 {
     for (uint32_t i = 0; i < req->nparts; i++)
         free(req->parts[i].iov);
@@ -259,8 +389,8 @@ static void req_reset_parts(struct iraid_req *req)
     req->nparts = 0;
 }
 
-static struct iraid_part *part_new(struct iraid_req *req, uint32_t member, enum part_op op,
-                                   uint64_t member_off)
+struct iraid_part *part_new(struct iraid_req *req, uint32_t member, enum part_op op,
+                            uint64_t member_off)
 {
     struct iraid_part *p;
 
@@ -280,8 +410,8 @@ static struct iraid_part *part_new(struct iraid_req *req, uint32_t member, enum 
 
 /* The part of this member that ends where member_off starts and has room
  * for len more bytes, or a new one: contiguous runs become one command. */
-static struct iraid_part *part_for(struct iraid_req *req, uint32_t member, enum part_op op,
-                                   uint64_t member_off, uint64_t len)
+struct iraid_part *part_for(struct iraid_req *req, uint32_t member, enum part_op op,
+                            uint64_t member_off, uint64_t len)
 {
     for (uint32_t i = req->nparts; i-- > 0;) {
         struct iraid_part *p = &req->parts[i];
@@ -292,7 +422,7 @@ static struct iraid_part *part_for(struct iraid_req *req, uint32_t member, enum 
     return part_new(req, member, op, member_off);
 }
 
-static int part_add_iov(struct iraid_part *p, void *base, size_t len)
+int part_add_iov(struct iraid_part *p, void *base, size_t len)
 {
     if (p->niov && (char *)p->iov[p->niov - 1].iov_base + p->iov[p->niov - 1].iov_len == base) {
         p->iov[p->niov - 1].iov_len += len;
@@ -310,8 +440,44 @@ static int part_add_iov(struct iraid_part *p, void *base, size_t len)
     return 0;
 }
 
+void cursor_skip(struct iov_cursor *cur, uint64_t len)
+{
+    while (len > 0) {
+        size_t n = cur->iov[cur->i].iov_len - cur->off;
+        if (n > len)
+            n = len;
+        len -= n;
+        cur->off += n;
+        if (cur->off == cur->iov[cur->i].iov_len) {
+            cur->i++;
+            cur->off = 0;
+        }
+    }
+}
+
+/* Copies len bytes between the caller's buffers (from the cursor on) and
+ * buf, in the direction to_buf says, and advances the cursor. */
+void cursor_copy(struct iov_cursor *cur, uint8_t *buf, uint64_t len, int to_buf)
+{
+    while (len > 0) {
+        const struct iovec *v = &cur->iov[cur->i];
+        size_t n = v->iov_len - cur->off;
+        uint8_t *p = (uint8_t *)v->iov_base + cur->off;
+
+        if (n > len)
+            n = len;
+        if (to_buf)
+            memcpy(buf, p, n);
+        else
+            memcpy(p, buf, n);
+        buf += n;
+        len -= n;
+        cursor_skip(cur, n);
+    }
+}
+
 /* Moves len bytes of the caller's buffers, from the cursor on, into p. */
-static int part_take(struct iraid_part *p, struct iov_cursor *cur, uint64_t len)
+int part_take(struct iraid_part *p, struct iov_cursor *cur, uint64_t len)
 {
     p->len += len;
     while (len > 0) {
@@ -324,13 +490,19 @@ static int part_take(struct iraid_part *p, struct iov_cursor *cur, uint64_t len)
         if (n > 0 && (rc = part_add_iov(p, (char *)v->iov_base + cur->off, n)) < 0)
             return rc;
         len -= n;
-        cur->off += n;
-        if (cur->off == v->iov_len) {
-            cur->i++;
-            cur->off = 0;
-        }
+        cursor_skip(cur, n);
     }
     return 0;
+}
+
+static void req_link(struct iraid_req *req)
+{
+    struct iraid_volume *vol = req->vol;
+
+    req->next = vol->inflight;
+    if (vol->inflight)
+        vol->inflight->prev = req;
+    vol->inflight = req;
 }
 
 static void req_finish(struct iraid_req *req)
@@ -369,10 +541,26 @@ static void part_done(struct iscsi_context *iscsi, int status, void *command_dat
     struct iraid_part *p = priv;
     struct iraid_req *req = p->req;
     static const char *const what[] = { "read", "write", "flush" };
-    int rc = member_errno(p->m, what[p->op], status, p->task, p->member_off / p->m->block_size);
+    int rc = member_errno(p->m, what[p->op], status, p->task,
+                          (p->member_off) / p->m->block_size);
 
     scsi_free_scsi_task(p->task);
     p->task = NULL;
+    /* An unanswered command means the target stopped answering: the
+     * member is failed like a broken session (its session is dropped after
+     * libiscsi returns). */
+    if (rc == -ETIMEDOUT && !req->vol->closing)
+        member_fail(p->m, "command timed out");
+    /* A redundant write that a live member refuses leaves that member
+     * behind the others: fail it (it is rebuilt when it returns) rather
+     * than leave a stripe that disagrees. */
+    if (rc < 0 && rc != -ECANCELED && req->tolerate_down && p->op == PART_WRITE &&
+        !req->vol->closing && member_live(p->m))
+        member_fail(p->m, "write error");
+    if (rc < 0 && req->tolerate_down && !req->vol->closing && !member_live(p->m)) {
+        req->lost++;
+        rc = 0;
+    }
     if (rc < 0 && req->status == 0)
         req->status = rc;
     if (--req->pending == 0)
@@ -391,7 +579,7 @@ static struct scsi_task *part_queue(struct iraid_part *p)
                                      0, part_done, p, p->iov, p->niov);
     case PART_WRITE:
         return iscsi_write16_iov_task(m->iscsi, m->lun, lba, NULL, len, (int)m->block_size, 0, 0,
-                                      0, 0, 0, part_done, p, p->iov, p->niov);
+                                      p->fua, 0, 0, part_done, p, p->iov, p->niov);
     default:
         return iscsi_synchronizecache16_task(m->iscsi, m->lun, 0, 0, 0, 0, part_done, p);
     }
@@ -402,7 +590,8 @@ static struct scsi_task *part_queue(struct iraid_part *p)
  * callbacks run inside this call, libiscsi cancels locally and at once),
  * so on a negative return nothing of req is in flight and the caller ends
  * it.  The extra pending count keeps a cancelled round from completing
- * before this function is done with req. */
+ * before this function is done with req.  A part for a member that is not
+ * live fails the round with -EIO, or is skipped under tolerate_down. */
 static int req_submit(struct iraid_req *req)
 {
     struct iraid_volume *vol = req->vol;
@@ -412,8 +601,14 @@ static int req_submit(struct iraid_req *req)
     req->pending = req->nparts + 1;
     for (queued = 0; queued < req->nparts; queued++) {
         struct iraid_part *p = &req->parts[queued];
-        if (p->m->down) {
-            log_error("iraid: member %u (%s) is down", p->m->idx, p->m->url);
+        if (!member_live(p->m) || p->m->teardown) {
+            if (req->tolerate_down) {
+                req->lost++;
+                req->pending--;
+                continue;
+            }
+            log_error("iraid: member %u (%s) is %s", p->m->idx, p->m->url,
+                      iraid_member_state_name(p->m->state));
             rc = -EIO;
             break;
         }
@@ -433,21 +628,28 @@ static int req_submit(struct iraid_req *req)
         return rc;
     }
     for (uint32_t i = 0; i < vol->nmembers; i++)
-        member_watch(&vol->members[i], 0);
+        if (!vol->members[i].teardown)
+            member_watch(&vol->members[i], 0);
     /* Only an empty round gets here with nothing pending. */
     if (--req->pending == 0)
         req_round_done(req);
     return 0;
 }
 
-/* ---- RAID levels ---- */
+void req_launch(struct iraid_req *req)
+{
+    req_link(req);
+    if ((req->status = req_submit(req)) < 0)
+        req_finish(req);
+}
 
-/* Striped placement, used by RAID-0 for everything and by RAID-1 for
- * reads (each chunk from the copy iraid_layout_map names). */
+/* ---- RAID-0 (and the redundant levels' reads while all members are up) ---- */
+
+/* Striped placement: each chunk from the member iraid_layout_map names. */
 static int plan_striped(struct iraid_req *req, uint64_t off, uint64_t len, struct iov_cursor *cur,
                         enum part_op op)
 {
-    const struct iraid_layout *l = &req->vol->layout;
+    const struct iraid_volume *vol = req->vol;
 
     while (len > 0) {
         struct iraid_loc loc;
@@ -455,9 +657,9 @@ static int plan_striped(struct iraid_req *req, uint64_t off, uint64_t len, struc
         uint64_t n;
         int rc;
 
-        iraid_layout_map(l, off, &loc);
+        iraid_layout_map(&vol->layout, off, &loc);
         n = loc.run < len ? loc.run : len;
-        p = part_for(req, loc.member, op, loc.member_off, n);
+        p = part_for(req, loc.member, op, vol->data_off + loc.member_off, n);
         if (!p)
             return -ENOMEM;
         if ((rc = part_take(p, cur, n)) < 0)
@@ -468,7 +670,7 @@ static int plan_striped(struct iraid_req *req, uint64_t off, uint64_t len, struc
     return 0;
 }
 
-static int raid0_read(struct iraid_req *req, uint64_t off, uint64_t len, struct iov_cursor *cur)
+int iraid_striped_read(struct iraid_req *req, uint64_t off, uint64_t len, struct iov_cursor *cur)
 {
     return plan_striped(req, off, len, cur, PART_READ);
 }
@@ -478,61 +680,169 @@ static int raid0_write(struct iraid_req *req, uint64_t off, uint64_t len, struct
     return plan_striped(req, off, len, cur, PART_WRITE);
 }
 
-/* RAID-1: every member gets the same bytes at the same offset. */
-static int raid1_write(struct iraid_req *req, uint64_t off, uint64_t len, struct iov_cursor *cur)
-{
-    struct iov_cursor start = *cur;
-
-    for (uint32_t m = 0; m < req->vol->nmembers; m++) {
-        struct iov_cursor c = start;
-        for (uint64_t done = 0; done < len;) {
-            uint64_t n = len - done < IRAID_MAX_PART ? len - done : IRAID_MAX_PART;
-            struct iraid_part *p = part_new(req, m, PART_WRITE, off + done);
-            int rc;
-
-            if (!p)
-                return -ENOMEM;
-            if ((rc = part_take(p, &c, n)) < 0)
-                return rc;
-            done += n;
-        }
-    }
-    return 0;
-}
-
-static const struct iraid_level_ops level_ops[] = {
-    { "raid0", raid0_read, raid0_write },
-    { "raid1", raid0_read, raid1_write },
-};
+static const struct iraid_level_ops raid0_ops = { "raid0", iraid_striped_read, raid0_write,
+                                                  NULL, NULL };
 
 static const struct iraid_level_ops *ops_for_level(int level)
 {
     switch (level) {
-    case 0: return &level_ops[0];
-    case 1: return &level_ops[1];
+    case 0: return &raid0_ops;
+    case 1: return &iraid_raid1_ops;
+    case 5: return &iraid_raid5_ops;
     default: return NULL;
     }
 }
 
-/* ---- public I/O ---- */
-
-static void req_link(struct iraid_req *req)
+/* Members a volume can lose and still hold every byte. */
+uint32_t vol_redundancy(const struct iraid_volume *vol)
 {
-    struct iraid_volume *vol = req->vol;
-
-    req->next = vol->inflight;
-    if (vol->inflight)
-        vol->inflight->prev = req;
-    vol->inflight = req;
+    switch (vol->layout.level) {
+    case 1: return vol->nmembers - 1;
+    case 5: return 1;
+    default: return 0;
+    }
 }
+
+static uint32_t members_not_live(const struct iraid_volume *vol)
+{
+    uint32_t n = 0;
+
+    for (uint32_t i = 0; i < vol->nmembers; i++)
+        n += !member_live(&vol->members[i]);
+    return n;
+}
+
+static int all_members_up(const struct iraid_volume *vol)
+{
+    for (uint32_t i = 0; i < vol->nmembers; i++)
+        if (vol->members[i].state != IRAID_MEMBER_UP)
+            return 0;
+    return 1;
+}
+
+/* ---- user requests of the redundant levels ---- */
+
+static void io_complete(struct iraid_io *io)
+{
+    io->cb(io->vol, io->status, io->user);
+    free(io->iov);
+    free(io);
+}
+
+static void io_undefer(struct iraid_io *io)
+{
+    struct iraid_io **pp = &io->vol->deferred;
+
+    while (*pp != io)
+        pp = &(*pp)->dnext;
+    *pp = io->dnext;
+}
+
+static void io_deferred(struct evloop *loop, uint64_t timer_id, void *user)
+{
+    io_undefer(user);
+    io_complete(user);
+}
+
+/* One piece of io (a stripe op, or the direct read) ended.  The caller's
+ * callback never runs inside the public call that submitted io. */
+void io_piece_done(struct iraid_io *io, int status)
+{
+    if (status < 0 && io->status == 0)
+        io->status = status;
+    if (--io->pending > 0)
+        return;
+    if (io->submitting && !io->vol->closing &&
+        (io->timer = evloop_add_timer(io->vol->loop, 0, io_deferred, io))) {
+        io->dnext = io->vol->deferred;
+        io->vol->deferred = io;
+        return;
+    }
+    io_complete(io);
+}
+
+/* The direct read (every member was UP) failed: if a member went down
+ * meanwhile, serve it again stripe by stripe, reconstructing. */
+static void io_direct_done(struct iraid_volume *vol, int status, void *user)
+{
+    struct iraid_io *io = user;
+
+    if (status < 0 && !vol->closing && !all_members_up(vol) &&
+        members_not_live(vol) <= vol_redundancy(vol)) {
+        log_warn("iraid: read %" PRIu64 "+%" PRIu64 " failed (%s); retrying degraded", io->off,
+                 io->len, strerror(-status));
+        io->pending++;
+        if (io_submit_stripes(io) == 0) {
+            io_piece_done(io, 0);
+            return;
+        }
+        io->pending--;
+    }
+    io_piece_done(io, status);
+}
+
+static int io_direct_read(struct iraid_io *io)
+{
+    struct iov_cursor cur = { .iov = io->iov, .iovcnt = io->iovcnt };
+    struct iraid_req *req = req_new(io->vol, io_direct_done, io);
+    int rc;
+
+    if (!req)
+        return -ENOMEM;
+    if ((rc = iraid_striped_read(req, io->off, io->len, &cur)) < 0) {
+        req_free(req);
+        return rc;
+    }
+    io->pending = 1;
+    req_launch(req);
+    return 0;
+}
+
+static int redundant_rw(struct iraid_volume *vol, int write, uint64_t offset,
+                        const struct iovec *iov, int iovcnt, uint64_t len, iraid_cb cb,
+                        void *user)
+{
+    struct iraid_io *io;
+    int rc;
+
+    if (members_not_live(vol) > vol_redundancy(vol)) {
+        log_error("iraid: %u members missing: the volume cannot serve", members_not_live(vol));
+        return -EIO;
+    }
+    if (!(io = calloc(1, sizeof(*io))))
+        return -ENOMEM;
+    *io = (struct iraid_io){ .vol = vol, .cb = cb, .user = user, .write = write, .off = offset,
+                             .len = len, .iovcnt = iovcnt, .submitting = 1 };
+    if (!(io->iov = malloc((size_t)iovcnt * sizeof(*iov)))) {
+        rc = -ENOMEM;
+        goto free_io;
+    }
+    memcpy(io->iov, iov, (size_t)iovcnt * sizeof(*iov));
+    rc = !write && all_members_up(vol) ? io_direct_read(io) : io_submit_stripes(io);
+    if (rc < 0)
+        goto free_iov;
+    io->submitting = 0;
+    if (io->pending == 0)
+        io_complete(io);
+    return 0;
+
+free_iov:
+    free(io->iov);
+free_io:
+    free(io);
+    return rc;
+}
+
+/* ---- public I/O ---- */
 
 /* First submission from a public entry point: a refused request ends here
  * without calling the user back. */
 static int req_start(struct iraid_req *req)
 {
-    int rc = req_submit(req);
+    int rc;
 
-    if (rc < 0) {
+    req_link(req);
+    if ((rc = req_submit(req)) < 0) {
         req->silent = 1;
         req_finish(req);
     }
@@ -554,18 +864,19 @@ static int volume_rw(struct iraid_volume *vol, int write, uint64_t offset,
     if (len == 0 || offset % vol->block_size || len % vol->block_size ||
         offset > iraid_size(vol) || len > iraid_size(vol) - offset)
         return -EINVAL;
+    if (vol->closing)
+        return -ECANCELED;
+    if (!vol->ops->plan_write)
+        return redundant_rw(vol, write, offset, iov, iovcnt, len, cb, user);
     if (!(req = req_new(vol, cb, user)))
         return -ENOMEM;
     rc = write ? vol->ops->plan_write(req, offset, len, &cur)
                : vol->ops->plan_read(req, offset, len, &cur);
-    if (rc < 0)
-        goto free_req;
-    req_link(req);
+    if (rc < 0) {
+        req_free(req);
+        return rc;
+    }
     return req_start(req);
-
-free_req:
-    req_free(req);
-    return rc;
 }
 
 int iraid_readv(struct iraid_volume *vol, uint64_t offset, const struct iovec *iov, int iovcnt,
@@ -580,20 +891,23 @@ int iraid_writev(struct iraid_volume *vol, uint64_t offset, const struct iovec *
     return volume_rw(vol, 1, offset, iov, iovcnt, cb, user);
 }
 
+/* RAID-0 needs every member; the redundant levels flush the live ones. */
 int iraid_flush(struct iraid_volume *vol, iraid_cb cb, void *user)
 {
     struct iraid_req *req;
 
     if (!vol || !cb)
         return -EINVAL;
+    if (vol->meta && members_not_live(vol) > vol_redundancy(vol))
+        return -EIO;
     if (!(req = req_new(vol, cb, user)))
         return -ENOMEM;
+    req->tolerate_down = vol->meta != NULL;
     for (uint32_t m = 0; m < vol->nmembers; m++)
         if (!part_new(req, m, PART_FLUSH, 0)) {
             req_free(req);
             return -ENOMEM;
         }
-    req_link(req);
     return req_start(req);
 }
 
@@ -612,6 +926,7 @@ uint32_t iraid_block_size(const struct iraid_volume *vol)
 struct sync_wait {
     int done;
     int status;
+    uint64_t mismatches, skipped;
 };
 
 static void sync_done(struct iraid_volume *vol, int status, void *user)
@@ -667,6 +982,94 @@ int iraid_flush_sync(struct iraid_volume *vol)
     return sync_wait(vol, iraid_flush(vol, sync_done, &w), &w);
 }
 
+/* ---- health, scrub, replacement ---- */
+
+int iraid_get_status(const struct iraid_volume *vol, struct iraid_status *out)
+{
+    if (!vol || !out)
+        return -EINVAL;
+    memset(out, 0, sizeof(*out));
+    out->level = vol->layout.level;
+    out->nmembers = vol->nmembers;
+    out->size = iraid_size(vol);
+    out->chunk = vol->layout.chunk;
+    out->dirty_regions = vol->meta ? meta_dirty_regions(vol) : 0;
+    out->scrubbing = vol->scrub.running;
+    out->scrub_done = vol->scrub.next;
+    out->scrub_total = vol->scrub.end;
+    for (uint32_t i = 0; i < vol->nmembers; i++) {
+        const struct iraid_member *m = &vol->members[i];
+        struct iraid_member_status *ms = &out->member[i];
+
+        snprintf(ms->url, sizeof(ms->url), "%s", m->url);
+        ms->state = m->state;
+        ms->total = vol->layout.stripes;
+        ms->rebuilt = m->state == IRAID_MEMBER_UP ? ms->total
+                      : m->state == IRAID_MEMBER_REBUILDING ? m->rebuild_next : 0;
+        out->missing += m->state != IRAID_MEMBER_UP;
+    }
+    return 0;
+}
+
+static void scrub_sync_done(struct iraid_volume *vol, int status, uint64_t mismatches,
+                            uint64_t skipped, void *user)
+{
+    struct sync_wait *w = user;
+
+    w->mismatches = mismatches;
+    w->skipped = skipped;
+    sync_done(vol, status, user);
+}
+
+int iraid_scrub(struct iraid_volume *vol, iraid_scrub_cb cb, void *user)
+{
+    if (!vol || !cb)
+        return -EINVAL;
+    if (!vol->meta)
+        return -EOPNOTSUPP;
+    if (vol->scrub.running)
+        return -EBUSY;
+    vol->scrub = (struct iraid_sweep){ .kind = SOP_SCRUB, .end = vol->layout.stripes, .cb = cb,
+                                       .user = user };
+    sweep_start(vol, &vol->scrub);
+    return 0;
+}
+
+int iraid_scrub_sync(struct iraid_volume *vol, uint64_t *mismatches, uint64_t *skipped)
+{
+    struct sync_wait w = { 0 };
+    int rc = sync_wait(vol, iraid_scrub(vol, scrub_sync_done, &w), &w);
+
+    if (mismatches)
+        *mismatches = w.mismatches;
+    if (skipped)
+        *skipped = w.skipped;
+    return rc;
+}
+
+int iraid_replace_member(struct iraid_volume *vol, uint32_t idx, const char *url)
+{
+    struct iraid_member *m;
+    char *copy;
+
+    if (!vol || !url || idx >= vol->nmembers)
+        return -EINVAL;
+    if (!vol->meta)
+        return -EOPNOTSUPP;
+    m = &vol->members[idx];
+    if (members_not_live(vol) - !member_live(m) >= vol_redundancy(vol))
+        return -EBUSY;
+    if (!(copy = strdup(url)))
+        return -ENOMEM;
+    member_fail(m, "replaced");
+    member_teardown(m);
+    log_info("iraid: member %u: %s replaced by %s", idx, m->url, copy);
+    free(m->url);
+    m->url = copy;
+    m->retry_at = evloop_now_ms();
+    return 0;
+}
+
 /* ---- open / close ---- */
 
 static int member_capacity(struct iraid_member *m)
@@ -695,29 +1098,14 @@ free_task:
     return rc;
 }
 
-static int member_login(struct iraid_member *m, const struct iraid_config *cfg)
+/* Synchronous login bounded by the timeout (used only by iraid_open). */
+static int member_login(struct iraid_member *m)
 {
-    const char *iqn = cfg->initiator_iqn ? cfg->initiator_iqn : IRAID_DEFAULT_IQN;
-    int timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : IRAID_DEFAULT_TIMEOUT_MS;
     struct iscsi_url *url;
     int rc;
 
-    if (!(m->iscsi = iscsi_create_context(iqn))) {
-        log_error("iraid: %s: cannot create an iSCSI context", m->url);
-        return -ENOMEM;
-    }
-    if (!(url = iscsi_parse_full_url(m->iscsi, m->url))) {
-        log_error("iraid: bad member URL %s: %s", m->url, iscsi_get_error(m->iscsi));
-        rc = -EINVAL;
-        goto destroy_context;
-    }
-    m->lun = url->lun;
-    iscsi_set_targetname(m->iscsi, url->target);
-    iscsi_set_session_type(m->iscsi, ISCSI_SESSION_NORMAL);
-    iscsi_set_header_digest(m->iscsi, ISCSI_HEADER_DIGEST_NONE);
-    iscsi_set_noautoreconnect(m->iscsi, 1);
-    /* libiscsi counts whole seconds; round up so a short timeout stays > 0. */
-    iscsi_set_timeout(m->iscsi, (timeout_ms + 999) / 1000);
+    if (!(m->iscsi = member_context(m, &url)))
+        return -EINVAL;
     if (iscsi_full_connect_sync(m->iscsi, url->portal, url->lun) != 0) {
         rc = member_errno(m, "login", SCSI_STATUS_ERROR, NULL, 0);
         goto destroy_url;
@@ -725,6 +1113,7 @@ static int member_login(struct iraid_member *m, const struct iraid_config *cfg)
     iscsi_destroy_url(url);
     if ((rc = member_capacity(m)) < 0)
         goto logout;
+    m->state = IRAID_MEMBER_UP;
     return 0;
 
 logout:
@@ -744,51 +1133,64 @@ static void member_logout(struct iraid_member *m)
         evloop_del_fd(m->vol->loop, m->fd);
     m->fd = -1;
     if (m->iscsi) {
-        if (!m->down && iscsi_logout_sync(m->iscsi) != 0)
+        if (m->state == IRAID_MEMBER_UP && iscsi_logout_sync(m->iscsi) != 0)
             log_warn("iraid: %s: logout: %s", m->url, iscsi_get_error(m->iscsi));
         iscsi_destroy_context(m->iscsi);
         m->iscsi = NULL;
     }
 }
 
+static int resolve_level(const struct iraid_config *cfg)
+{
+    if (cfg->level != IRAID_LEVEL_DEFAULT)
+        return cfg->level;
+    return cfg->nmembers >= 3 ? 5 : cfg->nmembers == 2 ? 1 : 0;
+}
+
 static int check_config(const struct iraid_config *cfg)
 {
-    if (!cfg->urls || cfg->nmembers == 0)
+    if (!cfg->urls || cfg->nmembers == 0 || cfg->nmembers > IRAID_MAX_MEMBERS)
         return -EINVAL;
     for (uint32_t i = 0; i < cfg->nmembers; i++)
         if (!cfg->urls[i])
             return -EINVAL;
-    if (!ops_for_level(cfg->level)) {
-        log_error("iraid: RAID level %d is not supported (supported: 0, 1)", cfg->level);
-        return cfg->level == 5 ? -EOPNOTSUPP : -EINVAL;
+    if (!ops_for_level(resolve_level(cfg))) {
+        log_error("iraid: RAID level %d is not supported (supported: 0, 1, 5)", cfg->level);
+        return -EINVAL;
     }
     return 0;
 }
 
-/* Block sizes must agree; the volume spans the smallest member. */
-static int volume_geometry(struct iraid_volume *vol, const struct iraid_config *cfg)
+/* Block sizes of the live members must agree; the volume spans the
+ * smallest, less the metadata area of the redundant levels. */
+static int volume_geometry(struct iraid_volume *vol, int level, uint64_t chunk)
 {
-    uint64_t chunk = cfg->chunk_size ? cfg->chunk_size : IRAID_DEFAULT_CHUNK;
     uint64_t member_bytes = UINT64_MAX;
     int rc;
 
-    vol->block_size = vol->members[0].block_size;
+    vol->block_size = 0;
     for (uint32_t i = 0; i < vol->nmembers; i++) {
         struct iraid_member *m = &vol->members[i];
+        if (!member_live(m))
+            continue;
+        if (!vol->block_size)
+            vol->block_size = m->block_size;
         if (m->block_size != vol->block_size) {
-            log_error("iraid: %s has %u-byte blocks, %s has %u", m->url, m->block_size,
-                      vol->members[0].url, vol->block_size);
+            log_error("iraid: %s has %u-byte blocks, others have %u", m->url, m->block_size,
+                      vol->block_size);
             return -EINVAL;
         }
         if (m->nblocks * m->block_size < member_bytes)
             member_bytes = m->nblocks * m->block_size;
     }
-    if (chunk % vol->block_size) {
+    if (chunk % vol->block_size || (level != 0 && IRAID_META_BYTES % vol->block_size)) {
         log_error("iraid: chunk %" PRIu64 " is not a multiple of the %u-byte block", chunk,
                   vol->block_size);
         return -EINVAL;
     }
-    if ((rc = iraid_layout_init(&vol->layout, cfg->level, vol->nmembers, chunk, member_bytes)) < 0)
+    vol->data_off = level == 0 ? 0 : IRAID_META_BYTES;
+    member_bytes = member_bytes > vol->data_off ? member_bytes - vol->data_off : 0;
+    if ((rc = iraid_layout_init(&vol->layout, level, vol->nmembers, chunk, member_bytes)) < 0)
         return rc;
     if (iraid_size(vol) == 0) {
         log_error("iraid: members smaller than one %" PRIu64 "-byte chunk", chunk);
@@ -797,56 +1199,140 @@ static int volume_geometry(struct iraid_volume *vol, const struct iraid_config *
     return 0;
 }
 
+/* Logs in to every member.  A redundant level opens with up to its
+ * redundancy of members unreachable (they start DOWN and are retried);
+ * returns the first login error otherwise. */
+static int volume_login(struct iraid_volume *vol, const struct iraid_config *cfg, int level)
+{
+    uint32_t missing = 0;
+    int first_err = 0;
+
+    for (uint32_t i = 0; i < vol->nmembers; i++) {
+        struct iraid_member *m = &vol->members[i];
+        int rc;
+
+        *m = (struct iraid_member){ .vol = vol, .idx = i, .fd = -1,
+                                    .state = IRAID_MEMBER_DOWN };
+        if (!(m->url = strdup(cfg->urls[i])))
+            return -ENOMEM;
+        if ((rc = member_login(m)) < 0) {
+            missing++;
+            if (!first_err)
+                first_err = rc;
+            m->retry_at = evloop_now_ms() + (m->backoff_ms = IRAID_BACKOFF_MIN_MS);
+        }
+    }
+    if (missing == 0)
+        return 0;
+    if (level == 0 || missing > (level == 1 ? vol->nmembers - 1 : 1))
+        return first_err;
+    log_warn("iraid: opening degraded: %u of %u members unreachable", missing, vol->nmembers);
+    return 0;
+}
+
+static void volume_logout(struct iraid_volume *vol)
+{
+    for (uint32_t i = 0; i < vol->nmembers; i++) {
+        member_logout(&vol->members[i]);
+        free(vol->members[i].url);
+    }
+}
+
+/* Moves the members' sockets and the tick from one loop to another. */
+static int volume_attach(struct iraid_volume *vol, struct evloop *loop)
+{
+    if (vol->timer)
+        evloop_del_timer(vol->loop, vol->timer);
+    vol->timer = 0;
+    for (uint32_t i = 0; i < vol->nmembers; i++) {
+        struct iraid_member *m = &vol->members[i];
+        if (m->fd >= 0)
+            evloop_del_fd(vol->loop, m->fd);
+        m->fd = -1;
+    }
+    vol->loop = loop;
+    if (!(vol->timer = evloop_add_timer(loop, IRAID_TICK_MS, volume_tick, vol)))
+        return -ENOMEM;
+    for (uint32_t i = 0; i < vol->nmembers; i++)
+        member_watch(&vol->members[i], 1);
+    return 0;
+}
+
+/* The metadata (and the resync of dirty regions) is handled on a private
+ * loop, so the caller's other event sources never run inside iraid_open. */
+static int volume_start(struct iraid_volume *vol, struct evloop *loop)
+{
+    struct evloop *priv;
+    int rc;
+
+    if (vol->layout.level == 0)
+        return volume_attach(vol, loop);
+    if (!(priv = evloop_create()))
+        return -ENOMEM;
+    vol->loop = priv;
+    if ((rc = volume_attach(vol, priv)) == 0 && (rc = iraid_meta_open(vol)) == 0)
+        rc = volume_attach(vol, loop);
+    if (rc < 0 && vol->loop == priv) {
+        if (vol->timer)
+            evloop_del_timer(priv, vol->timer);
+        vol->timer = 0;
+        for (uint32_t i = 0; i < vol->nmembers; i++)
+            if (vol->members[i].fd >= 0)
+                evloop_del_fd(priv, vol->members[i].fd);
+        for (uint32_t i = 0; i < vol->nmembers; i++)
+            vol->members[i].fd = -1;
+        vol->loop = loop;
+    }
+    evloop_destroy(priv);
+    return rc;
+}
+
 int iraid_open(struct evloop *loop, const struct iraid_config *cfg, struct iraid_volume **out)
 {
+    uint64_t chunk;
     struct iraid_volume *vol;
-    uint32_t i = 0;
-    int rc;
+    int rc, level;
 
     if (!loop || !cfg || !out)
         return -EINVAL;
     if ((rc = check_config(cfg)) < 0)
         return rc;
+    level = resolve_level(cfg);
+    chunk = cfg->chunk_size ? cfg->chunk_size : IRAID_DEFAULT_CHUNK;
     if (!(vol = calloc(1, sizeof(*vol))))
         return -ENOMEM;
     vol->loop = loop;
-    vol->ops = ops_for_level(cfg->level);
+    vol->ops = ops_for_level(level);
     vol->nmembers = cfg->nmembers;
-    if (!(vol->members = calloc(cfg->nmembers, sizeof(*vol->members)))) {
+    vol->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : IRAID_DEFAULT_TIMEOUT_MS;
+    if (!(vol->iqn = strdup(cfg->initiator_iqn ? cfg->initiator_iqn : IRAID_DEFAULT_IQN))) {
         rc = -ENOMEM;
         goto free_vol;
     }
-    for (i = 0; i < cfg->nmembers; i++) {
-        struct iraid_member *m = &vol->members[i];
-        *m = (struct iraid_member){ .vol = vol, .idx = i, .fd = -1 };
-        if (!(m->url = strdup(cfg->urls[i]))) {
-            rc = -ENOMEM;
-            goto logout_members;
-        }
-        if ((rc = member_login(m, cfg)) < 0) {
-            free(m->url);
-            goto logout_members;
-        }
-    }
-    if ((rc = volume_geometry(vol, cfg)) < 0)
-        goto logout_members;
-    if (!(vol->timer = evloop_add_timer(loop, IRAID_TICK_MS, volume_tick, vol))) {
+    if (!(vol->members = calloc(cfg->nmembers, sizeof(*vol->members)))) {
         rc = -ENOMEM;
-        goto logout_members;
+        goto free_iqn;
     }
-    for (i = 0; i < vol->nmembers; i++)
-        member_watch(&vol->members[i], 1);
+    for (uint32_t i = 0; i < vol->nmembers; i++)
+        vol->members[i].fd = -1;
+    if ((rc = volume_login(vol, cfg, level)) < 0)
+        goto logout_members;
+    if ((rc = volume_geometry(vol, level, chunk)) < 0)
+        goto logout_members;
+    if ((rc = volume_start(vol, loop)) < 0)
+        goto close_meta;
     log_info("iraid: %s volume over %u members, chunk %" PRIu64 ", %" PRIu64 " bytes",
              vol->ops->name, vol->nmembers, vol->layout.chunk, iraid_size(vol));
     *out = vol;
     return 0;
 
+close_meta:
+    iraid_meta_close(vol);
 logout_members:
-    while (i-- > 0) {
-        member_logout(&vol->members[i]);
-        free(vol->members[i].url);
-    }
+    volume_logout(vol);
     free(vol->members);
+free_iqn:
+    free(vol->iqn);
 free_vol:
     free(vol);
     return rc;
@@ -858,12 +1344,18 @@ void iraid_close(struct iraid_volume *vol)
         return;
     vol->closing = 1;
     cancel_all(vol);
+    sop_cancel_waiting(vol);
+    while (vol->deferred) {
+        struct iraid_io *io = vol->deferred;
+        vol->deferred = io->dnext;
+        evloop_del_timer(vol->loop, io->timer);
+        io_complete(io);
+    }
     if (vol->timer)
         evloop_del_timer(vol->loop, vol->timer);
-    for (uint32_t i = 0; i < vol->nmembers; i++) {
-        member_logout(&vol->members[i]);
-        free(vol->members[i].url);
-    }
+    volume_logout(vol);
+    iraid_meta_close(vol);
     free(vol->members);
+    free(vol->iqn);
     free(vol);
 }

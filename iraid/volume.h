@@ -1,5 +1,6 @@
-/* iRAID: one block volume striped (later with parity) over iSCSI LUNs,
- * driven through libiscsi's asynchronous API on the caller's event loop.
+/* iRAID: one block volume over iSCSI LUNs (RAID-0 striping, RAID-1
+ * mirroring, RAID-5 with left-symmetric rotated parity), driven through
+ * libiscsi's asynchronous API on the caller's event loop.
  *
  * Contract:
  * - iraid_open() logs in to every member synchronously (each login bounded
@@ -30,13 +31,34 @@
  *   within cfg->timeout_ms), -ENOSPC (thin target out of space), -EROFS,
  *   -EBUSY, -ERANGE (LBA out of range), -ECANCELED (only from iraid_close).
  *   Every error is logged once with the member URL and LBA.
- * - A member whose session breaks is marked down: its commands in flight
- *   fail with -EIO at once and later ones are refused (no automatic
- *   reconnect: libiscsi's would hold commands past their timeouts).
- * - iraid_open(): -EOPNOTSUPP for level 5 until parity lands, -EINVAL for
- *   a bad config (unknown level, too few members for the level, members
- *   with different block sizes, chunk not a block multiple), else the
- *   login or READ CAPACITY error.
+ * - A member whose session breaks, or that leaves a command unanswered for
+ *   cfg->timeout_ms, is marked down: its commands in flight fail with -EIO
+ *   at once.  RAID-0: requests touching it fail with -EIO.  RAID-1/5:
+ *   reads reconstruct its data from the others and writes go on without
+ *   it (degraded); a request needing data that no live member holds (two
+ *   members missing in RAID-5, every mirror in RAID-1) fails with -EIO,
+ *   never with wrong data.
+ * - Reconnect: a down member is logged in again from the event loop with
+ *   backoff (0.2 s doubling to 5 s), asynchronously and bounded by
+ *   cfg->timeout_ms, never blocking the loop; libiscsi's own automatic
+ *   reconnect stays off (it would hold commands past their timeouts).  A
+ *   returning member of RAID-1/5 is rebuilt in the background (every
+ *   stripe recomputed from the others, under the stripe's lock, so writes
+ *   meanwhile stay consistent); iraid_get_status() shows the progress.
+ * - iraid_open(): -EINVAL for a bad config (unknown level, too few members
+ *   for the level, members with different block sizes, chunk not a block
+ *   multiple), else the login or READ CAPACITY error.  RAID-1/5 open with
+ *   up to `redundancy` members unreachable (degraded; they are retried).
+ *
+ * RAID-1/5 consistency (the write hole): the first IRAID_META_BYTES of
+ * every member hold a superblock and a write-intent bitmap (format in
+ * iraid/meta.h); stripes are addressed after it and iraid_size() excludes
+ * it.  A region's bit is durably set before any write to it and cleared
+ * lazily after a flush once the region is idle; iraid_open() resyncs
+ * (recomputes parity from data, or copies the first mirror) every dirty
+ * region before it returns, so no stripe's parity silently disagrees with
+ * its data after a crash.  Concurrent writes to one stripe are serialized
+ * (a per-stripe lock, FIFO).
  */
 #ifndef IPVFS_IRAID_VOLUME_H
 #define IPVFS_IRAID_VOLUME_H
@@ -47,9 +69,12 @@
 #include "common/evloop.h"
 
 #define IRAID_DEFAULT_CHUNK (64u << 10)
+#define IRAID_MAX_MEMBERS 32
+/* cfg->level: RAID-5 for 3 or more members, RAID-1 for 2, RAID-0 for 1. */
+#define IRAID_LEVEL_DEFAULT (-1)
 
 struct iraid_config {
-    int level;                 /* 0, 1 or 5 (0 only until parity lands) */
+    int level;                 /* 0, 1, 5 or IRAID_LEVEL_DEFAULT */
     uint32_t nmembers;
     const char *const *urls;   /* iscsi://host:port/iqn/lun, one per member */
     uint64_t chunk_size;       /* bytes per chunk on one member; 0: default */
@@ -75,5 +100,54 @@ int iraid_flush(struct iraid_volume *vol, iraid_cb cb, void *user);
 int iraid_read_sync(struct iraid_volume *vol, uint64_t offset, void *buf, uint64_t len);
 int iraid_write_sync(struct iraid_volume *vol, uint64_t offset, const void *buf, uint64_t len);
 int iraid_flush_sync(struct iraid_volume *vol);
+
+/* ---- health, scrub, member replacement ---- */
+
+enum iraid_member_state {
+    IRAID_MEMBER_UP,
+    IRAID_MEMBER_DOWN,          /* failed; login retried with backoff */
+    IRAID_MEMBER_RECONNECTING,  /* login in progress */
+    IRAID_MEMBER_REBUILDING,    /* back, being rebuilt from the others */
+};
+
+struct iraid_member_status {
+    char url[256];              /* truncated if longer */
+    enum iraid_member_state state;
+    uint64_t rebuilt, total;    /* REBUILDING: stripes done of total */
+};
+
+struct iraid_status {
+    int level;
+    uint32_t nmembers;
+    uint64_t size;              /* iraid_size() */
+    uint64_t chunk;
+    uint32_t missing;           /* members not UP */
+    uint64_t dirty_regions;     /* write-intent bits set now */
+    int scrubbing;
+    uint64_t scrub_done, scrub_total;  /* stripes */
+    struct iraid_member_status member[IRAID_MAX_MEMBERS];
+};
+
+const char *iraid_member_state_name(enum iraid_member_state state);
+
+/* Fills out; never fails for a valid volume (-EINVAL for NULLs). */
+int iraid_get_status(const struct iraid_volume *vol, struct iraid_status *out);
+
+/* Verifies every stripe whose members are all current: RAID-5 parity
+ * against the data, RAID-1 mirrors against the first.  Runs in the
+ * background, one stripe at a time under the stripe's lock; cb runs once
+ * with 0 (or the first I/O error), the count of stripes that disagree and
+ * the count skipped because a member was missing.  Nothing is repaired.
+ * Returns 0, -EBUSY while a scrub runs, -EOPNOTSUPP for RAID-0. */
+typedef void (*iraid_scrub_cb)(struct iraid_volume *vol, int status, uint64_t mismatches,
+                               uint64_t skipped, void *user);
+int iraid_scrub(struct iraid_volume *vol, iraid_scrub_cb cb, void *user);
+int iraid_scrub_sync(struct iraid_volume *vol, uint64_t *mismatches, uint64_t *skipped);
+
+/* Takes member idx out (as if it failed) and logs in to url instead; once
+ * the login succeeds the new member is rebuilt from the others.  Returns
+ * 0, -EINVAL (bad index or URL), -EOPNOTSUPP for RAID-0, -EBUSY when
+ * another member is missing and the volume cannot lose one more, -ENOMEM. */
+int iraid_replace_member(struct iraid_volume *vol, uint32_t idx, const char *url);
 
 #endif

@@ -8,8 +8,8 @@
 #   --builddir DIR   iPVFS top build dir (default: the current directory); the
 #                    ROMIO tree is prepared and built in BUILDDIR/adio/romio
 #   --output FILE    the library (default: BUILDDIR/adio/libipvfs-romio.so)
-#   --cache DIR      where the fetched mpich source is kept
-#                    (default: $IPVFS_CACHE, else SRCDIR/.cache)
+#   --cache DIR      where the fetched mpich source is kept (default:
+#                    $IPVFS_CACHE, else SRCDIR/.cache, else BUILDDIR/.cache)
 #   --ipvfs WHEN     auto (default): include ad_ipvfs when SRCDIR/adio/ad_ipvfs
 #                    has sources and BUILDDIR/adio/client/.libs/libipvfs-client.a
 #                    exists; yes: require it; no: ufs/nfs/testfs only
@@ -64,7 +64,11 @@ srcdir=$(cd "$srcdir" && pwd)
 mkdir -p "$builddir/adio" || die "cannot create $builddir/adio"
 builddir=$(cd "$builddir" && pwd)
 output=${output:-$builddir/adio/libipvfs-romio.so}
-cache=${cache:-$srcdir/.cache}
+case $output in /*) ;; *) output=$PWD/$output ;; esac
+if [ -z "$cache" ]; then    # a read-only source tree (make distcheck): the build dir
+    cache=$srcdir/.cache
+    mkdir -p "$cache" 2>/dev/null && [ -w "$cache" ] || cache=$builddir/.cache
+fi
 MPICC=${MPICC:-mpicc}
 command -v "$MPICC" >/dev/null || die "MPI compiler '$MPICC' not found"
 for tool in dpkg-query apt-get tar patch autoreconf automake libtoolize sha256sum flock; do
@@ -195,8 +199,10 @@ rm -f "$rdir/ipvfs-fixes/errmsg_table.c.new"
 client_lib=$builddir/adio/client/.libs/libipvfs-client.a
 client_la=$builddir/adio/client/libipvfs-client.la
 drv_src=$srcdir/adio/ad_ipvfs
-drv_c=$(cd "$drv_src" 2>/dev/null && ls -- *.c 2>/dev/null | LC_ALL=C sort || true)
-drv_h=$(cd "$drv_src" 2>/dev/null && ls -- *.h 2>/dev/null | LC_ALL=C sort || true)
+drv_c=$(cd "$drv_src" 2>/dev/null && ls -- *.c 2>/dev/null | LC_ALL=C sort | tr '\n' ' ' || true)
+drv_h=$(cd "$drv_src" 2>/dev/null && ls -- *.h 2>/dev/null | LC_ALL=C sort | tr '\n' ' ' || true)
+drv_c=${drv_c% }
+drv_h=${drv_h% }
 use_ipvfs=no
 case $want_ipvfs in
     yes)

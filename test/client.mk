@@ -21,3 +21,5 @@ test_mpi_e2e_persist_LDADD = $(MPI_LIBS)
 test_mpi_e2e_errors_SOURCES = test/mpi/e2e_errors.c test/mpi/e2e_util.h
 test_mpi_e2e_errors_CPPFLAGS = $(E2E_MPI_CPPFLAGS)
 test_mpi_e2e_errors_LDADD = $(MPI_LIBS)
+
+EXTRA_DIST += test/mpi/e2e_lib.sh test/t_e2e_io.sh test/t_e2e_persist.sh test/t_e2e_errors.sh

@@ -7,6 +7,7 @@
 #   ipvfs_kill_cluster                           # kill -9 every server process (crash test)
 #   ipvfs_start_cluster 2 2                      # ...again on the same IPVFS_CLUSTER_DIR
 #   ipvfs_stop_cluster                           # ipvfs-ctl shutdown; fails if unclean
+#   kill -TERM <pids>; ipvfs_wait_cluster 30     # the job's exit status
 #
 # Environment used: IPVFS_BUILDDIR (binaries: backend/ipvfs-server,
 # tools/ipvfs-ctl), TMPDIR, IPVFS_MPIEXEC_FLAGS (extra mpiexec flags, e.g.
@@ -135,6 +136,19 @@ ipvfs_restart_cluster() {
     local args=("${_ipvfs_args[@]}")
     ipvfs_stop_cluster
     ipvfs_start_cluster "${args[@]}"
+}
+
+# ipvfs_wait_cluster [SECONDS]: waits (default 60 s) for the server job to
+# end by itself (after signals, or a lost rank); returns its exit status,
+# 124 if it is still running (it is then killed).
+ipvfs_wait_cluster() {
+    local rc
+    [ -n "$_ipvfs_pid" ] || ipvfs_fail "no cluster is running"
+    _ipvfs_wait_job "${1:-60}"
+    rc=$?
+    [ "$rc" = 124 ] && _ipvfs_kill9
+    _ipvfs_pid=
+    return "$rc"
 }
 
 # ipvfs_kill_cluster: kill -9 every server process (for crash tests); the

@@ -16,3 +16,17 @@ test_storage_dfstore_tool_SOURCES = test/test_storage_dfstore.c
 test_storage_dfstore_tool_LDADD = backend/server/libdfstore.la
 
 dist_noinst_SCRIPTS += test/t_storage_volume.sh test/t_storage_dfstore.sh
+
+# RAID-1/5 against a brute-force model, degraded/rebuild and write-hole runs
+# (test/t_iraid_*.sh drive it; not test_ prefixed for the same reason).
+check_PROGRAMS += test/iraid-model-tool
+test_iraid_model_tool_SOURCES = test/test_iraid_model.c
+test_iraid_model_tool_LDADD = iraid/libiraid.la
+
+dist_noinst_SCRIPTS += test/t_iraid_raid5.sh test/t_iraid_writehole.sh
+
+# iRAID throughput benchmark (benchmarks/iraid-bench.sh runs it).
+noinst_PROGRAMS += benchmarks/iraid-bench
+benchmarks_iraid_bench_SOURCES = benchmarks/iraid-bench.c
+benchmarks_iraid_bench_LDADD = iraid/libiraid.la
+dist_noinst_SCRIPTS += benchmarks/iraid-bench.sh

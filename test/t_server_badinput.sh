@@ -129,6 +129,10 @@ einval(WRITE, struct.pack("<QII", 5, 1, 0) + struct.pack("<QQ", 0, 10) + b"short
        "WRITE data shorter than its pairs")
 einval(DF_GETSIZE, struct.pack("<Q", 5), "DF body too short")
 einval(DF_GETSIZE, struct.pack("<QQ", 0, 0), "DF_GETSIZE of handle 0")
+send(s, MKDIR, path_req(b"/bad/dir")); r = reply(s)
+check(r is not None and r[1] in (0, 17), "MKDIR /bad/dir")
+einval(11, path_req(b"/bad/dir"), "REMOVE of a directory without IPVFS_REMOVE_DIR", expect=21)
+einval(11, struct.pack("<II", 8, 0x40) + b"/bad/dir", "REMOVE with an unknown flag")
 send(s, SHUTDOWN, flags=0x80); r = reply(s)
 check(r is not None and r[1] == EINVAL, "SHUTDOWN with an unknown flag -> EINVAL")
 send(s, STATUS, b"junk"); r = reply(s)
@@ -157,6 +161,19 @@ send(s, DF_GETSIZE, struct.pack("<QQ", h, 0)); r = reply(s)
 check(r is not None and r[1] == 0 and struct.unpack("<Q", r[3])[0] == 4099, "DF_GETSIZE")
 send(s, DF_REMOVE, struct.pack("<QQ", h, 0)); r = reply(s)
 check(r is not None and r[1] == 0, "DF_REMOVE")
+
+# -- the largest request: 8 MiB in two pairs, written and read back whole
+big = os.urandom(8 << 20)
+pairs = struct.pack("<QQQQ", 0, 3 << 20, 16 << 20, 5 << 20)
+send(s, WRITE, struct.pack("<QII", h + 1, 2, 0) + pairs + big); r = reply(s)
+check(r is not None and r[1] == 0 and struct.unpack("<QQ", r[3][:16]) == (8 << 20, 21 << 20),
+      "8 MiB WRITE")
+send(s, READ, struct.pack("<QII", h + 1, 2, 0) + pairs); r = reply(s)
+check(r is not None and r[1] == 0 and r[3][16:] == big, "8 MiB READ back")
+send(s, READ, struct.pack("<QII", h + 1, 1, 0) + struct.pack("<QQ", 0, (8 << 20) + 1)); r = reply(s)
+check(r is not None and r[1] == EINVAL, "READ over 8 MiB -> EINVAL")
+send(s, DF_REMOVE, struct.pack("<QQ", h + 1, 0)); r = reply(s)
+check(r is not None and r[1] == 0, "DF_REMOVE of the big datafile")
 
 # -- an op this rank does not serve: EOPNOTSUPP, connection stays
 t = authed(1)

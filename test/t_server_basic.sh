@@ -9,6 +9,7 @@ set -u
 
 # -- option errors: every rank exits non-zero, rank 0 says why, nothing hangs
 bad=$(mktemp -d "${TMPDIR:-/tmp}/ipvfs-bad.XXXXXX")
+ipvfs_test_cleanup() { rm -rf "$bad"; }
 out=$(timeout 60 mpiexec -n 3 "$IPVFS_SERVER_BIN" --data "$bad" --raid 7 2>&1)
 rc=$?
 [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] || ipvfs_fail "--raid 7: status $rc"
@@ -23,7 +24,8 @@ ipvfs_start_cluster 2 2 --target-size 256M
 [ "$(stat -c %a "$IPVFS_MAP")" = 600 ] || ipvfs_fail "map mode is $(stat -c %a "$IPVFS_MAP")"
 [ "$(stat -c %a "$IPVFS_CLUSTER_DIR/secret")" = 600 ] || ipvfs_fail "secret is not 0600"
 grep -q "cluster ready" "$IPVFS_CLUSTER_DIR/server.log" || ipvfs_fail "no 'cluster ready' line"
-grep -q "bound rank" "$IPVFS_CLUSTER_DIR/server.log" || ipvfs_fail "no binding line"
+grep -qE "bound rank|cannot bind|running unbound" "$IPVFS_CLUSTER_DIR/server.log" ||
+    ipvfs_fail "no line about core binding"
 
 # -- status --json: six ranks, right roles
 ipvfs-ctl status --json >"$IPVFS_CLUSTER_DIR/status.json" || ipvfs_fail "status --json failed"
@@ -50,6 +52,28 @@ ipvfs-ctl rm /a/c || ipvfs_fail "rm /a/c"
 ipvfs-ctl ls /nope 2>/dev/null && ipvfs_fail "ls of a missing directory succeeded"
 ipvfs-ctl mkdir relative 2>/dev/null && ipvfs_fail "mkdir of a relative path succeeded"
 [ "$(ipvfs-ctl ls /a)" = "b/" ] || ipvfs_fail "ls /a after rm: $(ipvfs-ctl ls /a)"
+# a file made through the protocol (LOOKUP|CREATE), then removed with its datafiles
+python3 - "$IPVFS_MAP" <<'PYEOF' || ipvfs_fail "LOOKUP|CREATE of /a/file"
+import socket, struct, sys
+secret, addr = None, None
+for line in open(sys.argv[1]):
+    w = line.split()
+    if w[0] == "secret": secret = bytes.fromhex(w[1])
+    if w[0] == "rank" and w[1] == "0": addr = (w[5], int(w[6]))
+H = struct.Struct("<IHHIIQQ")
+s = socket.create_connection(addr, timeout=10)
+def call(op, body):
+    s.sendall(H.pack(0x46565049, 1, op, 0, 0, 1, len(body)) + body)
+    h = H.unpack(s.recv(32, socket.MSG_WAITALL))
+    return h[3], s.recv(h[6], socket.MSG_WAITALL) if h[6] else b""
+assert call(1, secret + bytes(8))[0] == 0
+st, e = call(10, struct.pack("<IIQII", 1, 2, 0, 7, 0) + b"/a/file")
+handle, unit, factor, first, typ, created = struct.unpack("<QQIIII", e)
+assert st == 0 and typ == 1 and created == 1 and factor == 2 and unit == 65536, (st, e)
+PYEOF
+[ "$(ipvfs-ctl ls /a | sort | tr '\n' ' ')" = "b/ file " ] || ipvfs_fail "ls /a: $(ipvfs-ctl ls /a)"
+ipvfs-ctl rm /a/file || ipvfs_fail "rm /a/file"
+[ "$(ipvfs-ctl ls /a)" = "b/" ] || ipvfs_fail "ls /a after rm /a/file: $(ipvfs-ctl ls /a)"
 
 # -- stats: counters move
 ipvfs-ctl stats --json >"$IPVFS_CLUSTER_DIR/stats.json" || ipvfs_fail "stats --json failed"
@@ -69,6 +93,20 @@ ipvfs_restart_cluster
 ipvfs-ctl status >/dev/null || ipvfs_fail "status after restart"
 ipvfs_stop_cluster
 grep -q "cluster stopped" "$IPVFS_CLUSTER_DIR/server.log" || ipvfs_fail "no 'cluster stopped' line"
+
+# -- SIGTERM to every rank: each stops cleanly, the job exits 0
+ipvfs_start_cluster 2 2 --target-size 256M
+kill -TERM $(awk '$1 == "rank" { print $9 }' "$IPVFS_MAP")
+ipvfs_wait_cluster 60 || ipvfs_fail "the job did not stop cleanly on SIGTERM (status $?)"
+[ "$(grep -c "rank [0-9] stopped" "$IPVFS_CLUSTER_DIR/server.log")" -ge 6 ] ||
+    ipvfs_fail "not every rank reported its stop"
+
+# -- a start that cannot finish (map directory missing) fails on every rank, quickly
+out=$(timeout 60 mpiexec -n 3 "$IPVFS_SERVER_BIN" --data "$IPVFS_CLUSTER_DIR/other" \
+      --target-size 64M --map /nonexistent/dir/map 2>&1)
+rc=$?
+[ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] || ipvfs_fail "unwritable map: status $rc"
+grep -q "cannot write the server map" <<<"$out" || ipvfs_fail "unwritable map: no clear message"
 
 # -- an unreachable cluster is reported, quickly
 start=$(date +%s)

@@ -1,1 +1,12 @@
 # tests of the target component
+check_PROGRAMS += test/test_target_io
+test_test_target_io_SOURCES = test/test_target_io.c test/test_target_helpers.h
+test_test_target_io_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(ISCSI_CFLAGS)
+test_test_target_io_LDADD = backend/target/libipvfs-target.la common/libipvfs-common.la \
+	$(ISCSI_LIBS) $(CMOCKA_LIBS)
+
+check_PROGRAMS += test/test_target_badinput
+test_test_target_badinput_SOURCES = test/test_target_badinput.c test/test_target_helpers.h
+test_test_target_badinput_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(ISCSI_CFLAGS)
+test_test_target_badinput_LDADD = backend/target/libipvfs-target.la common/libipvfs-common.la \
+	$(ISCSI_LIBS) $(CMOCKA_LIBS) $(ISAL_LIBS)

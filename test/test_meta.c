@@ -142,13 +142,14 @@ static void test_mkdir_readdir_remove(void **state)
     assert_int_equal(metadb_readdir(f->db, "/d/file", 7, IPVFS_MAX_BODY, &body, &len, msg,
                                     sizeof(msg)), -ENOTDIR);
     assert_int_equal(metadb_readdir(f->db, "/d", 2, 10, &body, &len, msg, sizeof(msg)), -E2BIG);
-    assert_int_equal(metadb_remove(f->db, "/d/e", 4, &e, msg, sizeof(msg)), -ENOTEMPTY);
-    assert_int_equal(metadb_remove(f->db, "/d/e/deep", 9, &e, msg, sizeof(msg)), 0);
+    assert_int_equal(metadb_remove(f->db, "/d/e", 4, 0, &e, msg, sizeof(msg)), -EISDIR);
+    assert_int_equal(metadb_remove(f->db, "/d/e", 4, 1, &e, msg, sizeof(msg)), -ENOTEMPTY);
+    assert_int_equal(metadb_remove(f->db, "/d/e/deep", 9, 0, &e, msg, sizeof(msg)), 0);
     assert_int_equal(e.type, IPVFS_TYPE_FILE);
-    assert_int_equal(metadb_remove(f->db, "/d/e", 4, &e, msg, sizeof(msg)), 0);
+    assert_int_equal(metadb_remove(f->db, "/d/e", 4, 1, &e, msg, sizeof(msg)), 0);
     assert_int_equal(e.type, IPVFS_TYPE_DIR);
-    assert_int_equal(metadb_remove(f->db, "/d/e", 4, &e, msg, sizeof(msg)), -ENOENT);
-    assert_int_equal(metadb_remove(f->db, "/", 1, &e, msg, sizeof(msg)), -EBUSY);
+    assert_int_equal(metadb_remove(f->db, "/d/e", 4, 1, &e, msg, sizeof(msg)), -ENOENT);
+    assert_int_equal(metadb_remove(f->db, "/", 1, 1, &e, msg, sizeof(msg)), -EBUSY);
     assert_int_equal(metadb_readdir(f->db, "/", 1, IPVFS_MAX_BODY, &body, &len, msg,
                                     sizeof(msg)), 0);
     memcpy(&count, body, sizeof(count));

@@ -199,7 +199,8 @@ static void burst(uint32_t seed)
 }
 
 /* Independent placement: RAID-0 chunk d on member d % n at stripe d / n;
- * RAID-1 every member at the volume offset. */
+ * RAID-1 every member at the volume offset plus the 64 KiB metadata area
+ * (iraid/meta.h) at the start of each member. */
 static void check_placement(int level, uint64_t chunk, uint32_t n, char **files)
 {
     int fds[MAX_MEMBERS];
@@ -220,7 +221,7 @@ static void check_placement(int level, uint64_t chunk, uint32_t n, char **files)
             uint64_t moff;
             if (level == 0 && m != c % n)
                 continue;
-            moff = level == 0 ? (c / n) * chunk : off;
+            moff = level == 0 ? (c / n) * chunk : off + (64u << 10);
             if (fds[m] < 0)
                 continue;
             if (pread(fds[m], buf, len, (off_t)moff) != (ssize_t)len)

@@ -3,9 +3,10 @@
  *   ipvfs-ctl [--map FILE] COMMAND [ARGS]
  *
  * The map comes from --map or $IPVFS_MAP.  Every command talks the iPVFS
- * protocol (common/proto.h) with blocking, bounded calls: reaching the
- * cluster (connect and HELLO) takes at most CTL_REACH_MS in all, so an
- * unreachable cluster is reported within that time.
+ * protocol (common/proto.h) with blocking calls that share one deadline,
+ * CTL_REACH_MS from the start (only the wait for SHUTDOWN's reply, which
+ * covers the cluster's final sync, may take longer), so an unreachable or
+ * stuck cluster is reported within that time.
  *
  * Exit status: 0 success, 1 failure (message on stderr), 2 usage error. */
 #include <errno.h>
@@ -22,8 +23,7 @@
 #include "common/net.h"
 #include "common/proto.h"
 
-#define CTL_REACH_MS    10000   /* connect + HELLO, all ranks together */
-#define CTL_REPLY_MS    10000   /* an ordinary reply */
+#define CTL_REACH_MS    10000   /* every call but SHUTDOWN's reply, all together */
 #define CTL_SHUTDOWN_MS 180000  /* the whole cluster syncing and stopping */
 #define CTL_CLIENT_ID   0xffffffffu
 
@@ -166,7 +166,7 @@ static int fetch_status(struct ctl *ctl, uint32_t rank, struct rank_status *out)
         fprintf(stderr, "ipvfs-ctl: %s\n", err);
         return fd;
     }
-    rc = call(ctl, fd, IPVFS_OP_STATUS, 0, NULL, 0, NULL, 0, CTL_REPLY_MS, &rep);
+    rc = call(ctl, fd, IPVFS_OP_STATUS, 0, NULL, 0, NULL, 0, reach_left(ctl), &rep);
     close(fd);
     if (rc == 0 && (rep.status != 0 || rep.len < sizeof(out->st)))
         rc = -EPROTO;
@@ -376,9 +376,10 @@ static int cmd_shutdown(struct ctl *ctl)
 }
 
 /* Sends a path request to the metadata rank. */
-static int meta_call(struct ctl *ctl, uint16_t op, const char *path, struct reply *out)
+static int meta_call(struct ctl *ctl, uint16_t op, uint32_t flags, const char *path,
+                     struct reply *out)
 {
-    struct ipvfs_path_req req = { .path_len = (uint32_t)strlen(path) };
+    struct ipvfs_path_req req = { .path_len = (uint32_t)strlen(path), .flags = flags };
     const struct ipvfs_map_rank *meta = ipvfs_map_metadata(&ctl->map);
     char err[512];
     int fd, rc;
@@ -387,7 +388,7 @@ static int meta_call(struct ctl *ctl, uint16_t op, const char *path, struct repl
         return fail("the map names no metadata rank");
     if ((fd = open_rank(ctl, meta->rank, err, sizeof(err))) < 0)
         return fail("cannot reach the metadata rank: %s", err);
-    rc = call(ctl, fd, op, 0, &req, sizeof(req), path, req.path_len, CTL_REPLY_MS, out);
+    rc = call(ctl, fd, op, 0, &req, sizeof(req), path, req.path_len, reach_left(ctl), out);
     close(fd);
     if (rc < 0)
         return fail("no reply from the metadata rank: %s", strerror(-rc));
@@ -402,7 +403,7 @@ static int cmd_ls(struct ctl *ctl, const char *path)
     char buf[640];
     int rc = 0;
 
-    if (meta_call(ctl, IPVFS_OP_READDIR, path, &rep))
+    if (meta_call(ctl, IPVFS_OP_READDIR, 0, path, &rep))
         return 1;
     if (rep.status) {
         rc = fail("ls %s: %s", path, why(&rep, buf, sizeof(buf)));
@@ -439,7 +440,7 @@ static int cmd_mkdir(struct ctl *ctl, const char *path)
     char buf[640];
     int rc;
 
-    if (meta_call(ctl, IPVFS_OP_MKDIR, path, &rep))
+    if (meta_call(ctl, IPVFS_OP_MKDIR, 0, path, &rep))
         return 1;
     rc = rep.status ? fail("mkdir %s: %s", path, why(&rep, buf, sizeof(buf))) : 0;
     free(rep.body);
@@ -460,7 +461,7 @@ static int remove_datafiles(struct ctl *ctl, const char *path, const struct ipvf
         int fd, rc = -ENOENT;
 
         if (r && (fd = open_rank(ctl, r->rank, err, sizeof(err))) >= 0) {
-            rc = call(ctl, fd, IPVFS_OP_DF_REMOVE, 0, &req, sizeof(req), NULL, 0, CTL_REPLY_MS,
+            rc = call(ctl, fd, IPVFS_OP_DF_REMOVE, 0, &req, sizeof(req), NULL, 0, reach_left(ctl),
                       &rep);
             close(fd);
             if (rc == 0 && rep.status != 0 && rep.status != ENOENT)
@@ -485,7 +486,7 @@ static int cmd_rm(struct ctl *ctl, const char *path)
     char buf[640];
     int rc = 0;
 
-    if (meta_call(ctl, IPVFS_OP_REMOVE, path, &rep))
+    if (meta_call(ctl, IPVFS_OP_REMOVE, IPVFS_REMOVE_DIR, path, &rep))
         return 1;
     if (rep.status)
         rc = fail("rm %s: %s", path, why(&rep, buf, sizeof(buf)));

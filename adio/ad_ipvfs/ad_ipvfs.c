@@ -3,7 +3,7 @@
 
 struct ADIOI_Fns_struct ADIO_IPVFS_operations = {
     ADIOI_IPVFS_Open,           /* Open */
-    ADIOI_SCALEABLE_OpenColl,   /* OpenColl: rank 0 looks up, then broadcasts */
+    ADIOI_IPVFS_OpenColl,       /* OpenColl: rank 0 looks up, then broadcasts */
     ADIOI_IPVFS_ReadContig,     /* ReadContig */
     ADIOI_IPVFS_WriteContig,    /* WriteContig */
     ADIOI_GEN_ReadStridedColl,  /* ReadStridedColl */

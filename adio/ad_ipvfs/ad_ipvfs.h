@@ -6,13 +6,12 @@
  *
  * Hints (MPI_Info; read when the file is opened):
  *   ipvfs_map        path of the server map; overrides $IPVFS_MAP.
- *   striping_unit    bytes per stripe unit, a positive integer; only used
+ *   striping_unit    bytes per stripe unit; 0 means the cluster default.
+ *                    Only used when the open creates the file.
+ *   striping_factor  number of I/O nodes to stripe over; 0 means all of
+ *                    them, and so do values above their number.  Only used
  *                    when the open creates the file.
- *   striping_factor  number of I/O nodes to stripe over, a positive
- *                    integer; values above the number of I/O nodes fall back
- *                    to all of them.  Only used when the open creates the
- *                    file.
- * A value that is not a positive integer fails MPI_File_open with
+ * A value that is not an integer from 0 to INT_MAX fails MPI_File_open with
  * MPI_ERR_ARG and a message naming the hint.  After the open,
  * MPI_File_get_info reports the file's actual striping_unit and
  * striping_factor and the ipvfs_map in effect.
@@ -20,7 +19,9 @@
  * Semantics: MPI_File_sync is durable when it returns (DF_SYNC on every
  * datafile).  Atomic mode and shared file pointers are not supported and
  * say so (MPI_ERR_UNSUPPORTED_OPERATION).  MPI_File_delete finds the
- * cluster through $IPVFS_MAP (it takes no hints).
+ * cluster through $IPVFS_MAP (it takes no hints).  Deleting a file that
+ * others still have open removes its data at once (no POSIX
+ * unlink-after-close semantics; MPI leaves this implementation-defined).
  *
  * Errors: every failure of the client library goes through
  * ADIOI_IPVFS_Error(), which picks the MPI error class and prints the
@@ -48,6 +49,7 @@ int ADIOI_IPVFS_Client_id(void);
 void ADIOI_IPVFS_Show_hints(ADIO_File fd, const char *map_path);
 
 void ADIOI_IPVFS_Open(ADIO_File fd, int *error_code);
+void ADIOI_IPVFS_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_code);
 void ADIOI_IPVFS_Close(ADIO_File fd, int *error_code);
 void ADIOI_IPVFS_ReadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
                             int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,

@@ -6,9 +6,9 @@ int ADIOI_IPVFS_Feature(ADIO_File fd, int flag)
     switch (flag) {
         case ADIO_SCALABLE_OPEN:       /* one rank looks up, then broadcasts */
         case ADIO_SCALABLE_RESIZE:     /* one rank truncates every datafile */
-        case ADIO_UNLINK_AFTER_CLOSE:  /* delete-on-close removes by name */
         case ADIO_TWO_PHASE:           /* generic two-phase collectives work */
             return 1;
+        case ADIO_UNLINK_AFTER_CLOSE:  /* a deleted file is gone, open or not */
         case ADIO_LOCKS:               /* no fcntl locks: no data sieving writes */
         case ADIO_SHARED_FP:
         case ADIO_ATOMIC_MODE:

@@ -16,8 +16,9 @@ struct open_result {
     uint64_t size;              /* for MPI_MODE_APPEND: where pointers start */
 };
 
-/* Parses the raw hint key from fd->info: 0 when absent; -EINVAL with a
- * message when it is not a positive integer below INT_MAX. */
+/* Parses the raw hint key from fd->info: 0 when absent or "0" (the cluster
+ * default); -EINVAL with a message when it is not an integer in
+ * 0..INT_MAX. */
 static int hint_value(ADIO_File fd, const char *key, uint64_t * out_value,
                       struct ipvfs_error *out_err)
 {
@@ -31,11 +32,11 @@ static int hint_value(ADIO_File fd, const char *key, uint64_t * out_value,
         return 0;
     errno = 0;
     v = strtoull(value, &end, 10);
-    if (errno || end == value || *end || value[0] == '-' || v == 0 || v > INT_MAX) {
+    if (errno || end == value || *end || value[0] == '-' || v > INT_MAX) {
         out_err->code = EINVAL;
         snprintf(out_err->msg, sizeof(out_err->msg),
-                 "ipvfs: open of %s failed: hint %s=\"%s\" is not a positive integer "
-                 "(at most %d)", fd->filename, key, value, INT_MAX);
+                 "ipvfs: open of %.200s failed: hint %s=\"%.64s\" is not an integer from 0 "
+                 "to %d", fd->filename, key, value, INT_MAX);
         return -EINVAL;
     }
     *out_value = v;
@@ -126,4 +127,15 @@ void ADIOI_IPVFS_Open(ADIO_File fd, int *error_code)
         fd->fp_ind = fd->fp_sys_posn = (ADIO_Offset) res.size;
     ADIOI_IPVFS_Show_hints(fd, map_path);
     *error_code = MPI_SUCCESS;
+}
+
+/* ROMIO's scalable OpenColl opens WRONLY files RDWR first (for data
+ * sieving's read-modify-write) and retries a failure with the caller's
+ * mode.  iPVFS servers do not restrict access by mode, so the retry could
+ * only fail again, doubling the wait on a dead server: one try here. */
+void ADIOI_IPVFS_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_code)
+{
+    fd->access_mode = access_mode;
+    ADIOI_IPVFS_Open(fd, error_code);
+    fd->is_open = 1;
 }

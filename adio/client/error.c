@@ -40,7 +40,9 @@ static void format_error(char *buf, size_t len, int code, const char *op, const 
                       c->map.ranks[rank].host, c->map.ranks[rank].port);
     if (n < 0 || (size_t)n >= len)
         return;
-    if (detail && detail[0])
+    if (detail && detail[0] && hint && code != EACCES)
+        n += snprintf(buf + n, len - (size_t)n, ": %s: %s", detail, hint);
+    else if (detail && detail[0])
         n += snprintf(buf + n, len - (size_t)n, ": %s", detail);
     else if (hint)
         n += snprintf(buf + n, len - (size_t)n, ": %s", hint);

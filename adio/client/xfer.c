@@ -162,8 +162,8 @@ static void finish_reply(struct chan *ch, struct xfer_req *r)
 }
 
 /* Where the next received bytes go: one iovec (or several for a body). */
-static int recv_target(struct chan *ch, struct xfer_req *r, struct iovec *scratch,
-                       struct iovec **out_iov, int *out_cnt)
+static void recv_target(struct chan *ch, struct xfer_req *r, struct iovec *scratch,
+                        struct iovec **out_iov, int *out_cnt)
 {
     static char sink[4096];
 
@@ -188,11 +188,10 @@ static int recv_target(struct chan *ch, struct xfer_req *r, struct iovec *scratc
         *out_cnt = r->recv_cnt - ch->recv_start;
         if (*out_cnt > IOV_MAX)
             *out_cnt = IOV_MAX;
-        return 0;
+        return;
     }
     *out_iov = scratch;
     *out_cnt = 1;
-    return 0;
 }
 
 /* Accounts for got received bytes; returns 1 when a reply completed. */
@@ -203,12 +202,8 @@ static int recv_advance(struct chan *ch, struct xfer_req *r, size_t got)
         ch->hdr_got += got;
         if (ch->hdr_got < sizeof(ch->rhdr))
             return 0;
-        {
-            int rc = start_body(ch, r);
-
-            if (rc < 0)
-                return rc;
-        }
+        if (start_body(ch, r) < 0)
+            return -EPROTO;
         break;
     case RECV_ERRMSG:
         if (ch->msg_len < sizeof(r->msg) - 1)

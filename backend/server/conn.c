@@ -16,7 +16,7 @@
  *   ZOMBIE    --conn_reply() from the completion-------------> CLEANUP
  *
  * CLEANUP (conn_destroy) deregisters and closes the socket, runs a pending
- * reply-sent hook, frees the buffers and the connection.  A connection in
+ * reply-sent hook and the close hook, frees the buffers and the connection.  A connection in
  * BUSY has a completion outstanding that holds a pointer to it, so it is
  * never freed there: it becomes a ZOMBIE that the completion frees.
  *
@@ -67,6 +67,8 @@ struct conn {
 
     void (*sent_cb)(struct server *srv, void *arg);
     void *sent_arg;
+    void (*close_cb)(struct server *srv, void *arg);
+    void *close_arg;
 
     struct conn *prev, *next;
 };
@@ -133,6 +135,8 @@ static void conn_destroy(struct conn *c)
     c->sent_cb = NULL;
     if (cb)
         cb(c->srv, c->sent_arg);
+    if (c->close_cb)
+        c->close_cb(c->srv, c->close_arg);
     free(c);
 }
 
@@ -193,6 +197,12 @@ void conn_on_reply_sent(struct conn *c, void (*cb)(struct server *srv, void *arg
 {
     c->sent_cb = cb;
     c->sent_arg = arg;
+}
+
+void conn_on_close(struct conn *c, void (*cb)(struct server *srv, void *arg), void *arg)
+{
+    c->close_cb = cb;
+    c->close_arg = arg;
 }
 
 void conn_close_after_reply(struct conn *c)
@@ -425,7 +435,8 @@ static void on_accept(struct evloop *loop, int fd, int events, void *user)
             close(cfd);
             continue;
         }
-        net_set_nodelay(cfd);
+        if (net_set_nodelay(cfd) < 0)
+            log_debug("connection fd %d: no TCP_NODELAY", cfd);
         c->srv = srv;
         c->fd = cfd;
         c->state = READ_HDR;

@@ -1,13 +1,18 @@
-/* Control service of every rank: STATUS, SHUTDOWN, and SIGTERM/SIGINT.
+/* Control service of every rank: STATUS, SHUTDOWN, SIGTERM/SIGINT, SIGUSR1.
  *
  * Cluster shutdown (SHUTDOWN without IPVFS_SHUTDOWN_LOCAL, to rank 0):
- *   1. every other I/O node gets SHUTDOWN|LOCAL: it syncs and closes its
- *      datafile store, closes its volume (logging out of its targets) and
- *      replies;
+ *   1. every other I/O node gets SHUTDOWN|LOCAL (all at once, so that their
+ *      final syncs overlap): it syncs and closes its datafile store, closes
+ *      its volume (logging out of its targets) and replies;
  *   2. rank 0 does the same for its own I/O node;
- *   3. every target gets SHUTDOWN|LOCAL: it flushes and stops its target;
+ *   3. every target gets SHUTDOWN|LOCAL (all at once): it flushes and stops
+ *      its target and replies;
  *   4. rank 0 replies to the requester (EIO and a message if some rank did
- *      not confirm), and every rank leaves its loop once its reply is out.
+ *      not confirm), then closes its connections to the stopped ranks;
+ *   5. each stopped rank leaves its loop when that connection closes, so
+ *      that all ranks reach the exit barrier (main.c) after the requester
+ *      has its answer: if a lost rank makes the barrier fail, or MPI abort
+ *      the job, the answer is out already.
  * Steps 1 and 3 talk to the other ranks with bounded blocking calls: rank 0
  * serves nothing else while the cluster stops, and each peer answers from
  * its own loop, so nothing waits on rank 0's loop meanwhile.
@@ -15,7 +20,12 @@
  * A local stop (SHUTDOWN|LOCAL or a signal) stops this rank's services the
  * same way; a target first waits (bounded) until its I/O node has logged
  * out, so that a cluster-wide signal still lets I/O nodes flush through
- * their targets. */
+ * their targets.
+ *
+ * SIGUSR1 is how mpiexec -disable-auto-cleanup tells the survivors that a
+ * rank of the job died; its default action would kill this rank too.  The
+ * rank notes it and serves on; at exit it then skips the MPI barrier that
+ * the lost rank could never join (main.c). */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -30,9 +40,10 @@
 #include "common/net.h"
 
 #define PEER_CONNECT_MS      5000
-#define PEER_STOP_MS         60000   /* an I/O node's final sync may take a while */
+#define PEER_STOP_MS         60000   /* final syncs of one role, all peers together */
 #define TARGET_DRAIN_MS      10000   /* how long a stopping target waits for logouts */
 #define STOP_GRACE_MS        5000    /* leave the loop even if the requester never reads */
+#define RELEASE_WAIT_MS      120000  /* a stopped rank waits this long for rank 0's close */
 #define MAX_CLIENT_STATS     4096u
 
 /* ---- STATUS ------------------------------------------------------------ */
@@ -97,31 +108,51 @@ static void handle_status(struct conn *c, const struct ipvfs_hdr *hdr, const uin
 /* ---- leaving the loop --------------------------------------------------- */
 
 static uint64_t grace_timer;
+static int *held_fds;       /* rank 0: connections to stopped ranks, kept open */
+static int nheld;
+
+/* Rank 0: closing these tells the stopped ranks to leave (step 5). */
+static void release_peers(void)
+{
+    for (int i = 0; i < nheld; i++)
+        close(held_fds[i]);
+    free(held_fds);
+    held_fds = NULL;
+    nheld = 0;
+}
 
 static void leave_loop(struct server *srv, void *arg)
 {
     if (grace_timer)
         evloop_del_timer(srv->loop, grace_timer);
     grace_timer = 0;
+    release_peers();
     evloop_stop(srv->loop);
 }
 
 static void grace_expired(struct evloop *loop, uint64_t id, void *user)
 {
     grace_timer = 0;
-    log_warn("the shutdown reply was not collected in time; stopping anyway");
+    log_warn("the stop did not complete in time (reply not collected, or no release "
+             "from rank 0); leaving anyway");
     leave_loop(user, NULL);
 }
 
-/* Reply to c (NULL: nobody asked), then leave the loop. */
-static void reply_and_leave(struct server *srv, struct conn *c, int status, const char *msg)
+/* Replies to c (NULL: nobody asked), then leaves the loop: once the reply
+ * is out, or with wait_for_close once c closes (step 5). */
+static void reply_and_leave(struct server *srv, struct conn *c, int status, const char *msg,
+                            int wait_for_close)
 {
-    grace_timer = evloop_add_timer(srv->loop, STOP_GRACE_MS, grace_expired, srv);
+    grace_timer = evloop_add_timer(srv->loop, wait_for_close ? RELEASE_WAIT_MS : STOP_GRACE_MS,
+                                   grace_expired, srv);
     if (!c) {
         leave_loop(srv, NULL);
         return;
     }
-    conn_on_reply_sent(c, leave_loop, NULL);
+    if (wait_for_close)
+        conn_on_close(c, leave_loop, NULL);
+    else
+        conn_on_reply_sent(c, leave_loop, NULL);
     if (status)
         conn_reply_err(c, status, "%s", msg);
     else
@@ -130,14 +161,16 @@ static void reply_and_leave(struct server *srv, struct conn *c, int status, cons
 
 /* ---- local stop --------------------------------------------------------- */
 
-static struct conn *local_requester;   /* who sent SHUTDOWN|LOCAL, if anyone */
+/* Who sent SHUTDOWN|LOCAL, if anyone: the rank leaves once that requester
+ * closes the connection (step 5), RELEASE_WAIT_MS at most. */
+static struct conn *local_requester;
 static uint64_t drain_deadline;
 
 static void local_stopped(struct server *srv, int status)
 {
     log_info("rank %d stopped", srv->rank);
     reply_and_leave(srv, local_requester, status < 0 ? -status : 0,
-                    status < 0 ? "local stop failed; see the server log" : "");
+                    status < 0 ? "local stop failed; see the server log" : "", 1);
     local_requester = NULL;
 }
 
@@ -161,7 +194,7 @@ static void target_drain(struct evloop *loop, uint64_t id, void *user)
     local_stopped(srv, rc);
 }
 
-static void local_stop(struct server *srv)
+void control_local_stop(struct server *srv)
 {
     srv->state = IPVFS_STATE_STOPPING;
     if (srv->role & IPVFS_ROLE_IO) {
@@ -176,18 +209,26 @@ static void local_stop(struct server *srv)
 
 /* ---- cluster shutdown (rank 0) ----------------------------------------- */
 
-/* One blocking request to a peer rank on an open connection. */
-static int peer_call(int fd, uint16_t op, uint32_t flags, const void *body, size_t len,
-                     int timeout_ms, uint32_t *out_status)
+/* Sends one request to a peer rank on an open connection. */
+static int peer_send(int fd, uint16_t op, uint32_t flags, const void *body, size_t len,
+                     int timeout_ms)
 {
     struct ipvfs_hdr h = { .magic = IPVFS_PROTO_MAGIC, .version = IPVFS_PROTO_VERSION,
                            .op = op, .flags = flags, .req_id = op, .body_len = len };
     struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)body, len } };
+
+    return net_writev_full(fd, iov, 2, timeout_ms);
+}
+
+/* Reads the reply to op, dropping its body; 0 or -errno (the reply's status
+ * included). */
+static int peer_recv(int fd, uint16_t op, int timeout_ms)
+{
+    struct ipvfs_hdr h;
     char sink[512];
     int rc;
 
-    if ((rc = net_writev_full(fd, iov, 2, timeout_ms)) < 0 ||
-        (rc = net_read_full(fd, &h, sizeof(h), timeout_ms)) < 0)
+    if ((rc = net_read_full(fd, &h, sizeof(h), timeout_ms)) < 0)
         return rc;
     if (h.magic != IPVFS_PROTO_MAGIC || h.op != (op | IPVFS_OP_REPLY))
         return -EPROTO;
@@ -197,15 +238,15 @@ static int peer_call(int fd, uint16_t op, uint32_t flags, const void *body, size
             return rc;
         left -= n;
     }
-    *out_status = h.status;
-    return 0;
+    return h.status ? -(int)h.status : 0;
 }
 
-static int peer_stop(struct server *srv, uint32_t rank)
+/* Connects to a rank, says HELLO and sends SHUTDOWN|LOCAL; returns the
+ * socket to read the reply from, or -errno. */
+static int peer_stop_send(struct server *srv, uint32_t rank)
 {
     const struct ipvfs_map_rank *r = &srv->map.ranks[rank];
     struct ipvfs_hello_req hello = { .client_id = (uint32_t)srv->rank };
-    uint32_t status = 0;
     int fd, rc;
 
     memcpy(hello.secret, srv->secret, IPVFS_SECRET_LEN);
@@ -214,18 +255,54 @@ static int peer_stop(struct server *srv, uint32_t rank)
                   strerror(-fd));
         return fd;
     }
-    rc = peer_call(fd, IPVFS_OP_HELLO, 0, &hello, sizeof(hello), PEER_CONNECT_MS, &status);
-    if (rc == 0 && status == 0)
-        rc = peer_call(fd, IPVFS_OP_SHUTDOWN, IPVFS_SHUTDOWN_LOCAL, NULL, 0, PEER_STOP_MS,
-                       &status);
-    close(fd);
-    if (rc == 0 && status != 0)
-        rc = -(int)status;
-    if (rc < 0)
-        log_error("rank %u did not confirm its stop: %s", rank, strerror(-rc));
-    else
-        log_info("rank %u stopped", rank);
-    return rc;
+    if ((rc = peer_send(fd, IPVFS_OP_HELLO, 0, &hello, sizeof(hello), PEER_CONNECT_MS)) < 0 ||
+        (rc = peer_recv(fd, IPVFS_OP_HELLO, PEER_CONNECT_MS)) < 0 ||
+        (rc = peer_send(fd, IPVFS_OP_SHUTDOWN, IPVFS_SHUTDOWN_LOCAL, NULL, 0,
+                        PEER_CONNECT_MS)) < 0) {
+        log_error("cannot ask rank %u to stop: %s", rank, strerror(-rc));
+        close(fd);
+        return rc;
+    }
+    return fd;
+}
+
+/* Stops every other rank having one of roles, all at once (their final
+ * syncs overlap), and waits for each confirmation, PEER_STOP_MS at most in
+ * all.  Returns how many did not confirm. */
+static int peers_stop(struct server *srv, uint32_t roles)
+{
+    uint64_t deadline;
+    int *fds, failures = 0, rc;
+
+    if (!(fds = malloc((size_t)srv->nranks * sizeof(*fds))) ||
+        (!held_fds && !(held_fds = malloc((size_t)srv->nranks * sizeof(*held_fds))))) {
+        free(fds);
+        log_error("out of memory");
+        return srv->nranks;
+    }
+    for (int r = 0; r < srv->nranks; r++) {
+        fds[r] = -1;
+        if (r != srv->rank && (srv->map.ranks[r].role & roles) &&
+            (fds[r] = peer_stop_send(srv, (uint32_t)r)) < 0)
+            failures++;
+    }
+    deadline = evloop_now_ms() + PEER_STOP_MS;
+    for (int r = 0; r < srv->nranks; r++) {
+        uint64_t now = evloop_now_ms();
+        if (fds[r] < 0)
+            continue;
+        rc = peer_recv(fds[r], IPVFS_OP_SHUTDOWN, now < deadline ? (int)(deadline - now) : 1);
+        if (rc < 0) {
+            log_error("rank %d did not confirm its stop: %s", r, strerror(-rc));
+            failures++;
+            close(fds[r]);
+        } else {
+            log_info("rank %d stopped", r);
+            held_fds[nheld++] = fds[r]; /* closed by release_peers() */
+        }
+    }
+    free(fds);
+    return failures;
 }
 
 static struct conn *cluster_requester;
@@ -237,13 +314,11 @@ static void cluster_io_stopped(struct server *srv, int status)
 
     if (status < 0)
         cluster_failures++;
-    for (int r = 0; r < srv->nranks; r++)
-        if (srv->map.ranks[r].role & IPVFS_ROLE_TARGET && peer_stop(srv, (uint32_t)r) < 0)
-            cluster_failures++;
+    cluster_failures += peers_stop(srv, IPVFS_ROLE_TARGET);
     snprintf(msg, sizeof(msg), "%d ranks did not stop cleanly; see the server log",
              cluster_failures);
     log_info("cluster stopped%s", cluster_failures ? " with errors" : "");
-    reply_and_leave(srv, cluster_requester, cluster_failures ? EIO : 0, msg);
+    reply_and_leave(srv, cluster_requester, cluster_failures ? EIO : 0, msg, 0);
     cluster_requester = NULL;
 }
 
@@ -252,9 +327,7 @@ static void cluster_stop(struct server *srv, struct conn *c)
     log_info("cluster shutdown requested");
     srv->state = IPVFS_STATE_STOPPING;
     cluster_requester = c;
-    for (int r = 1; r < srv->nranks; r++)
-        if (srv->map.ranks[r].role & IPVFS_ROLE_IO && peer_stop(srv, (uint32_t)r) < 0)
-            cluster_failures++;
+    cluster_failures += peers_stop(srv, IPVFS_ROLE_IO);
     ionode_stop(srv, cluster_io_stopped);
 }
 
@@ -269,7 +342,7 @@ static void handle_shutdown(struct conn *c, const struct ipvfs_hdr *hdr, const u
     } else if (hdr->flags & IPVFS_SHUTDOWN_LOCAL) {
         log_info("local stop requested");
         local_requester = c;
-        local_stop(srv);
+        control_local_stop(srv);
     } else if (srv->rank != 0) {
         conn_reply_err(c, EINVAL, "cluster shutdown goes to rank 0, not rank %d", srv->rank);
     } else if (srv->state != IPVFS_STATE_SERVING) {
@@ -296,13 +369,22 @@ static void on_signal(struct evloop *loop, int fd, int events, void *user)
 
     if (read(fd, &si, sizeof(si)) != (ssize_t)sizeof(si))
         return;
+    if (si.ssi_signo == SIGUSR1) {
+        log_warn("mpiexec reports that a rank of the job is gone; serving on");
+        srv->peer_lost = 1;
+        return;
+    }
     if (srv->state == IPVFS_STATE_STOPPING) {
-        log_warn("signal %u while stopping: leaving now", si.ssi_signo);
+        /* The stores may have work in flight that cannot finish outside
+         * the loop: leave them to their crash recovery. */
+        log_warn("signal %u while stopping: leaving now without closing the stores",
+                 si.ssi_signo);
+        srv->abandon = 1;
         evloop_stop(loop);
         return;
     }
     log_info("signal %u: stopping this rank", si.ssi_signo);
-    local_stop(srv);
+    control_local_stop(srv);
 }
 
 int control_signals(struct server *srv)
@@ -312,6 +394,7 @@ int control_signals(struct server *srv)
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGUSR1);
     srv->signal_fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
     if (srv->signal_fd < 0) {
         log_error("signalfd: %s", strerror(errno));

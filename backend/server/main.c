@@ -175,6 +175,29 @@ static int load_secret(struct server *srv)
     return rc;
 }
 
+/* Rank 0: the map is written only once all ranks serve, so a map path
+ * that cannot be written is found now, while the start can still fail on
+ * every rank alike. */
+static int check_map_dir(const struct server *srv)
+{
+    char dir[sizeof(srv->opts.map_path)];
+    char *slash;
+
+    snprintf(dir, sizeof(dir), "%s", srv->opts.map_path);
+    slash = strrchr(dir, '/');
+    if (slash == dir)
+        slash[1] = '\0';
+    else if (slash)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof(dir), ".");
+    if (access(dir, W_OK | X_OK) < 0) {
+        log_error("cannot write the server map into %s: %s", dir, strerror(errno));
+        return -errno;
+    }
+    return 0;
+}
+
 static int start_target(struct server *srv)
 {
     char lun_path[1200], iqn[256];
@@ -276,7 +299,7 @@ static int set_up(struct server *srv)
         return rc;
     if ((rc = control_signals(srv)) < 0)
         return rc;
-    if (srv->rank == 0 && (rc = load_secret(srv)) < 0)
+    if (srv->rank == 0 && ((rc = load_secret(srv)) < 0 || (rc = check_map_dir(srv)) < 0))
         return rc;
     if (srv->role & IPVFS_ROLE_TARGET && (rc = start_target(srv)) < 0)
         return rc;
@@ -290,7 +313,7 @@ static int set_up_services(struct server *srv)
 
     if (srv->role & IPVFS_ROLE_IO && (rc = ionode_open(srv)) < 0)
         return rc;
-    if (srv->role & IPVFS_ROLE_METADATA && (rc = meta_open(srv)) < 0)
+    if (srv->role & IPVFS_ROLE_METADATA && (rc = meta_service_open(srv)) < 0)
         return rc;
     return 0;
 }
@@ -302,14 +325,22 @@ struct readiness {
     struct { int failed; int rank; } mine, worst;
 };
 
+/* Stops what did start, from inside the loop, so that the stores finish
+ * their work; the loop then ends and main exits non-zero. */
+static void start_failed(struct server *srv)
+{
+    srv->exit_code = 1;
+    if (srv->state != IPVFS_STATE_STOPPING)
+        control_local_stop(srv);
+}
+
 static void cluster_ready(struct server *srv)
 {
     int rc;
 
     if ((rc = ipvfs_map_write(srv->opts.map_path, &srv->map)) < 0) {
         log_error("cannot write the server map %s: %s", srv->opts.map_path, strerror(-rc));
-        srv->exit_code = 1;
-        evloop_stop(srv->loop);
+        start_failed(srv);
         return;
     }
     log_info("cluster ready: %u I/O nodes x %u targets, RAID-%d, map %s", srv->opts.nio,
@@ -324,15 +355,13 @@ static void poll_ready(struct evloop *loop, uint64_t id, void *user)
 
     if (mpi_fail(MPI_Test(&rd->req, &done, MPI_STATUS_IGNORE), "waiting for readiness") < 0) {
         rd->pending = 0;
-        srv->exit_code = 1;
-        evloop_stop(loop);
+        start_failed(srv);
         return;
     }
     if (!done) {
         if (!evloop_add_timer(loop, READY_POLL_MS, poll_ready, rd)) {
             log_error("cannot arm the readiness timer");
-            srv->exit_code = 1;
-            evloop_stop(loop);
+            start_failed(srv);
         }
         return;
     }
@@ -341,12 +370,12 @@ static void poll_ready(struct evloop *loop, uint64_t id, void *user)
         if (srv->rank == 0)
             log_error("rank %d failed to start (see its messages above); stopping every rank",
                       rd->worst.rank);
-        srv->exit_code = 1;
-        evloop_stop(loop);
+        start_failed(srv);
         return;
     }
-    if (srv->state == IPVFS_STATE_STARTING)
-        srv->state = IPVFS_STATE_SERVING;
+    if (srv->state != IPVFS_STATE_STARTING)
+        return; /* a signal stopped this rank meanwhile: publish nothing */
+    srv->state = IPVFS_STATE_SERVING;
     if (srv->rank == 0)
         cluster_ready(srv);
 }
@@ -390,12 +419,18 @@ static int wait_bounded(MPI_Request *req, uint64_t deadline_ms, const char *what
 /* Every rank leaves together through MPI_Finalize, or, when some rank
  * never comes, leaves alone after FINALIZE_WAIT_MS (mpiexec then ends the
  * others). */
-static int finish_mpi(struct readiness *rd, int exit_code)
+static int finish_mpi(struct server *srv, struct readiness *rd, int exit_code)
 {
     uint64_t deadline = evloop_now_ms() + FINALIZE_WAIT_MS;
     MPI_Request bar;
     int rc;
 
+    if (srv->peer_lost) {
+        /* No barrier can complete without the lost rank. */
+        log_warn("a rank of the job is gone: leaving without MPI_Finalize");
+        fflush(NULL);
+        _exit(exit_code);
+    }
     if (rd->pending && wait_bounded(&rd->req, deadline, "finishing the readiness vote") != 1)
         goto give_up;
     if (mpi_fail(MPI_Ibarrier(MPI_COMM_WORLD, &bar), "starting the exit barrier") < 0)
@@ -413,13 +448,15 @@ give_up:
 
 static void tear_down(struct server *srv)
 {
-    ionode_close(srv);
+    if (!srv->abandon)
+        ionode_close(srv);
     if (srv->tgt) {
-        tgt_server_flush(srv->tgt);
+        if (tgt_server_flush(srv->tgt) < 0)
+            log_error("final flush of the target failed");
         tgt_server_destroy(srv->tgt);
         srv->tgt = NULL;
     }
-    meta_close(srv);
+    meta_service_close(srv);
     conn_close_all(srv);
     if (srv->signal_fd >= 0) {
         evloop_del_fd(srv->loop, srv->signal_fd);
@@ -439,6 +476,7 @@ static void block_signals(void)
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGUSR1);
     sigprocmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
 }
@@ -448,13 +486,16 @@ int main(int argc, char **argv)
     static struct server srv = { .listen_fd = -1, .signal_fd = -1, .target_index = -1,
                                  .state = IPVFS_STATE_STARTING };
     struct readiness rd = { 0 };
-    int verdict, failed;
+    int verdict, failed, rc;
 
     block_signals();
     if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
         fprintf(stderr, "ipvfs-server: MPI_Init failed\n");
         return 1;
     }
+    /* Errors come back to mpi_fail(), and the caller decides, instead of
+     * the default handler aborting the whole job. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_rank(MPI_COMM_WORLD, &srv.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &srv.nranks);
     if ((verdict = decide_options(&srv, argc, argv)) != OPTS_OK) {
@@ -473,10 +514,10 @@ int main(int argc, char **argv)
     failed = failed || set_up_services(&srv) < 0;
     if (start_readiness(&srv, &rd, failed) < 0)
         MPI_Abort(MPI_COMM_WORLD, 1);
-    if (evloop_run(srv.loop) < 0) {
-        log_error("event loop failed: %s", strerror(errno));
+    if ((rc = evloop_run(srv.loop)) < 0) {
+        log_error("event loop failed: %s", strerror(-rc));
         srv.exit_code = 1;
     }
     tear_down(&srv);
-    return finish_mpi(&rd, srv.exit_code);
+    return finish_mpi(&srv, &rd, srv.exit_code);
 }

@@ -11,7 +11,7 @@
 #include "backend/server/server.h"
 #include "common/log.h"
 
-int meta_open(struct server *srv)
+int meta_service_open(struct server *srv)
 {
     char dir[1200], msg[512];
     int rc;
@@ -23,7 +23,7 @@ int meta_open(struct server *srv)
     return rc;
 }
 
-void meta_close(struct server *srv)
+void meta_service_close(struct server *srv)
 {
     metadb_close(srv->mdb);
     srv->mdb = NULL;
@@ -78,7 +78,7 @@ static void handle_lookup(struct conn *c, const struct ipvfs_hdr *hdr, const uin
 
 /* REMOVE, MKDIR and READDIR share this body: struct ipvfs_path_req + path. */
 static int path_body(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body,
-                     const char **out_path, size_t *out_len)
+                     const char **out_path, size_t *out_len, uint32_t *out_flags)
 {
     struct ipvfs_path_req req;
 
@@ -94,6 +94,7 @@ static int path_body(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t 
     }
     *out_path = (const char *)body + sizeof(req);
     *out_len = req.path_len;
+    *out_flags = req.flags;
     return 0;
 }
 
@@ -102,22 +103,28 @@ static void handle_remove(struct conn *c, const struct ipvfs_hdr *hdr, const uin
     struct ipvfs_entry e;
     const char *path;
     char msg[512];
+    uint32_t flags;
     size_t len;
 
-    if (path_body(c, hdr, body, &path, &len) < 0)
+    if (path_body(c, hdr, body, &path, &len, &flags) < 0)
         return;
-    reply_entry(c, metadb_remove(conn_server(c)->mdb, path, len, &e, msg, sizeof(msg)), &e,
-                msg);
+    if (flags & ~(uint32_t)IPVFS_REMOVE_DIR) {
+        conn_reply_err(c, EINVAL, "REMOVE flags %#x unknown", flags);
+        return;
+    }
+    reply_entry(c, metadb_remove(conn_server(c)->mdb, path, len, flags & IPVFS_REMOVE_DIR, &e,
+                                 msg, sizeof(msg)), &e, msg);
 }
 
 static void handle_mkdir(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body)
 {
     const char *path;
     char msg[512];
+    uint32_t flags;
     size_t len;
     int rc;
 
-    if (path_body(c, hdr, body, &path, &len) < 0)
+    if (path_body(c, hdr, body, &path, &len, &flags) < 0)
         return;
     rc = metadb_mkdir(conn_server(c)->mdb, path, len, msg, sizeof(msg));
     if (rc < 0)
@@ -132,9 +139,10 @@ static void handle_readdir(struct conn *c, const struct ipvfs_hdr *hdr, const ui
     char msg[512];
     void *list;
     size_t len, list_len;
+    uint32_t flags;
     int rc;
 
-    if (path_body(c, hdr, body, &path, &len) < 0)
+    if (path_body(c, hdr, body, &path, &len, &flags) < 0)
         return;
     rc = metadb_readdir(conn_server(c)->mdb, path, len, IPVFS_MAX_BODY, &list, &list_len, msg,
                         sizeof(msg));

@@ -380,8 +380,8 @@ static int has_children(struct metadb *db, MDB_txn *txn, uint64_t id, char *msg,
     return rc;
 }
 
-int metadb_remove(struct metadb *db, const char *path, size_t len, struct ipvfs_entry *out,
-                  char *msg, size_t msglen)
+int metadb_remove(struct metadb *db, const char *path, size_t len, int allow_dir,
+                  struct ipvfs_entry *out, char *msg, size_t msglen)
 {
     struct md_rec rec;
     struct md_key key;
@@ -403,6 +403,8 @@ int metadb_remove(struct metadb *db, const char *path, size_t len, struct ipvfs_
     rc = get_rec(db, txn, parent, path + last, len - last, &rec, msg, msglen);
     if (rc == -ENOENT)
         rc = say(msg, msglen, -ENOENT, "no such file or directory: %.*s", (int)len, path);
+    if (rc == 0 && rec.type == IPVFS_TYPE_DIR && !allow_dir)
+        rc = say(msg, msglen, -EISDIR, "%.*s is a directory", (int)len, path);
     if (rc == 0 && rec.type == IPVFS_TYPE_DIR &&
         (rc = has_children(db, txn, rec.handle, msg, msglen)) == 1)
         rc = say(msg, msglen, -ENOTEMPTY, "directory %.*s is not empty", (int)len, path);

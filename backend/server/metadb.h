@@ -48,9 +48,10 @@ int metadb_lookup(struct metadb *db, const char *path, size_t len, uint32_t flag
 /* MKDIR: makes the directory and any missing parents; EEXIST if the path
  * already exists. */
 int metadb_mkdir(struct metadb *db, const char *path, size_t len, char *msg, size_t msglen);
-/* REMOVE: a file or an empty directory; *out receives what was removed. */
-int metadb_remove(struct metadb *db, const char *path, size_t len, struct ipvfs_entry *out,
-                  char *msg, size_t msglen);
+/* REMOVE: a file, or with allow_dir an empty directory (EISDIR without);
+ * *out receives what was removed. */
+int metadb_remove(struct metadb *db, const char *path, size_t len, int allow_dir,
+                  struct ipvfs_entry *out, char *msg, size_t msglen);
 /* READDIR: *out_body (malloc'd, the caller's) receives the reply body of
  * proto.h: uint32 count, then per entry uint32 type, uint32 name_len, name.
  * The body is kept under max_body bytes (E2BIG otherwise). */

@@ -68,6 +68,8 @@ struct server {
     size_t nclients;
 
     int exit_code;              /* what main returns */
+    int abandon;                /* leave without closing the stores */
+    int peer_lost;              /* mpiexec said a rank died (SIGUSR1) */
 };
 
 /* ---- connections (conn.c) ---------------------------------------------- */
@@ -88,6 +90,8 @@ void conn_reply_err(struct conn *c, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* After this request's reply is written (or the connection dies), run cb. */
 void conn_on_reply_sent(struct conn *c, void (*cb)(struct server *srv, void *arg), void *arg);
+/* When the connection goes away (peer closed, error, teardown), run cb. */
+void conn_on_close(struct conn *c, void (*cb)(struct server *srv, void *arg), void *arg);
 /* Closes the connection after the reply instead of reading the next one. */
 void conn_close_after_reply(struct conn *c);
 struct server *conn_server(const struct conn *c);
@@ -111,8 +115,8 @@ extern const struct op_entry control_ops[];
 
 /* ---- services ---------------------------------------------------------- */
 
-int meta_open(struct server *srv);
-void meta_close(struct server *srv);
+int meta_service_open(struct server *srv);
+void meta_service_close(struct server *srv);
 
 int ionode_open(struct server *srv);
 /* Async local stop of the I/O node: syncs and closes the datafile store,
@@ -123,6 +127,9 @@ void ionode_close(struct server *srv);
 
 /* Signals (signalfd) and the local stop of any role. */
 int control_signals(struct server *srv);
+/* Stops this rank's services from inside the loop (stores synced and
+ * closed, target flushed and destroyed), then leaves the loop. */
+void control_local_stop(struct server *srv);
 void control_fill_status(struct server *srv, struct ipvfs_status_rep *out);
 
 /* ---- misc -------------------------------------------------------------- */

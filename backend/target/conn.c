@@ -206,7 +206,7 @@ int tgt_conn_queue(struct tgt_conn *c, const uint8_t *h, const void *data, uint3
     memcpy(p->hdr, h, ISCSI_BHS_LEN);
     put_be24(p->hdr + 5, dlen);
     p->iov[0] = (struct iovec){ p->hdr, ISCSI_BHS_LEN };
-    if (c->p.header_digest) {
+    if (c->p.header_digest && c->digests_on) {
         crc_put(p->hdr + ISCSI_BHS_LEN, crc_add(crc_begin(), p->hdr, ISCSI_BHS_LEN));
         p->iov[0].iov_len += ISCSI_DIGEST_LEN;
     }
@@ -227,7 +227,7 @@ int tgt_conn_queue(struct tgt_conn *c, const uint8_t *h, const void *data, uint3
         }
         p->iov[1] = (struct iovec){ (void *)src, dlen };
         p->iov[2] = (struct iovec){ p->trailer, pad };
-        if (c->p.data_digest) {
+        if (c->p.data_digest && c->digests_on) {
             uint32_t crc = crc_add(crc_begin(), src, dlen);
             crc = crc_add(crc, p->trailer, pad);
             crc_put(p->trailer + pad, crc);
@@ -305,7 +305,7 @@ void tgt_conn_tx(struct tgt_conn *c)
             return;
         }
         if (tx_advance(c, (size_t)n)) {
-            tgt_conn_close(c, "logged out");
+            tgt_conn_close(c, "final logout or login response sent");
             return;
         }
     }
@@ -569,11 +569,11 @@ static int cmd_header(struct tgt_conn *c, const uint8_t *h, uint32_t dlen)
     t->unsol_got = dlen;
     t->unsol_done = (h[1] & ISCSI_FLAG_FINAL) != 0;
     if (scsi_prepare(t) == 0 && t->dir == DIR_WRITE) {
-        if (t->xfer > t->edtl) {
-            /* SPDTL > EDTL: refuse rather than write a partial block. */
+        if (t->xfer > t->edtl && scsi_clip_write(t) < 0) {
+            /* SPDTL > EDTL and the command cannot be cut short. */
             scsi_set_sense(t, 0x05, 0x0e03);
         } else {
-            t->want = t->xfer;
+            t->want = t->xfer > t->edtl ? t->nblocks * t->lun->block_size : t->xfer;
             t->buf = malloc(t->want ? t->want : 1);
             if (!t->buf)
                 scsi_set_sense(t, 0x0b, 0x5500);  /* system resource failure */
@@ -789,6 +789,25 @@ static void logout_req(struct tgt_conn *c, const uint8_t *h)
 
 /* ---- receive state machine ---- */
 
+/* First look at a header, before waiting for anything it announces. */
+static int bhs_check(struct tgt_conn *c)
+{
+    const uint8_t *h = c->rx_bhs;
+    uint32_t dlen = bhs_data_len(h);
+    uint32_t limit = c->state == CONN_FULL ? TGT_MAX_RECV_DSL : TGT_LOGIN_MAX_DSL;
+    uint8_t op = bhs_opcode(h);
+
+    if (c->state == CONN_LOGIN && op != ISCSI_OP_LOGIN_REQ) {
+        conn_fail(c, "opcode 0x%02x before login completed", op);
+        return -EPROTO;
+    }
+    if (dlen > limit) {
+        conn_fail(c, "data segment of %u bytes exceeds MaxRecvDataSegmentLength %u", dlen, limit);
+        return -EPROTO;
+    }
+    return 0;
+}
+
 /* Decide where the data segment of the PDU whose header is complete goes.
  * Returns 0, or a negative errno after the connection was failed. */
 static int pdu_header(struct tgt_conn *c)
@@ -796,19 +815,10 @@ static int pdu_header(struct tgt_conn *c)
     const uint8_t *h = c->rx_bhs;
     uint32_t dlen = bhs_data_len(h);
     uint8_t op = bhs_opcode(h);
-    uint32_t limit = c->state == CONN_FULL ? TGT_MAX_RECV_DSL : TGT_LOGIN_MAX_DSL;
 
     c->rx_dst = NULL;
     c->rx_keep = 0;
     c->rx_task = NULL;
-    if (dlen > limit) {
-        conn_fail(c, "data segment of %u bytes exceeds MaxRecvDataSegmentLength %u", dlen, limit);
-        return -EPROTO;
-    }
-    if (c->state == CONN_LOGIN && op != ISCSI_OP_LOGIN_REQ) {
-        conn_fail(c, "opcode 0x%02x before login completed", op);
-        return -EPROTO;
-    }
     if (c->state == CONN_FULL && op == ISCSI_OP_SCSI_CMD)
         return cmd_header(c, h, dlen);
     if (c->state == CONN_FULL && op == ISCSI_OP_DATA_OUT)
@@ -917,11 +927,13 @@ static void rx_enter(struct tgt_conn *c, enum rx_phase phase, uint32_t need)
 static int rx_phase_done(struct tgt_conn *c)
 {
     uint32_t dlen = bhs_data_len(c->rx_bhs);
-    uint32_t hd = c->p.header_digest ? ISCSI_DIGEST_LEN : 0;
-    uint32_t dd = c->p.data_digest ? ISCSI_DIGEST_LEN : 0;
+    uint32_t hd = c->p.header_digest && c->digests_on ? ISCSI_DIGEST_LEN : 0;
+    uint32_t dd = c->p.data_digest && c->digests_on ? ISCSI_DIGEST_LEN : 0;
 
     switch (c->rx_phase) {
     case RX_BHS:
+        if (bhs_check(c) < 0)
+            return -EPROTO;
         if (bhs_ahs_len(c->rx_bhs) + hd > sizeof(c->rx_ahs)) {
             conn_fail(c, "additional header segments too long");
             return -EPROTO;
@@ -1002,7 +1014,7 @@ void tgt_conn_rx(struct tgt_conn *c)
                 conn_fail(c, "receive failed: %s", strerror((int)-n));
             break;
         }
-        if (c->rx_phase == RX_DATA && c->p.data_digest)
+        if (c->rx_phase == RX_DATA && c->p.data_digest && c->digests_on)
             c->rx_crc = crc_add(c->rx_crc, seen, (size_t)n);
         c->rx_have += (uint32_t)n;
         if (c->rx_have == c->rx_need) {

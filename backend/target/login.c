@@ -627,6 +627,7 @@ int tgt_login_pdu(struct tgt_conn *c, const uint8_t *h, const uint8_t *data, uin
         return rc;
     if (transit && nsg == ISCSI_STAGE_FULL) {
         c->state = CONN_FULL;
+        c->digests_on = 1;   /* from the first PDU after the final login response */
         log_info("target: %s: %s session for %s (TSIH %u, digests %s/%s)", c->peer,
                  c->discovery ? "discovery" : "normal", c->initiator, c->tsih,
                  c->p.header_digest ? "CRC32C" : "None", c->p.data_digest ? "CRC32C" : "None");
@@ -702,7 +703,8 @@ int tgt_text_pdu(struct tgt_conn *c, const uint8_t *h, const uint8_t *data, uint
         free(l);
         return -ENOMEM;
     }
-    memcpy(text, data, dlen);
+    if (dlen)
+        memcpy(text, data, dlen);
     text[dlen] = '\0';
     rc = parse_keys(&k, text, dlen, text_key);
     free(text);

@@ -49,9 +49,9 @@
 #define ASC_SPACE_ALLOC_FAILED 0x2707
 #define ASC_INSUFFICIENT_RESOURCES 0x5503
 
-#define MAX_UNMAP_LBAS 0x400000u
+#define MAX_UNMAP_LBAS 0x100000u
 #define MAX_UNMAP_DESCS 256u
-#define MAX_WRITE_SAME 0x10000u
+#define MAX_WRITE_SAME TGT_MAX_XFER_BLOCKS
 #define WS_CHUNK_BLOCKS 2048u
 
 #define OPF_NO_LUN 0x1      /* allowed without a logical unit */
@@ -71,6 +71,7 @@ struct scsi_op {
 
 static const struct scsi_op scsi_ops[];
 static const size_t scsi_nops;
+static const struct scsi_op *op_lookup(const uint8_t *cdb);
 
 /* ---- sense ---- */
 
@@ -274,11 +275,24 @@ static void exec_read(struct tgt_task *t)
 
 static void exec_write(struct tgt_task *t)
 {
-    if (t->xfer == 0) {
+    if (t->nblocks == 0) {
         complete_good(t);
         return;
     }
-    submit(t, TGT_IO_WRITE, t->buf, t->lba * t->lun->block_size, t->xfer, complete_good);
+    submit(t, TGT_IO_WRITE, t->buf, t->lba * t->lun->block_size,
+           (size_t)t->nblocks * t->lun->block_size, complete_good);
+}
+
+int scsi_clip_write(struct tgt_task *t)
+{
+    const struct scsi_op *op = op_lookup(t->cdb);
+
+    /* Only plain block writes can stop at the iSCSI expected length: the
+     * initiator sends EDTL bytes, we write the whole blocks among them. */
+    if (!op || op->exec != exec_write || !t->lun)
+        return -1;
+    t->nblocks = t->edtl / t->lun->block_size;
+    return 0;
 }
 
 static int bytchk(const struct tgt_task *t)
@@ -349,8 +363,9 @@ static int prep_write_verify(struct tgt_task *t)
 
 static int prep_sync(struct tgt_task *t)
 {
-    uint64_t lba = t->cdb[0] == 0x35 ? get_be32(t->cdb + 2) : get_be64(t->cdb + 2);
-    uint32_t n = t->cdb[0] == 0x35 ? get_be16(t->cdb + 7) : get_be32(t->cdb + 10);
+    int ten = t->cdb[0] < 0x80;
+    uint64_t lba = ten ? get_be32(t->cdb + 2) : get_be64(t->cdb + 2);
+    uint32_t n = ten ? get_be16(t->cdb + 7) : get_be32(t->cdb + 10);
 
     return check_range(t, lba, n);
 }

@@ -197,6 +197,7 @@ struct tgt_conn {
     char initiator[224];
     uint32_t exp_cmdsn, max_cmdsn, stat_sn;
     struct tgt_params p;
+    int digests_on;              /* negotiated digests apply (full feature) */
     struct tgt_login *login;
     uint64_t ua_reset;       /* LUNs with a pending reset unit attention */
 
@@ -315,6 +316,9 @@ int scsi_prepare(struct tgt_task *t);
 /* Executes a prepared command whose Data-Out (if any) is in t->buf.
  * Ends, perhaps later, in tgt_task_complete(). */
 void scsi_execute(struct tgt_task *t);
+/* SPDTL > EDTL on a block write: cut it to the whole blocks of EDTL.
+ * Returns -1 when the command cannot be cut. */
+int scsi_clip_write(struct tgt_task *t);
 void scsi_set_sense(struct tgt_task *t, uint8_t key, uint16_t asc);
 int scsi_lun_init(struct tgt_lun *lun);
 

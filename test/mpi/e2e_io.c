@@ -430,7 +430,7 @@ static void test_large(void)
 {
     const size_t B = 65536 + 3, chunk = 4096;
     const MPI_Offset S = (MPI_Offset)(1ull << 31) + 3 * (MPI_Offset)chunk;
-    MPI_Offset off = (MPI_Offset)(1ull << 32) * (e2e_rank + 1) + 11;
+    MPI_Offset off = (MPI_Offset)(1ull << 32) + ((MPI_Offset)e2e_rank << 20) + 11;
     unsigned char *buf = malloc(B);
     MPI_Datatype page;
     MPI_File fh;
@@ -443,7 +443,8 @@ static void test_large(void)
     E2E_MPI(MPI_File_write_at(fh, off, buf, (int)B, MPI_BYTE, &st));
     E2E_MPI(MPI_File_sync(fh));
     read_check(fh, off, B, 8, "beyond 2^32");
-    E2E_CHECK(size_of(fh) == (MPI_Offset)(1ull << 32) * e2e_nprocs + 11 + (MPI_Offset)B,
+    E2E_CHECK(size_of(fh) ==
+              (MPI_Offset)(1ull << 32) + ((MPI_Offset)(e2e_nprocs - 1) << 20) + 11 + (MPI_Offset)B,
               "size with large offsets %lld", (long long)size_of(fh));
     E2E_MPI(MPI_File_set_size(fh, S));
     if (e2e_rank == 0) {

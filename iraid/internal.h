@@ -1,0 +1,248 @@
+/* iRAID internals shared by volume.c (members, requests, event loop,
+ * public entry points), stripe.c (per-stripe operations of the redundant
+ * levels, background sweeps) and meta.c (superblock and write-intent
+ * bitmap).  Nothing here is API; see volume.h for the contracts.
+ *
+ * Member state machine (struct iraid_member.state):
+ *
+ *   UP --session breaks / command times out / replace--> DOWN
+ *   REBUILDING --session breaks / command times out / replace--> DOWN
+ *   DOWN --retry time reached (tick)--> RECONNECTING   (async login started)
+ *   RECONNECTING --login and READ CAPACITY good--> REBUILDING (RAID-1/5)
+ *                                              \-> UP (RAID-0: nothing to rebuild)
+ *   RECONNECTING --login fails, deadline passes, capacity too small--> DOWN
+ *                                              (backoff doubles, at most 5 s)
+ *   REBUILDING --every stripe rebuilt and flushed--> UP
+ *
+ * Commands go only to live members (UP, REBUILDING).  A REBUILDING member
+ * holds current data only below rebuild_next (in stripes): the stripe
+ * planner treats it as missing at and above that stripe, for reads and for
+ * writes alike; the rebuild sweep takes each stripe's lock before it
+ * rebuilds it, so a write never races with the rebuild of its stripe. */
+#ifndef IPVFS_IRAID_INTERNAL_H
+#define IPVFS_IRAID_INTERNAL_H
+
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include <iscsi/iscsi.h>
+#include <iscsi/scsi-lowlevel.h>
+
+#include "iraid/layout.h"
+#include "iraid/volume.h"
+
+#define IRAID_TICK_MS 100
+#define IRAID_DEFAULT_TIMEOUT_MS 10000
+#define IRAID_DEFAULT_IQN "iqn.2024-01.org.ipvfs:initiator"
+/* One SCSI command moves at most this much (CDB lengths are 32-bit). */
+#define IRAID_MAX_PART (16u << 20)
+#define IRAID_BACKOFF_MIN_MS 200
+#define IRAID_BACKOFF_MAX_MS 5000
+
+enum part_op { PART_READ, PART_WRITE, PART_FLUSH };
+
+struct iraid_member {
+    struct iraid_volume *vol;
+    uint32_t idx;
+    char *url;
+    struct iscsi_context *iscsi;   /* NULL while DOWN */
+    int lun;
+    int fd;                        /* registered on the loop, or -1 */
+    uint64_t nblocks;
+    uint32_t block_size;
+    enum iraid_member_state state;
+    int teardown;                  /* failed: drop the session outside libiscsi */
+    uint64_t retry_at;             /* DOWN: next login attempt (ms) */
+    uint64_t deadline;             /* RECONNECTING: give up at (ms) */
+    uint32_t backoff_ms;
+    uint64_t rebuild_next;         /* REBUILDING: stripes below are current */
+    uint32_t epoch;                /* bumped on every return: stale sweeps stop */
+};
+
+struct iraid_part {
+    struct iraid_req *req;
+    struct iraid_member *m;
+    struct scsi_task *task;        /* set while queued in libiscsi */
+    enum part_op op;
+    int fua;
+    uint64_t member_off;           /* bytes, from the member's first byte */
+    uint64_t len;                  /* bytes */
+    struct scsi_iovec *iov;
+    int niov, iov_cap;
+};
+
+struct iraid_req {
+    struct iraid_volume *vol;
+    struct iraid_req *prev, *next; /* the volume's in-flight list */
+    iraid_cb cb;
+    void *user;
+    int status;
+    int silent;                    /* failed submission: never call cb */
+    int tolerate_down;             /* a part lost with its member is no error */
+    int lost;                      /* parts tolerated that way */
+    uint32_t pending;              /* parts queued and not yet done */
+    struct iraid_part *parts;
+    uint32_t nparts, parts_cap;
+    void (*next_phase)(struct iraid_req *req);
+    void *owner;                   /* the stripe op or meta write it serves */
+};
+
+struct iov_cursor {
+    const struct iovec *iov;
+    int iovcnt;
+    int i;
+    size_t off;                    /* inside iov[i] */
+};
+
+/* A user read or write of a redundant level, served stripe by stripe. */
+struct iraid_io {
+    struct iraid_volume *vol;
+    iraid_cb cb;
+    void *user;
+    int status;
+    int write;
+    int submitting;                /* inside the public call: defer cb */
+    uint32_t pending;              /* stripe ops (or the direct read) left */
+    uint64_t off, len;
+    struct iovec *iov;             /* copy of the caller's array */
+    int iovcnt;
+    uint64_t timer;                /* deferred completion */
+    struct iraid_io *dnext;        /* vol->deferred */
+};
+
+enum sop_kind { SOP_READ, SOP_WRITE, SOP_RESYNC, SOP_SCRUB, SOP_REBUILD };
+
+struct stripe_op;
+typedef void (*sop_done_fn)(struct stripe_op *op, int status);
+
+struct stripe_op {
+    struct iraid_volume *vol;
+    enum sop_kind kind;
+    uint64_t stripe;
+    struct iov_cursor cur;         /* READ/WRITE: caller's bytes of this op */
+    uint64_t lo[IRAID_MAX_MEMBERS], hi[IRAID_MAX_MEMBERS]; /* per data index, in-chunk */
+    uint64_t rlo, rhi;             /* rows touched: union of [lo, hi) */
+    uint32_t target;               /* REBUILD: the member rebuilt */
+    int mode;                      /* level's plan for this round */
+    int phase;                     /* 0 reading, 1 writing */
+    int retries;
+    int xmember;                   /* READ: member reconstructed, or -1 */
+    struct iov_cursor xcur;        /* READ: where its bytes go */
+    void (*resume)(struct stripe_op *op);
+    uint64_t mismatches;           /* SCRUB */
+    uint8_t *buf;                  /* nmembers chunks: rows as read */
+    uint8_t *nd;                   /* data chunks as they will be (RAID-5) */
+    uint8_t *par;                  /* new parity rows (RAID-5) */
+    sop_done_fn done;
+    void *user;
+    struct stripe_op *prev, *next; /* vol->active: holders of a stripe lock */
+    struct stripe_op *wait_next;   /* queued behind this holder */
+    struct stripe_op *meta_next;   /* waiting for the metadata to be durable */
+    uint32_t region;
+    int in_region;                 /* counted in the region's active writes */
+    int skipped;                   /* RESYNC/SCRUB: a member missing, nothing done */
+    uint32_t bm_blk;               /* metadata block and generations waited for */
+    uint64_t need_bm, need_sb;
+};
+
+/* Per-level behaviour.  RAID-0 plans reads and writes straight into parts;
+ * the redundant levels read straight only while every member is UP and do
+ * everything else through stripe ops. */
+struct iraid_level_ops {
+    const char *name;
+    int (*plan_read)(struct iraid_req *req, uint64_t off, uint64_t len, struct iov_cursor *cur);
+    int (*plan_write)(struct iraid_req *req, uint64_t off, uint64_t len, struct iov_cursor *cur);
+    /* Stripe ops: plan the first round (reads, or writes when none are
+     * needed) into req; after_read plans the next round. */
+    int (*sop_plan)(struct stripe_op *op, struct iraid_req *req);
+    int (*sop_after_read)(struct stripe_op *op, struct iraid_req *req);
+};
+
+struct iraid_sweep {
+    struct iraid_volume *vol;
+    enum sop_kind kind;
+    uint64_t next, end;            /* stripes */
+    uint32_t target;               /* REBUILD */
+    uint32_t epoch;                /* REBUILD: the target's epoch at start */
+    uint64_t timer;                /* next step */
+    int running;
+    int status;
+    uint64_t mismatches, skipped;
+    iraid_scrub_cb cb;
+    void *user;
+    int (*want)(struct iraid_volume *vol, uint64_t stripe); /* NULL: every stripe */
+    void (*finished)(struct iraid_volume *vol, struct iraid_sweep *sw);
+};
+
+struct iraid_meta;
+
+struct iraid_volume {
+    struct evloop *loop;
+    const struct iraid_level_ops *ops;
+    struct iraid_layout layout;
+    struct iraid_member *members;
+    uint32_t nmembers;
+    uint32_t block_size;
+    uint64_t data_off;             /* member bytes before stripe 0 (metadata) */
+    int timeout_ms;
+    char *iqn;
+    uint64_t timer;
+    struct iraid_req *inflight;
+    struct stripe_op *active;
+    int closing;                   /* in iraid_close(): cancels are ECANCELED */
+    struct iraid_meta *meta;       /* NULL for RAID-0 */
+    struct iraid_sweep rebuild, scrub, resync;
+    uint64_t rebuild_retry_at;     /* 0: no rebuild wanted */
+    struct iraid_io *deferred;     /* completions waiting for their timer */
+};
+
+/* volume.c */
+int member_live(const struct iraid_member *m);
+int member_ok(const struct iraid_member *m, uint64_t stripe);
+void member_fail(struct iraid_member *m, const char *why);
+void member_rebuilt(struct iraid_member *m);
+struct iraid_req *req_new(struct iraid_volume *vol, iraid_cb cb, void *user);
+void req_free(struct iraid_req *req);
+struct iraid_part *part_new(struct iraid_req *req, uint32_t member, enum part_op op,
+                            uint64_t member_off);
+struct iraid_part *part_for(struct iraid_req *req, uint32_t member, enum part_op op,
+                            uint64_t member_off, uint64_t len);
+int part_add_iov(struct iraid_part *p, void *base, size_t len);
+int part_take(struct iraid_part *p, struct iov_cursor *cur, uint64_t len);
+/* Queues an internal request; on failure it completes it (cb with the
+ * error) before returning, so the caller only ever waits for cb. */
+void req_launch(struct iraid_req *req);
+void cursor_skip(struct iov_cursor *cur, uint64_t len);
+void cursor_copy(struct iov_cursor *cur, uint8_t *buf, uint64_t len, int to_buf);
+int iraid_striped_read(struct iraid_req *req, uint64_t off, uint64_t len,
+                       struct iov_cursor *cur);
+uint32_t vol_redundancy(const struct iraid_volume *vol);
+void io_piece_done(struct iraid_io *io, int status);
+
+/* stripe.c */
+extern const struct iraid_level_ops iraid_raid1_ops, iraid_raid5_ops;
+int io_submit_stripes(struct iraid_io *io);
+void sop_start(struct stripe_op *op);
+void sop_cancel_waiting(struct iraid_volume *vol);
+void sweep_start(struct iraid_volume *vol, struct iraid_sweep *sw);
+void rebuild_kick(struct iraid_volume *vol);
+uint32_t stripe_missing(const struct iraid_volume *vol, uint64_t stripe);
+
+/* meta.c */
+int iraid_meta_open(struct iraid_volume *vol);
+void iraid_meta_close(struct iraid_volume *vol);
+/* Write intent: 0 when op may write now; 1 when it was queued and
+ * sop_resume() runs it once the metadata it needs is durable. */
+int meta_intent_begin(struct stripe_op *op);
+void meta_intent_end(struct stripe_op *op);
+/* 0 when the superblock is durable, else op is queued as above. */
+int meta_wait_sb(struct stripe_op *op);
+void meta_member_stale(struct iraid_volume *vol, uint32_t member, int stale);
+void meta_tick(struct iraid_volume *vol);
+uint64_t meta_dirty_regions(const struct iraid_volume *vol);
+int meta_region_dirty_stripe(struct iraid_volume *vol, uint64_t stripe);
+void meta_resync_done(struct iraid_volume *vol);
+void sop_resume(struct stripe_op *op, int status);
+void meta_cancel_waiter(struct iraid_volume *vol, struct stripe_op *op);
+
+#endif

@@ -1,0 +1,624 @@
+/* Superblock and write-intent bitmap of the redundant levels (format and
+ * protocol in meta.h).
+ *
+ * In memory the metadata area is one image; each device block of it has
+ * a generation (bumped on every change), the generation last made durable
+ * on every live member, and the generation being written (one write per
+ * block at a time; a block changed meanwhile is written again when that
+ * write ends).  A stripe op that needs a bit (or the stale mask) durable
+ * waits on meta->waiters until the block's durable generation reaches the
+ * one it needs. */
+#include "iraid/meta.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <isa-l/crc.h>
+
+#include "common/log.h"
+#include "iraid/internal.h"
+
+struct iraid_meta {
+    uint32_t bs;                   /* device block: the unit of writes */
+    uint32_t nblk;                 /* blocks in use: superblock and bitmap */
+    uint8_t *image;
+    uint64_t *gen, *durable, *writing;
+    uint64_t region_stripes, nregions;
+    uint32_t *active;              /* per region: writes in progress */
+    uint64_t *begins;              /* per region: writes ever begun */
+    uint64_t *last_end;            /* per region: ms of the last write's end */
+    uint64_t *set_gen;             /* per region: generation that set its bit */
+    uint64_t events, stale, stale_gen;
+    struct stripe_op *waiters;
+    int cleaning;
+    uint64_t next_clean;
+    uint64_t *cand, *cand_begins, ncand;
+};
+
+struct meta_write {
+    struct iraid_volume *vol;
+    uint32_t blk;
+    uint64_t gen;
+    uint8_t *copy;
+};
+
+/* ---- encoding ---- */
+
+static void put32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+    uint32_t v = 0;
+
+    for (int i = 3; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+    uint64_t v = 0;
+
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static void sb_encode(const struct iraid_volume *vol, uint8_t *sb)
+{
+    const struct iraid_meta *meta = vol->meta;
+
+    memset(sb, 0, IRAID_META_SB_BYTES);
+    memcpy(sb, IRAID_META_MAGIC, sizeof(IRAID_META_MAGIC));
+    put32(sb + 8, (uint32_t)vol->layout.level);
+    put32(sb + 12, vol->nmembers);
+    put32(sb + 16, vol->block_size);
+    put64(sb + 24, vol->layout.chunk);
+    put64(sb + 32, vol->layout.stripes);
+    put64(sb + 40, meta->region_stripes);
+    put64(sb + 48, meta->events);
+    put64(sb + 56, meta->stale);
+    put32(sb + 64, crc32_iscsi(sb, 64, 0));
+}
+
+/* 1: a valid superblock of this volume's geometry; 0: not ours;
+ * -1: valid but of another geometry. */
+static int sb_matches(const struct iraid_volume *vol, const uint8_t *sb)
+{
+    if (memcmp(sb, IRAID_META_MAGIC, sizeof(IRAID_META_MAGIC)) != 0 ||
+        get32(sb + 64) != crc32_iscsi((unsigned char *)sb, 64, 0))
+        return 0;
+    if (get32(sb + 8) != (uint32_t)vol->layout.level || get32(sb + 12) != vol->nmembers ||
+        get32(sb + 16) != vol->block_size || get64(sb + 24) != vol->layout.chunk ||
+        get64(sb + 32) != vol->layout.stripes || get64(sb + 40) != vol->meta->region_stripes)
+        return -1;
+    return 1;
+}
+
+static int bit_get(const struct iraid_meta *meta, uint64_t r)
+{
+    return meta->image[IRAID_META_BITMAP_OFF + r / 8] >> (r % 8) & 1;
+}
+
+static uint32_t bit_put(struct iraid_meta *meta, uint64_t r, int on)
+{
+    uint8_t *b = &meta->image[IRAID_META_BITMAP_OFF + r / 8];
+    uint32_t blk = (uint32_t)((IRAID_META_BITMAP_OFF + r / 8) / meta->bs);
+
+    *b = (uint8_t)(on ? *b | 1u << (r % 8) : *b & ~(1u << (r % 8)));
+    meta->gen[blk]++;
+    return blk;
+}
+
+/* ---- waiters ---- */
+
+static int waiter_ready(const struct iraid_meta *meta, const struct stripe_op *op)
+{
+    return meta->durable[0] >= op->need_sb && meta->durable[op->bm_blk] >= op->need_bm;
+}
+
+/* Resumes the waiters whose blocks are durable now (all of them, with the
+ * error, when status < 0).  Detached first: resuming may queue new ones. */
+static void meta_release(struct iraid_volume *vol, int status)
+{
+    struct iraid_meta *meta = vol->meta;
+    struct stripe_op *ready = NULL, **tail = &ready, **pp = &meta->waiters;
+
+    while (*pp) {
+        struct stripe_op *op = *pp;
+        if (status < 0 || waiter_ready(meta, op)) {
+            *pp = op->meta_next;
+            op->meta_next = NULL;
+            *tail = op;
+            tail = &op->meta_next;
+        } else {
+            pp = &op->meta_next;
+        }
+    }
+    while (ready) {
+        struct stripe_op *op = ready;
+        ready = op->meta_next;
+        op->meta_next = NULL;
+        sop_resume(op, status);
+    }
+}
+
+static int meta_wait(struct stripe_op *op)
+{
+    struct iraid_meta *meta = op->vol->meta;
+
+    if (waiter_ready(meta, op))
+        return 0;
+    op->meta_next = meta->waiters;
+    meta->waiters = op;
+    return 1;
+}
+
+void meta_cancel_waiter(struct iraid_volume *vol, struct stripe_op *op)
+{
+    struct stripe_op **pp;
+
+    if (!vol->meta)
+        return;
+    for (pp = &vol->meta->waiters; *pp; pp = &(*pp)->meta_next)
+        if (*pp == op) {
+            *pp = op->meta_next;
+            return;
+        }
+}
+
+/* ---- block writes ---- */
+
+static void meta_write_block(struct iraid_volume *vol, uint32_t blk);
+
+static int any_live(const struct iraid_volume *vol)
+{
+    for (uint32_t i = 0; i < vol->nmembers; i++)
+        if (member_live(&vol->members[i]))
+            return 1;
+    return 0;
+}
+
+static void meta_written(struct iraid_volume *vol, int status, void *user)
+{
+    struct meta_write *mw = user;
+    struct iraid_meta *meta = vol->meta;
+    uint32_t blk = mw->blk;
+
+    meta->writing[blk] = 0;
+    if (status == 0 && !any_live(vol))
+        status = -EIO;
+    if (status == 0 && mw->gen > meta->durable[blk])
+        meta->durable[blk] = mw->gen;
+    free(mw->copy);
+    free(mw);
+    if (vol->closing)
+        return;
+    if (status < 0) {
+        log_error("iraid: metadata block %u not written: %s", blk, strerror(-status));
+        meta_release(vol, status);
+        return;
+    }
+    meta_release(vol, 0);
+    meta_write_block(vol, blk);
+}
+
+/* Writes block blk of the image (FUA) to every live member, unless it is
+ * durable already or a write of it is in flight (that one's end writes it
+ * again if it changed). */
+static void meta_write_block(struct iraid_volume *vol, uint32_t blk)
+{
+    struct iraid_meta *meta = vol->meta;
+    struct meta_write *mw;
+    struct iraid_req *req;
+    void *copy;
+
+    if (meta->writing[blk] || meta->gen[blk] == meta->durable[blk] || vol->closing)
+        return;
+    if (!(mw = calloc(1, sizeof(*mw))) || posix_memalign(&copy, 64, meta->bs) != 0)
+        goto fail;
+    *mw = (struct meta_write){ .vol = vol, .blk = blk, .gen = meta->gen[blk], .copy = copy };
+    memcpy(copy, meta->image + (uint64_t)blk * meta->bs, meta->bs);
+    if (!(req = req_new(vol, meta_written, mw)))
+        goto free_copy;
+    req->tolerate_down = 1;
+    for (uint32_t m = 0; m < vol->nmembers; m++) {
+        struct iraid_part *p = part_new(req, m, PART_WRITE, (uint64_t)blk * meta->bs);
+        if (!p || part_add_iov(p, copy, meta->bs) < 0)
+            goto free_req;
+        p->len = meta->bs;
+        p->fua = 1;
+    }
+    meta->writing[blk] = mw->gen;
+    req_launch(req);
+    return;
+
+free_req:
+    req_free(req);
+free_copy:
+    free(copy);
+fail:
+    free(mw);
+    log_error("iraid: out of memory writing metadata block %u", blk);
+    meta_release(vol, -ENOMEM);
+}
+
+/* ---- intent ---- */
+
+int meta_intent_begin(struct stripe_op *op)
+{
+    struct iraid_volume *vol = op->vol;
+    struct iraid_meta *meta = vol->meta;
+    uint64_t r = op->stripe / meta->region_stripes;
+
+    op->region = (uint32_t)r;
+    op->in_region = 1;
+    meta->active[r]++;
+    meta->begins[r]++;
+    op->bm_blk = (uint32_t)((IRAID_META_BITMAP_OFF + r / 8) / meta->bs);
+    if (!bit_get(meta, r)) {
+        bit_put(meta, r, 1);
+        meta->set_gen[r] = meta->gen[op->bm_blk];
+        meta_write_block(vol, op->bm_blk);
+    }
+    op->need_bm = meta->set_gen[r];
+    op->need_sb = meta->stale_gen;
+    return meta_wait(op);
+}
+
+void meta_intent_end(struct stripe_op *op)
+{
+    struct iraid_meta *meta = op->vol->meta;
+
+    meta->active[op->region]--;
+    meta->last_end[op->region] = evloop_now_ms();
+    op->in_region = 0;
+}
+
+int meta_wait_sb(struct stripe_op *op)
+{
+    op->bm_blk = 0;
+    op->need_bm = 0;
+    op->need_sb = op->vol->meta->stale_gen;
+    return meta_wait(op);
+}
+
+void meta_member_stale(struct iraid_volume *vol, uint32_t member, int stale)
+{
+    struct iraid_meta *meta = vol->meta;
+    uint64_t mask = stale ? meta->stale | 1ull << member : meta->stale & ~(1ull << member);
+
+    if (mask == meta->stale)
+        return;
+    meta->stale = mask;
+    meta->events++;
+    sb_encode(vol, meta->image);
+    meta->stale_gen = ++meta->gen[0];
+    meta_write_block(vol, 0);
+}
+
+uint64_t meta_dirty_regions(const struct iraid_volume *vol)
+{
+    uint64_t n = 0;
+
+    for (uint64_t r = 0; r < vol->meta->nregions; r++)
+        n += bit_get(vol->meta, r);
+    return n;
+}
+
+int meta_region_dirty_stripe(struct iraid_volume *vol, uint64_t stripe)
+{
+    return bit_get(vol->meta, stripe / vol->meta->region_stripes);
+}
+
+/* ---- lazy clearing ---- */
+
+/* The flush made every write before it durable: the candidate regions that
+ * saw no write since can lose their bits. */
+static void meta_clean_flushed(struct iraid_volume *vol, int status, void *user)
+{
+    struct iraid_meta *meta = vol->meta;
+    uint32_t first = UINT32_MAX, last = 0;
+
+    meta->cleaning = 0;
+    if (status < 0 || vol->closing)
+        return;
+    for (uint64_t i = 0; i < meta->ncand; i++) {
+        uint64_t r = meta->cand[i];
+        uint32_t blk;
+        if (meta->active[r] || meta->begins[r] != meta->cand_begins[i] || !bit_get(meta, r))
+            continue;
+        blk = bit_put(meta, r, 0);
+        first = blk < first ? blk : first;
+        last = blk > last ? blk : last;
+    }
+    for (uint32_t b = first; b <= last && first != UINT32_MAX; b++)
+        meta_write_block(vol, b);
+}
+
+void meta_tick(struct iraid_volume *vol)
+{
+    struct iraid_meta *meta = vol->meta;
+    uint64_t now = evloop_now_ms();
+    struct iraid_req *req;
+
+    if (meta->cleaning || now < meta->next_clean || vol->closing)
+        return;
+    meta->next_clean = now + IRAID_META_LINGER_MS / 2;
+    meta->ncand = 0;
+    for (uint64_t r = 0; r < meta->nregions; r++)
+        if (bit_get(meta, r) && !meta->active[r] && now >= meta->last_end[r] + IRAID_META_LINGER_MS) {
+            meta->cand[meta->ncand] = r;
+            meta->cand_begins[meta->ncand++] = meta->begins[r];
+        }
+    if (meta->ncand == 0 || !(req = req_new(vol, meta_clean_flushed, NULL)))
+        return;
+    req->tolerate_down = 1;
+    for (uint32_t m = 0; m < vol->nmembers; m++)
+        if (!part_new(req, m, PART_FLUSH, 0)) {
+            req_free(req);
+            return;
+        }
+    meta->cleaning = 1;
+    req_launch(req);
+}
+
+/* ---- open ---- */
+
+static int meta_alloc(struct iraid_volume *vol)
+{
+    struct iraid_meta *meta = calloc(1, sizeof(*meta));
+    uint64_t stripes = vol->layout.stripes, min = IRAID_META_MIN_REGION_BYTES / vol->layout.chunk;
+    void *image;
+
+    if (!meta)
+        return -ENOMEM;
+    vol->meta = meta;
+    meta->bs = vol->block_size;
+    meta->region_stripes = (stripes + IRAID_META_MAX_REGIONS - 1) / IRAID_META_MAX_REGIONS;
+    if (meta->region_stripes < min)
+        meta->region_stripes = min ? min : 1;
+    meta->nregions = (stripes + meta->region_stripes - 1) / meta->region_stripes;
+    meta->nblk = (uint32_t)((IRAID_META_BITMAP_OFF + (meta->nregions + 7) / 8 + meta->bs - 1) /
+                            meta->bs);
+    if (posix_memalign(&image, 64, IRAID_META_BYTES) != 0)
+        return -ENOMEM;
+    meta->image = image;
+    memset(image, 0, IRAID_META_BYTES);
+    if (!(meta->gen = calloc(meta->nblk, sizeof(uint64_t))) ||
+        !(meta->durable = calloc(meta->nblk, sizeof(uint64_t))) ||
+        !(meta->writing = calloc(meta->nblk, sizeof(uint64_t))) ||
+        !(meta->active = calloc(meta->nregions, sizeof(uint32_t))) ||
+        !(meta->begins = calloc(meta->nregions, sizeof(uint64_t))) ||
+        !(meta->last_end = calloc(meta->nregions, sizeof(uint64_t))) ||
+        !(meta->set_gen = calloc(meta->nregions, sizeof(uint64_t))) ||
+        !(meta->cand = calloc(meta->nregions, sizeof(uint64_t))) ||
+        !(meta->cand_begins = calloc(meta->nregions, sizeof(uint64_t))))
+        return -ENOMEM;
+    return 0;
+}
+
+void iraid_meta_close(struct iraid_volume *vol)
+{
+    struct iraid_meta *meta = vol->meta;
+
+    if (!meta)
+        return;
+    free(meta->image);
+    free(meta->gen);
+    free(meta->durable);
+    free(meta->writing);
+    free(meta->active);
+    free(meta->begins);
+    free(meta->last_end);
+    free(meta->set_gen);
+    free(meta->cand);
+    free(meta->cand_begins);
+    free(meta);
+    vol->meta = NULL;
+}
+
+struct open_wait {
+    int done;
+    int status;
+};
+
+static void open_done(struct iraid_volume *vol, int status, void *user)
+{
+    struct open_wait *w = user;
+
+    w->done = 1;
+    w->status = status;
+}
+
+static int open_run(struct iraid_volume *vol, struct open_wait *w)
+{
+    while (!w->done) {
+        int rc = evloop_run_once(vol->loop, -1);
+        if (rc < 0 && rc != -EINTR)
+            return rc;
+    }
+    return w->status;
+}
+
+/* Reads the used part of the area from every live member into areas. */
+static int meta_read_all(struct iraid_volume *vol, uint8_t *areas, uint64_t len)
+{
+    struct open_wait w = { 0 };
+    struct iraid_req *req = req_new(vol, open_done, &w);
+
+    if (!req)
+        return -ENOMEM;
+    req->tolerate_down = 1;
+    for (uint32_t m = 0; m < vol->nmembers; m++) {
+        struct iraid_part *p = part_new(req, m, PART_READ, 0);
+        if (!p || part_add_iov(p, areas + m * len, len) < 0) {
+            req_free(req);
+            return -ENOMEM;
+        }
+        p->len = len;
+    }
+    req_launch(req);
+    return open_run(vol, &w);
+}
+
+/* Adopts the newest valid superblock and the OR of all bitmaps; a volume
+ * without one is new and entirely dirty. */
+static void meta_adopt(struct iraid_volume *vol, const uint8_t *areas, uint64_t len)
+{
+    struct iraid_meta *meta = vol->meta;
+    int best = -1, foreign = 0;
+
+    for (uint32_t m = 0; m < vol->nmembers; m++) {
+        const uint8_t *a = areas + m * len;
+        int match = member_live(&vol->members[m]) ? sb_matches(vol, a) : 0;
+        foreign |= match < 0;
+        if (match <= 0)
+            continue;
+        if (best < 0 || get64(a + 48) > get64(areas + (uint64_t)best * len + 48))
+            best = (int)m;
+        for (uint64_t i = IRAID_META_BITMAP_OFF; i < len; i++)
+            meta->image[i] |= a[i];
+    }
+    if (best < 0) {
+        if (foreign)
+            log_warn("iraid: members hold a volume of another geometry: initializing anew");
+        else
+            log_info("iraid: new volume: resyncing all of it");
+        for (uint64_t r = 0; r < meta->nregions; r++)
+            meta->image[IRAID_META_BITMAP_OFF + r / 8] |= (uint8_t)(1u << (r % 8));
+        return;
+    }
+    meta->events = get64(areas + (uint64_t)best * len + 48);
+    meta->stale = get64(areas + (uint64_t)best * len + 56);
+}
+
+/* Members the superblock calls stale are rebuilt; members unreachable now
+ * become stale. */
+static int meta_apply_stale(struct iraid_volume *vol)
+{
+    struct iraid_meta *meta = vol->meta;
+    uint32_t missing = 0;
+
+    for (uint32_t m = 0; m < vol->nmembers; m++) {
+        struct iraid_member *mb = &vol->members[m];
+        if (!member_live(mb))
+            meta->stale |= 1ull << m;
+        else if (meta->stale >> m & 1) {
+            log_warn("iraid: member %u (%s) missed writes: rebuilding it", m, mb->url);
+            mb->state = IRAID_MEMBER_REBUILDING;
+            mb->rebuild_next = 0;
+            mb->epoch++;
+            vol->rebuild_retry_at = evloop_now_ms();
+        }
+        missing += meta->stale >> m & 1;
+    }
+    if (missing > vol_redundancy(vol)) {
+        log_error("iraid: %u members are missing or stale: cannot open", missing);
+        return -EIO;
+    }
+    return 0;
+}
+
+/* Writes every used block (superblock with events + 1) and waits. */
+static int meta_write_all(struct iraid_volume *vol)
+{
+    struct iraid_meta *meta = vol->meta;
+
+    meta->events++;
+    sb_encode(vol, meta->image);
+    for (uint32_t b = 0; b < meta->nblk; b++) {
+        meta->gen[b]++;
+        meta_write_block(vol, b);
+    }
+    meta->stale_gen = meta->gen[0];
+    for (;;) {
+        int pending = 0, writing = 0, rc;
+        for (uint32_t b = 0; b < meta->nblk; b++) {
+            pending |= meta->durable[b] < meta->gen[b];
+            writing |= meta->writing[b] != 0;
+        }
+        if (!pending)
+            break;
+        if (!writing)
+            return -EIO;
+        if ((rc = evloop_run_once(vol->loop, -1)) < 0 && rc != -EINTR)
+            return rc;
+    }
+    return any_live(vol) ? 0 : -EIO;
+}
+
+/* The open-time resync is waited for by meta_resync itself. */
+static void resync_finished(struct iraid_volume *vol, struct iraid_sweep *sw)
+{
+}
+
+static int meta_resync(struct iraid_volume *vol)
+{
+    struct iraid_meta *meta = vol->meta;
+    uint64_t dirty = meta_dirty_regions(vol);
+    struct open_wait w = { 0 };
+    struct iraid_req *req;
+    int rc;
+
+    if (dirty == 0)
+        return 0;
+    log_info("iraid: resyncing %" PRIu64 " dirty region(s) of %" PRIu64 " stripes", dirty,
+             meta->region_stripes);
+    vol->resync = (struct iraid_sweep){ .kind = SOP_RESYNC, .end = vol->layout.stripes,
+                                        .want = meta_region_dirty_stripe,
+                                        .finished = resync_finished };
+    sweep_start(vol, &vol->resync);
+    while (vol->resync.running)
+        if ((rc = evloop_run_once(vol->loop, -1)) < 0 && rc != -EINTR)
+            return rc;
+    if (vol->resync.status < 0)
+        return vol->resync.status;
+    /* Resynced stripes are clean once on the media. */
+    if (!(req = req_new(vol, open_done, &w)))
+        return -ENOMEM;
+    req->tolerate_down = 1;
+    for (uint32_t m = 0; m < vol->nmembers; m++)
+        if (!part_new(req, m, PART_FLUSH, 0)) {
+            req_free(req);
+            return -ENOMEM;
+        }
+    req_launch(req);
+    if ((rc = open_run(vol, &w)) < 0)
+        return rc;
+    memset(meta->image + IRAID_META_BITMAP_OFF, 0, IRAID_META_BYTES - IRAID_META_BITMAP_OFF);
+    return meta_write_all(vol);
+}
+
+/* Called by iraid_open on a private loop: read, adopt, stamp, resync. */
+int iraid_meta_open(struct iraid_volume *vol)
+{
+    uint64_t len;
+    uint8_t *areas;
+    int rc;
+
+    if ((rc = meta_alloc(vol)) < 0)
+        return rc;
+    len = (uint64_t)vol->meta->nblk * vol->meta->bs;
+    if (!(areas = calloc(vol->nmembers, len)))
+        return -ENOMEM;
+    rc = meta_read_all(vol, areas, len);
+    if (rc == 0)
+        meta_adopt(vol, areas, len);
+    free(areas);
+    if (rc < 0 || (rc = meta_apply_stale(vol)) < 0 || (rc = meta_write_all(vol)) < 0)
+        return rc;
+    return meta_resync(vol);
+}

@@ -1,0 +1,50 @@
+#!/bin/bash
+# timeout: 200
+# Failures reach MPI programs as MPI errors with a clear message, in time:
+# no server map, a wrong secret, servers killed (before the open and in the
+# middle of a session) and servers stopped (request timeout).
+set -u
+. "$IPVFS_SRCDIR/test/lib.sh"
+. "$IPVFS_SRCDIR/test/mpi/e2e_lib.sh"
+e2e_require
+
+bad_map=
+stopped_pids=
+ipvfs_test_cleanup() {
+    # shellcheck disable=SC2086
+    [ -z "$stopped_pids" ] || kill -CONT $stopped_pids 2>/dev/null
+    [ -z "$bad_map" ] || rm -f "$bad_map"
+}
+
+(unset IPVFS_MAP; e2e_run 30 e2e_errors open ipvfs:/e2e/err "IPVFS_MAP" 10) ||
+    ipvfs_fail "no map: no clear error"
+
+ipvfs_start_cluster 1 1 --target-size 64M
+bad_map=$(mktemp "${TMPDIR:-/tmp}/ipvfs-badmap.XXXXXX")
+awk '$1 == "secret" { $2 = "00" substr($2, 3) } { print }' "$IPVFS_MAP" >"$bad_map"
+cmp -s "$bad_map" "$IPVFS_MAP" &&
+    awk '$1 == "secret" { $2 = "11" substr($2, 3) } { print }' "$IPVFS_MAP" >"$bad_map"
+IPVFS_MAP=$bad_map e2e_run 30 e2e_errors open ipvfs:/e2e/err "secret" 10 ||
+    ipvfs_fail "wrong secret: no clear error"
+
+# stopped servers: the request timeout (here 2 s) ends the wait
+pids=$(awk '$1 == "rank" { print $9 }' "$IPVFS_MAP" | tr '\n' ' ')
+IPVFS_TIMEOUT_MS=2000 e2e_run 60 e2e_errors midway ipvfs:/e2e/err/stopped \
+    "did not answer in time" 5 "kill -STOP $pids" || ipvfs_fail "stopped servers: no timely error"
+stopped_pids=$pids
+# an open while they are stopped: one timeout, not one per retry
+IPVFS_TIMEOUT_MS=2000 e2e_run 60 e2e_errors open ipvfs:/e2e/err/stopped2 \
+    "did not answer in time" 3.5 || ipvfs_fail "open with stopped servers: no timely error"
+# shellcheck disable=SC2086
+kill -CONT $pids
+stopped_pids=
+
+# servers killed in the middle of a session
+e2e_run 60 e2e_errors midway ipvfs:/e2e/err/killed "server rank" 10 "kill -9 $pids" ||
+    ipvfs_fail "servers killed midway: no clear error"
+ipvfs_kill_cluster
+
+# servers down before the open
+e2e_run 30 e2e_errors open ipvfs:/e2e/err "server rank 0" 10 ||
+    ipvfs_fail "servers down: no clear error"
+echo "PASS t_e2e_errors"

@@ -20,7 +20,7 @@
  *
  * Which rank serves what:
  *   metadata rank (rank 0):  LOOKUP REMOVE MKDIR READDIR
- *   I/O nodes:               READ WRITE DF_*
+ *   I/O nodes:               READ WRITE DF_* SCRUB REBUILD
  *   every rank:              HELLO STATUS SHUTDOWN
  */
 #ifndef IPVFS_PROTO_H
@@ -61,6 +61,9 @@ enum ipvfs_op {
     /* every rank */
     IPVFS_OP_STATUS = 30,
     IPVFS_OP_SHUTDOWN = 31,
+    /* I/O nodes: their iRAID volume */
+    IPVFS_OP_SCRUB = 32,
+    IPVFS_OP_REBUILD = 33,
 
     IPVFS_OP_REPLY = 0x8000,
 };
@@ -191,11 +194,66 @@ struct ipvfs_client_stat {
     uint64_t bytes_in;
     uint64_t bytes_out;
 };
+/* An I/O node's STATUS reply goes on after the client counters with its
+ * volume: struct ipvfs_volume_status, then nmembers struct
+ * ipvfs_member_status (in member order).  Other ranks (and servers older
+ * than this section) end after the client counters: a reader finds the
+ * section by the length left.  state in struct ipvfs_status_rep is
+ * IPVFS_STATE_DEGRADED while a member of the volume is not UP. */
+enum ipvfs_member_state {
+    IPVFS_MEMBER_UP = 0,
+    IPVFS_MEMBER_DOWN = 1,          /* failed; logins retried with backoff */
+    IPVFS_MEMBER_RECONNECTING = 2,  /* login in progress */
+    IPVFS_MEMBER_REBUILDING = 3,    /* back, being rebuilt from the others */
+};
+struct ipvfs_volume_status {
+    uint32_t level;          /* 0, 1 or 5 */
+    uint32_t nmembers;
+    uint32_t missing;        /* members not UP */
+    uint32_t scrubbing;      /* 1 while a scrub runs */
+    uint64_t size;           /* usable bytes */
+    uint64_t chunk;          /* bytes per chunk on one member */
+    uint64_t dirty_regions;  /* write-intent bits set now */
+    uint64_t rebuild_done;   /* bytes rebuilt of rebuild_total, over the */
+    uint64_t rebuild_total;  /* members REBUILDING now (0 and 0: none) */
+    uint64_t scrub_done;     /* stripes, while scrubbing */
+    uint64_t scrub_total;
+};
+struct ipvfs_member_status {
+    uint32_t index;
+    uint32_t state;          /* enum ipvfs_member_state */
+    uint64_t done_bytes;     /* current bytes on the member (= total when UP) */
+    uint64_t total_bytes;
+    char url[256];           /* iscsi://host:port/iqn/lun, NUL-terminated */
+};
+static_assert(sizeof(struct ipvfs_volume_status) == 72, "volume status is 72 bytes");
+static_assert(sizeof(struct ipvfs_member_status) == 280, "member status is 280 bytes");
 
 /* SHUTDOWN: empty body.  Sent to rank 0, it stops the whole cluster (I/O
  * nodes flush and log out, then targets flush and stop) and replies when
  * everything is synced.  With IPVFS_SHUTDOWN_LOCAL, used between ranks, only
  * the receiving rank stops. */
 #define IPVFS_SHUTDOWN_LOCAL 0x1
+
+/* SCRUB: empty body, to an I/O node.  Verifies its whole volume (RAID-5
+ * parity, RAID-1 mirrors; nothing is repaired) in the background while the
+ * node serves on, and replies when done with struct ipvfs_scrub_rep.
+ * EOPNOTSUPP for RAID-0, EBUSY while a scrub runs, ECANCELED when the node
+ * stops first, else the first I/O error.  One scrub reads every member
+ * once: minutes for multi-GiB targets. */
+struct ipvfs_scrub_rep {
+    uint64_t mismatches;     /* stripes whose parity or mirrors disagree */
+    uint64_t skipped;        /* stripes not checked: a member was missing */
+};
+
+/* REBUILD: body struct ipvfs_rebuild_req, to an I/O node.  Takes member
+ * out of the volume and logs in to it again (same URL), which rebuilds it
+ * from the others in the background (STATUS shows the progress); replies
+ * at once.  EINVAL for a bad index, EOPNOTSUPP for RAID-0, EBUSY when
+ * another member is missing and the volume cannot lose one more. */
+struct ipvfs_rebuild_req {
+    uint32_t member;
+    uint32_t reserved;
+};
 
 #endif

@@ -191,6 +191,7 @@ struct iraid_volume {
     struct stripe_op *active;
     int closing;                   /* in iraid_close(): cancels are ECANCELED */
     struct iraid_meta *meta;       /* NULL for RAID-0 */
+    int assume_clean;              /* cfg->assume_clean, for the first open */
     struct iraid_sweep rebuild, scrub, resync;
     uint64_t rebuild_retry_at;     /* 0: no rebuild wanted */
     struct iraid_io *deferred;     /* completions waiting for their timer */

@@ -474,8 +474,26 @@ static int meta_read_all(struct iraid_volume *vol, uint8_t *areas, uint64_t len)
     return open_run(vol, &w);
 }
 
+/* A new volume may skip its first resync only when the caller vouches
+ * for zeroed members and the live members agree: their metadata areas
+ * hold nothing at all (no superblock of any kind, no bitmap). */
+static int meta_new_is_clean(const struct iraid_volume *vol, const uint8_t *areas, uint64_t len)
+{
+    if (!vol->assume_clean)
+        return 0;
+    for (uint32_t m = 0; m < vol->nmembers; m++) {
+        const uint8_t *a = areas + m * len;
+        if (!member_live(&vol->members[m]))
+            continue;
+        for (uint64_t i = 0; i < len; i++)
+            if (a[i])
+                return 0;
+    }
+    return 1;
+}
+
 /* Adopts the newest valid superblock and the OR of all bitmaps; a volume
- * without one is new and entirely dirty. */
+ * without one is new and entirely dirty (clean when assumed so). */
 static void meta_adopt(struct iraid_volume *vol, const uint8_t *areas, uint64_t len)
 {
     struct iraid_meta *meta = vol->meta;
@@ -493,6 +511,10 @@ static void meta_adopt(struct iraid_volume *vol, const uint8_t *areas, uint64_t 
             meta->image[i] |= a[i];
     }
     if (best < 0) {
+        if (!foreign && meta_new_is_clean(vol, areas, len)) {
+            log_info("iraid: new volume on zeroed members: assumed clean, no resync");
+            return;
+        }
         if (foreign)
             log_warn("iraid: members hold a volume of another geometry: initializing anew");
         else

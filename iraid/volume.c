@@ -1305,6 +1305,7 @@ int iraid_open(struct evloop *loop, const struct iraid_config *cfg, struct iraid
     vol->ops = ops_for_level(level);
     vol->nmembers = cfg->nmembers;
     vol->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : IRAID_DEFAULT_TIMEOUT_MS;
+    vol->assume_clean = cfg->assume_clean != 0;
     if (!(vol->iqn = strdup(cfg->initiator_iqn ? cfg->initiator_iqn : IRAID_DEFAULT_IQN))) {
         rc = -ENOMEM;
         goto free_vol;

@@ -58,7 +58,8 @@
  * (recomputes parity from data, or copies the first mirror) every dirty
  * region before it returns, so no stripe's parity silently disagrees with
  * its data after a crash.  Concurrent writes to one stripe are serialized
- * (a per-stripe lock, FIFO).
+ * (a per-stripe lock, FIFO).  A volume without a superblock is new and is
+ * resynced entirely, unless cfg->assume_clean says its members are zeros.
  */
 #ifndef IPVFS_IRAID_VOLUME_H
 #define IPVFS_IRAID_VOLUME_H
@@ -80,6 +81,14 @@ struct iraid_config {
     uint64_t chunk_size;       /* bytes per chunk on one member; 0: default */
     const char *initiator_iqn;
     int timeout_ms;            /* per command and per login */
+    /* RAID-1/5: the caller vouches that every member is brand new and all
+     * zeros (e.g. sparse files it has just created), so mirrors and parity
+     * already agree.  Honoured only when no member holds any superblock
+     * and every live member's metadata area reads as zeros; the first open
+     * then skips the whole-volume resync (md's --assume-clean).  A volume
+     * that has a superblock is always opened by its own bitmap, dirty
+     * regions resynced.  Lying here leaves parity wrong: scrub finds it. */
+    int assume_clean;
 };
 
 struct iraid_volume;

@@ -21,6 +21,7 @@ struct ipvfs_client {
     uint32_t client_id;
     int *fds;                   /* per server rank, -1 when not connected */
     uint64_t next_req_id;
+    uint64_t sched_rng;         /* random-IOS generator state */
     int connect_ms;
     int request_ms;
     int refs;
@@ -50,6 +51,11 @@ struct xfer_req {
  * pipelined; different ranks are served at once, driven by poll().
  * Returns the index of the first failed request, or -1 when all succeeded. */
 long xfer_run(struct ipvfs_client *c, struct xfer_req *reqs, size_t n);
+/* Same, but the client sends one request at a time in batch order (the
+ * I/O schedule): request k+1 starts when request k lies whole in its
+ * socket buffer; replies are gathered from all servers at once.  A rank
+ * waiting for its turn with nothing outstanding is not timed. */
+long xfer_run_in_order(struct ipvfs_client *c, struct xfer_req *reqs, size_t n);
 
 /* Re-reads the map when its file changed since it was read (a restarted
  * cluster listens on new ports); that closes every connection, so call it

@@ -135,6 +135,8 @@ int ipvfs_client_get(const char *map_path, uint32_t client_id,
         goto free_path;
     }
     c->client_id = client_id;
+    /* random-IOS: different clients must draw different sequences */
+    c->sched_rng = ((uint64_t)client_id + 1) * 0x9E3779B97F4A7C15ull ^ (uint64_t)getpid() << 20;
     c->connect_ms = timeout_from_env(IPVFS_CLIENT_CONNECT_MS);
     c->request_ms = timeout_from_env(IPVFS_CLIENT_REQUEST_MS);
     c->refs = 1;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "adio/client/plan.h"
+#include "adio/client/sched.h"
 
 /* What one planned request needs besides its plan entry. */
 struct io_slot {
@@ -61,13 +62,36 @@ static int batch_wire(struct io_batch *b, size_t i, const struct ipvfs_file *f, 
     return 0;
 }
 
+/* Puts the plan's requests into the file's schedule order. */
+static int batch_schedule(struct io_batch *b, const struct ipvfs_file *f)
+{
+    size_t *order = malloc((b->plan.nreqs ? b->plan.nreqs : 1) * sizeof(*order));
+    int rc;
+
+    if (!order)
+        return -ENOMEM;
+    rc = sched_order(&b->plan, f->opts.schedule, f->client->client_id, f->layout.nio,
+                     &f->client->sched_rng, order);
+    if (rc == 0)
+        rc = sched_apply(&b->plan, order);
+    free(order);
+    return rc;
+}
+
+/* Requests carry at most the schedule block b of data: the pieces the
+ * heuristics order. */
 static int batch_build(struct io_batch *b, const struct ipvfs_file *f, int writing,
                        const struct ipvfs_extent *ext, size_t next, const struct iovec *mem,
                        int memcnt)
 {
-    static const struct plan_limits limits = { IPVFS_MAX_IO_BYTES, IPVFS_MAX_PAIRS };
-    int rc = plan_build(&f->layout, ext, next, mem, memcnt, &limits, &b->plan);
+    struct plan_limits limits = { IPVFS_MAX_IO_BYTES, IPVFS_MAX_PAIRS };
+    int rc;
 
+    if (f->opts.block < limits.max_bytes)
+        limits.max_bytes = f->opts.block;
+    rc = plan_build(&f->layout, ext, next, mem, memcnt, &limits, &b->plan);
+    if (rc == 0)
+        rc = batch_schedule(b, f);
     if (rc < 0)
         return rc;
     b->slots = calloc(b->plan.nreqs ? b->plan.nreqs : 1, sizeof(*b->slots));
@@ -153,7 +177,7 @@ static int io_list(struct ipvfs_file *f, int writing, const struct ipvfs_extent 
                           rc == -EINVAL ? "file and memory sides differ in length" : NULL);
         goto free_batch;
     }
-    failed = b.plan.nreqs ? xfer_run(f->client, b.reqs, b.plan.nreqs) : -1;
+    failed = b.plan.nreqs ? xfer_run_in_order(f->client, b.reqs, b.plan.nreqs) : -1;
     if (failed >= 0) {
         rc = client_xfer_error(out_err, &b.reqs[failed], op, f->path, f->client);
         goto free_batch;

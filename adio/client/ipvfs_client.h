@@ -47,11 +47,43 @@ struct ipvfs_error {
     char msg[512];     /* for people: what failed, where, why */
 };
 
-/* An open iPVFS file.  The fields are read-only for users. */
+/* Order in which a client sends the pieces of one access to the I/O nodes
+ * (the Clusterfile heuristics).  The data each I/O node gets is cut into
+ * requests of at most the schedule block b (and IPVFS_MAX_IO_BYTES);
+ * then
+ *   FIRST   sends them in the order the access names its bytes (file
+ *           offset order for MPI file views);
+ *   RANDOM  picks, for each next request, a random I/O node among those
+ *           with requests left, and sends that node's next one;
+ *   HASH    at step j sends to I/O node (client_id + j) mod nio, skipping
+ *           nodes that have nothing left.
+ * A client sends one request at a time: the next request starts when the
+ * previous one lies whole in the socket buffer (its reply may still be
+ * outstanding, so I/O nodes work in parallel).  READ requests go out in
+ * the same order; each server answers a connection's requests in the order
+ * received, so the order also decides in which order a server produces a
+ * client's read data. */
+enum ipvfs_schedule {
+    IPVFS_SCHED_HASH = 0,
+    IPVFS_SCHED_FIRST = 1,
+    IPVFS_SCHED_RANDOM = 2,
+};
+
+#define IPVFS_DEFAULT_SCHED_BLOCK (64u << 10)
+
+/* Per-file data path options; ipvfs_file_attach() sets the defaults. */
+struct ipvfs_io_opts {
+    enum ipvfs_schedule schedule;  /* default HASH */
+    uint64_t block;                /* schedule block b in bytes, > 0; default 64 KiB */
+};
+
+/* An open iPVFS file.  The fields are read-only for users (opts: set it
+ * through ipvfs_file_set_opts()). */
 struct ipvfs_file {
     struct ipvfs_client *client;
     struct ipvfs_entry entry;     /* as the metadata rank returned it */
     struct stripe_layout layout;  /* derived from entry and the map */
+    struct ipvfs_io_opts opts;
     char path[];                  /* absolute path inside iPVFS */
 };
 
@@ -98,6 +130,11 @@ int ipvfs_file_attach(struct ipvfs_client *client, const char *path,
                       const struct ipvfs_entry *entry,
                       struct ipvfs_file **out_file, struct ipvfs_error *out_err);
 
+/* Replaces the file's data path options: EINVAL (nothing changed) for an
+ * unknown schedule or a block of 0. */
+int ipvfs_file_set_opts(struct ipvfs_file *file, const struct ipvfs_io_opts *opts,
+                        struct ipvfs_error *out_err);
+
 /* Frees the file and drops its reference on the client. */
 void ipvfs_file_close(struct ipvfs_file *file);
 
@@ -128,7 +165,10 @@ int ipvfs_read(struct ipvfs_file *file, uint64_t offset, void *buf, uint64_t len
 int ipvfs_write(struct ipvfs_file *file, uint64_t offset, const void *buf, uint64_t len,
                 uint64_t *out_bytes, struct ipvfs_error *out_err);
 
-/* List I/O: the file side is next extents (in the order given; they may be
+/* List I/O: one request per I/O node for every b bytes (the schedule
+ * block) of data it gets, carrying many pairs (at most IPVFS_MAX_PAIRS;
+ * pairs that touch in the datafile are merged), sent in the schedule's
+ * order (see enum ipvfs_schedule).  The file side is next extents (in the order given; they may be
  * unsorted, but overlapping write extents land in an unspecified order),
  * the memory side memcnt iovecs; both must hold the same number of bytes
  * (EINVAL otherwise).  Bytes are paired up in order.  *out_bytes as for

@@ -75,6 +75,8 @@ int ipvfs_file_attach(struct ipvfs_client *c, const char *path, const struct ipv
     f->layout.factor = entry->stripe_factor;
     f->layout.first_server = entry->first_server;
     f->layout.nio = c->map.nio;
+    f->opts.schedule = IPVFS_SCHED_HASH;
+    f->opts.block = IPVFS_DEFAULT_SCHED_BLOCK;
     f->client = c;
     c->refs++;
     *out_file = f;
@@ -102,6 +104,20 @@ int ipvfs_file_open(struct ipvfs_client *c, const char *path, const struct ipvfs
     if (rc < 0)
         return rc;
     return ipvfs_file_attach(c, path, &entry, out_file, out_err);
+}
+
+int ipvfs_file_set_opts(struct ipvfs_file *f, const struct ipvfs_io_opts *opts,
+                        struct ipvfs_error *out_err)
+{
+    if (opts->block == 0)
+        return client_error(out_err, EINVAL, "set options of", f->path, NULL, -1,
+                            "the schedule block must be at least 1 byte");
+    if (opts->schedule != IPVFS_SCHED_HASH && opts->schedule != IPVFS_SCHED_FIRST &&
+        opts->schedule != IPVFS_SCHED_RANDOM)
+        return client_error(out_err, EINVAL, "set options of", f->path, NULL, -1,
+                            "unknown I/O schedule");
+    f->opts = *opts;
+    return 0;
 }
 
 void ipvfs_file_close(struct ipvfs_file *f)

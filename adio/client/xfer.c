@@ -40,8 +40,11 @@ struct chan {
 struct engine {
     struct ipvfs_client *c;
     struct xfer_req *reqs;
+    size_t n;
     struct chan *chans;
     size_t nchans;
+    int in_order;          /* send one request at a time, in batch order */
+    size_t turn;           /* in_order: the request that may be sent now */
 };
 
 static int64_t now_ms(void)
@@ -66,6 +69,20 @@ static int chan_active(const struct chan *ch)
     return ch->fd >= 0 && ch->done < ch->n;
 }
 
+/* Passes the turn over requests that can no longer be sent (their
+ * channel failed), so that one dead server does not stall the others. */
+static void turn_skip_failed(struct engine *e)
+{
+    while (e->turn < e->n && e->reqs[e->turn].err)
+        e->turn++;
+}
+
+/* Whether the channel has a request to send that it may send now. */
+static int chan_may_send(const struct engine *e, const struct chan *ch)
+{
+    return ch->sent < ch->n && (!e->in_order || ch->idx[ch->sent] == e->turn);
+}
+
 /* Fails every unanswered request of the channel and closes its connection:
  * the stream can no longer be trusted. */
 static void chan_fail(struct engine *e, struct chan *ch, int code, const char *detail)
@@ -81,6 +98,7 @@ static void chan_fail(struct engine *e, struct chan *ch, int code, const char *d
     if (ch->fd >= 0)
         conn_drop(e->c, ch->rank);
     ch->fd = -1;
+    turn_skip_failed(e);
 }
 
 static void prepare_req(struct engine *e, struct xfer_req *r)
@@ -104,7 +122,7 @@ static void prepare_req(struct engine *e, struct xfer_req *r)
 /* Sends as much as the socket takes without blocking. */
 static int chan_send(struct engine *e, struct chan *ch)
 {
-    while (ch->sent < ch->n) {
+    while (chan_may_send(e, ch)) {
         struct xfer_req *r = &e->reqs[ch->idx[ch->sent]];
         int cnt = r->send_cnt - ch->send_start;
         struct msghdr mh = { 0 };
@@ -122,6 +140,10 @@ static int chan_send(struct engine *e, struct chan *ch)
         if (ch->send_start >= r->send_cnt) {
             ch->sent++;
             ch->send_start = 0;
+            if (e->in_order) {
+                e->turn++;
+                turn_skip_failed(e);
+            }
         }
     }
     return 0;
@@ -311,7 +333,7 @@ static void chan_service(struct engine *e, struct chan *ch, short revents)
 
     if (revents & (POLLIN | POLLHUP | POLLERR))
         rc = chan_recv(e, ch);
-    if (rc == 0 && ch->sent < ch->n && (revents & (POLLOUT | POLLERR)))
+    if (rc == 0 && chan_may_send(e, ch) && (revents & (POLLOUT | POLLERR)))
         rc = chan_send(e, ch);
     if (rc < 0) {
         chan_fail(e, ch, -rc, rc == -EPROTO ? "malformed reply" : "");
@@ -332,12 +354,18 @@ static int poll_round(struct engine *e, struct pollfd *pfds, struct chan **map)
 
         if (!chan_active(ch))
             continue;
+        if (!chan_may_send(e, ch) && ch->sent == ch->done) {
+            /* waiting for its turn with nothing outstanding: the server
+             * owes nothing, so its time limit starts with the turn */
+            ch->deadline_ms = now + e->c->request_ms;
+            continue;
+        }
         if (ch->deadline_ms <= now) {
             chan_fail(e, ch, ETIMEDOUT, "");
             continue;
         }
         pfds[np].fd = ch->fd;
-        pfds[np].events = POLLIN | (ch->sent < ch->n ? POLLOUT : 0);
+        pfds[np].events = POLLIN | (chan_may_send(e, ch) ? POLLOUT : 0);
         pfds[np].revents = 0;
         map[np++] = ch;
         if (wait < 0 || ch->deadline_ms - now < wait)
@@ -360,9 +388,9 @@ static void free_chans(struct engine *e)
     free(e->chans);
 }
 
-long xfer_run(struct ipvfs_client *c, struct xfer_req *reqs, size_t n)
+static long run_batch(struct ipvfs_client *c, struct xfer_req *reqs, size_t n, int in_order)
 {
-    struct engine e = { .c = c, .reqs = reqs };
+    struct engine e = { .c = c, .reqs = reqs, .n = n, .in_order = in_order };
     struct pollfd *pfds = NULL;
     struct chan **map = NULL;
     int rc;
@@ -391,4 +419,14 @@ long xfer_run(struct ipvfs_client *c, struct xfer_req *reqs, size_t n)
             return (long)i;
     }
     return -1;
+}
+
+long xfer_run(struct ipvfs_client *c, struct xfer_req *reqs, size_t n)
+{
+    return run_batch(c, reqs, n, 0);
+}
+
+long xfer_run_in_order(struct ipvfs_client *c, struct xfer_req *reqs, size_t n)
+{
+    return run_batch(c, reqs, n, 1);
 }

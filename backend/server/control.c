@@ -1,4 +1,17 @@
-/* Control service of every rank: STATUS, SHUTDOWN, SIGTERM/SIGINT, SIGUSR1.
+/* Control service of every rank: STATUS, SHUTDOWN, SIGTERM/SIGINT, SIGUSR1;
+ * of I/O nodes: SCRUB and REBUILD of their iRAID volume.
+ *
+ * STATUS of an I/O node carries its volume (members' states, rebuild
+ * progress) after the client counters, and reports the rank DEGRADED
+ * while a member is not UP; srv->state itself stays SERVING (it says what
+ * the rank accepts, not how healthy its volume is).
+ *
+ * SCRUB runs in the background (iraid_scrub): the loop serves on and the
+ * reply goes out from the scrub's callback.  One scrub per node at a time
+ * (iraid says EBUSY to a second); its requester lives in static state, so
+ * that a requester gone meanwhile, or a scrub callback that never comes
+ * because the volume closed between two stripes, costs nothing: a local
+ * stop answers the waiting requester with ECANCELED itself.
  *
  * Cluster shutdown (SHUTDOWN without IPVFS_SHUTDOWN_LOCAL, to rank 0):
  *   1. every other I/O node gets SHUTDOWN|LOCAL (all at once, so that their
@@ -38,6 +51,7 @@
 #include "backend/target/target.h"
 #include "common/log.h"
 #include "common/net.h"
+#include "iraid/volume.h"
 
 #define PEER_CONNECT_MS      5000
 #define PEER_STOP_MS         60000   /* final syncs of one role, all peers together */
@@ -61,6 +75,56 @@ static uint64_t rss_kib(void)
     return resident * (uint64_t)sysconf(_SC_PAGESIZE) / 1024u;
 }
 
+/* The one place iraid's member states become the wire's. */
+static uint32_t wire_member_state(enum iraid_member_state st)
+{
+    switch (st) {
+    case IRAID_MEMBER_UP: return IPVFS_MEMBER_UP;
+    case IRAID_MEMBER_RECONNECTING: return IPVFS_MEMBER_RECONNECTING;
+    case IRAID_MEMBER_REBUILDING: return IPVFS_MEMBER_REBUILDING;
+    case IRAID_MEMBER_DOWN: break;
+    }
+    return IPVFS_MEMBER_DOWN;
+}
+
+/* Volume section of an I/O node's STATUS (proto.h): vs, then one
+ * ipvfs_member_status per member into ms (room for IRAID_MAX_MEMBERS).
+ * Returns the member count, 0 when this rank has no open volume. */
+static uint32_t fill_volume_status(struct server *srv, struct ipvfs_volume_status *vs,
+                                   struct ipvfs_member_status *ms)
+{
+    struct iraid_status st;
+
+    if (!srv->vol || iraid_get_status(srv->vol, &st) < 0)
+        return 0;
+    *vs = (struct ipvfs_volume_status){ .level = (uint32_t)st.level, .nmembers = st.nmembers,
+                                        .missing = st.missing, .scrubbing = st.scrubbing != 0,
+                                        .size = st.size, .chunk = st.chunk,
+                                        .dirty_regions = st.dirty_regions,
+                                        .scrub_done = st.scrub_done,
+                                        .scrub_total = st.scrub_total };
+    for (uint32_t i = 0; i < st.nmembers; i++) {
+        const struct iraid_member_status *m = &st.member[i];
+        ms[i] = (struct ipvfs_member_status){ .index = i, .state = wire_member_state(m->state),
+                                              .done_bytes = m->rebuilt * st.chunk,
+                                              .total_bytes = m->total * st.chunk };
+        snprintf(ms[i].url, sizeof(ms[i].url), "%s", m->url);
+        if (m->state == IRAID_MEMBER_REBUILDING) {
+            vs->rebuild_done += ms[i].done_bytes;
+            vs->rebuild_total += ms[i].total_bytes;
+        }
+    }
+    return st.nmembers;
+}
+
+/* Serving, but with a volume member not UP. */
+static int volume_degraded(struct server *srv)
+{
+    struct iraid_status st;
+
+    return srv->vol && iraid_get_status(srv->vol, &st) == 0 && st.missing > 0;
+}
+
 void control_fill_status(struct server *srv, struct ipvfs_status_rep *out)
 {
     memset(out, 0, sizeof(*out));
@@ -68,6 +132,8 @@ void control_fill_status(struct server *srv, struct ipvfs_status_rep *out)
     out->role = srv->role;
     out->pid = (uint32_t)getpid();
     out->state = srv->state;
+    if (srv->state == IPVFS_STATE_SERVING && volume_degraded(srv))
+        out->state = IPVFS_STATE_DEGRADED;
     out->requests = srv->total.requests;
     out->bytes_in = srv->total.bytes_in;
     out->bytes_out = srv->total.bytes_out;
@@ -77,10 +143,14 @@ void control_fill_status(struct server *srv, struct ipvfs_status_rep *out)
 
 static void handle_status(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body)
 {
+    static struct ipvfs_member_status ms[IRAID_MAX_MEMBERS];
     struct server *srv = conn_server(c);
     uint32_t n = srv->nclients < MAX_CLIENT_STATS ? (uint32_t)srv->nclients : MAX_CLIENT_STATS;
     size_t len = sizeof(struct ipvfs_status_rep) + 8 + n * sizeof(struct ipvfs_client_stat);
+    struct ipvfs_volume_status vs;
     struct ipvfs_client_stat *cs;
+    uint32_t nm = fill_volume_status(srv, &vs, ms);
+    size_t vlen = nm ? sizeof(vs) + nm * sizeof(ms[0]) : 0;
     uint8_t *rep;
     uint32_t head[2] = { n, 0 };
 
@@ -88,9 +158,13 @@ static void handle_status(struct conn *c, const struct ipvfs_hdr *hdr, const uin
         conn_reply_err(c, EINVAL, "STATUS takes no body");
         return;
     }
-    if (!(rep = malloc(len))) {
+    if (!(rep = malloc(len + vlen))) {
         conn_reply_err(c, ENOMEM, "out of memory");
         return;
+    }
+    if (nm) {
+        memcpy(rep + len, &vs, sizeof(vs));
+        memcpy(rep + len + sizeof(vs), ms, nm * sizeof(ms[0]));
     }
     control_fill_status(srv, (struct ipvfs_status_rep *)rep);
     memcpy(rep + sizeof(struct ipvfs_status_rep), head, sizeof(head));
@@ -102,7 +176,112 @@ static void handle_status(struct conn *c, const struct ipvfs_hdr *hdr, const uin
             .bytes_in = srv->clients[i].c.bytes_in,
             .bytes_out = srv->clients[i].c.bytes_out,
         };
-    conn_reply(c, 0, rep, len);
+    conn_reply(c, 0, rep, len + vlen);
+}
+
+/* ---- SCRUB and REBUILD (I/O nodes) -------------------------------------- */
+
+static struct {
+    struct conn *requester;     /* NULL: gone, or answered already */
+    int running;
+} scrub;
+
+static void scrub_requester_gone(struct server *srv, void *arg)
+{
+    scrub.requester = NULL;
+}
+
+/* Answers the scrub's requester, if it is still there. */
+static void scrub_answer(int status, uint64_t mismatches, uint64_t skipped)
+{
+    struct conn *c = scrub.requester;
+    struct ipvfs_scrub_rep *rep;
+
+    scrub.requester = NULL;
+    if (!c)
+        return;
+    conn_on_close(c, NULL, NULL);
+    if (status < 0) {
+        conn_reply_err(c, -status, "scrub failed: %s", strerror(-status));
+    } else if (!(rep = malloc(sizeof(*rep)))) {
+        conn_reply_err(c, ENOMEM, "out of memory");
+    } else {
+        *rep = (struct ipvfs_scrub_rep){ .mismatches = mismatches, .skipped = skipped };
+        conn_reply(c, 0, rep, sizeof(*rep));
+    }
+}
+
+static void scrub_done(struct iraid_volume *vol, int status, uint64_t mismatches,
+                       uint64_t skipped, void *user)
+{
+    scrub.running = 0;
+    if (status == 0)
+        log_info("scrub: %llu stripes disagree, %llu skipped",
+                 (unsigned long long)mismatches, (unsigned long long)skipped);
+    scrub_answer(status, mismatches, skipped);
+}
+
+static void handle_scrub(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body)
+{
+    struct server *srv = conn_server(c);
+    int rc;
+
+    if (hdr->body_len != 0) {
+        conn_reply_err(c, EINVAL, "SCRUB takes no body");
+        return;
+    }
+    if (srv->state != IPVFS_STATE_SERVING || !srv->vol) {
+        conn_reply_err(c, EAGAIN, "I/O node %u is not serving", srv->io_index);
+        return;
+    }
+    if (scrub.running) {
+        conn_reply_err(c, EBUSY, "a scrub of I/O node %u is running", srv->io_index);
+        return;
+    }
+    if ((rc = iraid_scrub(srv->vol, scrub_done, NULL)) < 0) {
+        conn_reply_err(c, -rc, rc == -EOPNOTSUPP ? "RAID-0 has nothing to scrub"
+                                                  : "cannot start the scrub: %s",
+                       strerror(-rc));
+        return;
+    }
+    log_info("scrub of I/O node %u started", srv->io_index);
+    scrub.running = 1;
+    scrub.requester = c;
+    conn_on_close(c, scrub_requester_gone, NULL);
+}
+
+static void handle_rebuild(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body)
+{
+    struct server *srv = conn_server(c);
+    struct ipvfs_rebuild_req req;
+    struct iraid_status st;
+    int rc;
+
+    if (hdr->body_len != sizeof(req)) {
+        conn_reply_err(c, EINVAL, "REBUILD body is %llu bytes, not %zu",
+                       (unsigned long long)hdr->body_len, sizeof(req));
+        return;
+    }
+    memcpy(&req, body, sizeof(req));
+    if (srv->state != IPVFS_STATE_SERVING || !srv->vol || iraid_get_status(srv->vol, &st) < 0) {
+        conn_reply_err(c, EAGAIN, "I/O node %u is not serving", srv->io_index);
+        return;
+    }
+    if (req.member >= st.nmembers) {
+        conn_reply_err(c, EINVAL, "member %u: the volume has members 0 to %u", req.member,
+                       st.nmembers - 1);
+        return;
+    }
+    if ((rc = iraid_replace_member(srv->vol, req.member, st.member[req.member].url)) < 0) {
+        conn_reply_err(c, -rc, rc == -EOPNOTSUPP ? "RAID-0 cannot rebuild a member"
+                               : rc == -EBUSY ? "another member is missing: the volume cannot "
+                                                "lose one more"
+                                              : "cannot rebuild: %s",
+                       strerror(-rc));
+        return;
+    }
+    log_info("rebuild of member %u requested", req.member);
+    conn_reply(c, 0, NULL, 0);
 }
 
 /* ---- leaving the loop --------------------------------------------------- */
@@ -197,6 +376,7 @@ static void target_drain(struct evloop *loop, uint64_t id, void *user)
 void control_local_stop(struct server *srv)
 {
     srv->state = IPVFS_STATE_STOPPING;
+    scrub_answer(-ECANCELED, 0, 0);
     if (srv->role & IPVFS_ROLE_IO) {
         ionode_stop(srv, local_stopped);
     } else if (srv->tgt) {
@@ -357,6 +537,8 @@ const struct op_entry control_ops[] = {
       "STATUS" },
     { IPVFS_OP_SHUTDOWN, IPVFS_ROLE_METADATA | IPVFS_ROLE_IO | IPVFS_ROLE_TARGET,
       handle_shutdown, "SHUTDOWN" },
+    { IPVFS_OP_SCRUB, IPVFS_ROLE_IO, handle_scrub, "SCRUB" },
+    { IPVFS_OP_REBUILD, IPVFS_ROLE_IO, handle_rebuild, "REBUILD" },
     { 0, 0, NULL, NULL },
 };
 

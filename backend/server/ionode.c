@@ -56,6 +56,7 @@ int ionode_open(struct server *srv)
         .chunk_size = srv->opts.chunk_size,
         .initiator_iqn = initiator,
         .timeout_ms = IONODE_ISCSI_TIMEOUT_MS,
+        .assume_clean = srv->fresh_volume,
     };
     if ((rc = iraid_open(srv->loop, &cfg, &srv->vol)) < 0) {
         log_error("cannot open the RAID-%d volume over %u targets: %s", srv->opts.raid, nt,

@@ -198,6 +198,19 @@ static int check_map_dir(const struct server *srv)
     return 0;
 }
 
+/* Whether the target is about to create its LUN file: a new file is
+ * sparse, all zeros, which lets the I/O node skip the first resync. */
+static int lun_is_new(const char *path)
+{
+    struct stat st;
+
+    if (stat(path, &st) == 0)
+        return 0;
+    if (errno != ENOENT)
+        log_warn("cannot stat %s: %s", path, strerror(errno));
+    return errno == ENOENT;
+}
+
 static int start_target(struct server *srv)
 {
     char lun_path[1200], iqn[256];
@@ -206,6 +219,7 @@ static int start_target(struct server *srv)
     int rc;
 
     snprintf(lun_path, sizeof(lun_path), "%s/lun0.img", srv->rank_dir);
+    srv->lun_created = lun_is_new(lun_path);
     server_target_iqn(srv, srv->io_index, (uint32_t)srv->target_index, iqn, sizeof(iqn));
     lun = (struct tgt_lun_config){ .kind = TGT_BACKING_FILE, .path = lun_path,
                                    .size = srv->opts.target_size };
@@ -228,9 +242,25 @@ struct rank_rec {
     uint32_t pid;
     uint16_t port;
     uint16_t iscsi_port;
-    uint32_t reserved;
+    uint32_t flags;             /* REC_* */
     char host[64];
 };
+
+/* A target that created its LUN file in this start. */
+#define REC_NEW_LUN 0x1u
+
+/* I/O node: its volume is brand new when every one of its targets has just
+ * created its LUN file (zeros: parity and mirrors agree); iraid still
+ * checks that no member holds a superblock before it skips the resync. */
+static int volume_is_fresh(const struct server *srv, const struct rank_rec *all)
+{
+    uint32_t first = srv->io_index * (1 + srv->opts.nt) + 1;
+
+    for (uint32_t k = 0; k < srv->opts.nt; k++)
+        if (!(all[first + k].flags & REC_NEW_LUN))
+            return 0;
+    return 1;
+}
 
 static int exchange_addresses(struct server *srv)
 {
@@ -240,7 +270,8 @@ static int exchange_addresses(struct server *srv)
     memset(&mine, 0, sizeof(mine));
     mine = (struct rank_rec){ .role = srv->role, .io_index = srv->io_index,
                               .target_index = srv->target_index, .pid = (uint32_t)getpid(),
-                              .port = srv->port, .iscsi_port = srv->iscsi_port };
+                              .port = srv->port, .iscsi_port = srv->iscsi_port,
+                              .flags = srv->lun_created ? REC_NEW_LUN : 0 };
     snprintf(mine.host, sizeof(mine.host), "%s", srv->host);
     if (!(all = calloc((size_t)srv->nranks, sizeof(*all))) ||
         !(srv->map.ranks = calloc((size_t)srv->nranks, sizeof(*srv->map.ranks)))) {
@@ -260,6 +291,8 @@ static int exchange_addresses(struct server *srv)
         memcpy(m->host, all[r].host, sizeof(m->host));
         m->host[sizeof(m->host) - 1] = '\0';
     }
+    if (rc == 0 && (srv->role & IPVFS_ROLE_IO))
+        srv->fresh_volume = volume_is_fresh(srv, all);
     free(all);
     /* Every rank checks HELLO against the secret that rank 0 keeps. */
     if (rc == 0)

@@ -34,7 +34,8 @@ const char *server_usage(void)
            "  N must equal NIO * (1 + NT)\n"
            "  --io-nodes NIO        I/O nodes (default 1)\n"
            "  --targets-per-io NT   iSCSI target ranks behind each I/O node (default 2)\n"
-           "  --raid 0|1|5          iRAID level of each I/O node's volume (default 0)\n"
+           "  --raid 0|1|5          iRAID level of each I/O node's volume (default 5 when\n"
+           "                        NT >= 3, else 0; RAID-1 needs NT >= 2, RAID-5 NT >= 3)\n"
            "  --data DIR            state directory; rank r keeps DIR/rank-<r>/ (required)\n"
            "  --target-size SIZE    backing file of each target, sparse (default 4G)\n"
            "  --listen ADDR         address every rank listens on (default 127.0.0.1)\n"
@@ -179,11 +180,28 @@ static void set_defaults(struct server_opts *o)
     memset(o, 0, sizeof(*o));
     o->nio = 1;
     o->nt = 2;
-    o->raid = 0;
+    o->raid = -1; /* decided from NT once every option is read */
     o->target_size = SERVER_DEFAULT_TARGET_SIZE;
     strcpy(o->listen, "127.0.0.1");
     o->stripe_unit = IPVFS_DEFAULT_STRIPE_UNIT;
     o->chunk_size = 64u << 10;
+}
+
+/* RAID-5 by default (the papers'), but parity over fewer than 3 members is
+ * no use: RAID-0 there.  An explicit level needs its minimum of members. */
+static int decide_raid(struct server_opts *o, char *err, size_t errlen)
+{
+    uint32_t need;
+
+    if (o->raid < 0) {
+        o->raid = o->nt >= 3 ? 5 : 0;
+        return 0;
+    }
+    need = o->raid == 5 ? 3 : o->raid == 1 ? 2 : 1;
+    if (o->nt < need)
+        return fail(err, errlen, "--raid %d needs --targets-per-io %u or more (got %u)", o->raid,
+                    need, o->nt);
+    return 0;
 }
 
 int server_opts_parse(int argc, char **argv, struct server_opts *out, char *err, size_t errlen)
@@ -208,6 +226,8 @@ int server_opts_parse(int argc, char **argv, struct server_opts *out, char *err,
         return 0;
     if (out->data_dir[0] == '\0')
         return fail(err, errlen, "--data DIR is required (try --help)");
+    if ((rc = decide_raid(out, err, errlen)) < 0)
+        return rc;
     if (out->map_path[0] == '\0')
         snprintf(out->map_path, sizeof(out->map_path), "%s/ipvfs.map", out->data_dir);
     return 0;

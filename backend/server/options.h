@@ -16,7 +16,7 @@
 struct server_opts {
     uint32_t nio;            /* --io-nodes */
     uint32_t nt;             /* --targets-per-io */
-    int raid;                /* --raid */
+    int raid;                /* --raid; default 5 when nt >= 3, else 0 */
     char data_dir[1024];     /* --data (required) */
     uint64_t target_size;    /* --target-size */
     char listen[64];         /* --listen */

@@ -56,6 +56,8 @@ struct server {
 
     struct tgt_server *tgt;     /* target ranks */
     uint16_t iscsi_port;
+    int lun_created;            /* target: its LUN file is new in this start */
+    int fresh_volume;           /* I/O node: every target's LUN is new */
     struct iraid_volume *vol;   /* I/O nodes */
     struct dfstore *ds;
     struct metadb *mdb;         /* rank 0 */

@@ -1,0 +1,58 @@
+#!/bin/bash
+# rss-soak.sh: server memory under a long open/write/read/close loop.
+#
+#   benchmarks/rss-soak.sh [BUILDDIR] [SECONDS]       (default 300 s)
+#
+# Starts a 2 I/O node x 2 target cluster, then until SECONDS have passed
+# runs rounds of 4 MPI ranks that each create a file, write 8 MiB in 1 MiB
+# transfers, read it back verified, close and delete it.  After every round
+# it samples the resident set size of every server rank from /proc and
+# prints a line; at the end a table of first (after warm-up) and last RSS
+# per rank.  Exit 1 when a round fails or when any rank grew by more than
+# RSS_SLACK_KIB (default 8192) between the first and the last sample.
+set -u
+IPVFS_SRCDIR=${IPVFS_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+IPVFS_BUILDDIR=$(cd "${1:-${IPVFS_BUILDDIR:-.}}" && pwd)
+export IPVFS_SRCDIR IPVFS_BUILDDIR
+duration=${2:-300}
+slack=${RSS_SLACK_KIB:-8192}
+lib=$IPVFS_BUILDDIR/adio/libipvfs-romio.so
+ior=$IPVFS_BUILDDIR/benchmarks/ipvfs-ior
+. "$IPVFS_SRCDIR/test/lib.sh"
+
+ipvfs_start_cluster 2 2
+pids=$(ipvfs-ctl status --json | python3 -c '
+import json, sys
+print(" ".join(str(r["pid"]) for r in json.load(sys.stdin)["ranks"]))')
+[ -n "$pids" ] || ipvfs_fail "no server pids in status"
+
+rss_of() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
+sample() { local s=""; for p in $pids; do s="$s $(rss_of "$p")"; done; echo "$s"; }
+
+start=$(date +%s)
+round=0
+first=
+last=
+echo "round seconds rss_kib(per rank:$pids)"
+while [ $(( $(date +%s) - start )) -lt "$duration" ]; do
+    round=$((round + 1))
+    timeout -k 5 120 mpiexec -n 4 env LD_PRELOAD="$lib" "$ior" -f ipvfs:/soak/f$((round % 3)) \
+        -b 2m -t 1m -s 4 -w -r -v >/dev/null || ipvfs_fail "round $round failed"
+    last=$(sample)
+    # The first rounds fill caches and pools; measure from round 3 on.
+    [ "$round" -eq 3 ] && first=$last
+    echo "$round $(( $(date +%s) - start ))$last"
+done
+[ -n "$first" ] || ipvfs_fail "too few rounds ($round) to judge"
+echo "rank_pid first_kib last_kib growth_kib"
+bad=0
+set -- $first
+for p in $pids; do
+    f=$1; shift
+    l=$(echo "$last" | awk -v i=$(( $(echo "$pids" | tr ' ' '\n' | grep -n "^$p$" | cut -d: -f1) )) '{ print $i }')
+    echo "$p $f $l $((l - f))"
+    [ $((l - f)) -le "$slack" ] || bad=1
+done
+ipvfs_stop_cluster
+[ "$bad" -eq 0 ] || { echo "rss-soak: a rank grew by more than $slack KiB"; exit 1; }
+echo "rss-soak: $round rounds in ${duration}s, every rank within $slack KiB"

@@ -6,6 +6,7 @@
 #
 #   scripts/ipvfs-demo.sh            (environment: DEMO_NP, DEMO_BLOCK, DEMO_XFER)
 set -eu
+set -o pipefail
 srcdir=$(cd "$(dirname "$0")/.." && pwd)
 builddir=$srcdir/_build
 prefix=$srcdir/_install
@@ -46,8 +47,8 @@ mpiexec -n "$np" env LD_PRELOAD="$prefix/lib/libipvfs-romio.so" \
     awk '/^RESULT/ { for (i = 2; i <= NF; i++) { split($i, kv, "="); r[kv[1]] = kv[2] }
                      printf "demo: %-5s %8.1f MiB/s  (%s bytes in %s s, errors %s)\n",
                             r["op"], r["MiBps"], r["bytes"], r["seconds"], r["errors"]
-                     if (r["errors"] != 0) bad = 1 }
-         END { exit bad }'
+                     n++; if (r["errors"] != 0) bad = 1 }
+         END { if (n != 2) { print "demo: the workload did not finish"; bad = 1 }; exit bad }'
 "$prefix/bin/ipvfs-ctl" ls /demo
 "$prefix/bin/ipvfs-ctl" stats
 echo "demo: stopping the cluster"

@@ -5,12 +5,14 @@
 # WRITE(16) through libiscsi, 16 in flight) at the same sizes.  Prints
 # IOPS and MB/s for both targets and the MB/s ratio ipvfs/tgtd.
 #
-#   benchmarks/target-perf.sh [BUILDDIR]    (PERF_SECONDS=4, PERF_SIZE=512M)
+#   benchmarks/target-perf.sh [BUILDDIR]    (PERF_SECONDS=4, PERF_SIZE=512M,
+#                                            PERF_ROWS="read write")
 set -u
 srcdir=$(cd "$(dirname "$0")/.." && pwd)
 builddir=$(cd "${1:-${IPVFS_BUILDDIR:-$srcdir/_build}}" && pwd)
 secs=${PERF_SECONDS:-4}
 size=${PERF_SIZE:-512M}
+rows=${PERF_ROWS:-read write}
 target=$builddir/backend/ipvfs-target
 wperf=$builddir/backend/target/ipvfs-iscsi-wperf
 for p in iscsi-perf tgtd tgtadm; do
@@ -73,11 +75,13 @@ row() {
     printf '%-18s %12s %8s %12s %8s %7s\n' "$name" "$ai" "$am" "$bi" "$bm" \
         "$(awk -v x="$am" -v y="$bm" 'BEGIN { if (y > 0) printf "%.2f", x / y; else print "-" }')"
 }
+[[ " $rows " == *" read "* ]] &&
 for blocks in 8 128 2048; do
     a=$(read_perf "$ours_url" $blocks)
     b=$(read_perf "$tgtd_url" $blocks)
     row "read $((blocks / 2))KiB x16" "$a" "$b"
 done
+[[ " $rows " == *" write "* ]] &&
 for bytes in 4096 65536 1048576; do
     a=$(write_perf "127.0.0.1:$oport" iqn.2026-01.org.ipvfs:perf 0 $bytes)
     b=$(write_perf "127.0.0.1:$tport" iqn.2026-01.org.tgt:perf 1 $bytes)

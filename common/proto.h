@@ -19,7 +19,7 @@
  * - Bodies whose counts or lengths disagree with body_len get EINVAL.
  *
  * Which rank serves what:
- *   metadata rank (rank 0):  LOOKUP REMOVE MKDIR READDIR
+ *   metadata rank (rank 0):  LOOKUP REMOVE MKDIR READDIR SHFP LOCK UNLOCK
  *   I/O nodes:               READ WRITE DF_* SCRUB REBUILD
  *   every rank:              HELLO STATUS SHUTDOWN
  */
@@ -64,6 +64,10 @@ enum ipvfs_op {
     /* I/O nodes: their iRAID volume */
     IPVFS_OP_SCRUB = 32,
     IPVFS_OP_REBUILD = 33,
+    /* metadata rank: MPI-IO shared file pointers and atomic-mode locks */
+    IPVFS_OP_SHFP = 40,
+    IPVFS_OP_LOCK = 41,
+    IPVFS_OP_UNLOCK = 42,
 
     IPVFS_OP_REPLY = 0x8000,
 };
@@ -253,6 +257,60 @@ struct ipvfs_scrub_rep {
  * another member is missing and the volume cannot lose one more. */
 struct ipvfs_rebuild_req {
     uint32_t member;
+    uint32_t reserved;
+};
+
+/* SHFP: MPI-IO shared file pointers, kept in the metadata rank's memory
+ * (not durable: a restart forgets them, as it ends every open).  A pointer
+ * belongs to one open instance of a file, named by (handle, instance): the
+ * instance is any 64-bit value the ranks of that open agree on (ad_ipvfs
+ * hashes ROMIO's per-open random shared_fp_fname).  A pointer that was
+ * never SET reads as 0.  Body struct ipvfs_shfp_req; reply body struct
+ * ipvfs_shfp_rep with the value before the operation:
+ *   SET        pointer = value (value >= 0)
+ *   FETCH_ADD  pointer += value (EINVAL when the result would be negative
+ *              or overflow; the pointer is unchanged then)
+ *   RELEASE    forget the pointer (previous: its last value, 0 if unknown)
+ * Operations on one pointer take effect one at a time in the order the
+ * metadata rank receives them. */
+enum ipvfs_shfp_op {
+    IPVFS_SHFP_SET = 1,
+    IPVFS_SHFP_FETCH_ADD = 2,
+    IPVFS_SHFP_RELEASE = 3,
+};
+struct ipvfs_shfp_req {
+    uint64_t handle;
+    uint64_t instance;
+    uint32_t op;             /* enum ipvfs_shfp_op */
+    uint32_t reserved;
+    int64_t value;
+};
+struct ipvfs_shfp_rep {
+    int64_t previous;
+};
+
+/* LOCK and UNLOCK: byte-range locks of a file for MPI atomic mode, served
+ * by the metadata rank; body struct ipvfs_lock_req, empty reply body.  A
+ * lock covers [offset, offset + len) of the file's logical bytes (len > 0,
+ * no overflow: EINVAL); shared locks (exclusive 0) overlap each other,
+ * an exclusive one overlaps nothing.  Locks are advisory: READ and WRITE
+ * do not look at them.
+ * - LOCK replies when the lock is granted, which may take any time: the
+ *   connection waits (its next requests are read after the grant).  A
+ *   request is granted when it conflicts with no granted lock and with no
+ *   request that arrived before it and still waits, so conflicting
+ *   requests are granted in arrival (FIFO) order and none starves.
+ * - UNLOCK releases a granted lock taken on the same connection with the
+ *   same handle, offset, len and exclusive (ENOENT if there is none).
+ * - Closing a connection releases its locks and withdraws its waiting
+ *   request, so a client that dies never blocks the others.
+ * A client that asks for a lock overlapping one it holds on the same
+ * connection waits for itself forever: holders must not nest locks. */
+struct ipvfs_lock_req {
+    uint64_t handle;
+    uint64_t offset;
+    uint64_t len;
+    uint32_t exclusive;      /* 1: exclusive (writers), 0: shared (readers) */
     uint32_t reserved;
 };
 

@@ -7,7 +7,7 @@ set -eu
 PKGS="build-essential autoconf automake libtool pkg-config
  mpich libmpich-dev libiscsi-dev libiscsi-bin libhwloc-dev
  liblmdb-dev liburing-dev libcmocka-dev libisal-dev
- tgt clang libclang-rt-14-dev valgrind python3 dpkg-dev"
+ tgt clang libclang-rt-14-dev valgrind python3 dpkg-dev gnuplot-nox"
 
 missing=""
 for p in $PKGS; do

@@ -11,7 +11,10 @@ test_test_client_plan_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 # MPI_CFLAGS go into CPPFLAGS: configure's MPI_CFLAGS may carry mpicc's -c,
 # which must stay out of the link line.
 E2E_MPI_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS)
-check_PROGRAMS += test/mpi/e2e_io test/mpi/e2e_persist test/mpi/e2e_errors
+check_PROGRAMS += test/mpi/e2e_io test/mpi/e2e_persist test/mpi/e2e_errors test/mpi/e2e_listio
+test_mpi_e2e_listio_SOURCES = test/mpi/e2e_listio.c test/mpi/e2e_util.h
+test_mpi_e2e_listio_CPPFLAGS = $(E2E_MPI_CPPFLAGS)
+test_mpi_e2e_listio_LDADD = $(MPI_LIBS)
 test_mpi_e2e_io_SOURCES = test/mpi/e2e_io.c test/mpi/e2e_util.h
 test_mpi_e2e_io_CPPFLAGS = $(E2E_MPI_CPPFLAGS)
 test_mpi_e2e_io_LDADD = $(MPI_LIBS)
@@ -22,4 +25,11 @@ test_mpi_e2e_errors_SOURCES = test/mpi/e2e_errors.c test/mpi/e2e_util.h
 test_mpi_e2e_errors_CPPFLAGS = $(E2E_MPI_CPPFLAGS)
 test_mpi_e2e_errors_LDADD = $(MPI_LIBS)
 
-EXTRA_DIST += test/mpi/e2e_lib.sh test/t_e2e_io.sh test/t_e2e_persist.sh test/t_e2e_errors.sh
+# e2e_sharedfp also links the client library: a forked child holds a lock.
+check_PROGRAMS += test/mpi/e2e_sharedfp
+test_mpi_e2e_sharedfp_SOURCES = test/mpi/e2e_sharedfp.c test/mpi/e2e_util.h
+test_mpi_e2e_sharedfp_CPPFLAGS = $(E2E_MPI_CPPFLAGS)
+test_mpi_e2e_sharedfp_LDADD = adio/client/libipvfs-client.la $(MPI_LIBS)
+
+EXTRA_DIST += test/t_e2e_sharedfp.sh
+EXTRA_DIST += test/mpi/e2e_lib.sh test/t_e2e_io.sh test/t_e2e_listio.sh test/t_e2e_persist.sh test/t_e2e_errors.sh

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "adio/client/plan.h"
+#include "adio/client/sched.h"
 
 static const struct plan_limits big = { 1u << 30, 1u << 20 };
 
@@ -215,6 +216,129 @@ static void round_trip_matches_layout(void **state)
     plan_free(&p);
 }
 
+/* ---- schedules (adio/client/sched.c) ------------------------------------ */
+
+/* A contiguous 4-server access cut into blocks: 4 requests per server. */
+static void sched_plan(struct plan *p)
+{
+    static char big[1 << 12];
+    struct stripe_layout l = { .unit = 64, .factor = 4, .first_server = 0, .nio = 4 };
+    struct plan_limits lim = { 64, 1000 };
+    struct ipvfs_extent e = { .offset = 0, .len = 1024 };
+    struct iovec m = { .iov_base = big, .iov_len = 1024 };
+
+    assert_int_equal(plan_build(&l, &e, 1, &m, 1, &lim, p), 0);
+    assert_int_equal(p->nreqs, 16);
+}
+
+/* Checks order is a permutation that keeps each server's plan order. */
+static void assert_valid_order(const struct plan *p, const size_t *order)
+{
+    uint8_t seen[64] = { 0 };
+    long last[8];
+
+    for (int s = 0; s < 8; s++)
+        last[s] = -1;
+    for (size_t k = 0; k < p->nreqs; k++) {
+        uint32_t s = p->reqs[order[k]].server;
+
+        assert_true(order[k] < p->nreqs);
+        assert_int_equal(seen[order[k]]++, 0);
+        assert_true((long)order[k] > last[s]);
+        last[s] = (long)order[k];
+    }
+}
+
+/* first-IOS keeps file-offset (plan) order. */
+static void sched_first_is_plan_order(void **state)
+{
+    struct plan p;
+    size_t order[16];
+    uint64_t rng = 1;
+
+    sched_plan(&p);
+    assert_int_equal(sched_order(&p, IPVFS_SCHED_FIRST, 3, 4, &rng, order), 0);
+    for (size_t k = 0; k < 16; k++)
+        assert_int_equal(order[k], k);
+    plan_free(&p);
+}
+
+/* hash-IOS: with equal work per server, step j of client i goes to server
+ * (i + j) mod n, for every client id. */
+static void sched_hash_steps(void **state)
+{
+    struct plan p;
+    size_t order[16];
+    uint64_t rng = 1;
+
+    sched_plan(&p);
+    for (uint32_t i = 0; i < 9; i++) {
+        assert_int_equal(sched_order(&p, IPVFS_SCHED_HASH, i, 4, &rng, order), 0);
+        assert_valid_order(&p, order);
+        for (size_t j = 0; j < 16; j++)
+            assert_int_equal(p.reqs[order[j]].server, (i + j) % 4);
+    }
+    plan_free(&p);
+}
+
+/* hash-IOS with uneven work: a step whose server is done is skipped, so
+ * the servers still come in cyclic order from i. */
+static void sched_hash_skips_finished(void **state)
+{
+    struct stripe_layout l = { .unit = 10, .factor = 3, .first_server = 0, .nio = 3 };
+    struct plan_limits lim = { 10, 100 };
+    struct ipvfs_extent e = { .offset = 0, .len = 40 };  /* servers 0,1,2,0 */
+    struct iovec m = { .iov_base = buf, .iov_len = 40 };
+    struct plan p;
+    size_t order[4];
+    uint64_t rng = 1;
+
+    assert_int_equal(plan_build(&l, &e, 1, &m, 1, &lim, &p), 0);
+    assert_int_equal(sched_order(&p, IPVFS_SCHED_HASH, 1, 3, &rng, order), 0);
+    assert_valid_order(&p, order);
+    assert_int_equal(p.reqs[order[0]].server, 1);
+    assert_int_equal(p.reqs[order[1]].server, 2);
+    assert_int_equal(p.reqs[order[2]].server, 0);
+    assert_int_equal(p.reqs[order[3]].server, 0);
+    plan_free(&p);
+}
+
+/* random-IOS gives valid orders, and different seeds different ones. */
+static void sched_random_valid(void **state)
+{
+    struct plan p;
+    size_t a[16], b[16];
+    uint64_t r1 = 11, r2 = 12345;
+
+    sched_plan(&p);
+    assert_int_equal(sched_order(&p, IPVFS_SCHED_RANDOM, 0, 4, &r1, a), 0);
+    assert_int_equal(sched_order(&p, IPVFS_SCHED_RANDOM, 0, 4, &r2, b), 0);
+    assert_valid_order(&p, a);
+    assert_valid_order(&p, b);
+    assert_true(memcmp(a, b, sizeof(a)) != 0);
+    plan_free(&p);
+}
+
+/* sched_apply permutes the requests and keeps their contents. */
+static void sched_apply_permutes(void **state)
+{
+    struct plan p;
+    size_t order[16];
+    struct ipvfs_pair first[16];
+    uint64_t rng = 5;
+
+    sched_plan(&p);
+    for (size_t i = 0; i < 16; i++)
+        first[i] = p.reqs[i].pairs[0];
+    assert_int_equal(sched_order(&p, IPVFS_SCHED_HASH, 2, 4, &rng, order), 0);
+    assert_int_equal(sched_apply(&p, order), 0);
+    for (size_t k = 0; k < 16; k++) {
+        assert_int_equal(p.reqs[k].pairs[0].offset, first[order[k]].offset);
+        assert_int_equal(p.reqs[k].server, (2 + k) % 4);
+    }
+    plan_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -226,6 +350,11 @@ int main(void)
         cmocka_unit_test(length_mismatch_is_einval),
         cmocka_unit_test(empty_access_plans_nothing),
         cmocka_unit_test(round_trip_matches_layout),
+        cmocka_unit_test(sched_first_is_plan_order),
+        cmocka_unit_test(sched_hash_steps),
+        cmocka_unit_test(sched_hash_skips_finished),
+        cmocka_unit_test(sched_random_valid),
+        cmocka_unit_test(sched_apply_permutes),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,7 +6,8 @@
  * protocol (common/proto.h) with blocking calls that share one deadline,
  * CTL_REACH_MS from the start (only the wait for SHUTDOWN's reply, which
  * covers the cluster's final sync, may take longer), so an unreachable or
- * stuck cluster is reported within that time.
+ * stuck cluster is reported within that time.  SCRUB's replies may take
+ * CTL_SCRUB_MS: the I/O nodes read their whole volumes first.
  *
  * Exit status: 0 success, 1 failure (message on stderr), 2 usage error. */
 #include <errno.h>
@@ -25,6 +26,8 @@
 
 #define CTL_REACH_MS    10000   /* every call but SHUTDOWN's reply, all together */
 #define CTL_SHUTDOWN_MS 180000  /* the whole cluster syncing and stopping */
+#define CTL_SCRUB_MS    3600000 /* every I/O node reading its whole volume */
+#define CTL_MAX_MEMBERS 64
 #define CTL_CLIENT_ID   0xffffffffu
 
 struct ctl {
@@ -46,6 +49,9 @@ static int usage(void)
           "  status [--json]   role, pid, host and state of every rank\n"
           "  stats [--json]    requests and bytes served, per rank and per client\n"
           "  shutdown          sync and stop the whole cluster\n"
+          "  scrub             verify parity/mirrors of every I/O node's volume;\n"
+          "                    exit status 1 when any stripe disagrees\n"
+          "  rebuild IO MEMBER rebuild member MEMBER of I/O node IO's volume\n"
           "  ls PATH           list a directory\n"
           "  mkdir PATH        make a directory (and missing parents)\n"
           "  rm PATH           remove a file (with its datafiles) or an empty directory\n"
@@ -75,22 +81,30 @@ static int reach_left(const struct ctl *ctl)
     return now >= ctl->reach_deadline ? 1 : (int)(ctl->reach_deadline - now);
 }
 
-/* One request on fd; the reply's body lands in *out (free it). */
-static int call(struct ctl *ctl, int fd, uint16_t op, uint32_t flags, const void *h1,
-                size_t l1, const void *h2, size_t l2, int timeout_ms, struct reply *out)
+/* Sends one request on fd; its req_id lands in *req_id. */
+static int send_req(struct ctl *ctl, int fd, uint16_t op, uint32_t flags, const void *h1,
+                    size_t l1, const void *h2, size_t l2, int timeout_ms, uint64_t *req_id)
 {
     struct ipvfs_hdr h = { .magic = IPVFS_PROTO_MAGIC, .version = IPVFS_PROTO_VERSION,
                            .op = op, .flags = flags, .req_id = ++ctl->next_req,
                            .body_len = l1 + l2 };
     struct iovec iov[3] = { { &h, sizeof(h) }, { (void *)h1, l1 }, { (void *)h2, l2 } };
+
+    *req_id = h.req_id;
+    return net_writev_full(fd, iov, 3, timeout_ms);
+}
+
+/* Reads the reply to request req_id (op) on fd into *out (free its body). */
+static int recv_rep(int fd, uint16_t op, uint64_t req_id, int timeout_ms, struct reply *out)
+{
+    struct ipvfs_hdr h;
     int rc;
 
     memset(out, 0, sizeof(*out));
-    if ((rc = net_writev_full(fd, iov, 3, timeout_ms)) < 0 ||
-        (rc = net_read_full(fd, &h, sizeof(h), timeout_ms)) < 0)
+    if ((rc = net_read_full(fd, &h, sizeof(h), timeout_ms)) < 0)
         return rc;
-    if (h.magic != IPVFS_PROTO_MAGIC || h.op != (op | IPVFS_OP_REPLY) ||
-        h.req_id != ctl->next_req || h.body_len > IPVFS_MAX_BODY)
+    if (h.magic != IPVFS_PROTO_MAGIC || h.op != (op | IPVFS_OP_REPLY) || h.req_id != req_id ||
+        h.body_len > IPVFS_MAX_BODY)
         return -EPROTO;
     if (!(out->body = malloc(h.body_len + 1)))
         return -ENOMEM;
@@ -103,6 +117,19 @@ static int call(struct ctl *ctl, int fd, uint16_t op, uint32_t flags, const void
     out->len = h.body_len;
     out->status = h.status;
     return 0;
+}
+
+/* One request on fd; the reply's body lands in *out (free it). */
+static int call(struct ctl *ctl, int fd, uint16_t op, uint32_t flags, const void *h1,
+                size_t l1, const void *h2, size_t l2, int timeout_ms, struct reply *out)
+{
+    uint64_t req_id;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if ((rc = send_req(ctl, fd, op, flags, h1, l1, h2, l2, timeout_ms, &req_id)) < 0)
+        return rc;
+    return recv_rep(fd, op, req_id, timeout_ms, out);
 }
 
 /* "Reason (server's message)" for a failed reply. */
@@ -152,7 +179,29 @@ struct rank_status {
     struct ipvfs_status_rep st;
     uint32_t nclients;
     struct ipvfs_client_stat *clients;
+    int has_volume;                 /* I/O nodes: the section after the clients */
+    struct ipvfs_volume_status vol;
+    struct ipvfs_member_status *members;
 };
+
+/* The volume section (proto.h) in the len bytes at p, if it is there whole. */
+static void parse_volume(const uint8_t *p, uint64_t len, struct rank_status *out)
+{
+    struct ipvfs_volume_status vs;
+
+    if (len < sizeof(vs))
+        return;
+    memcpy(&vs, p, sizeof(vs));
+    if (vs.nmembers == 0 || vs.nmembers > CTL_MAX_MEMBERS ||
+        len != sizeof(vs) + vs.nmembers * sizeof(*out->members) ||
+        !(out->members = malloc(vs.nmembers * sizeof(*out->members))))
+        return;
+    memcpy(out->members, p + sizeof(vs), vs.nmembers * sizeof(*out->members));
+    for (uint32_t i = 0; i < vs.nmembers; i++)
+        out->members[i].url[sizeof(out->members[i].url) - 1] = '\0';
+    out->vol = vs;
+    out->has_volume = 1;
+}
 
 static int fetch_status(struct ctl *ctl, uint32_t rank, struct rank_status *out)
 {
@@ -178,13 +227,17 @@ static int fetch_status(struct ctl *ctl, uint32_t rank, struct rank_status *out)
     memcpy(&out->st, rep.body, sizeof(out->st));
     out->st.host[sizeof(out->st.host) - 1] = '\0';
     if (rep.len >= sizeof(out->st) + sizeof(head)) {
+        uint64_t clients_end;
         memcpy(head, rep.body + sizeof(out->st), sizeof(head));
-        if (rep.len == sizeof(out->st) + sizeof(head) + head[0] * sizeof(*out->clients) &&
+        clients_end = sizeof(out->st) + sizeof(head) + (uint64_t)head[0] * sizeof(*out->clients);
+        if (rep.len >= clients_end &&
             (out->clients = malloc(head[0] * sizeof(*out->clients) + 1))) {
             out->nclients = head[0];
             memcpy(out->clients, rep.body + sizeof(out->st) + sizeof(head),
                    head[0] * sizeof(*out->clients));
         }
+        if (rep.len > clients_end)
+            parse_volume(rep.body + clients_end, rep.len - clients_end, out);
     }
     free(rep.body);
     out->reachable = 1;
@@ -198,6 +251,17 @@ static const char *state_name(uint32_t state)
     case IPVFS_STATE_SERVING: return "serving";
     case IPVFS_STATE_DEGRADED: return "degraded";
     case IPVFS_STATE_STOPPING: return "stopping";
+    default: return "unknown";
+    }
+}
+
+static const char *member_state_name(uint32_t state)
+{
+    switch (state) {
+    case IPVFS_MEMBER_UP: return "up";
+    case IPVFS_MEMBER_DOWN: return "down";
+    case IPVFS_MEMBER_RECONNECTING: return "reconnecting";
+    case IPVFS_MEMBER_REBUILDING: return "rebuilding";
     default: return "unknown";
     }
 }
@@ -241,6 +305,29 @@ static void json_services(uint32_t role)
     putchar(']');
 }
 
+static void json_volume(const struct rank_status *rs)
+{
+    const struct ipvfs_volume_status *v = &rs->vol;
+
+    printf(", \"volume\": {\"level\": %u, \"size\": %llu, \"chunk\": %llu, "
+           "\"missing\": %u, \"dirty_regions\": %llu, \"members\": [",
+           v->level, (unsigned long long)v->size, (unsigned long long)v->chunk, v->missing,
+           (unsigned long long)v->dirty_regions);
+    for (uint32_t i = 0; i < v->nmembers; i++) {
+        const struct ipvfs_member_status *m = &rs->members[i];
+        printf("%s{\"index\": %u, \"state\": \"%s\", \"url\": ", i ? ", " : "", m->index,
+               member_state_name(m->state));
+        json_str(m->url);
+        printf(", \"done_bytes\": %llu, \"total_bytes\": %llu}",
+               (unsigned long long)m->done_bytes, (unsigned long long)m->total_bytes);
+    }
+    printf("], \"rebuild\": {\"active\": %s, \"done_bytes\": %llu, \"total_bytes\": %llu}, "
+           "\"scrub\": {\"active\": %s, \"done_stripes\": %llu, \"total_stripes\": %llu}}",
+           v->rebuild_total ? "true" : "false", (unsigned long long)v->rebuild_done,
+           (unsigned long long)v->rebuild_total, v->scrubbing ? "true" : "false",
+           (unsigned long long)v->scrub_done, (unsigned long long)v->scrub_total);
+}
+
 static void print_status_json(const struct ctl *ctl, const struct rank_status *rs)
 {
     const struct ipvfs_map *m = &ctl->map;
@@ -256,10 +343,29 @@ static void print_status_json(const struct ctl *ctl, const struct rank_status *r
         printf(", \"port\": %u, \"io_index\": %u", r->port, r->io_index);
         if (r->target_index >= 0)
             printf(", \"target_index\": %d, \"iscsi_port\": %u", r->target_index, r->iscsi_port);
-        printf(", \"state\": \"%s\"}",
+        printf(", \"state\": \"%s\"",
                rs[i].reachable ? state_name(rs[i].st.state) : "unreachable");
+        if (rs[i].has_volume)
+            json_volume(&rs[i]);
+        putchar('}');
     }
     printf("\n]}\n");
+}
+
+static void print_volume_text(uint32_t io, const struct rank_status *rs)
+{
+    const struct ipvfs_volume_status *v = &rs->vol;
+
+    printf("  I/O node %u volume: RAID-%u, %u members, %llu MiB, %u missing", io, v->level,
+           v->nmembers, (unsigned long long)(v->size >> 20), v->missing);
+    if (v->rebuild_total)
+        printf(", rebuilding %.1f%%", 100.0 * (double)v->rebuild_done / (double)v->rebuild_total);
+    if (v->scrubbing && v->scrub_total)
+        printf(", scrubbing %.1f%%", 100.0 * (double)v->scrub_done / (double)v->scrub_total);
+    putchar('\n');
+    for (uint32_t i = 0; i < v->nmembers; i++)
+        printf("    member %u %-12s %s\n", i, member_state_name(rs->members[i].state),
+               rs->members[i].url);
 }
 
 static void print_status_text(const struct ctl *ctl, const struct rank_status *rs)
@@ -278,6 +384,9 @@ static void print_status_text(const struct ctl *ctl, const struct rank_status *r
                rs[i].reachable ? rs[i].st.pid : r->pid, addr,
                rs[i].reachable ? state_name(rs[i].st.state) : "unreachable");
     }
+    for (uint32_t i = 0; i < m->nranks; i++)
+        if (rs[i].has_volume)
+            print_volume_text(m->ranks[i].io_index, &rs[i]);
 }
 
 static void print_stats_json(const struct ctl *ctl, const struct rank_status *rs)
@@ -344,8 +453,10 @@ static int cmd_status(struct ctl *ctl, int stats, int json)
         json ? print_stats_json(ctl, rs) : print_stats_text(ctl, rs);
     else
         json ? print_status_json(ctl, rs) : print_status_text(ctl, rs);
-    for (uint32_t i = 0; i < ctl->map.nranks; i++)
+    for (uint32_t i = 0; i < ctl->map.nranks; i++) {
         free(rs[i].clients);
+        free(rs[i].members);
+    }
     free(rs);
     if (down == ctl->map.nranks)
         return fail("the cluster is unreachable (no rank answered)");
@@ -372,6 +483,129 @@ static int cmd_shutdown(struct ctl *ctl)
     free(rep.body);
     if (rc == 0)
         printf("cluster stopped\n");
+    return rc;
+}
+
+/* ---- volume commands: scrub, rebuild ------------------------------------ */
+
+struct scrub_call {
+    int fd;
+    uint64_t req_id;
+    char err[512];
+};
+
+/* Asks I/O node io to scrub; the reply is collected by scrub_collect. */
+static void scrub_send(struct ctl *ctl, uint32_t io, struct scrub_call *sc)
+{
+    const struct ipvfs_map_rank *r = ipvfs_map_io_node(&ctl->map, io);
+    int rc;
+
+    sc->err[0] = '\0';
+    if (!r) {
+        sc->fd = -ENOENT;
+        snprintf(sc->err, sizeof(sc->err), "the map names no I/O node %u", io);
+        return;
+    }
+    if ((sc->fd = open_rank(ctl, r->rank, sc->err, sizeof(sc->err))) < 0)
+        return;
+    rc = send_req(ctl, sc->fd, IPVFS_OP_SCRUB, 0, NULL, 0, NULL, 0, reach_left(ctl),
+                  &sc->req_id);
+    if (rc < 0) {
+        snprintf(sc->err, sizeof(sc->err), "sending SCRUB: %s", strerror(-rc));
+        close(sc->fd);
+        sc->fd = rc;
+    }
+}
+
+/* Prints I/O node io's verdict; 0 clean, 1 mismatches or failure. */
+static int scrub_collect(uint32_t io, struct scrub_call *sc, uint64_t deadline)
+{
+    struct ipvfs_scrub_rep sr;
+    struct reply rep;
+    char buf[640];
+    uint64_t now = evloop_now_ms();
+    int rc;
+
+    if (sc->fd < 0) {
+        fprintf(stderr, "ipvfs-ctl: scrub: I/O node %u: %s\n", io, sc->err);
+        return 1;
+    }
+    rc = recv_rep(sc->fd, IPVFS_OP_SCRUB, sc->req_id, now < deadline ? (int)(deadline - now) : 1,
+                  &rep);
+    close(sc->fd);
+    if (rc < 0) {
+        fprintf(stderr, "ipvfs-ctl: scrub: I/O node %u: no answer: %s\n", io, strerror(-rc));
+        return 1;
+    }
+    if (rep.status || rep.len != sizeof(sr)) {
+        fprintf(stderr, "ipvfs-ctl: scrub: I/O node %u: %s\n", io,
+                rep.status ? why(&rep, buf, sizeof(buf)) : "malformed reply");
+        free(rep.body);
+        return 1;
+    }
+    memcpy(&sr, rep.body, sizeof(sr));
+    free(rep.body);
+    printf("I/O node %u: %llu mismatches, %llu stripes skipped\n", io,
+           (unsigned long long)sr.mismatches, (unsigned long long)sr.skipped);
+    return sr.mismatches > 0;
+}
+
+/* Every I/O node scrubs at once; each verdict is printed as it comes. */
+static int cmd_scrub(struct ctl *ctl)
+{
+    struct scrub_call *sc = calloc(ctl->map.nio, sizeof(*sc));
+    uint64_t deadline;
+    int bad = 0;
+
+    if (!sc)
+        return fail("out of memory");
+    for (uint32_t io = 0; io < ctl->map.nio; io++)
+        scrub_send(ctl, io, &sc[io]);
+    deadline = evloop_now_ms() + CTL_SCRUB_MS;
+    for (uint32_t io = 0; io < ctl->map.nio; io++)
+        bad += scrub_collect(io, &sc[io], deadline);
+    free(sc);
+    return bad ? fail("scrub: %d of %u I/O nodes found mismatches or failed", bad,
+                      ctl->map.nio)
+               : 0;
+}
+
+static int parse_index(const char *text, uint32_t *out)
+{
+    char *end;
+    unsigned long v;
+
+    errno = 0;
+    v = strtoul(text, &end, 10);
+    if (text[0] < '0' || text[0] > '9' || *end || errno || v > UINT32_MAX)
+        return -EINVAL;
+    *out = (uint32_t)v;
+    return 0;
+}
+
+static int cmd_rebuild(struct ctl *ctl, const char *io_text, const char *member_text)
+{
+    struct ipvfs_rebuild_req req = { 0 };
+    const struct ipvfs_map_rank *r;
+    struct reply rep;
+    char err[512], buf[640];
+    uint32_t io;
+    int fd, rc;
+
+    if (parse_index(io_text, &io) < 0 || parse_index(member_text, &req.member) < 0)
+        return usage();
+    if (!(r = ipvfs_map_io_node(&ctl->map, io)))
+        return fail("rebuild: no I/O node %u (the cluster has %u)", io, ctl->map.nio);
+    if ((fd = open_rank(ctl, r->rank, err, sizeof(err))) < 0)
+        return fail("cannot reach I/O node %u: %s", io, err);
+    rc = call(ctl, fd, IPVFS_OP_REBUILD, 0, &req, sizeof(req), NULL, 0, reach_left(ctl), &rep);
+    close(fd);
+    if (rc < 0)
+        return fail("rebuild: no reply from I/O node %u: %s", io, strerror(-rc));
+    rc = rep.status ? fail("rebuild: %s", why(&rep, buf, sizeof(buf))) : 0;
+    free(rep.body);
+    if (rc == 0)
+        printf("I/O node %u: rebuilding member %u (see status)\n", io, req.member);
     return rc;
 }
 
@@ -512,6 +746,10 @@ static int run(struct ctl *ctl, int argc, char **argv)
         return cmd_status(ctl, strcmp(cmd, "stats") == 0, json);
     if (strcmp(cmd, "shutdown") == 0 && argc == 1)
         return cmd_shutdown(ctl);
+    if (strcmp(cmd, "scrub") == 0 && argc == 1)
+        return cmd_scrub(ctl);
+    if (strcmp(cmd, "rebuild") == 0 && argc == 3)
+        return cmd_rebuild(ctl, argv[1], argv[2]);
     if (argc != 2)
         return usage();
     if (strcmp(cmd, "ls") == 0)

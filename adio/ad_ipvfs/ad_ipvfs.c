@@ -4,15 +4,15 @@
 struct ADIOI_Fns_struct ADIO_IPVFS_operations = {
     ADIOI_IPVFS_Open,           /* Open */
     ADIOI_IPVFS_OpenColl,       /* OpenColl: rank 0 looks up, then broadcasts */
-    ADIOI_IPVFS_ReadContig,     /* ReadContig */
-    ADIOI_IPVFS_WriteContig,    /* WriteContig */
+    ADIOI_IPVFS_Atomic_ReadContig,      /* ReadContig (atomic mode: ad_ipvfs_lock.c) */
+    ADIOI_IPVFS_Atomic_WriteContig,     /* WriteContig */
     ADIOI_GEN_ReadStridedColl,  /* ReadStridedColl */
     ADIOI_GEN_WriteStridedColl, /* WriteStridedColl */
     ADIOI_GEN_SeekIndividual,   /* SeekIndividual */
     ADIOI_IPVFS_Fcntl,          /* Fcntl */
     ADIOI_IPVFS_SetInfo,        /* SetInfo */
-    ADIOI_GEN_ReadStrided,      /* ReadStrided */
-    ADIOI_GEN_WriteStrided,     /* WriteStrided */
+    ADIOI_IPVFS_Atomic_ReadStrided,     /* ReadStrided: list I/O */
+    ADIOI_IPVFS_Atomic_WriteStrided,    /* WriteStrided: list I/O, no data sieving */
     ADIOI_IPVFS_Close,          /* Close */
     ADIOI_FAKE_IreadContig,     /* IreadContig */
     ADIOI_FAKE_IwriteContig,    /* IwriteContig */

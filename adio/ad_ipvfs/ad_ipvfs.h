@@ -1,8 +1,17 @@
 /* ad_ipvfs: the ROMIO driver for iPVFS (file names "ipvfs:/path").
  *
  * The driver is a thin layer over libipvfs-client (adio/client/
- * ipvfs_client.h): ROMIO's generic code does strided, collective and
- * nonblocking I/O on top of the contiguous operations here.
+ * ipvfs_client.h).  Contiguous accesses go straight to the client;
+ * noncontiguous ones (derived memory types, file views) are flattened into
+ * list I/O here (ad_ipvfs_strided.c).  Collective I/O is ROMIO's two-phase
+ * code (ADIOI_GEN_*StridedColl) whose file domains are aligned to the
+ * file's stripe unit (fd->hints->striping_unit, see ad_ipvfs_hints.c), so
+ * an aggregator's domain maps onto whole stripe units; the aggregators'
+ * accesses and the independent fallback come back here as contiguous or
+ * list I/O.  Nonblocking calls are ROMIO's: the independent ones complete
+ * inside the call (ADIOI_FAKE_*), the collective ones
+ * (MPI_File_iread_all...) are its nonblocking two-phase state machine,
+ * progressed by MPI_Test/MPI_Wait.
  *
  * Hints (MPI_Info; read when the file is opened):
  *   ipvfs_map        path of the server map; overrides $IPVFS_MAP.
@@ -11,14 +20,30 @@
  *   striping_factor  number of I/O nodes to stripe over; 0 means all of
  *                    them, and so do values above their number.  Only used
  *                    when the open creates the file.
- * A value that is not an integer from 0 to INT_MAX fails MPI_File_open with
- * MPI_ERR_ARG and a message naming the hint.  After the open,
+ *   ipvfs_io_schedule     first | random | hash (default hash): the order
+ *                    in which a rank sends its pieces to the I/O nodes
+ *                    (enum ipvfs_schedule in ipvfs_client.h).
+ *   ipvfs_schedule_block  b, bytes (default 65536): the data one request
+ *                    carries at most (and never more than IPVFS_MAX_IO_BYTES).
+ *   ipvfs_listio     enable (default) | disable: disable sends a
+ *                    noncontiguous access one contiguous piece per round
+ *                    trip (the way without list I/O; for comparisons).
+ *   ipvfs_coll_align enable (default) | disable: disable gives ROMIO's
+ *                    two-phase even, unaligned file domains (for
+ *                    comparisons).
+ * A striping value that is not an integer from 0 to INT_MAX, and a value
+ * of the ipvfs_ keys above that is not one of the listed ones (for
+ * ipvfs_schedule_block: an integer from 1 to INT_MAX), fails
+ * MPI_File_open (or MPI_File_set_info/set_view) with MPI_ERR_ARG and a
+ * message naming the hint.  The ipvfs_ keys may change after the open.  After the open,
  * MPI_File_get_info reports the file's actual striping_unit and
- * striping_factor and the ipvfs_map in effect.
+ * striping_factor, the ipvfs_map and the ipvfs_ keys in effect.
  *
  * Semantics: MPI_File_sync is durable when it returns (DF_SYNC on every
- * datafile).  Atomic mode and shared file pointers are not supported and
- * say so (MPI_ERR_UNSUPPORTED_OPERATION).  MPI_File_delete finds the
+ * datafile).  Shared file pointers live on the metadata rank
+ * (ad_ipvfs_sharedfp.c, with adio/romio-fixes/06-ipvfs-shared-fp.patch);
+ * atomic mode takes byte-range locks there around every access
+ * (ad_ipvfs_lock.c).  MPI_File_delete finds the
  * cluster through $IPVFS_MAP (it takes no hints).  Deleting a file that
  * others still have open removes its data at once (no POSIX
  * unlink-after-close semantics; MPI leaves this implementation-defined).
@@ -33,11 +58,42 @@
 
 #include "adio/client/ipvfs_client.h"
 
-/* fd->fs_ptr of an open file. */
+/* Pairs (and iovecs) per list I/O batch of a noncontiguous access. */
+#define ADIOI_IPVFS_LIST_MAX IPVFS_MAX_PAIRS
+
+/* Driver options from the hints (besides the client's ipvfs_io_opts). */
+struct ADIOI_IPVFS_opts {
+    struct ipvfs_io_opts io;
+    int piecewise;              /* ipvfs_listio=disable */
+    int coll_unaligned;         /* ipvfs_coll_align=disable */
+};
+
+/* What fd->fs_ptr points to while the file is open. */
+struct ADIOI_IPVFS_fs {
+    struct ipvfs_file *file;
+    struct ADIOI_IPVFS_opts opts;
+};
+
 static inline struct ipvfs_file *ADIOI_IPVFS_File(ADIO_File fd)
 {
-    return (struct ipvfs_file *) fd->fs_ptr;
+    return fd->fs_ptr ? ((struct ADIOI_IPVFS_fs *) fd->fs_ptr)->file : NULL;
 }
+
+static inline int ADIOI_IPVFS_Piecewise(ADIO_File fd)
+{
+    return ((struct ADIOI_IPVFS_fs *) fd->fs_ptr)->opts.piecewise;
+}
+
+/* Reads the ipvfs_ option keys present in info over *opts (the others
+ * keep their value).  -EINVAL with a message naming the hint when a
+ * value is malformed (*opts unchanged then). */
+int ADIOI_IPVFS_Parse_opts(MPI_Info info, const char *filename, struct ADIOI_IPVFS_opts *opts,
+                           struct ipvfs_error *out_err);
+
+/* Makes opts the file's options (client and driver) and shows them in
+ * fd->info; the stripe alignment of collective file domains follows. */
+int ADIOI_IPVFS_Apply_opts(ADIO_File fd, const struct ADIOI_IPVFS_opts *opts,
+                           struct ipvfs_error *out_err);
 
 /* The one translation of a client error into an MPI error code. */
 int ADIOI_IPVFS_Error(const char *myname, int line, const struct ipvfs_error *err);
@@ -57,11 +113,34 @@ void ADIOI_IPVFS_ReadContig(ADIO_File fd, void *buf, int count, MPI_Datatype dat
 void ADIOI_IPVFS_WriteContig(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
                              int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
                              int *error_code);
+void ADIOI_IPVFS_ReadStrided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                             int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
+                             int *error_code);
+void ADIOI_IPVFS_WriteStrided(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
+                              int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
+                              int *error_code);
 void ADIOI_IPVFS_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t * fcntl_struct, int *error_code);
 void ADIOI_IPVFS_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code);
 void ADIOI_IPVFS_Flush(ADIO_File fd, int *error_code);
 void ADIOI_IPVFS_Resize(ADIO_File fd, ADIO_Offset size, int *error_code);
 void ADIOI_IPVFS_Delete(const char *filename, int *error_code);
 int ADIOI_IPVFS_Feature(ADIO_File fd, int flag);
+
+/* Atomic mode (ad_ipvfs_lock.c): the table's read and write entry points;
+ * they lock while fd->atomicity is set and call the ones above. */
+void ADIOI_IPVFS_Atomic_ReadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                                   int file_ptr_type, ADIO_Offset offset,
+                                   ADIO_Status * status, int *error_code);
+void ADIOI_IPVFS_Atomic_WriteContig(ADIO_File fd, const void *buf, int count,
+                                    MPI_Datatype datatype, int file_ptr_type,
+                                    ADIO_Offset offset, ADIO_Status * status, int *error_code);
+void ADIOI_IPVFS_Atomic_ReadStrided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                                    int file_ptr_type, ADIO_Offset offset,
+                                    ADIO_Status * status, int *error_code);
+void ADIOI_IPVFS_Atomic_WriteStrided(ADIO_File fd, const void *buf, int count,
+                                     MPI_Datatype datatype, int file_ptr_type,
+                                     ADIO_Offset offset, ADIO_Status * status, int *error_code);
+/* Shared file pointers (ad_ipvfs_sharedfp.c) are declared in ROMIO's
+ * adioi_fs_proto.h by 06-ipvfs-shared-fp.patch: the common code calls them. */
 
 #endif

@@ -1,12 +1,24 @@
-/* Hints: ROMIO's generic ones plus striping_unit, striping_factor and
- * ipvfs_map.  ROMIO ignores errors of SetInfo at open time, so the values
- * are kept raw here and checked by the open (ad_ipvfs_open.c), which can
- * fail all ranks alike. */
+/* Hints: ROMIO's generic ones plus striping_unit, striping_factor,
+ * ipvfs_map and the ipvfs_ data path options.  ROMIO ignores errors of
+ * SetInfo at open time, so the values are kept raw here and checked by the
+ * open (ad_ipvfs_open.c), which can fail all ranks alike.  After the open,
+ * SetInfo applies new ipvfs_ options and reports a malformed one. */
 #include "ad_ipvfs.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-static const char *const ipvfs_keys[] = { "striping_unit", "striping_factor", "ipvfs_map" };
+static const char *const ipvfs_keys[] = {
+    "striping_unit", "striping_factor", "ipvfs_map", "ipvfs_io_schedule",
+    "ipvfs_schedule_block", "ipvfs_listio", "ipvfs_coll_align"
+};
+
+static const char *const schedule_names[] = {
+    [IPVFS_SCHED_HASH] = "hash",[IPVFS_SCHED_FIRST] = "first",[IPVFS_SCHED_RANDOM] = "random"
+};
 
 /* Copies the user's values of our keys into fd->info as they are. */
 static void keep_raw(ADIO_File fd, MPI_Info users_info)
@@ -21,32 +33,140 @@ static void keep_raw(ADIO_File fd, MPI_Info users_info)
     }
 }
 
+static int bad_hint(const char *filename, const char *key, const char *value, const char *want,
+                    struct ipvfs_error *out_err)
+{
+    out_err->code = EINVAL;
+    snprintf(out_err->msg, sizeof(out_err->msg),
+             "ipvfs: options of %.200s: hint %s=\"%.64s\" is not %s", filename, key, value, want);
+    return -EINVAL;
+}
+
+/* enable|disable into *out_disabled. */
+static int parse_switch(MPI_Info info, const char *filename, const char *key, int *out_disabled,
+                        struct ipvfs_error *out_err)
+{
+    char value[MPI_MAX_INFO_VAL + 1];
+    int flag;
+
+    ADIOI_Info_get(info, key, MPI_MAX_INFO_VAL, value, &flag);
+    if (!flag)
+        return 0;
+    if (strcmp(value, "enable") && strcmp(value, "disable"))
+        return bad_hint(filename, key, value, "enable or disable", out_err);
+    *out_disabled = strcmp(value, "disable") == 0;
+    return 0;
+}
+
+static int parse_schedule(MPI_Info info, const char *filename, enum ipvfs_schedule *out,
+                          struct ipvfs_error *out_err)
+{
+    char value[MPI_MAX_INFO_VAL + 1];
+    int flag;
+
+    ADIOI_Info_get(info, "ipvfs_io_schedule", MPI_MAX_INFO_VAL, value, &flag);
+    if (!flag)
+        return 0;
+    for (size_t i = 0; i < sizeof(schedule_names) / sizeof(schedule_names[0]); i++) {
+        if (strcmp(value, schedule_names[i]) == 0) {
+            *out = (enum ipvfs_schedule) i;
+            return 0;
+        }
+    }
+    return bad_hint(filename, "ipvfs_io_schedule", value, "first, random or hash", out_err);
+}
+
+static int parse_block(MPI_Info info, const char *filename, uint64_t * out,
+                       struct ipvfs_error *out_err)
+{
+    char value[MPI_MAX_INFO_VAL + 1], *end;
+    unsigned long long v;
+    int flag;
+
+    ADIOI_Info_get(info, "ipvfs_schedule_block", MPI_MAX_INFO_VAL, value, &flag);
+    if (!flag)
+        return 0;
+    errno = 0;
+    v = strtoull(value, &end, 10);
+    if (errno || end == value || *end || value[0] == '-' || v == 0 || v > INT_MAX)
+        return bad_hint(filename, "ipvfs_schedule_block", value, "an integer from 1 to 2147483647",
+                        out_err);
+    *out = v;
+    return 0;
+}
+
+int ADIOI_IPVFS_Parse_opts(MPI_Info info, const char *filename, struct ADIOI_IPVFS_opts *opts,
+                           struct ipvfs_error *out_err)
+{
+    struct ADIOI_IPVFS_opts o = *opts;
+
+    if (info == MPI_INFO_NULL)
+        return 0;
+    if (parse_schedule(info, filename, &o.io.schedule, out_err) < 0 ||
+        parse_block(info, filename, &o.io.block, out_err) < 0 ||
+        parse_switch(info, filename, "ipvfs_listio", &o.piecewise, out_err) < 0 ||
+        parse_switch(info, filename, "ipvfs_coll_align", &o.coll_unaligned, out_err) < 0)
+        return -EINVAL;
+    *opts = o;
+    return 0;
+}
+
 /* After the open, fd->info shows what is in effect, whatever later calls
- * ask: a file's striping never changes. */
+ * ask: a file's striping never changes.  ROMIO's two-phase code aligns
+ * its file domains to hints->striping_unit when it is above 0. */
 static void show_in_effect(ADIO_File fd)
 {
-    const struct ipvfs_file *f = ADIOI_IPVFS_File(fd);
+    const struct ADIOI_IPVFS_fs *fs = fd->fs_ptr;
+    const struct ipvfs_file *f = fs->file;
     char value[32];
 
     snprintf(value, sizeof(value), "%llu", (unsigned long long) f->entry.stripe_unit);
     ADIOI_Info_set(fd->info, "striping_unit", value);
     snprintf(value, sizeof(value), "%u", f->entry.stripe_factor);
     ADIOI_Info_set(fd->info, "striping_factor", value);
-    fd->hints->striping_unit = (int) f->entry.stripe_unit;
+    ADIOI_Info_set(fd->info, "ipvfs_io_schedule", schedule_names[f->opts.schedule]);
+    snprintf(value, sizeof(value), "%llu", (unsigned long long) f->opts.block);
+    ADIOI_Info_set(fd->info, "ipvfs_schedule_block", value);
+    ADIOI_Info_set(fd->info, "ipvfs_listio", fs->opts.piecewise ? "disable" : "enable");
+    ADIOI_Info_set(fd->info, "ipvfs_coll_align", fs->opts.coll_unaligned ? "disable" : "enable");
+    fd->hints->striping_unit = fs->opts.coll_unaligned ? 0 : (int) f->entry.stripe_unit;
     fd->hints->striping_factor = (int) f->entry.stripe_factor;
+}
+
+int ADIOI_IPVFS_Apply_opts(ADIO_File fd, const struct ADIOI_IPVFS_opts *opts,
+                           struct ipvfs_error *out_err)
+{
+    struct ADIOI_IPVFS_fs *fs = fd->fs_ptr;
+    int rc = ipvfs_file_set_opts(fs->file, &opts->io, out_err);
+
+    if (rc < 0)
+        return rc;
+    fs->opts = *opts;
+    show_in_effect(fd);
+    return 0;
 }
 
 void ADIOI_IPVFS_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
 {
+    static char myname[] = "ADIOI_IPVFS_SETINFO";
+    struct ADIOI_IPVFS_fs *fs = fd->fs_ptr;
+    struct ADIOI_IPVFS_opts opts;
+    struct ipvfs_error err = { 0 };
+
     ADIOI_GEN_SetInfo(fd, users_info, error_code);
     if (*error_code != MPI_SUCCESS)
         return;
-    if (ADIOI_IPVFS_File(fd)) {
-        show_in_effect(fd);
+    if (!fs) {
+        if (users_info != MPI_INFO_NULL)
+            keep_raw(fd, users_info);
         return;
     }
-    if (users_info != MPI_INFO_NULL)
-        keep_raw(fd, users_info);
+    opts = fs->opts;
+    if (ADIOI_IPVFS_Parse_opts(users_info, fd->filename, &opts, &err) < 0 ||
+        ADIOI_IPVFS_Apply_opts(fd, &opts, &err) < 0) {
+        *error_code = ADIOI_IPVFS_Error(myname, __LINE__, &err);
+        show_in_effect(fd);
+    }
 }
 
 void ADIOI_IPVFS_Show_hints(ADIO_File fd, const char *map_path)

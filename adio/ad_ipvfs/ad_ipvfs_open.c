@@ -14,6 +14,7 @@ struct open_result {
     struct ipvfs_error err;
     struct ipvfs_entry entry;
     uint64_t size;              /* for MPI_MODE_APPEND: where pointers start */
+    struct ADIOI_IPVFS_opts opts;       /* from the ipvfs_ hints */
 };
 
 /* Parses the raw hint key from fd->info: 0 when absent or "0" (the cluster
@@ -80,7 +81,8 @@ static void open_on_root(ADIO_File fd, const char *map_path, struct open_result 
     if (ipvfs_client_get(map_path, (uint32_t) ADIOI_IPVFS_Client_id(), &client,
                          &out_res->err) < 0)
         return;
-    if (open_args(fd, client, &args, &out_res->err) < 0)
+    if (open_args(fd, client, &args, &out_res->err) < 0 ||
+        ADIOI_IPVFS_Parse_opts(fd->info, fd->filename, &out_res->opts, &out_res->err) < 0)
         goto put_client;
     if (ipvfs_file_open(client, fd->filename, &args, &file, &out_res->err) < 0)
         goto put_client;
@@ -98,11 +100,14 @@ void ADIOI_IPVFS_Open(ADIO_File fd, int *error_code)
     struct open_result res;
     struct ipvfs_client *client;
     struct ipvfs_file *file;
+    struct ADIOI_IPVFS_fs *fs;
     char hint[MPI_MAX_INFO_VAL + 1];
     const char *map_path = map_hint(fd, hint, sizeof(hint));
     int rank;
 
     memset(&res, 0, sizeof(res));
+    res.opts.io.schedule = IPVFS_SCHED_HASH;
+    res.opts.io.block = IPVFS_DEFAULT_SCHED_BLOCK;
     MPI_Comm_rank(fd->comm, &rank);
     if (rank == 0)
         open_on_root(fd, map_path, &res);
@@ -121,8 +126,18 @@ void ADIOI_IPVFS_Open(ADIO_File fd, int *error_code)
         return;
     }
     ipvfs_client_put(client);   /* the file holds its own reference */
-    fd->fs_ptr = file;
+    fs = ADIOI_Calloc(1, sizeof(*fs));
+    fs->file = file;
+    fd->fs_ptr = fs;
     fd->fd_sys = -1;
+    if (ADIOI_IPVFS_Apply_opts(fd, &res.opts, &res.err) < 0) {
+        /* rank 0 checked the values: only a broken broadcast gets here */
+        ipvfs_file_close(file);
+        ADIOI_Free(fs);
+        fd->fs_ptr = NULL;
+        *error_code = ADIOI_IPVFS_Error(myname, __LINE__, &res.err);
+        return;
+    }
     if (fd->access_mode & ADIO_APPEND)
         fd->fp_ind = fd->fp_sys_posn = (ADIO_Offset) res.size;
     ADIOI_IPVFS_Show_hints(fd, map_path);

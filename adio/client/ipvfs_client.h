@@ -181,4 +181,32 @@ int ipvfs_write_list(struct ipvfs_file *file, const struct ipvfs_extent *ext, si
                      const struct iovec *mem, int memcnt,
                      uint64_t *out_bytes, struct ipvfs_error *out_err);
 
+/* ---- MPI-IO shared file pointers and atomic-mode locks (shfp.c, lock.c) --
+ * Both are served by the metadata rank; see IPVFS_OP_SHFP and IPVFS_OP_LOCK
+ * in common/proto.h for the server side of the contract. */
+
+/* Lock wait limit: how long ipvfs_lock() waits for a grant before it gives
+ * up with ETIMEDOUT (the environment variable IPVFS_LOCK_TIMEOUT_MS,
+ * positive milliseconds, replaces it; never below the request limit). */
+#define IPVFS_CLIENT_LOCK_MS 300000
+
+/* SHFP op on the shared file pointer of open instance `instance` of file:
+ * SET, FETCH_ADD or RELEASE with value; *out_previous (may be NULL) gets
+ * the pointer's value before the op.  EINVAL when the pointer would leave
+ * [0, INT64_MAX]. */
+int ipvfs_shfp(struct ipvfs_file *file, uint64_t instance, enum ipvfs_shfp_op op, int64_t value,
+               int64_t *out_previous, struct ipvfs_error *out_err);
+
+/* Takes a byte-range lock on [offset, offset + len) of file (len > 0),
+ * exclusive or shared, waiting for it as long as the lock wait limit.  The
+ * lock belongs to the client's connection to the metadata rank: it goes
+ * away with ipvfs_unlock() or when that connection closes (a process that
+ * dies, a transport failure).  A caller must not ask for a lock that
+ * overlaps one it holds: it would wait for itself. */
+int ipvfs_lock(struct ipvfs_file *file, uint64_t offset, uint64_t len, int exclusive,
+               struct ipvfs_error *out_err);
+/* Releases a lock taken with the same offset, len and exclusive. */
+int ipvfs_unlock(struct ipvfs_file *file, uint64_t offset, uint64_t len, int exclusive,
+                 struct ipvfs_error *out_err);
+
 #endif

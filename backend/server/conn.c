@@ -16,7 +16,8 @@
  *   ZOMBIE    --conn_reply() from the completion-------------> CLEANUP
  *
  * CLEANUP (conn_destroy) deregisters and closes the socket, runs a pending
- * reply-sent hook and the close hook, frees the buffers and the connection.  A connection in
+ * reply-sent hook and the close hook, releases the connection's byte-range
+ * locks (locks.c), frees the buffers and the connection.  A connection in
  * BUSY has a completion outstanding that holds a pointer to it, so it is
  * never freed there: it becomes a ZOMBIE that the completion frees.
  *
@@ -40,6 +41,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "backend/server/locks.h"
 #include "backend/server/server.h"
 #include "common/log.h"
 #include "common/net.h"
@@ -75,7 +77,7 @@ struct conn {
 
 static struct conn *conns; /* every live connection, for conn_close_all */
 
-static const struct op_entry *const op_tables[] = { meta_ops, ionode_ops, control_ops };
+static const struct op_entry *const op_tables[] = { meta_ops, ionode_ops, control_ops, lock_ops };
 
 struct server *conn_server(const struct conn *c)
 {
@@ -137,6 +139,7 @@ static void conn_destroy(struct conn *c)
         cb(c->srv, c->sent_arg);
     if (c->close_cb)
         c->close_cb(c->srv, c->close_arg);
+    locks_conn_closed(c); /* atomic-mode locks die with their connection */
     free(c);
 }
 
@@ -257,7 +260,9 @@ static void dispatch(struct conn *c)
 {
     const struct op_entry *e = c->hdr.op == IPVFS_OP_HELLO ? &conn_ops[0] : find_op(c->hdr.op);
 
-    count_request(c);
+    /* HELLO counts for the client it names (known only after it) */
+    if (c->hdr.op != IPVFS_OP_HELLO)
+        count_request(c);
     c->state = BUSY;
     if (!c->authed && c->hdr.op != IPVFS_OP_HELLO) {
         conn_close_after_reply(c);
@@ -268,6 +273,8 @@ static void dispatch(struct conn *c)
     } else {
         e->handler(c, &c->hdr, c->body);
     }
+    if (c->hdr.op == IPVFS_OP_HELLO)
+        count_request(c);
     /* Still BUSY: the handler went async and will call conn_reply later. */
     if (c->state == BUSY && evloop_mod_fd(c->srv->loop, c->fd, 0) < 0)
         log_warn("connection %s: cannot quiet the socket", c->peer);

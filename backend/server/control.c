@@ -143,7 +143,7 @@ void control_fill_status(struct server *srv, struct ipvfs_status_rep *out)
 
 static void handle_status(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body)
 {
-    static struct ipvfs_member_status ms[IRAID_MAX_MEMBERS];
+    struct ipvfs_member_status ms[IRAID_MAX_MEMBERS];
     struct server *srv = conn_server(c);
     uint32_t n = srv->nclients < MAX_CLIENT_STATS ? (uint32_t)srv->nclients : MAX_CLIENT_STATS;
     size_t len = sizeof(struct ipvfs_status_rep) + 8 + n * sizeof(struct ipvfs_client_stat);
@@ -238,16 +238,19 @@ static void handle_scrub(struct conn *c, const struct ipvfs_hdr *hdr, const uint
         conn_reply_err(c, EBUSY, "a scrub of I/O node %u is running", srv->io_index);
         return;
     }
-    if ((rc = iraid_scrub(srv->vol, scrub_done, NULL)) < 0) {
-        conn_reply_err(c, -rc, rc == -EOPNOTSUPP ? "RAID-0 has nothing to scrub"
-                                                  : "cannot start the scrub: %s",
-                       strerror(-rc));
-        return;
-    }
-    log_info("scrub of I/O node %u started", srv->io_index);
+    /* Armed before the call: when no stripe needs I/O (every one skipped)
+     * iraid_scrub runs scrub_done before it returns. */
     scrub.running = 1;
     scrub.requester = c;
     conn_on_close(c, scrub_requester_gone, NULL);
+    log_info("scrub of I/O node %u starting", srv->io_index);
+    if ((rc = iraid_scrub(srv->vol, scrub_done, NULL)) < 0) {
+        scrub.running = 0;
+        scrub.requester = NULL;
+        conn_on_close(c, NULL, NULL);
+        conn_reply_err(c, -rc, "cannot scrub: %s",
+                       rc == -EOPNOTSUPP ? "RAID-0 has no redundancy to check" : strerror(-rc));
+    }
 }
 
 static void handle_rebuild(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body)
@@ -273,11 +276,10 @@ static void handle_rebuild(struct conn *c, const struct ipvfs_hdr *hdr, const ui
         return;
     }
     if ((rc = iraid_replace_member(srv->vol, req.member, st.member[req.member].url)) < 0) {
-        conn_reply_err(c, -rc, rc == -EOPNOTSUPP ? "RAID-0 cannot rebuild a member"
-                               : rc == -EBUSY ? "another member is missing: the volume cannot "
-                                                "lose one more"
-                                              : "cannot rebuild: %s",
-                       strerror(-rc));
+        conn_reply_err(c, -rc, "cannot rebuild member %u: %s", req.member,
+                       rc == -EOPNOTSUPP ? "RAID-0 has no redundancy to rebuild from"
+                       : rc == -EBUSY    ? "another member is missing already"
+                                         : strerror(-rc));
         return;
     }
     log_info("rebuild of member %u requested", req.member);

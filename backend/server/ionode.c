@@ -19,6 +19,15 @@
 
 #define IONODE_ISCSI_TIMEOUT_MS 10000
 
+/* A READ of many pairs lying close together (a tile, a strided view) is
+ * read from the store as its covering span, then the pairs are picked out:
+ * one volume access instead of one per pair.  Used when the span is at
+ * most IONODE_SIEVE_FACTOR times the requested bytes (or at most
+ * IONODE_SIEVE_SLACK bytes) and the pairs ascend without overlapping.
+ * Reads only: a write never touches bytes it was not given. */
+#define IONODE_SIEVE_FACTOR 4u
+#define IONODE_SIEVE_SLACK (64u << 10)
+
 /* One request in flight in the store. */
 struct io_op {
     struct conn *c;
@@ -27,6 +36,12 @@ struct io_op {
     uint64_t handle;
     uint64_t bytes;     /* payload of the pairs */
     uint8_t *rep;       /* READ: io_rep + data, handed to conn_reply */
+    /* a sieved READ: the span read and the pairs to pick from it (they
+     * point into the request body, kept until the reply is sent) */
+    uint8_t *sieve;
+    struct ipvfs_pair span;
+    const struct ipvfs_pair *pairs;
+    uint32_t npairs;
 };
 
 int ionode_open(struct server *srv)
@@ -215,11 +230,46 @@ static int check_io(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *
     return 0;
 }
 
+/* The covering span of pairs when sieving pays (see IONODE_SIEVE_*). */
+static int sieve_span(const struct ipvfs_pair *pairs, uint32_t n, uint64_t bytes,
+                      struct ipvfs_pair *out)
+{
+    uint64_t end = pairs[0].offset + pairs[0].len, span;
+
+    if (n < 2)
+        return 0;
+    for (uint32_t i = 1; i < n; i++) {
+        if (pairs[i].offset < end)
+            return 0;
+        end = pairs[i].offset + pairs[i].len;
+    }
+    span = end - pairs[0].offset;
+    if (span > IPVFS_MAX_IO_BYTES ||
+        (span > IONODE_SIEVE_SLACK && span / IONODE_SIEVE_FACTOR > bytes))
+        return 0;
+    *out = (struct ipvfs_pair){ .offset = pairs[0].offset, .len = span };
+    return 1;
+}
+
+/* Copies the pairs of a sieved READ out of the span into the reply. */
+static void sieve_pick(struct io_op *o)
+{
+    uint8_t *dst = o->rep + sizeof(struct ipvfs_io_rep);
+
+    for (uint32_t i = 0; i < o->npairs; i++) {
+        memcpy(dst, o->sieve + (o->pairs[i].offset - o->span.offset), o->pairs[i].len);
+        dst += o->pairs[i].len;
+    }
+}
+
 static void io_done(int status, uint64_t value, void *user)
 {
     struct io_op *o = user;
     struct ipvfs_io_rep *rep;
 
+    if (o->sieve && status >= 0)
+        sieve_pick(o);
+    free(o->sieve);
     if (status < 0) {
         free(o->rep);
         conn_reply_err(o->c, -status, "%s of handle %llu failed: %s",
@@ -270,8 +320,15 @@ static void handle_rw(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t
                            (unsigned long long)bytes);
             return;
         }
-        rc = dfstore_read(o->srv->ds, req.handle, pairs, req.npairs,
-                          o->rep + sizeof(struct ipvfs_io_rep), io_done, o);
+        if (sieve_span(pairs, req.npairs, bytes, &o->span) &&
+            (o->sieve = malloc(o->span.len))) {
+            o->pairs = pairs;
+            o->npairs = req.npairs;
+            rc = dfstore_read(o->srv->ds, req.handle, &o->span, 1, o->sieve, io_done, o);
+        } else {
+            rc = dfstore_read(o->srv->ds, req.handle, pairs, req.npairs,
+                              o->rep + sizeof(struct ipvfs_io_rep), io_done, o);
+        }
     }
     if (rc < 0)
         io_done(rc, 0, o);

@@ -1,8 +1,11 @@
 /* Metadata service of rank 0: LOOKUP REMOVE MKDIR READDIR on the LMDB
  * namespace (metadb.c).  Handlers check the body's shape against body_len,
  * then call metadb, which checks the path and commits before returning, so
- * every reply here describes durable state. */
+ * every reply here describes durable state.  SHFP (MPI-IO shared file
+ * pointers) is the exception: its pointers live only in this rank's memory,
+ * like the open instances they belong to. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,8 +26,11 @@ int meta_service_open(struct server *srv)
     return rc;
 }
 
+static void shfp_free_all(void);
+
 void meta_service_close(struct server *srv)
 {
+    shfp_free_all();
     metadb_close(srv->mdb);
     srv->mdb = NULL;
 }
@@ -152,10 +158,134 @@ static void handle_readdir(struct conn *c, const struct ipvfs_hdr *hdr, const ui
         conn_reply(c, 0, list, list_len);
 }
 
+/* Shared file pointers by (handle, instance), most recently used first:
+ * a process holds few open instances that use them, and an instance's
+ * ranks hit the same one in bursts.  One server per process. */
+struct shfp {
+    uint64_t handle;
+    uint64_t instance;
+    int64_t value;
+    struct shfp *next;
+};
+
+static struct shfp *shfps;
+
+/* Finds the pointer and moves it to the front; NULL when unknown. */
+static struct shfp *shfp_find(uint64_t handle, uint64_t instance)
+{
+    for (struct shfp **pp = &shfps; *pp; pp = &(*pp)->next) {
+        struct shfp *p = *pp;
+
+        if (p->handle != handle || p->instance != instance)
+            continue;
+        *pp = p->next;
+        p->next = shfps;
+        shfps = p;
+        return p;
+    }
+    return NULL;
+}
+
+/* A pointer never set reads as 0, so it is created on first use. */
+static struct shfp *shfp_get(uint64_t handle, uint64_t instance)
+{
+    struct shfp *p = shfp_find(handle, instance);
+
+    if (p || !(p = calloc(1, sizeof(*p))))
+        return p;
+    p->handle = handle;
+    p->instance = instance;
+    p->next = shfps;
+    shfps = p;
+    return p;
+}
+
+/* Forgets the pointer (it is at the front after shfp_find). */
+static int64_t shfp_release(uint64_t handle, uint64_t instance)
+{
+    struct shfp *p = shfp_find(handle, instance);
+    int64_t last;
+
+    if (!p)
+        return 0;
+    last = p->value;
+    shfps = p->next;
+    free(p);
+    return last;
+}
+
+static void shfp_free_all(void)
+{
+    while (shfps) {
+        struct shfp *p = shfps;
+
+        shfps = p->next;
+        free(p);
+    }
+}
+
+/* Applies a SET or FETCH_ADD; -EINVAL leaves the pointer as it was. */
+static int shfp_apply(struct shfp *p, uint32_t op, int64_t value)
+{
+    if (op == IPVFS_SHFP_SET) {
+        if (value < 0)
+            return -EINVAL;
+        p->value = value;
+        return 0;
+    }
+    if ((value > 0 && p->value > INT64_MAX - value) || p->value + value < 0)
+        return -EINVAL;
+    p->value += value;
+    return 0;
+}
+
+static void handle_shfp(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body)
+{
+    struct ipvfs_shfp_rep *rep;
+    struct ipvfs_shfp_req req;
+    struct shfp *p;
+
+    if (hdr->body_len != sizeof(req)) {
+        conn_reply_err(c, EINVAL, "SHFP body is %llu bytes, not %zu",
+                       (unsigned long long)hdr->body_len, sizeof(req));
+        return;
+    }
+    memcpy(&req, body, sizeof(req));
+    if (req.op != IPVFS_SHFP_SET && req.op != IPVFS_SHFP_FETCH_ADD &&
+        req.op != IPVFS_SHFP_RELEASE) {
+        conn_reply_err(c, EINVAL, "SHFP op %u unknown", req.op);
+        return;
+    }
+    if (!(rep = malloc(sizeof(*rep)))) {
+        conn_reply_err(c, ENOMEM, "out of memory");
+        return;
+    }
+    if (req.op == IPVFS_SHFP_RELEASE) {
+        rep->previous = shfp_release(req.handle, req.instance);
+        conn_reply(c, 0, rep, sizeof(*rep));
+        return;
+    }
+    if (!(p = shfp_get(req.handle, req.instance))) {
+        free(rep);
+        conn_reply_err(c, ENOMEM, "no memory for a shared file pointer");
+        return;
+    }
+    rep->previous = p->value;
+    if (shfp_apply(p, req.op, req.value) < 0) {
+        free(rep);
+        conn_reply_err(c, EINVAL, "shared file pointer %lld %s %lld is out of range",
+                       (long long)p->value, req.op == IPVFS_SHFP_SET ? "set to" : "plus",
+                       (long long)req.value);
+        return;
+    }
+    conn_reply(c, 0, rep, sizeof(*rep));
+}
+
 const struct op_entry meta_ops[] = {
     { IPVFS_OP_LOOKUP, IPVFS_ROLE_METADATA, handle_lookup, "LOOKUP" },
     { IPVFS_OP_REMOVE, IPVFS_ROLE_METADATA, handle_remove, "REMOVE" },
     { IPVFS_OP_MKDIR, IPVFS_ROLE_METADATA, handle_mkdir, "MKDIR" },
     { IPVFS_OP_READDIR, IPVFS_ROLE_METADATA, handle_readdir, "READDIR" },
+    { IPVFS_OP_SHFP, IPVFS_ROLE_METADATA, handle_shfp, "SHFP" },
     { 0, 0, NULL, NULL },
 };

@@ -4,7 +4,9 @@
  *   topo.c     hwloc core binding
  *   conn.c     listener and the per-connection state machine, HELLO,
  *              counters, dispatch through the ops table
- *   meta.c     metadata service (LOOKUP REMOVE MKDIR READDIR) over metadb
+ *   meta.c     metadata service (LOOKUP REMOVE MKDIR READDIR) over metadb,
+ *              and MPI-IO shared file pointers (SHFP) in memory
+ *   locks.c    byte-range locks for MPI atomic mode (LOCK UNLOCK)
  *   ionode.c   I/O node service (READ WRITE DF_*) over dfstore
  *   control.c  STATUS, SHUTDOWN (cluster-wide and local), signals
  *

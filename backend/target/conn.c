@@ -169,6 +169,13 @@ void tgt_conn_abort_tasks(struct tgt_conn *c, const struct tgt_lun *lun)
 
 /* ---- transmit ---- */
 
+int tgt_conn_send_mapped_ok(const struct tgt_conn *c)
+{
+    /* The digest would be computed at queueing time over bytes that a
+     * later write may change before they are sent. */
+    return !(c->p.data_digest && c->digests_on);
+}
+
 void tgt_conn_fill_sn(struct tgt_conn *c, uint8_t *h, int advance)
 {
     uint32_t window = TGT_CMD_WINDOW - (c->ntasks < TGT_CMD_WINDOW ? c->ntasks : TGT_CMD_WINDOW - 1);
@@ -354,12 +361,20 @@ static void residual(const struct tgt_task *t, uint32_t spdtl, uint8_t *flags, u
     }
 }
 
-/* Data-In PDUs for len bytes of t->buf; the last carries the status when
- * collapse is set.  Returns the number of PDUs (DataSN count). */
+/* Where the Data-In bytes of t are: its buffer, or for a READ served
+ * from the page cache, the LUN's mapping (see tgt.h). */
+static const uint8_t *data_in_src(const struct tgt_task *t)
+{
+    return t->data_in_mapped ? t->lun->map + t->lba * t->lun->block_size : t->buf;
+}
+
+/* Data-In PDUs for len bytes of the task's data; the last carries the
+ * status when collapse is set.  Returns the number of PDUs (DataSN count). */
 static uint32_t send_data_in(struct tgt_conn *c, struct tgt_task *t, uint32_t len, int collapse,
                              uint8_t rflags, uint32_t rcount)
 {
     uint32_t seg = c->p.peer_mrdsl, burst = c->p.max_burst, off = 0, datasn = 0;
+    const uint8_t *src = data_in_src(t);
 
     while (off < len) {
         uint8_t h[ISCSI_BHS_LEN] = { 0 };
@@ -386,7 +401,9 @@ static uint32_t send_data_in(struct tgt_conn *c, struct tgt_task *t, uint32_t le
         tgt_conn_fill_sn(c, h, last && collapse);
         put_be32(h + 36, datasn++);
         put_be32(h + 40, off);
-        queue_or_fail(c, h, t->buf + off, n, t, 0);
+        /* A mapped payload needs no task reference: the mapping lives
+         * until the LUN closes, after every connection. */
+        queue_or_fail(c, h, src + off, n, t->data_in_mapped ? NULL : t, 0);
         off += n;
     }
     c->srv->stats.bytes_read += len;

@@ -20,6 +20,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -356,6 +357,11 @@ int main(int argc, char **argv)
 
     ipvfs_log_set_ident("target");
     signal(SIGPIPE, SIG_IGN);
+    /* Every WRITE allocates its data buffer (up to 8 MiB) and frees it at
+     * completion; without this glibc gives the heap top back to the kernel
+     * between commands and each new buffer faults in fresh zeroed pages. */
+    if (!mallopt(M_MMAP_THRESHOLD, 16 << 20) || !mallopt(M_TRIM_THRESHOLD, 64 << 20))
+        log_warn("target: malloc tuning refused, large commands may be slower");
     if (parse_args(&o, argc, argv) < 0) {
         free_opts(&o);
         return 2;

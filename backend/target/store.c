@@ -6,6 +6,10 @@
  * (completions arrive through an eventfd on the server's evloop), else
  * plain blocking syscalls with the completion called before submit returns.
  * The memory store copies and completes inline.
+ *
+ * File and block LUNs are also mapped read-only: a READ whose range
+ * tgt_lun_cached() finds in the page cache is sent from the mapping (see
+ * "Reads from the page cache" in tgt.h).
  */
 #include "config.h"
 
@@ -417,6 +421,42 @@ const struct tgt_store_ops *tgt_store_lookup(enum tgt_backing kind)
     return store_table[kind];
 }
 
+/* Without the mapping every READ goes through a buffer. */
+static void lun_map(struct tgt_lun *lun)
+{
+    void *p = mmap(NULL, lun->size, PROT_READ, MAP_SHARED, lun->fd, 0);
+
+    if (p == MAP_FAILED) {
+        log_info("target: LUN %d: cannot map the store (%s), reads are buffered",
+                 lun->index, strerror(errno));
+        return;
+    }
+    lun->map = p;
+}
+
+int tgt_lun_cached(const struct tgt_lun *lun, uint64_t off, size_t len)
+{
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    uint64_t pos = off & ~(page - 1), end = off + len;
+    unsigned char vec[256];
+
+    if (!lun->map || end > lun->size)
+        return 0;
+    while (pos < end) {
+        size_t pages = (size_t)((end - pos + page - 1) / page);
+
+        if (pages > sizeof(vec))
+            pages = sizeof(vec);
+        if (mincore(lun->map + pos, pages * page, vec) < 0)
+            return 0;
+        for (size_t i = 0; i < pages; i++)
+            if (!(vec[i] & 1))
+                return 0;
+        pos += pages * page;
+    }
+    return 1;
+}
+
 void tgt_io_submit(struct tgt_io *io)
 {
     io->lun->ops->submit(io->lun, io);
@@ -451,6 +491,8 @@ int tgt_lun_open(struct tgt_server *srv, struct tgt_lun *lun, const struct tgt_l
         lun->ops = NULL;
         return -EINVAL;
     }
+    if (lun->fd >= 0)
+        lun_map(lun);
     return 0;
 }
 
@@ -462,6 +504,9 @@ void tgt_lun_close(struct tgt_lun *lun)
 
     if (rc < 0)
         log_error("target: LUN %d: flush at close failed: %s", lun->index, strerror(-rc));
+    if (lun->map && munmap(lun->map, lun->size) < 0)
+        log_warn("target: LUN %d: unmapping: %s", lun->index, strerror(errno));
+    lun->map = NULL;
     lun->ops->close(lun);
     lun->ops = NULL;
 }

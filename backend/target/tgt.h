@@ -30,6 +30,18 @@
  * connection owns its tasks and its transmit queue; a task owns its data
  * buffer; a queued PDU that points into a task's buffer holds a reference on
  * the task (task->tx_refs) so the buffer outlives the send.
+ *
+ * Reads from the page cache: file and block LUNs are mapped read-only
+ * (lun->map).  A READ whose whole range is in the page cache (mincore), on
+ * a connection without data digest, reads nothing into a buffer: the task
+ * completes at once with data_in_mapped set and its Data-In PDUs point into
+ * the mapping, so the socket send is the only copy and many PDUs still go
+ * out in one sendmsg().  Such a PDU holds no task reference: the mapping
+ * outlives every connection (LUNs close after connections at shutdown).
+ * The bytes sent are those in the page cache at send time, which differs
+ * from a buffered read only for a write racing the READ, whose order SCSI
+ * leaves open.  Ranges not in the page cache take the buffered path
+ * (io_uring), so the event loop does not wait for the disk.
  */
 #ifndef IPVFS_TGT_INTERNAL_H
 #define IPVFS_TGT_INTERNAL_H
@@ -110,6 +122,8 @@ struct tgt_lun {
     int index;
     const struct tgt_store_ops *ops;
     int fd;                  /* file and block stores */
+    uint8_t *map;            /* read-only mapping of fd: READ data is
+                              * sent from it when cached; NULL: none */
     uint8_t *mem;            /* memory store */
     uint64_t size;           /* bytes, a multiple of the block size */
     uint64_t nblocks;
@@ -272,6 +286,7 @@ struct tgt_task {
     uint8_t sense[32];
     uint8_t sense_len;
     uint32_t data_len;       /* Data-In bytes produced */
+    int data_in_mapped;      /* Data-In is sent from lun->map at lba */
     int aborted;
     int linked;              /* on conn->tasks (counts in ntasks) */
     int io_busy;
@@ -296,6 +311,8 @@ void tgt_conn_tx(struct tgt_conn *c);
  * owned is NULL and task is NULL). Returns 0 or -ENOMEM. */
 int tgt_conn_queue(struct tgt_conn *c, const uint8_t *h, const void *data, uint32_t dlen,
                    struct tgt_task *task, int copy);
+/* Whether Data-In of c may point into a LUN's mapping (no data digest). */
+int tgt_conn_send_mapped_ok(const struct tgt_conn *c);
 /* StatSN (advanced when advance), ExpCmdSN and MaxCmdSN of a response. */
 void tgt_conn_fill_sn(struct tgt_conn *c, uint8_t *h, int advance);
 /* Local address of the connection as "host:port" for TargetAddress. */
@@ -324,6 +341,8 @@ int scsi_lun_init(struct tgt_lun *lun);
 
 /* store.c helpers */
 int tgt_lun_open(struct tgt_server *srv, struct tgt_lun *lun, const struct tgt_lun_config *cfg);
+/* 1 when len bytes at off are all in the page cache of lun->fd. */
+int tgt_lun_cached(const struct tgt_lun *lun, uint64_t off, size_t len);
 void tgt_lun_close(struct tgt_lun *lun);
 
 /* md5.c */

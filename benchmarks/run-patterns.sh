@@ -1,0 +1,139 @@
+#!/bin/bash
+# run-patterns.sh: the list I/O, collective I/O and scheduling benchmarks
+# (benchmarks/ipvfs-patterns.c) on a cluster started through test/lib.sh.
+# Each prints a table and writes CSV and a PNG plot (gnuplot) to OUTDIR.
+#
+#   benchmarks/run-patterns.sh sched|tile|btio [BUILDDIR]
+#
+#   sched  the Clusterfile synthetic experiment: 4 clients each write, then
+#          read, their own contiguous region of one shared file, for every
+#          heuristic (first, random, hash) and schedule block b from 4 KiB
+#          to 4 MiB; 4 I/O nodes (x 1 target).  At 8x8:
+#          BENCH_NP=8 BENCH_NIO=8 BENCH_MIB=32.
+#   tile   mpi-tile-io shape (2x2 tiles of 1024x768 elements of 24 bytes,
+#          4 ranks): list I/O versus one request per contiguous piece
+#          (hint ipvfs_listio=disable).
+#   btio   BTIO-like nested-strided collective write and read (4 ranks):
+#          ipvfs: two-phase with stripe-aligned file domains (default),
+#          the same with ROMIO's plain even domains (ipvfs_coll_align=
+#          disable), independent list I/O (romio_cb_write/read=disable),
+#          and ufs: (a directory under TMPDIR), in the same run.
+#
+# Environment: BENCH_OUT (OUTDIR, default BUILDDIR/bench-results),
+# BENCH_NP (ranks, default 4), BENCH_NIO (I/O nodes: sched 4, else 2),
+# BENCH_NT (targets per I/O node, default 1), BENCH_MIB (sched: MiB per
+# rank, default 4), BENCH_BLOCKS (sched: list of b), BENCH_REPS (tile,
+# default 2), BENCH_N (btio: cells per side, default 48).
+set -u
+what=${1:?usage: run-patterns.sh sched|tile|btio [BUILDDIR]}
+IPVFS_SRCDIR=${IPVFS_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+IPVFS_BUILDDIR=$(cd "${2:-${IPVFS_BUILDDIR:-.}}" && pwd)
+export IPVFS_SRCDIR IPVFS_BUILDDIR
+lib=${IPVFS_ROMIO_LIB:-$IPVFS_BUILDDIR/adio/libipvfs-romio.so}
+prog=$IPVFS_BUILDDIR/benchmarks/ipvfs-patterns
+out=${BENCH_OUT:-$IPVFS_BUILDDIR/bench-results}
+np=${BENCH_NP:-4}
+nt=${BENCH_NT:-1}
+for f in "$lib" "$prog"; do
+    [ -e "$f" ] || { echo "run-patterns.sh: $f is not built" >&2; exit 1; }
+done
+case $what in sched|tile|btio) ;; *) echo "run-patterns.sh: unknown benchmark $what" >&2; exit 2 ;; esac
+mkdir -p "$out" || exit 1
+csv=$out/$what.csv
+png=$out/$what.png
+. "$IPVFS_SRCDIR/test/lib.sh"
+
+ufs_dir=
+ipvfs_test_cleanup() {
+    [ -z "$ufs_dir" ] || rm -rf "$ufs_dir"
+}
+
+# run_prog PATTERN FILE N HINTS...: RESULT lines on stdout.
+run_prog() {
+    timeout -k 5 300 mpiexec -n "$np" env LD_PRELOAD="$lib" "$prog" "$@" |
+        grep '^RESULT' || ipvfs_fail "ipvfs-patterns $* failed"
+}
+
+# field NAME < RESULT line
+field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
+
+plot() {    # plot TITLE XLABEL LOGX? ; reads $csv columns set below
+    command -v gnuplot >/dev/null || { echo "(gnuplot not found: no $png)"; return 0; }
+    gnuplot -e "set terminal png size 900,500; set output '$png'; set datafile separator ',';
+        set key outside; set ylabel 'MiB/s'; $1" || echo "(gnuplot failed: no $png)"
+}
+
+bench_sched() {
+    local mib=${BENCH_MIB:-4} blocks=${BENCH_BLOCKS:-"4096 16384 65536 262144 1048576 4194304"}
+    local s b line wr rd n=0
+    ipvfs_start_cluster "${BENCH_NIO:-4}" "$nt"
+    echo "heuristic,block,write_MiBps,read_MiBps" >"$csv"
+    printf '%-8s %10s %12s %12s\n' heuristic b write_MiBps read_MiBps
+    for b in $blocks; do
+        for s in first random hash; do
+            n=$((n + 1))
+            line=$(run_prog sched "ipvfs:/bench/sched-$n" "$mib" ipvfs_io_schedule=$s \
+                ipvfs_schedule_block=$b)
+            wr=$(echo "$line" | grep 'op=write' | field MiBps)
+            rd=$(echo "$line" | grep 'op=read' | field MiBps)
+            printf '%-8s %10s %12s %12s\n' "$s" "$b" "$wr" "$rd"
+            echo "$s,$b,$wr,$rd" >>"$csv"
+        done
+    done
+    ipvfs_stop_cluster
+    plot "set logscale x 2; set xlabel 'schedule block b (bytes)'; set multiplot layout 1,2;
+        set title 'write'; plot for [h in 'first random hash'] '< grep ^'.h.', $csv' u 2:3 w lp t h;
+        set title 'read'; plot for [h in 'first random hash'] '< grep ^'.h.', $csv' u 2:4 w lp t h;
+        unset multiplot"
+}
+
+bench_tile() {
+    local reps=${BENCH_REPS:-2} mode line wr rd
+    ipvfs_start_cluster "${BENCH_NIO:-2}" "$nt"
+    echo "mode,write_MiBps,read_MiBps" >"$csv"
+    printf '%-10s %12s %12s\n' mode write_MiBps read_MiBps
+    for mode in listio piecewise; do
+        line=$(run_prog tile "ipvfs:/bench/tile-$mode" "$reps" \
+            ipvfs_listio=$([ $mode = listio ] && echo enable || echo disable))
+        wr=$(echo "$line" | grep 'op=write' | field MiBps)
+        rd=$(echo "$line" | grep 'op=read' | field MiBps)
+        printf '%-10s %12s %12s\n' "$mode" "$wr" "$rd"
+        echo "$mode,$wr,$rd" >>"$csv"
+    done
+    ipvfs_stop_cluster
+    awk -F, 'NR == 2 { w = $2; r = $3 } NR == 3 && $2 > 0 && $3 > 0 {
+        printf "list I/O / piecewise: write %.1fx, read %.1fx\n", w / $2, r / $3 }' "$csv"
+    plot "set style data histograms; set style fill solid; set title 'mpi-tile-io 2x2';
+        plot '$csv' u 2:xtic(1) t 'write', '' u 3 t 'read'"
+}
+
+bench_btio() {
+    local n=${BENCH_N:-48} name file line wr rd
+    local -a hints
+    ipvfs_start_cluster "${BENCH_NIO:-2}" "$nt"
+    ufs_dir=$(mktemp -d "${TMPDIR:-/tmp}/ipvfs-btio-ufs.XXXXXX") || exit 1
+    echo "variant,write_MiBps,read_MiBps" >"$csv"
+    printf '%-22s %12s %12s\n' variant write_MiBps read_MiBps
+    for name in ipvfs-coll-aligned ipvfs-coll-generic ipvfs-independent ufs-coll; do
+        file=ipvfs:/bench/btio-$name
+        hints=(romio_cb_write=enable romio_cb_read=enable)
+        case $name in
+        ipvfs-coll-generic) hints+=(ipvfs_coll_align=disable) ;;
+        ipvfs-independent) hints=(romio_cb_write=disable romio_cb_read=disable) ;;
+        ufs-coll) file=ufs:$ufs_dir/btio ;;
+        esac
+        line=$(run_prog btio "$file" "$n" "${hints[@]}")
+        wr=$(echo "$line" | grep 'op=write' | field MiBps)
+        rd=$(echo "$line" | grep 'op=read' | field MiBps)
+        printf '%-22s %12s %12s\n' "$name" "$wr" "$rd"
+        echo "$name,$wr,$rd" >>"$csv"
+    done
+    ipvfs_stop_cluster
+    plot "set style data histograms; set style fill solid; set title 'BTIO-like, N=$n';
+        set xtics rotate by -20; plot '$csv' u 2:xtic(1) t 'write', '' u 3 t 'read'"
+}
+
+"bench_$what"
+echo "CSV: $csv"
+[ -f "$png" ] && echo "PNG: $png"
+exit 0

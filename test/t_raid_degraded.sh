@@ -71,8 +71,11 @@ writer=$!
 sleep 0.2
 kill -STOP "$stopped"
 wait "$writer" || ipvfs_fail "the write across the target's hang failed"
+# File 3 may have been written and synced before the SIGSTOP landed; file 4
+# (2 MiB over every member, then a sync that flushes every member) cannot
+# complete until the I/O node has given up on member 1 and marked it down.
+write_file 4
 phase="degraded"
-# the write completed, so the member is down already
 status_check '
 assert r0["state"] == "degraded", r0
 assert st["ranks"][2]["state"] == "unreachable", st["ranks"][2]
@@ -80,7 +83,6 @@ assert vol["missing"] == 1 and vol["members"][1]["state"] in ("down", "reconnect
 assert all(m["state"] == "up" for i, m in enumerate(vol["members"]) if i != 1), vol' ||
     ipvfs_fail "status does not show the member down"
 echo "member 1 down, rank 0 degraded"
-write_file 4
 write_file 5
 verify_files 1 2 3 4 5
 echo "degraded writes and reads ok"

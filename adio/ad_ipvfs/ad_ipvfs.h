@@ -44,7 +44,8 @@
  * (ad_ipvfs_sharedfp.c, with adio/romio-fixes/06-ipvfs-shared-fp.patch);
  * atomic mode takes byte-range locks there around every access
  * (ad_ipvfs_lock.c).  MPI_File_delete finds the
- * cluster through $IPVFS_MAP (it takes no hints).  Deleting a file that
+ * cluster through $IPVFS_MAP (it takes no hints); MPI_MODE_DELETE_ON_CLOSE
+ * removes through the file's own cluster (ad_ipvfs_close.c).  Deleting a file that
  * others still have open removes its data at once (no POSIX
  * unlink-after-close semantics; MPI leaves this implementation-defined).
  *
@@ -124,6 +125,8 @@ void ADIOI_IPVFS_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code);
 void ADIOI_IPVFS_Flush(ADIO_File fd, int *error_code);
 void ADIOI_IPVFS_Resize(ADIO_File fd, ADIO_Offset size, int *error_code);
 void ADIOI_IPVFS_Delete(const char *filename, int *error_code);
+/* Close removed filename for delete-on-close: the next Delete of it passes. */
+void ADIOI_IPVFS_Note_removed(const char *filename);
 int ADIOI_IPVFS_Feature(ADIO_File fd, int flag);
 
 /* Atomic mode (ad_ipvfs_lock.c): the table's read and write entry points;

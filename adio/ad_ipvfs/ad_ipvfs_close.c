@@ -1,11 +1,37 @@
-/* Close: drops the file; connections stay cached for other files. */
+/* Close: drops the file; connections stay cached for other files.
+ *
+ * Delete-on-close: ROMIO's ADIO_Close calls this first and then, on
+ * ranklist[0] only, ADIO_Delete, which reaches ADIOI_IPVFS_Delete without
+ * hints: a file whose cluster was named by the ipvfs_map hint alone would
+ * stay.  So the rank that ROMIO deletes on removes the file here, through
+ * the file's own client, and leaves a note that makes ROMIO's following
+ * delete of that name a no-op (ad_ipvfs_delete.c). */
 #include "ad_ipvfs.h"
+
+static void remove_at_close(ADIO_File fd, int *error_code)
+{
+    static char myname[] = "ADIOI_IPVFS_CLOSE";
+    struct ipvfs_file *file = ADIOI_IPVFS_File(fd);
+    struct ipvfs_error err;
+    int myrank;
+
+    MPI_Comm_rank(fd->comm, &myrank);
+    if (myrank != fd->hints->ranklist[0])
+        return;
+    if (ipvfs_remove(file->client, file->path, &err) < 0) {
+        *error_code = ADIOI_IPVFS_Error(myname, __LINE__, &err);
+        return;
+    }
+    ADIOI_IPVFS_Note_removed(fd->filename);
+}
 
 void ADIOI_IPVFS_Close(ADIO_File fd, int *error_code)
 {
+    *error_code = MPI_SUCCESS;
+    if (fd->access_mode & ADIO_DELETE_ON_CLOSE)
+        remove_at_close(fd, error_code);
     ipvfs_file_close(ADIOI_IPVFS_File(fd));
     if (fd->fs_ptr)
         ADIOI_Free(fd->fs_ptr);
     fd->fs_ptr = NULL;
-    *error_code = MPI_SUCCESS;
 }

@@ -37,8 +37,14 @@
 #include "common/layout.h"
 #include "common/proto.h"
 
-#define IPVFS_CLIENT_CONNECT_MS 5000
-#define IPVFS_CLIENT_REQUEST_MS 10000
+/* Default limits (IPVFS_TIMEOUT_MS overrides both): a connect, and a request
+ * whose server sends nothing for this long.  A hung server rank is then
+ * reported within 10 s (the connect of a hung process still succeeds: its
+ * kernel accepts; the HELLO is what times out).  A healthy I/O node answers
+ * well within them; one waiting on a hung iRAID member takes the volume's
+ * member timeout first (IONODE_ISCSI_TIMEOUT_MS, shorter than these). */
+#define IPVFS_CLIENT_CONNECT_MS 3000
+#define IPVFS_CLIENT_REQUEST_MS 8000
 
 struct ipvfs_client;
 

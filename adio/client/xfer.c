@@ -320,8 +320,12 @@ static int setup_chans(struct engine *e, size_t n)
             continue;
         }
         ch->fd = fd;
-        ch->deadline_ms = now_ms() + c->request_ms;
     }
+    /* Time limits start once every channel is connected: a connect to a
+     * hung server blocks for its own limit, which must not use up the
+     * limit of a channel connected before it. */
+    for (size_t k = 0; k < e->nchans; k++)
+        e->chans[k].deadline_ms = now_ms() + c->request_ms;
     return 0;
 }
 

@@ -17,7 +17,11 @@
 #include "common/log.h"
 #include "iraid/volume.h"
 
-#define IONODE_ISCSI_TIMEOUT_MS 10000
+/* A member that answers nothing for this long is marked down and the
+ * volume goes on degraded.  Shorter than the clients' request timeout
+ * (IPVFS_CLIENT_REQUEST_MS), so a write across a hung target still
+ * completes for the client instead of failing there first. */
+#define IONODE_ISCSI_TIMEOUT_MS 5000
 
 /* A READ of many pairs lying close together (a tile, a strided view) is
  * read from the store as its covering span, then the pairs are picked out:

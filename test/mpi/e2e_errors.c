@@ -5,13 +5,17 @@
  *       error string containing TEXT.
  *   e2e_errors midway PATH TEXT SECONDS COMMAND
  *       opens PATH and writes; rank 0 runs COMMAND (which stops the
- *       servers); then a write and a read must fail likewise.
+ *       servers); then a write and a read must fail likewise.  Every
+ *       access spans two stripe units, so it reaches two I/O nodes where
+ *       there are: stopping any one of them must fail every rank.
  */
 #include "e2e_util.h"
 
 #include <time.h>
 
 E2E_GLOBALS;
+
+#define IPVFS_TEST_STRIPE (64 << 10) /* the default stripe unit */
 
 static double now(void)
 {
@@ -40,7 +44,7 @@ static void expect_error(const char *what, int rc, double took, const char *text
 int main(int argc, char **argv)
 {
     MPI_File fh = MPI_FILE_NULL;
-    char buf[4096] = "some data";
+    static char buf[2 * IPVFS_TEST_STRIPE] = "some data";
     MPI_Status st;
     double t0, limit;
     int rc;
@@ -64,13 +68,13 @@ int main(int argc, char **argv)
     }
     E2E_MPI(MPI_File_open(MPI_COMM_WORLD, argv[2], MPI_MODE_CREATE | MPI_MODE_RDWR,
                           MPI_INFO_NULL, &fh));
-    E2E_MPI(MPI_File_write_at(fh, 4096 * e2e_rank, buf, sizeof(buf), MPI_BYTE, &st));
+    E2E_MPI(MPI_File_write_at(fh, (MPI_Offset)sizeof(buf) * e2e_rank, buf, sizeof(buf), MPI_BYTE, &st));
     MPI_Barrier(MPI_COMM_WORLD);
     if (e2e_rank == 0)
         E2E_CHECK(system(argv[5]) == 0, "command %s failed", argv[5]);
     MPI_Barrier(MPI_COMM_WORLD);
     t0 = now();
-    rc = MPI_File_write_at(fh, 4096 * e2e_rank, buf, sizeof(buf), MPI_BYTE, &st);
+    rc = MPI_File_write_at(fh, (MPI_Offset)sizeof(buf) * e2e_rank, buf, sizeof(buf), MPI_BYTE, &st);
     expect_error("write", rc, now() - t0, argv[3], limit);
     t0 = now();
     rc = MPI_File_read_at(fh, 0, buf, sizeof(buf), MPI_BYTE, &st);

@@ -312,6 +312,28 @@ static int open_class(const char *name, int amode)
     return cls;
 }
 
+/* DELETE_ON_CLOSE of a file whose cluster only the ipvfs_map hint names
+ * ($IPVFS_MAP unset while it is open and closed). */
+static void delete_on_close_hint_only(void)
+{
+    char *map = strdup(getenv("IPVFS_MAP"));
+    MPI_Info info;
+    MPI_File fh;
+    int cls;
+
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "ipvfs_map", map);
+    unsetenv("IPVFS_MAP");
+    fh = open_file("modes", MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE, info);
+    E2E_MPI(MPI_File_close(&fh));
+    setenv("IPVFS_MAP", map, 1);
+    MPI_Info_free(&info);
+    free(map);
+    cls = open_class("modes", MPI_MODE_RDONLY);
+    E2E_CHECK(cls == MPI_ERR_NO_SUCH_FILE,
+              "DELETE_ON_CLOSE with the map named by the hint left the file: class %d", cls);
+}
+
 static void test_modes(void)
 {
     unsigned char buf[100];
@@ -355,6 +377,7 @@ static void test_modes(void)
     E2E_MPI(MPI_File_close(&fh));
     cls = open_class("modes", MPI_MODE_RDONLY);
     E2E_CHECK(cls == MPI_ERR_NO_SUCH_FILE, "DELETE_ON_CLOSE left the file: class %d", cls);
+    delete_on_close_hint_only();
 }
 
 static void info_value(MPI_File fh, const char *key, char *out, size_t len)
@@ -465,6 +488,14 @@ static void test_large(void)
                       "marker %d of the 2 GiB read", i);
         E2E_CHECK(e2e_first_nonzero(big + chunk, (size_t)marks[1] - chunk) < 0,
                   "hole of the 2 GiB read not zero");
+        /* and one write of more than 2^31 bytes, read back whole */
+        e2e_fill(big, 0, (size_t)S, 10);
+        E2E_MPI(MPI_File_write_at(fh, 0, big, (int)(S / (MPI_Offset)chunk), page, &st));
+        MPI_Get_count(&st, page, &count);
+        E2E_CHECK(count == (int)(S / (MPI_Offset)chunk), "2 GiB write count %d", count);
+        memset(big, 0, (size_t)S);
+        E2E_MPI(MPI_File_read_at(fh, 0, big, (int)(S / (MPI_Offset)chunk), page, &st));
+        E2E_CHECK(e2e_verify(big, 0, (size_t)S, 10) < 0, "the 2 GiB write read back differs");
         MPI_Type_free(&page);
         free(big);
     }

@@ -24,8 +24,7 @@ ipvfs_start_cluster 2 2 --target-size 256M
 [ "$(stat -c %a "$IPVFS_MAP")" = 600 ] || ipvfs_fail "map mode is $(stat -c %a "$IPVFS_MAP")"
 [ "$(stat -c %a "$IPVFS_CLUSTER_DIR/secret")" = 600 ] || ipvfs_fail "secret is not 0600"
 grep -q "cluster ready" "$IPVFS_CLUSTER_DIR/server.log" || ipvfs_fail "no 'cluster ready' line"
-grep -qE "bound rank|cannot bind|running unbound" "$IPVFS_CLUSTER_DIR/server.log" ||
-    ipvfs_fail "no line about core binding"
+grep -q "topology: .* core(s)" "$IPVFS_CLUSTER_DIR/server.log" || ipvfs_fail "no topology line"
 
 # -- status --json: six ranks, right roles
 ipvfs-ctl status --json >"$IPVFS_CLUSTER_DIR/status.json" || ipvfs_fail "status --json failed"
@@ -39,6 +38,22 @@ assert roles == ["metadata", "target", "target", "io", "target", "target"], role
 assert ranks[0]["services"] == ["metadata", "io"], ranks[0]
 assert all(r["state"] == "serving" and r["pid"] > 0 and r["host"] for r in ranks), ranks
 EOF
+
+# -- hwloc: each rank runs on the PUs its "bound rank" line names, and the
+# node-local ranks spread over the cores (rank i on core i % ncores)
+python3 - "$IPVFS_CLUSTER_DIR/status.json" "$IPVFS_CLUSTER_DIR/server.log" <<'EOF' ||
+import json, re, sys
+ranks = json.load(open(sys.argv[1]))["ranks"]
+lines = re.findall(r"bound rank (\d+) \(node-local rank (\d+)\) to core (\d+) of (\d+) "
+                   r"\(package \d+, PUs ([0-9,-]+)\)", open(sys.argv[2]).read())
+assert len(lines) == len(ranks), lines
+for rank, local, core, ncores, pus in lines:
+    assert int(core) == int(local) % int(ncores), (rank, local, core, ncores)
+    pid = ranks[int(rank)]["pid"]
+    allowed = re.search(r"^Cpus_allowed_list:\s*(\S+)", open(f"/proc/{pid}/status").read(), re.M)
+    assert allowed.group(1) == pus, (rank, allowed.group(1), pus)
+EOF
+    ipvfs_fail "ranks are not bound as their log lines say"
 ipvfs-ctl status | grep -q "metadata+io" || ipvfs_fail "plain status lacks rank 0's roles"
 
 # -- namespace through ipvfs-ctl

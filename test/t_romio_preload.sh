@@ -1,7 +1,8 @@
 #!/bin/bash
 # Smoke test of libipvfs-romio.so: a small MPI-IO program built with plain
-# mpicc runs with LD_PRELOAD of our library on ufs: and checks that
-#  - MPI_File_open really comes from the preloaded library,
+# mpicc runs with LD_PRELOAD of our library on ufs:, and again built linked
+# against the library (no LD_PRELOAD), and checks that
+#  - MPI_File_open really comes from our library,
 #  - MPI_Get_count gives the element count after a write and a read,
 #  - the data read back is what was written,
 #  - an invalid displacement gives an error whose string is real text
@@ -127,4 +128,11 @@ EOF
 "$MPICC" -O1 -o "$tmp/smoke" "$tmp/smoke.c" -ldl
 mkdir -p "$tmp/data"
 "$MPIEXEC" -n 2 -genv LD_PRELOAD "$lib" "$tmp/smoke" "ufs:$tmp/data" "$lib"
+
+# The other way to use it: linked before libmpich (mpicc appends -lmpich
+# after the user's libraries), run without LD_PRELOAD.
+libdir=$(dirname "$lib")
+"$MPICC" -O1 -o "$tmp/smoke-linked" "$tmp/smoke.c" -L"$libdir" -Wl,--no-as-needed \
+    -lipvfs-romio -Wl,-rpath,"$libdir" -ldl
+"$MPIEXEC" -n 2 env -u LD_PRELOAD "$tmp/smoke-linked" "ufs:$tmp/data" "$lib"
 echo "t_romio_preload: passed"

@@ -775,8 +775,10 @@ static uint8_t tmf_exec(struct tgt_conn *c, const uint8_t *h)
             return ISCSI_TMF_RSP_COMPLETE;
         }
         /* RFC 7143 11.5.1: a task that never arrived counts as done when
-         * its CmdSN is inside the window and before this request. */
-        if (!sn_lt(refcmdsn, c->exp_cmdsn - TGT_CMD_WINDOW) && sn_lt(refcmdsn, cmdsn + 1))
+         * its CmdSN is inside the window (not below ExpCmdSN) and before
+         * this request.  Below ExpCmdSN it did arrive (one connection, TCP
+         * order) and has completed: it does not exist any more. */
+        if (!sn_lt(refcmdsn, c->exp_cmdsn) && sn_lt(refcmdsn, cmdsn + 1))
             return ISCSI_TMF_RSP_COMPLETE;
         return ISCSI_TMF_RSP_NO_TASK;
     case ISCSI_TMF_ABORT_TASK_SET:

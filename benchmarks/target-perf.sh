@@ -3,7 +3,9 @@
 # (sparse files): iscsi-perf sequential reads of 4 KiB, 64 KiB and 1 MiB
 # with 16 in flight, and our write workload (ipvfs-iscsi-wperf: sequential
 # WRITE(16) through libiscsi, 16 in flight) at the same sizes.  Prints
-# IOPS and MB/s for both targets and the MB/s ratio ipvfs/tgtd.
+# IOPS and MiB/s (2^20 bytes) for both targets and the MiB/s ratio
+# ipvfs/tgtd.  iscsi-perf's own MB/s figure is an integer; MiB/s is
+# computed here from its IOPS average and the request size instead.
 #
 #   benchmarks/target-perf.sh [BUILDDIR]    (PERF_SECONDS=4, PERF_SIZE=512M,
 #                                            PERF_ROWS="read write")
@@ -58,21 +60,22 @@ tgtadm -C "$ctl" --lld iscsi --mode target --op bind --tid 1 -I ALL || { echo "t
 ours_url=iscsi://127.0.0.1:$oport/iqn.2026-01.org.ipvfs:perf/0
 tgtd_url=iscsi://127.0.0.1:$tport/iqn.2026-01.org.tgt:perf/1
 
-# prints "IOPS MBPS"
+# prints "IOPS MiB/s"; $2 is the request size in 512-byte blocks
 read_perf() {
     timeout -s INT $((secs + 10)) iscsi-perf -m 16 -b "$2" -t "$secs" "$1" 2>&1 | tr '\r' '\n' |
-        sed -n 's/^ *iops average \([0-9]*\) (\([0-9]*\) MB\/s).*/\1 \2/p' | tail -1
+        sed -n 's/^ *iops average \([0-9]*\) .*/\1/p' | tail -1 |
+        awk -v b="$2" '{ printf "%d %.1f\n", $1, $1 * b * 512 / 1048576 }'
 }
 write_perf() {
-    "$wperf" "$1" "$2" "$3" "$4" 16 "$secs" | sed -n 's/^iops \([0-9]*\) MB\/s \([0-9.]*\)$/\1 \2/p'
+    "$wperf" "$1" "$2" "$3" "$4" 16 "$secs" | sed -n 's/^iops \([0-9]*\) MiB\/s \([0-9.]*\)$/\1 \2/p'
 }
 
-printf '%-18s %21s %21s %7s\n' "workload" "ipvfs-target IOPS MB/s" "tgtd IOPS MB/s" "ratio"
+printf '%-18s %23s %23s %7s\n' "workload" "ipvfs-target IOPS MiB/s" "tgtd IOPS MiB/s" "ratio"
 row() {
     local name=$1 a=$2 b=$3
     read -r ai am <<<"${a:-0 0}"
     read -r bi bm <<<"${b:-0 0}"
-    printf '%-18s %12s %8s %12s %8s %7s\n' "$name" "$ai" "$am" "$bi" "$bm" \
+    printf '%-18s %14s %8s %14s %8s %7s\n' "$name" "$ai" "$am" "$bi" "$bm" \
         "$(awk -v x="$am" -v y="$bm" 'BEGIN { if (y > 0) printf "%.2f", x / y; else print "-" }')"
 }
 [[ " $rows " == *" read "* ]] &&

@@ -53,4 +53,20 @@ iscsi-inq "iscsi://bob%wrong-secret-1@127.0.0.1:$port/iqn.2026-01.org.ipvfs:cli/
     fail "CHAP login with a wrong secret accepted"
 grep -q 'CHAP: wrong response' "$work/err" || fail "no log line for the failed CHAP login"
 stop
+
+# '#' starts a comment only at line start or after whitespace: a secret may
+# hold one, and a comment may follow it
+cat >"$work/conf" <<CONF
+portal = 127.0.0.1:0   # loopback only
+iqn = iqn.2026-01.org.ipvfs:cli
+lun = mem:8M
+chap-user = bob
+chap-secret = bobs-secret#123	# tab before this comment
+CONF
+start --config "$work/conf"
+iscsi-inq "iscsi://bob%bobs-secret#123@127.0.0.1:$port/iqn.2026-01.org.ipvfs:cli/0" >/dev/null ||
+    fail "CHAP login with a secret containing '#'"
+iscsi-inq "iscsi://bob%bobs-secret@127.0.0.1:$port/iqn.2026-01.org.ipvfs:cli/0" >/dev/null 2>&1 &&
+    fail "CHAP login with the secret cut at '#' accepted"
+stop
 echo "ipvfs-target CLI: OK"

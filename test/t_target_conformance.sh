@@ -1,11 +1,15 @@
 #!/bin/bash
 # Conformance of the embedded iSCSI target: libiscsi's iscsi-test-cu, test
 # family ALL (230 tests), against ipvfs-target and against tgtd on a LUN of
-# the same size, in the same run.  Prints both pass counts and every test
-# we fail (with the known reason); fails when we pass fewer tests than
-# tgtd or fail a test that tgtd passes.  About a minute in all.
+# the same size, in the same run.  iscsi-test-cu reports a test whose
+# command the target does not support as passed, with a "[SKIPPED]" line:
+# such tests are counted apart.  Prints passed/skipped/failed for both
+# targets per family (SCSI, iSCSI) and every test we do not pass (with the
+# known reason); fails when a test that passes on tgtd fails or is skipped
+# here.  The raw outputs stay in the log.  About a minute in all.
 # timeout: 400
 set -u
+export LC_ALL=C   # sort and join must agree on the order
 srcdir=${IPVFS_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 target=$(command -v ipvfs-target || echo "${IPVFS_BUILDDIR:-$srcdir/_build}/backend/ipvfs-target")
 command -v iscsi-test-cu >/dev/null || { echo "iscsi-test-cu (libiscsi-bin) not installed"; exit 77; }
@@ -31,27 +35,67 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Runs the suite against URL in DIR; leaves "Suite.Test PASS|FAIL" lines in DIR/res.
+# Family of every Suite.Test (SCSI or iSCSI), from the suite's own list.
+iscsi-test-cu -l | awk -F. 'NF == 3 && ($1 == "SCSI" || $1 == "iSCSI") {print $2 "." $3, $1}' |
+    sort >"$work/families"
+
+# Runs the suite against URL in DIR (verbose console mode, unbuffered so
+# that a test's "[SKIPPED]" line comes between its "Test: NAME ..." and
+# its result); leaves "Family.Suite.Test PASS|SKIP|FAIL" lines in DIR/res
+# and "Suite.Test message" of each skip in DIR/skips.  Text after a test's
+# result is its teardown's and does not count.
 run_suite() {
     local dir=$1 url=$2
     mkdir -p "$dir"
-    (cd "$dir" && timeout 300 iscsi-test-cu -x --dataloss -t ALL "$url" >cu.out 2>&1)
-    [ -f "$dir/CUnitAutomated-Results.xml" ] || { echo "no results from $url"; tail -20 "$dir/cu.out"; return 1; }
-    awk '/<SUITE_NAME>/ {s = $2}
-         /<CUNIT_RUN_TEST_SUCCESS>/ {st = "PASS"}
-         /<CUNIT_RUN_TEST_FAILURE>/ {st = "FAIL"}
-         /<TEST_NAME>/ {print s "." $2, st}' "$dir/CUnitAutomated-Results.xml" |
-        awk '{ if ($2 == "FAIL" || r[$1] == "FAIL") r[$1] = "FAIL"; else r[$1] = "PASS" }
-             END { for (k in r) print k, r[k] }' | sort >"$dir/res"
+    (cd "$dir" && timeout 300 stdbuf -o0 -e0 iscsi-test-cu --dataloss -t ALL "$url" >cu.out 2>&1)
+    grep -q '^Run Summary' "$dir/cu.out" || { echo "no results from $url"; tail -20 "$dir/cu.out"; return 1; }
+    perl -0777 -ne '
+        while (/^Suite: (\S+)\n(.*?)(?=^Suite: |^Run Summary)/msg) {
+            my ($suite, $body) = ($1, $2);
+            while ($body =~ /Test: (\S+) \.\.\.(.*?)\b(passed|FAILED)\b/sg) {
+                my ($t, $mid, $r) = ($1, $2, $3);
+                my $skip = $mid =~ /\[SKIPPED\] *([^\n]*)/ ? $1 : undef;
+                print "$suite.$t ", $r eq "FAILED" ? "FAIL" : defined $skip ? "SKIP" : "PASS", "\n";
+                print STDERR "$suite.$t $skip\n" if defined $skip;
+            }
+        }' "$dir/cu.out" 2>"$dir/skips" | sort | join -a1 -e ALL -o 2.2,1.1,1.2 - "$work/families" |
+        awk '{print $1 "." $2, $3}' | sort >"$dir/res"
+    [ -s "$dir/res" ] || { echo "could not parse the results from $url"; return 1; }
 }
 
+# Prints "family: P passed, S skipped, F failed of N" for res file $1.
+counts() {
+    for fam in SCSI iSCSI; do
+        awk -v f="$fam" 'index($1, f ".") == 1 { n++; c[$2]++ }
+            END { printf "  %-6s %3d passed, %3d skipped, %3d failed of %3d\n", f ":",
+                  c["PASS"], c["SKIP"], c["FAIL"], n }' "$1"
+    done
+}
+
+# Keeps the raw output of a run in the test log.
+show_raw() {
+    echo "----- raw iscsi-test-cu output against $1 -----"
+    cat "$2"
+    echo "----- end of raw output against $1 -----"
+}
+
+# Why test $1 (Family.Suite.Test) does not pass here.
 reason() {
-    case $1 in
+    case ${1#*.} in
+    GetLBAStatus.*)
+        echo "GET LBA STATUS is not implemented" ;;
+    OrWrite.*)
+        echo "ORWRITE is not implemented" ;;
+    Prin*|Prout*)
+        echo "persistent reservations (PERSISTENT RESERVE IN/OUT) are not implemented, only RESERVE(6)/RELEASE(6)" ;;
+    WriteSame10.ZeroBlocks|WriteSame16.ZeroBlocks)
+        echo "we set WSNZ in the Block Limits VPD and refuse a zero block count (SBC allows it; the test then skips); tgtd writes to the end of the LUN" ;;
     iSCSIdatasn.iSCSIDataSnInvalid)
         echo "the test's second case runs after libiscsi reconnected (we closed the connection on the first bad DataSN, as RFC 7143 ERL 0 allows); the new session negotiates immediate data, no Data-Out is sent, so the write it expects to fail succeeds (tgtd fails it the same way)" ;;
-    Reserve6.2Initiators)
-        echo "test expects RESERVE(6) semantics tgtd does not have either" ;;
-    *) echo "see $1 in the log" ;;
+    *)
+        local msg
+        msg=$(awk -v n="${1#*.}" '$1 == n {$1 = ""; print substr($0, 2); exit}' "$work/ours/skips")
+        if [ -n "$msg" ]; then echo "skip reported by the test: $msg"; else echo "see $1 in the log"; fi ;;
     esac
 }
 
@@ -86,26 +130,27 @@ tgtadm -C "$ctl" --lld iscsi --mode target --op bind --tid 1 -I ALL ||
 run_suite "$work/tgtd" "iscsi://127.0.0.1:$tport/iqn.2026-01.org.tgt:conformance/1" || exit 1
 
 # --- comparison ---
-total=$(wc -l <"$work/ours/res")
-ours_pass=$(grep -c ' PASS$' "$work/ours/res")
-tgtd_pass=$(grep -c ' PASS$' "$work/tgtd/res")
-for fam in "iSCSI" "SCSI"; do :; done
-echo "ipvfs-target: $ours_pass of $total tests passed"
-echo "tgtd:         $tgtd_pass of $(wc -l <"$work/tgtd/res") tests passed"
+show_raw ipvfs-target "$work/ours/cu.out"
+show_raw tgtd "$work/tgtd/cu.out"
+echo "ipvfs-target:"
+counts "$work/ours/res"
+echo "tgtd:"
+counts "$work/tgtd/res"
 status=0
 while read -r name res; do
     t=$(awk -v n="$name" '$1 == n {print $2}' "$work/tgtd/res")
-    [ "$res" = FAIL ] || continue
+    [ "$res" = PASS ] && continue
+    what=$([ "$res" = SKIP ] && echo "skipped" || echo "fails")
     if [ "$t" = PASS ]; then
-        echo "REGRESSION: $name fails here but passes on tgtd"
+        echo "REGRESSION: $name $what here but passes on tgtd: $(reason "$name")"
         status=1
     else
-        echo "known failure (tgtd fails it too): $name: $(reason "$name")"
+        echo "not passed on tgtd either (${t:-absent} there): $name $what here: $(reason "$name")"
     fi
 done <"$work/ours/res"
 while read -r name res; do
-    [ "$res" = FAIL ] && grep -q "^$name PASS$" "$work/ours/res" && echo "passes here, fails on tgtd: $name"
+    [ "$res" != PASS ] && grep -q "^$name PASS$" "$work/ours/res" &&
+        echo "passes here, $([ "$res" = SKIP ] && echo "skipped" || echo "fails") on tgtd: $name"
 done <"$work/tgtd/res"
-[ "$ours_pass" -ge "$tgtd_pass" ] || { echo "FAIL: fewer passes than tgtd"; status=1; }
 [ $status -eq 0 ] && echo "conformance: OK"
 exit $status

@@ -1,8 +1,8 @@
 /* End-to-end I/O through libiscsi (the initiator the I/O nodes use) against
  * the embedded target run in process: write/read-verify at many sizes on
  * memory and file LUNs, many commands in flight, many sessions, header
- * digests, CHAP (one-way, mutual, wrong secret), WRITE SAME/UNMAP holes,
- * and durability of acknowledged writes after SIGTERM. */
+ * digests, CHAP (one-way, mutual, wrong secret), WRITE SAME/UNMAP holes
+ * (in the sparse file, and zeroed ranges of a memory LUN), and durability of acknowledged writes after SIGTERM. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -223,6 +223,66 @@ static void test_chap(void **state)
     assert_int_equal(srv_stop(&sp), 0);
 }
 
+/* True when [off, off + len) of fd is all hole (SEEK_DATA skips it). */
+static int is_hole(int fd, off_t off, off_t len)
+{
+    off_t data = lseek(fd, off, SEEK_DATA);
+
+    return (data < 0 && errno == ENXIO) || data >= off + len;
+}
+
+static int reads_zero(struct iscsi_context *ic, uint64_t lba, uint32_t blocks)
+{
+    struct scsi_task *t = iscsi_read16_sync(ic, 0, lba, blocks * BS, BS, 0, 0, 0, 0, 0);
+    int ok = t && t->status == SCSI_STATUS_GOOD && t->datain.size == (int)(blocks * BS);
+
+    for (uint32_t i = 0; ok && i < blocks * BS; i++)
+        ok = t->datain.data[i] == 0;
+    if (t)
+        scsi_free_scsi_task(t);
+    return ok;
+}
+
+/* UNMAP on a memory LUN, with ranges that start and end inside pages:
+ * exactly the range reads as zeros, the bytes around it are kept. */
+static void test_unmap_memory(void **state)
+{
+    struct tgt_lun_config lun = { .kind = TGT_BACKING_MEMORY, .size = 8 << 20 };
+    struct tgt_config cfg = { .iqn = IQN, .portal_host = "127.0.0.1", .luns = &lun, .nluns = 1 };
+    static const struct unmap_list ranges[] = { { 3, 20 }, { 64, 8 }, { 100, 1 }, { 200, 300 } };
+    enum { SPAN = 512 };
+    unsigned char *w = malloc(SPAN * BS);
+    struct iscsi_context *ic;
+    struct scsi_task *t;
+    struct srv_proc sp;
+
+    assert_non_null(w);
+    assert_int_equal(srv_start(&sp, &cfg, NULL), 0);
+    ic = srv_login(&sp, IQN, 0, "iqn.2026-01.org.ipvfs:init-unmap");
+    assert_non_null(ic);
+    fill_pattern(w, SPAN * BS, 5);
+    t = iscsi_write16_sync(ic, 0, 0, w, SPAN * BS, BS, 0, 0, 0, 0, 0);
+    assert_non_null(t);
+    assert_int_equal(t->status, SCSI_STATUS_GOOD);
+    scsi_free_scsi_task(t);
+    t = iscsi_unmap_sync(ic, 0, 0, 0, (struct unmap_list *)ranges, 4);
+    assert_non_null(t);
+    assert_int_equal(t->status, SCSI_STATUS_GOOD);
+    scsi_free_scsi_task(t);
+    for (int i = 0; i < 4; i++)
+        memset(w + ranges[i].lba * BS, 0, ranges[i].num * BS);
+    t = iscsi_read16_sync(ic, 0, 0, SPAN * BS, BS, 0, 0, 0, 0, 0);
+    assert_non_null(t);
+    assert_int_equal(t->status, SCSI_STATUS_GOOD);
+    assert_int_equal(t->datain.size, SPAN * BS);
+    assert_memory_equal(t->datain.data, w, SPAN * BS);
+    scsi_free_scsi_task(t);
+    iscsi_logout_sync(ic);
+    iscsi_destroy_context(ic);
+    assert_int_equal(srv_stop(&sp), 0);
+    free(w);
+}
+
 static void test_unmap_and_durability(void **state)
 {
     char path[128];
@@ -239,16 +299,28 @@ static void test_unmap_and_durability(void **state)
     ic = srv_login(&sp, IQN, 0, "iqn.2026-01.org.ipvfs:init-dur");
     assert_non_null(ic);
     assert_true(verify_rw(ic, 0, 2048, 1 << 20, 42, 0));
+    fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    assert_false(is_hole(fd, 2048 * BS, 256 * BS));
+    assert_false(is_hole(fd, 2560 * BS, 256 * BS));
     /* WRITE SAME with UNMAP punches a hole that reads back as zeros */
     t = iscsi_writesame16_sync(ic, 0, 2048, zero, BS, 256, 0, 1, 0, 0);
     assert_non_null(t);
     assert_int_equal(t->status, SCSI_STATUS_GOOD);
     scsi_free_scsi_task(t);
-    t = iscsi_read16_sync(ic, 0, 2048, 256 * BS, BS, 0, 0, 0, 0, 0);
-    assert_non_null(t);
-    for (int i = 0; i < 256 * BS; i++)
-        assert_int_equal(t->datain.data[i], 0);
-    scsi_free_scsi_task(t);
+    assert_true(is_hole(fd, 2048 * BS, 256 * BS));
+    assert_true(reads_zero(ic, 2048, 256));
+    /* and so does UNMAP */
+    {
+        struct unmap_list range = { .lba = 2560, .num = 256 };
+        t = iscsi_unmap_sync(ic, 0, 0, 0, &range, 1);
+        assert_non_null(t);
+        assert_int_equal(t->status, SCSI_STATUS_GOOD);
+        scsi_free_scsi_task(t);
+    }
+    assert_true(is_hole(fd, 2560 * BS, 256 * BS));
+    assert_true(reads_zero(ic, 2560, 256));
+    close(fd);
     /* data written and acknowledged, then SIGTERM: it is in the file */
     fill_pattern(buf, 1 << 20, 77);
     t = iscsi_write16_sync(ic, 0, 8192, buf, 1 << 20, BS, 0, 0, 0, 0, 0);
@@ -277,6 +349,7 @@ int main(void)
         cmocka_unit_test_teardown(test_header_digest, srv_kill_all),
         cmocka_unit_test_teardown(test_chap, srv_kill_all),
         cmocka_unit_test_teardown(test_unmap_and_durability, srv_kill_all),
+        cmocka_unit_test_teardown(test_unmap_memory, srv_kill_all),
     };
     int rc;
 

@@ -100,7 +100,7 @@ static void task_release(struct tgt_task *t)
 {
     struct tgt_conn *c = t->conn;
 
-    if (t->linked || t->tx_refs > 0 || t->io_busy)
+    if (t->linked || t->tx_refs > 0 || t->io_busy || t->holds > 0)
         return;
     free(t->buf);
     free(t->aux);
@@ -149,9 +149,32 @@ static struct tgt_task *task_find(struct tgt_conn *c, uint32_t itt)
     return NULL;
 }
 
+/* Keeps t allocated across calls that may close its connection (a failed
+ * queueing closes it, and closing frees the tasks nothing else holds). */
+static void task_hold(struct tgt_task *t)
+{
+    t->holds++;
+}
+
+static void task_drop(struct tgt_task *t)
+{
+    t->holds--;
+    task_release(t);
+}
+
 static void task_abort(struct tgt_task *t)
 {
+    struct tgt_conn *c = t->conn;
+
     t->aborted = 1;
+    if (c->rx_task == t) {
+        /* A reset from another connection can land while this one is in
+         * the middle of t's data segment: the rest of the segment is
+         * still read, to keep the PDU framing, but dropped. */
+        c->rx_task = NULL;
+        c->rx_dst = NULL;
+        c->rx_keep = 0;
+    }
     task_unlink(t);
     task_release(t);
 }
@@ -341,11 +364,16 @@ static void send_reject(struct tgt_conn *c, const uint8_t *bad, uint8_t reason)
         conn_fail(c, "out of memory queueing a reject");
 }
 
-static void queue_or_fail(struct tgt_conn *c, const uint8_t *h, const void *data, uint32_t dlen,
-                          struct tgt_task *t, int copy)
+/* Returns 0, or -ENOMEM after the connection was closed (which frees the
+ * tasks nobody holds: see task_hold()). */
+static int queue_or_fail(struct tgt_conn *c, const uint8_t *h, const void *data, uint32_t dlen,
+                         struct tgt_task *t, int copy)
 {
-    if (tgt_conn_queue(c, h, data, dlen, t, copy) < 0)
+    if (tgt_conn_queue(c, h, data, dlen, t, copy) < 0) {
         conn_fail(c, "out of memory queueing a response");
+        return -ENOMEM;
+    }
+    return 0;
 }
 
 static void residual(const struct tgt_task *t, uint32_t spdtl, uint8_t *flags, uint32_t *count)
@@ -403,7 +431,8 @@ static uint32_t send_data_in(struct tgt_conn *c, struct tgt_task *t, uint32_t le
         put_be32(h + 40, off);
         /* A mapped payload needs no task reference: the mapping lives
          * until the LUN closes, after every connection. */
-        queue_or_fail(c, h, src + off, n, t->data_in_mapped ? NULL : t, 0);
+        if (queue_or_fail(c, h, src + off, n, t->data_in_mapped ? NULL : t, 0) < 0)
+            break;
         off += n;
     }
     c->srv->stats.bytes_read += len;
@@ -447,19 +476,25 @@ void tgt_task_complete(struct tgt_task *t)
     if (t->dir == DIR_READ && t->status == 0 && t->data_len == 0)
         spdtl = 0;
     residual(t, spdtl, &rflags, &rcount);
+    /* The connection (owner of the task's reference on it) may close
+     * while the responses are queued. */
+    c->refs++;
+    task_hold(t);
     if (t->dir == DIR_READ && t->data_len > 0) {
         uint32_t len = t->data_len < t->edtl ? t->data_len : t->edtl;
         int collapse = t->status == 0;
         if (len > 0)
             datasn = send_data_in(c, t, len, collapse, rflags, rcount);
-        if (!collapse || len == 0)
+        if ((!collapse || len == 0) && c->state != CONN_CLOSED)
             send_scsi_rsp(c, t, datasn, rflags, rcount);
     } else {
         send_scsi_rsp(c, t, datasn, rflags, rcount);
     }
     task_unlink(t);
-    task_release(t);
-    tx_kick(c);
+    task_drop(t);
+    if (c->state != CONN_CLOSED)
+        tx_kick(c);
+    tgt_conn_put(c);
 }
 
 /* ---- CmdSN window ---- */
@@ -486,7 +521,8 @@ static void issue_r2ts(struct tgt_task *t)
 {
     struct tgt_conn *c = t->conn;
 
-    while (t->r2t_next < t->want) {
+    task_hold(t);
+    while (t->r2t_next < t->want && c->state != CONN_CLOSED) {
         struct tgt_r2t *r = NULL;
         uint8_t h[ISCSI_BHS_LEN] = { 0 };
         uint32_t len = t->want - t->r2t_next;
@@ -497,7 +533,7 @@ static void issue_r2ts(struct tgt_task *t)
                 break;
             }
         if (!r)
-            return;
+            break;
         if (len > c->p.max_burst)
             len = c->p.max_burst;
         if (++c->srv->next_ttt == ISCSI_RSVD_TAG)
@@ -513,9 +549,11 @@ static void issue_r2ts(struct tgt_task *t)
         put_be32(h + 36, t->r2tsn++);
         put_be32(h + 40, r->offset);
         put_be32(h + 44, len);
-        queue_or_fail(c, h, NULL, 0, NULL, 0);
+        if (queue_or_fail(c, h, NULL, 0, NULL, 0) < 0)
+            break;
         t->r2t_next += len;
     }
+    task_drop(t);
 }
 
 static void task_advance(struct tgt_task *t)
@@ -737,8 +775,10 @@ static uint8_t tmf_exec(struct tgt_conn *c, const uint8_t *h)
             return ISCSI_TMF_RSP_COMPLETE;
         }
         /* RFC 7143 11.5.1: a task that never arrived counts as done when
-         * its CmdSN is inside the window and before this request. */
-        if (!sn_lt(refcmdsn, c->exp_cmdsn - TGT_CMD_WINDOW) && sn_lt(refcmdsn, cmdsn + 1))
+         * its CmdSN is inside the window (not below ExpCmdSN) and before
+         * this request.  Below ExpCmdSN it did arrive (one connection, TCP
+         * order) and has completed: it does not exist any more. */
+        if (!sn_lt(refcmdsn, c->exp_cmdsn) && sn_lt(refcmdsn, cmdsn + 1))
             return ISCSI_TMF_RSP_COMPLETE;
         return ISCSI_TMF_RSP_NO_TASK;
     case ISCSI_TMF_ABORT_TASK_SET:
@@ -976,12 +1016,13 @@ static int rx_phase_done(struct tgt_conn *c)
             return 0;
         /* fall through */
     case RX_DATA:
-        rx_enter(c, RX_TRAILER, pad4(dlen) + dd);
+        /* No data segment, no data digest (RFC 7143 11.1). */
+        rx_enter(c, RX_TRAILER, dlen ? pad4(dlen) + dd : 0);
         if (c->rx_need)
             return 0;
         /* fall through */
     case RX_TRAILER:
-        if (dd) {
+        if (dd && dlen) {
             uint32_t pad = pad4(dlen);
             uint32_t crc = crc_add(c->rx_crc, c->rx_trailer, pad);
             if (!crc_check(c->rx_trailer + pad, crc)) {
@@ -1008,17 +1049,52 @@ static uint8_t *rx_target(struct tgt_conn *c)
     return NULL;
 }
 
+static void rx_resume(struct evloop *loop, uint64_t id, void *user)
+{
+    struct tgt_conn *c = user;
+
+    c->rx_resume_timer = 0;
+    if (c->state != CONN_CLOSED)
+        tgt_conn_rx(c);
+    tgt_conn_put(c);
+}
+
+/* The loop stopped at its PDU budget with bytes left in rx_stage.  epoll
+ * reports only new socket data, so those bytes would wait for the
+ * initiator's next send, which may never come (it waits for our answers):
+ * come back on the next loop turn, after the other connections had theirs.
+ * Returns 1 when the loop is to go on at once instead (no timer). */
+static int rx_defer(struct tgt_conn *c)
+{
+    if (c->rx_resume_timer)
+        return 0;
+    c->rx_resume_timer = evloop_add_timer(c->srv->loop, 0, rx_resume, c);
+    if (!c->rx_resume_timer)
+        return 1;   /* out of memory: rather unfair than stalled */
+    c->refs++;
+    return 0;
+}
+
+#define RX_PDU_BUDGET 256
+
 void tgt_conn_rx(struct tgt_conn *c)
 {
     int pdus = 0;
 
     c->in_rx = 1;
-    while (c->state != CONN_CLOSED && pdus < 256) {
+    while (c->state != CONN_CLOSED) {
         size_t need = c->rx_need - c->rx_have;
         uint8_t *dst = rx_target(c);
         const uint8_t *seen = NULL;
         ssize_t n;
 
+        if (pdus >= RX_PDU_BUDGET) {
+            /* Bytes still on the socket make epoll (level-triggered)
+             * call again; bytes already staged do not. */
+            if (c->rx_stage_pos == c->rx_stage_end || !rx_defer(c))
+                break;
+            pdus = 0;
+        }
         if (c->rx_phase == RX_DATA && dst && need > c->rx_keep - c->rx_have)
             need = c->rx_keep - c->rx_have;
         n = rx_read(c, dst, need, &seen);
@@ -1109,6 +1185,11 @@ void tgt_conn_close(struct tgt_conn *c, const char *why)
         c->fd = -1;
     }
     c->rx_task = NULL;
+    if (c->rx_resume_timer) {
+        evloop_del_timer(srv->loop, c->rx_resume_timer);
+        c->rx_resume_timer = 0;
+        c->refs--;   /* the timer's; the caller's reference is still held */
+    }
     tx_drop_all(c);
     tgt_conn_abort_tasks(c, NULL);
     for (int i = 0; i < srv->nluns; i++)

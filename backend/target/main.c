@@ -18,6 +18,7 @@
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <malloc.h>
@@ -171,6 +172,18 @@ static char *trim(char *s)
     return s;
 }
 
+
+/* A comment starts with '#' at the start of a line or after whitespace, so
+ * that a CHAP secret may contain '#'. */
+static void strip_comment(char *line)
+{
+    for (char *p = line; *p; p++)
+        if (*p == '#' && (p == line || isspace((unsigned char)p[-1]))) {
+            *p = '\0';
+            return;
+        }
+}
+
 static int read_config(struct opts *o, const char *file)
 {
     FILE *f = fopen(file, "r");
@@ -186,10 +199,9 @@ static int read_config(struct opts *o, const char *file)
         fprintf(stderr, "ipvfs-target: warning: %s is readable by others; it may hold "
                         "CHAP secrets (chmod 600)\n", file);
     while (rc == 0 && fgets(line, sizeof(line), f)) {
-        char *hash = strchr(line, '#'), *s, *eq;
+        char *s, *eq;
         lineno++;
-        if (hash)
-            *hash = '\0';
+        strip_comment(line);
         s = trim(line);
         if (!*s)
             continue;

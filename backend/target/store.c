@@ -371,6 +371,25 @@ static void mem_close(struct tgt_lun *lun)
     lun->mem = NULL;
 }
 
+/* UNMAP of a memory LUN: whole pages go back to the kernel (they read as
+ * zeros afterwards and cost nothing, like a hole); only the partial pages
+ * at the edges are cleared by hand.  lun->mem is page aligned (mmap). */
+static void mem_zero(struct tgt_lun *lun, uint64_t off, size_t len)
+{
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    uint64_t first = (off + page - 1) / page * page, end = (off + len) / page * page;
+
+    if (first >= end) {
+        memset(lun->mem + off, 0, len);
+        return;
+    }
+    memset(lun->mem + off, 0, first - off);
+    /* Should the kernel refuse, the range must read as zeros all the same. */
+    if (madvise(lun->mem + first, end - first, MADV_DONTNEED) < 0)
+        memset(lun->mem + first, 0, end - first);
+    memset(lun->mem + end, 0, off + len - end);
+}
+
 static void mem_submit(struct tgt_lun *lun, struct tgt_io *io)
 {
     switch (io->op) {
@@ -381,7 +400,7 @@ static void mem_submit(struct tgt_lun *lun, struct tgt_io *io)
         memcpy(lun->mem + io->off, io->buf, io->len);
         break;
     case TGT_IO_PUNCH:
-        memset(lun->mem + io->off, 0, io->len);
+        mem_zero(lun, io->off, io->len);
         break;
     case TGT_IO_FLUSH:
         break;

@@ -231,6 +231,7 @@ struct tgt_conn {
     uint8_t rx_stage[65536];     /* read-ahead of small PDUs */
     uint32_t rx_stage_pos, rx_stage_end;
     int in_rx;                   /* batching: tx waits for the end of rx */
+    uint64_t rx_resume_timer;    /* rx_defer(): holds a reference on c */
 
     /* transmit queue */
     struct tgt_txpdu *tx_head, *tx_tail;
@@ -291,6 +292,7 @@ struct tgt_task {
     int linked;              /* on conn->tasks (counts in ntasks) */
     int io_busy;
     int tx_refs;
+    int holds;               /* task_hold(): kept while responses are queued */
     void (*cont)(struct tgt_task *t); /* next step after backing I/O */
     uint64_t cur_lba;        /* progress of multi-step commands */
     uint32_t left;

@@ -1,7 +1,7 @@
 /* ipvfs-iscsi-wperf: the write workload of benchmarks/target-perf.sh.
  * Sequential WRITE(16)s of a fixed size through libiscsi (the initiator the
  * I/O nodes use), a fixed number in flight, for a fixed time; prints
- * "iops N MB/s M".
+ * "iops N MiB/s M".
  *
  *   ipvfs-iscsi-wperf HOST:PORT IQN LUN BYTES_PER_WRITE IN_FLIGHT SECONDS
  */
@@ -119,8 +119,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "wperf: %d writes failed\n", r.failed);
         return 1;
     }
-    printf("iops %.0f MB/s %.1f\n", (double)r.done / (end - start),
-           (double)r.done * r.len / (end - start) / 1e6);
+    printf("iops %.0f MiB/s %.1f\n", (double)r.done / (end - start),
+           (double)r.done * r.len / (end - start) / 1048576.0);
     iscsi_logout_sync(r.ic);
     iscsi_destroy_context(r.ic);
     free(r.buf);

@@ -5,8 +5,10 @@
 # command the target does not support as passed, with a "[SKIPPED]" line:
 # such tests are counted apart.  Prints passed/skipped/failed for both
 # targets per family (SCSI, iSCSI) and every test we do not pass (with the
-# known reason); fails when a test that passes on tgtd fails or is skipped
-# here.  The raw outputs stay in the log.  About a minute in all.
+# known reason); fails when a test that passes on tgtd fails here, or is
+# skipped here for any reason but a command listed in known_gap() (commands
+# we do not implement yet: printed as KNOWN GAP, the open part of issue 2).
+# The raw outputs stay in the log.  About a minute in all.
 # timeout: 400
 set -u
 export LC_ALL=C   # sort and join must agree on the order
@@ -99,6 +101,16 @@ reason() {
     esac
 }
 
+# 0 when test $1 exercises a command we knowingly do not implement yet, so
+# that its skip here is a known gap rather than a regression.  Shrink this
+# list as the commands land; never add a test that used to pass.
+known_gap() {
+    case ${1#*.} in
+    GetLBAStatus.*|OrWrite.*|Prin*|Prout*|WriteSame10.ZeroBlocks|WriteSame16.ZeroBlocks) return 0 ;;
+    esac
+    return 1
+}
+
 # --- ipvfs-target ---
 "$target" --portal 127.0.0.1:0 --iqn "$iqn" --lun "$work/ours.img:$size" \
     >"$work/ours.out" 2>"$work/ours.log" &
@@ -136,12 +148,15 @@ echo "ipvfs-target:"
 counts "$work/ours/res"
 echo "tgtd:"
 counts "$work/tgtd/res"
-status=0
+status=0 gaps=0
 while read -r name res; do
     t=$(awk -v n="$name" '$1 == n {print $2}' "$work/tgtd/res")
     [ "$res" = PASS ] && continue
     what=$([ "$res" = SKIP ] && echo "skipped" || echo "fails")
-    if [ "$t" = PASS ]; then
+    if [ "$t" = PASS ] && [ "$res" = SKIP ] && known_gap "$name"; then
+        echo "KNOWN GAP: $name skipped here, passes on tgtd: $(reason "$name")"
+        gaps=$((gaps + 1))
+    elif [ "$t" = PASS ]; then
         echo "REGRESSION: $name $what here but passes on tgtd: $(reason "$name")"
         status=1
     else
@@ -152,5 +167,6 @@ while read -r name res; do
     [ "$res" != PASS ] && grep -q "^$name PASS$" "$work/ours/res" &&
         echo "passes here, $([ "$res" = SKIP ] && echo "skipped" || echo "fails") on tgtd: $name"
 done <"$work/tgtd/res"
-[ $status -eq 0 ] && echo "conformance: OK"
+echo "$gaps known gap(s): tests tgtd passes that we skip for a command not implemented yet"
+[ $status -eq 0 ] && echo "conformance: OK (no regression against tgtd beyond the known gaps)"
 exit $status

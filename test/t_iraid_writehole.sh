@@ -59,18 +59,31 @@ degraded[1]="iscsi://127.0.0.1:$port/$IRAID_IQN_PREFIX:none/1:-"
 "$tool" verify "$synced" 5 65536 "${degraded[@]}" 2>"$dir/verify2.log" ||
     { tail -n 20 "$dir/verify2.log"; echo "FAILED: degraded verify"; exit 1; }
 echo "== crash while degraded: reopening dirty and degraded is refused unless forced"
-"$tool" crash 5 65536 "${degraded[@]}" >"$dir/crash.out" 2>"$dir/crash.log" &
-crash_pid=$!
-for _ in $(seq 200); do
-    synced=$(sed -n 's/^synced //p' "$dir/crash.out" | tail -n 1)
-    [ "${synced:-0}" -ge 40 ] && break
-    kill -0 "$crash_pid" 2>/dev/null || break
-    sleep 0.05
+# bitmap_dirty: member 0 (live throughout) holds a write-intent bit.  A
+# writer stalled past the linger time by a loaded machine may be killed
+# with its bits legitimately cleared (no write in flight): then again.
+bitmap_dirty() {
+    python3 -c 'import sys; f = open(sys.argv[1], "rb"); f.seek(4096)
+sys.exit(0 if any(f.read(65536 - 4096)) else 1)' "${IRAID_FILES[0]}"
+}
+for attempt in 1 2 3; do
+    "$tool" crash 5 65536 "${degraded[@]}" >"$dir/crash.out" 2>"$dir/crash.log" &
+    crash_pid=$!
+    for _ in $(seq 200); do
+        synced=$(sed -n 's/^synced //p' "$dir/crash.out" | tail -n 1)
+        [ "${synced:-0}" -ge 40 ] && break
+        kill -0 "$crash_pid" 2>/dev/null || break
+        sleep 0.05
+    done
+    kill -9 "$crash_pid" 2>/dev/null
+    wait "$crash_pid" 2>/dev/null
+    crash_pid=
+    [ "${synced:-0}" -gt 0 ] ||
+        { tail "$dir/crash.log"; echo "FAILED: degraded crash run synced nothing"; exit 1; }
+    bitmap_dirty && break
+    echo "attempt $attempt: no write in flight at the kill (bitmap clean), again"
 done
-kill -9 "$crash_pid" 2>/dev/null
-wait "$crash_pid" 2>/dev/null
-crash_pid=
-[ "${synced:-0}" -gt 0 ] || { tail "$dir/crash.log"; echo "FAILED: degraded crash run synced nothing"; exit 1; }
+bitmap_dirty || { echo "FAILED: never killed the writer with a write-intent bit set"; exit 1; }
 for what in missing stale; do
     # missing: member 1 still unreachable; stale: back, but it missed writes.
     if [ $what = missing ]; then set -- "${degraded[@]}"; else set -- "${members[@]}"; fi

@@ -30,6 +30,12 @@
  *     either fail with EIO or return exactly the bytes written (never
  *     anything else), at least one must fail, and a write must fail with
  *     EIO.
+ *   iraid-model-tool flushlose LEVEL CHUNK URL:FILE...
+ *     writes the volume, prints "ready" and waits for a line on stdin (the
+ *     caller stops member 1's target: SIGSTOP); the flush that follows
+ *     loses member 1 (timeout) and must still succeed, and by the time it
+ *     returns member 0's backing file must already hold the superblock
+ *     that marks member 1 stale.
  * Exit 0 on success, 1 on a failure. */
 #include <errno.h>
 #include <fcntl.h>
@@ -408,6 +414,46 @@ static int cmd_twofail(void)
     return 0;
 }
 
+/* The superblock's stale mask (meta.h: u64 at byte 56) in a member's file. */
+static uint64_t file_stale_mask(const char *file)
+{
+    uint8_t sb[64];
+    uint64_t mask = 0;
+    int fd = open(file, O_RDONLY);
+
+    if (fd < 0)
+        FAIL("open %s: %s", file, strerror(errno));
+    if (pread(fd, sb, sizeof(sb), 0) != (ssize_t)sizeof(sb))
+        FAIL("short read of %s", file);
+    close(fd);
+    for (int i = 7; i >= 0; i--)
+        mask = mask << 8 | sb[56 + i];
+    return mask;
+}
+
+static int cmd_flushlose(void)
+{
+    char line[32];
+    int rc;
+
+    fill_volume(9);
+    if (iraid_flush_sync(vol) < 0)
+        FAIL("flush");
+    if (file_stale_mask(files[0]) != 0)
+        FAIL("a member is stale before the test");
+    printf("ready\n");
+    fflush(stdout);
+    if (!fgets(line, sizeof(line), stdin))
+        FAIL("no go-ahead");
+    if ((rc = iraid_flush_sync(vol)) < 0)
+        FAIL("flush losing member 1: %s", strerror(-rc));
+    if (!(file_stale_mask(files[0]) >> 1 & 1))
+        FAIL("the flush returned before member 1 was recorded stale on member 0");
+    print_status();
+    printf("flushlose: member 1 recorded stale before the flush returned\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *cmd = argc > 1 ? argv[1] : "";
@@ -418,7 +464,8 @@ int main(int argc, char **argv)
         arg = strtoull(argv[a++], NULL, 0);
     if (argc - a < 3 || argc - a - 2 > MAX_MEMBERS) {
         fprintf(stderr,
-                "usage: %s model SEED|degraded|crash|verify N|twofail LEVEL CHUNK URL:FILE...\n",
+                "usage: %s model SEED|degraded|crash|verify N|twofail|flushlose LEVEL CHUNK "
+                "URL:FILE...\n",
                 argv[0]);
         return 2;
     }
@@ -453,6 +500,8 @@ int main(int argc, char **argv)
         rc = cmd_verify(arg);
     else if (!strcmp(cmd, "twofail"))
         rc = cmd_twofail();
+    else if (!strcmp(cmd, "flushlose"))
+        rc = cmd_flushlose();
     else
         FAIL("unknown command %s", cmd);
     iraid_close(vol);

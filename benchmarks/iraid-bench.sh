@@ -22,7 +22,6 @@ printf '%-7s %-5s %9s %9s %9s %9s\n' level Nt seq-write seq-read rand-4k-w degr-
 for n in 2 3 4 5; do
     for level in 0 1 5; do
         [ "$level" = 5 ] && [ "$n" -lt 3 ] && continue
-        [ "$level" = 1 ] && [ "$n" -gt 2 ] && continue
         "$bench" "$level" 65536 "$secs" "${IRAID_URLS[@]:0:$n}" 2>>"$dir/bench.log" ||
             { tail -n 5 "$dir/bench.log"; echo "FAILED: RAID-$level Nt=$n"; }
     done

@@ -192,6 +192,7 @@ struct iraid_volume {
     int closing;                   /* in iraid_close(): cancels are ECANCELED */
     struct iraid_meta *meta;       /* NULL for RAID-0 */
     int assume_clean;              /* cfg->assume_clean, for the first open */
+    int start_dirty_degraded;      /* cfg->start_dirty_degraded */
     struct iraid_sweep rebuild, scrub, resync;
     uint64_t rebuild_retry_at;     /* 0: no rebuild wanted */
     struct iraid_io *deferred;     /* completions waiting for their timer */
@@ -238,6 +239,11 @@ int meta_intent_begin(struct stripe_op *op);
 void meta_intent_end(struct stripe_op *op);
 /* 0 when the superblock is durable, else op is queued as above. */
 int meta_wait_sb(struct stripe_op *op);
+/* The same for a caller without a stripe op: 1 when the superblock (stale
+ * mask) as of now is durable already (cb is not called); 0 when queued:
+ * cb runs once later, with 0 or the metadata write's error, or with
+ * -ECANCELED from iraid_close(); -ENOMEM. */
+int meta_sb_wait(struct iraid_volume *vol, iraid_cb cb, void *user);
 void meta_member_stale(struct iraid_volume *vol, uint32_t member, int stale);
 void meta_tick(struct iraid_volume *vol);
 uint64_t meta_dirty_regions(const struct iraid_volume *vol);

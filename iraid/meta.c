@@ -32,9 +32,17 @@ struct iraid_meta {
     uint64_t *set_gen;             /* per region: generation that set its bit */
     uint64_t events, stale, stale_gen;
     struct stripe_op *waiters;
+    struct meta_sb_waiter *sb_waiters; /* meta_sb_wait() */
     int cleaning;
     uint64_t next_clean;
     uint64_t *cand, *cand_begins, ncand;
+};
+
+struct meta_sb_waiter {
+    uint64_t need_sb;
+    iraid_cb cb;
+    void *user;
+    struct meta_sb_waiter *next;
 };
 
 struct meta_write {
@@ -129,6 +137,46 @@ static int waiter_ready(const struct iraid_meta *meta, const struct stripe_op *o
     return meta->durable[0] >= op->need_sb && meta->durable[op->bm_blk] >= op->need_bm;
 }
 
+/* Completes the meta_sb_wait() callers whose superblock is durable now (all
+ * of them, with the error, when status < 0).  Detached first, as below. */
+static void meta_release_sb_waiters(struct iraid_volume *vol, int status)
+{
+    struct iraid_meta *meta = vol->meta;
+    struct meta_sb_waiter *ready = NULL, **pp = &meta->sb_waiters;
+
+    while (*pp) {
+        struct meta_sb_waiter *w = *pp;
+        if (status < 0 || meta->durable[0] >= w->need_sb) {
+            *pp = w->next;
+            w->next = ready;
+            ready = w;
+        } else {
+            pp = &w->next;
+        }
+    }
+    while (ready) {
+        struct meta_sb_waiter *w = ready;
+        ready = w->next;
+        w->cb(vol, status, w->user);
+        free(w);
+    }
+}
+
+int meta_sb_wait(struct iraid_volume *vol, iraid_cb cb, void *user)
+{
+    struct iraid_meta *meta = vol->meta;
+    struct meta_sb_waiter *w;
+
+    if (meta->durable[0] >= meta->stale_gen)
+        return 1;
+    if (!(w = calloc(1, sizeof(*w))))
+        return -ENOMEM;
+    *w = (struct meta_sb_waiter){ .need_sb = meta->stale_gen, .cb = cb, .user = user,
+                                  .next = meta->sb_waiters };
+    meta->sb_waiters = w;
+    return 0;
+}
+
 /* Resumes the waiters whose blocks are durable now (all of them, with the
  * error, when status < 0).  Detached first: resuming may queue new ones. */
 static void meta_release(struct iraid_volume *vol, int status)
@@ -153,6 +201,7 @@ static void meta_release(struct iraid_volume *vol, int status)
         op->meta_next = NULL;
         sop_resume(op, status);
     }
+    meta_release_sb_waiters(vol, status);
 }
 
 static int meta_wait(struct stripe_op *op)
@@ -416,6 +465,12 @@ void iraid_meta_close(struct iraid_volume *vol)
 
     if (!meta)
         return;
+    while (meta->sb_waiters) {
+        struct meta_sb_waiter *w = meta->sb_waiters;
+        meta->sb_waiters = w->next;
+        w->cb(vol, -ECANCELED, w->user);
+        free(w);
+    }
     free(meta->image);
     free(meta->gen);
     free(meta->durable);
@@ -587,6 +642,40 @@ static void resync_finished(struct iraid_volume *vol, struct iraid_sweep *sw)
 {
 }
 
+/* A RAID-5 stripe with a member missing or stale cannot be resynced:
+ * parity is then the only copy of that member's data, and a write the
+ * crash tore made parity disagree with the data, so the member's data
+ * would be reconstructed silently wrong.  Clearing the bits anyway (as a
+ * resync that skipped those stripes would) hides that, so refuse, as md
+ * does without start_dirty_degraded.  A stale member rebuilds from stripe
+ * 0, so any member unreachable or stale leaves every dirty stripe
+ * unresyncable.  Runs before meta_apply_stale() records the unreachable
+ * ones as stale: a refused open must not make a member stale that missed
+ * nothing, or its return could never clear the refusal. */
+static int meta_check_dirty_degraded(struct iraid_volume *vol)
+{
+    uint64_t dirty = meta_dirty_regions(vol);
+    uint32_t not_up = 0;
+
+    if (vol->ops != &iraid_raid5_ops || dirty == 0)
+        return 0;
+    for (uint32_t m = 0; m < vol->nmembers; m++)
+        not_up += !member_live(&vol->members[m]) || (vol->meta->stale >> m & 1);
+    if (not_up == 0 || not_up > vol_redundancy(vol))
+        return 0;  /* too many missing: meta_apply_stale() says so */
+    if (!vol->start_dirty_degraded) {
+        log_error("iraid: the volume is dirty (%" PRIu64 " region(s) may hold a write torn by a "
+                  "crash) and %u member(s) are missing or stale, so those regions cannot be "
+                  "resynced and the missing data there may be wrong: refusing to start; bring "
+                  "the member(s) back, or force it (ipvfs-server --start-dirty-degraded)",
+                  dirty, not_up);
+        return -EUCLEAN;
+    }
+    log_warn("iraid: starting dirty and degraded as forced: %" PRIu64 " region(s) not resynced, "
+             "the missing member's data there may be wrong", dirty);
+    return 0;
+}
+
 static int meta_resync(struct iraid_volume *vol)
 {
     struct iraid_meta *meta = vol->meta;
@@ -640,7 +729,8 @@ int iraid_meta_open(struct iraid_volume *vol)
     if (rc == 0)
         meta_adopt(vol, areas, len);
     free(areas);
-    if (rc < 0 || (rc = meta_apply_stale(vol)) < 0 || (rc = meta_write_all(vol)) < 0)
+    if (rc < 0 || (rc = meta_check_dirty_degraded(vol)) < 0 || (rc = meta_apply_stale(vol)) < 0 ||
+        (rc = meta_write_all(vol)) < 0)
         return rc;
     return meta_resync(vol);
 }

@@ -30,7 +30,9 @@
  * any write to its region is issued; it is cleared, after a SYNCHRONIZE
  * CACHE of every member, once the region has seen no write for
  * IRAID_META_LINGER_MS.  At open, the bitmaps of all valid superblocks are
- * ORed and every dirty region is resynced before I/O is accepted.  A
+ * ORed and every dirty region is resynced before I/O is accepted; RAID-5
+ * dirty regions with a member missing or stale cannot be, and the open is
+ * refused unless forced (iraid_config.start_dirty_degraded).  A
  * superblock that is missing, corrupt, or describes another geometry makes
  * the volume new: every region is dirty (the first open resyncs it all).
  * The stale mask is written (FUA) before a write that skipped a missing

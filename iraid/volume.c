@@ -712,6 +712,17 @@ static uint32_t members_not_live(const struct iraid_volume *vol)
     return n;
 }
 
+/* Members that cannot stand in for a lost one: DOWN, RECONNECTING, and
+ * REBUILDING (current only below its rebuild_next). */
+static uint32_t members_not_up(const struct iraid_volume *vol)
+{
+    uint32_t n = 0;
+
+    for (uint32_t i = 0; i < vol->nmembers; i++)
+        n += vol->members[i].state != IRAID_MEMBER_UP;
+    return n;
+}
+
 static int all_members_up(const struct iraid_volume *vol)
 {
     for (uint32_t i = 0; i < vol->nmembers; i++)
@@ -891,24 +902,64 @@ int iraid_writev(struct iraid_volume *vol, uint64_t offset, const struct iovec *
     return volume_rw(vol, 1, offset, iov, iovcnt, cb, user);
 }
 
+struct flush_wait {
+    iraid_cb cb;
+    void *user;
+};
+
+/* A member lost during the flush may not have made its earlier writes
+ * durable; the flush may report them durable only once the superblock
+ * that marks that member stale is on the others, or a crash now would
+ * let a restart trust it (a degraded write waits the same way). */
+static void flush_parts_done(struct iraid_volume *vol, int status, void *user)
+{
+    struct flush_wait fw = *(struct flush_wait *)user;
+    int rc;
+
+    free(user);
+    if (status == 0 && !vol->closing) {
+        if ((rc = meta_sb_wait(vol, fw.cb, fw.user)) == 0)
+            return;
+        if (rc < 0)
+            status = rc;
+    }
+    fw.cb(vol, status, fw.user);
+}
+
 /* RAID-0 needs every member; the redundant levels flush the live ones. */
 int iraid_flush(struct iraid_volume *vol, iraid_cb cb, void *user)
 {
+    struct flush_wait *fw = NULL;
     struct iraid_req *req;
+    int rc;
 
     if (!vol || !cb)
         return -EINVAL;
     if (vol->meta && members_not_live(vol) > vol_redundancy(vol))
         return -EIO;
-    if (!(req = req_new(vol, cb, user)))
-        return -ENOMEM;
+    if (vol->meta) {
+        if (!(fw = malloc(sizeof(*fw))))
+            return -ENOMEM;
+        *fw = (struct flush_wait){ .cb = cb, .user = user };
+    }
+    if (!(req = fw ? req_new(vol, flush_parts_done, fw) : req_new(vol, cb, user))) {
+        rc = -ENOMEM;
+        goto free_wait;
+    }
     req->tolerate_down = vol->meta != NULL;
     for (uint32_t m = 0; m < vol->nmembers; m++)
         if (!part_new(req, m, PART_FLUSH, 0)) {
             req_free(req);
-            return -ENOMEM;
+            rc = -ENOMEM;
+            goto free_wait;
         }
-    return req_start(req);
+    /* A failed submission never calls back, so fw is still ours then. */
+    if ((rc = req_start(req)) < 0)
+        goto free_wait;
+    return 0;
+free_wait:
+    free(fw);
+    return rc;
 }
 
 uint64_t iraid_size(const struct iraid_volume *vol)
@@ -1057,7 +1108,11 @@ int iraid_replace_member(struct iraid_volume *vol, uint32_t idx, const char *url
     if (!vol->meta)
         return -EOPNOTSUPP;
     m = &vol->members[idx];
-    if (members_not_live(vol) - !member_live(m) >= vol_redundancy(vol))
+    /* A REBUILDING member is live but not yet redundant: its stripes above
+     * rebuild_next exist only as parity/mirror on the others.  Taking one
+     * more member out then leaves stripes no one can rebuild (each rebuild
+     * would need the other's missing data and retry forever). */
+    if (members_not_up(vol) - (m->state != IRAID_MEMBER_UP) >= vol_redundancy(vol))
         return -EBUSY;
     if (!(copy = strdup(url)))
         return -ENOMEM;
@@ -1306,6 +1361,7 @@ int iraid_open(struct evloop *loop, const struct iraid_config *cfg, struct iraid
     vol->nmembers = cfg->nmembers;
     vol->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : IRAID_DEFAULT_TIMEOUT_MS;
     vol->assume_clean = cfg->assume_clean != 0;
+    vol->start_dirty_degraded = cfg->start_dirty_degraded != 0;
     if (!(vol->iqn = strdup(cfg->initiator_iqn ? cfg->initiator_iqn : IRAID_DEFAULT_IQN))) {
         rc = -ENOMEM;
         goto free_vol;

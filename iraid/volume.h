@@ -48,7 +48,9 @@
  * - iraid_open(): -EINVAL for a bad config (unknown level, too few members
  *   for the level, members with different block sizes, chunk not a block
  *   multiple), else the login or READ CAPACITY error.  RAID-1/5 open with
- *   up to `redundancy` members unreachable (degraded; they are retried).
+ *   up to `redundancy` members unreachable (degraded; they are retried),
+ *   except RAID-5 dirty and degraded: -EUCLEAN unless
+ *   cfg->start_dirty_degraded (see there).
  *
  * RAID-1/5 consistency (the write hole): the first IRAID_META_BYTES of
  * every member hold a superblock and a write-intent bitmap (format in
@@ -89,6 +91,17 @@ struct iraid_config {
      * that has a superblock is always opened by its own bitmap, dirty
      * regions resynced.  Lying here leaves parity wrong: scrub finds it. */
     int assume_clean;
+    /* RAID-5 only (md's start_dirty_degraded).  A volume that is dirty
+     * (write-intent bits set: the last run may have torn a partial-stripe
+     * write) while a member is missing or stale cannot be resynced: parity
+     * is the only copy of the missing member's data, and a torn write made
+     * it disagree, so that member's data in those stripes would read back
+     * silently wrong.  iraid_open() therefore refuses with -EUCLEAN and a
+     * logged explanation; bring the member back (it is resynced, then
+     * rebuilt) or set this to accept the risk: the dirty stripes are then
+     * left as they are and their bits cleared.  RAID-1 resyncs from a live
+     * mirror and never needs it. */
+    int start_dirty_degraded;
 };
 
 struct iraid_volume;
@@ -156,7 +169,8 @@ int iraid_scrub_sync(struct iraid_volume *vol, uint64_t *mismatches, uint64_t *s
 /* Takes member idx out (as if it failed) and logs in to url instead; once
  * the login succeeds the new member is rebuilt from the others.  Returns
  * 0, -EINVAL (bad index or URL), -EOPNOTSUPP for RAID-0, -EBUSY when
- * another member is missing and the volume cannot lose one more, -ENOMEM. */
+ * another member is not UP (down, reconnecting, or still rebuilding) and
+ * the volume cannot lose one more, -ENOMEM. */
 int iraid_replace_member(struct iraid_volume *vol, uint32_t idx, const char *url);
 
 #endif

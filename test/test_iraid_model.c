@@ -21,6 +21,21 @@
  *   iraid-model-tool verify SYNCED LEVEL CHUNK URL:FILE...
  *     reopens (resync), scrub must be 0, slots below SYNCED read back;
  *     with a member unreachable, the slots are read back degraded.
+ *     IRAID_MODEL_START_DIRTY_DEGRADED=1 in the environment sets
+ *     cfg.start_dirty_degraded (a RAID-5 volume that is dirty and degraded
+ *     is refused without it).
+ *   iraid-model-tool twofail LEVEL CHUNK URL:FILE...
+ *     fills the volume, prints "ready" and waits for a line on stdin (the
+ *     caller kills two targets); then every chunk is read: each read must
+ *     either fail with EIO or return exactly the bytes written (never
+ *     anything else), at least one must fail, and a write must fail with
+ *     EIO.
+ *   iraid-model-tool flushlose LEVEL CHUNK URL:FILE...
+ *     writes the volume, prints "ready" and waits for a line on stdin (the
+ *     caller stops member 1's target: SIGSTOP); the flush that follows
+ *     loses member 1 (timeout) and must still succeed, and by the time it
+ *     returns member 0's backing file must already hold the superblock
+ *     that marks member 1 stale.
  * Exit 0 on success, 1 on a failure. */
 #include <errno.h>
 #include <fcntl.h>
@@ -357,6 +372,88 @@ static int cmd_verify(uint64_t synced)
     return 0;
 }
 
+/* Reads chunk by chunk: EIO or the right bytes, never anything else. */
+static int cmd_twofail(void)
+{
+    uint8_t *buf = malloc(chunk);
+    uint64_t eio = 0, good = 0;
+    char line[32];
+    int rc;
+
+    if (!buf)
+        FAIL("out of memory");
+    fill_volume(5);
+    if (iraid_flush_sync(vol) < 0)
+        FAIL("flush");
+    printf("ready\n");
+    fflush(stdout);
+    if (!fgets(line, sizeof(line), stdin))
+        FAIL("no go-ahead");
+    for (uint64_t off = 0; off < vsize; off += chunk) {
+        uint64_t len = vsize - off < chunk ? vsize - off : chunk;
+        rc = iraid_read_sync(vol, off, buf, len);
+        if (rc == -EIO) {
+            eio++;
+            continue;
+        }
+        if (rc < 0)
+            FAIL("read %" PRIu64 ": %s, not EIO", off, strerror(-rc));
+        if (memcmp(buf, shadow + off, len) != 0)
+            FAIL("read %" PRIu64 " returned wrong data with two members down", off);
+        good++;
+    }
+    print_status();
+    printf("twofail: %" PRIu64 " chunk reads failed with EIO, %" PRIu64 " read back exactly\n",
+           eio, good);
+    if (eio == 0)
+        FAIL("no read failed with two members down");
+    memset(buf, 0xA5, chunk);
+    if ((rc = iraid_write_sync(vol, 0, buf, chunk)) != -EIO)
+        FAIL("a write with two members down returned %s, not EIO", rc < 0 ? strerror(-rc) : "0");
+    free(buf);
+    return 0;
+}
+
+/* The superblock's stale mask (meta.h: u64 at byte 56) in a member's file. */
+static uint64_t file_stale_mask(const char *file)
+{
+    uint8_t sb[64];
+    uint64_t mask = 0;
+    int fd = open(file, O_RDONLY);
+
+    if (fd < 0)
+        FAIL("open %s: %s", file, strerror(errno));
+    if (pread(fd, sb, sizeof(sb), 0) != (ssize_t)sizeof(sb))
+        FAIL("short read of %s", file);
+    close(fd);
+    for (int i = 7; i >= 0; i--)
+        mask = mask << 8 | sb[56 + i];
+    return mask;
+}
+
+static int cmd_flushlose(void)
+{
+    char line[32];
+    int rc;
+
+    fill_volume(9);
+    if (iraid_flush_sync(vol) < 0)
+        FAIL("flush");
+    if (file_stale_mask(files[0]) != 0)
+        FAIL("a member is stale before the test");
+    printf("ready\n");
+    fflush(stdout);
+    if (!fgets(line, sizeof(line), stdin))
+        FAIL("no go-ahead");
+    if ((rc = iraid_flush_sync(vol)) < 0)
+        FAIL("flush losing member 1: %s", strerror(-rc));
+    if (!(file_stale_mask(files[0]) >> 1 & 1))
+        FAIL("the flush returned before member 1 was recorded stale on member 0");
+    print_status();
+    printf("flushlose: member 1 recorded stale before the flush returned\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *cmd = argc > 1 ? argv[1] : "";
@@ -366,7 +463,9 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "model") || !strcmp(cmd, "verify"))
         arg = strtoull(argv[a++], NULL, 0);
     if (argc - a < 3 || argc - a - 2 > MAX_MEMBERS) {
-        fprintf(stderr, "usage: %s model SEED|degraded|crash|verify N LEVEL CHUNK URL:FILE...\n",
+        fprintf(stderr,
+                "usage: %s model SEED|degraded|crash|verify N|twofail|flushlose LEVEL CHUNK "
+                "URL:FILE...\n",
                 argv[0]);
         return 2;
     }
@@ -385,6 +484,7 @@ int main(int argc, char **argv)
     cfg.urls = urls;
     cfg.chunk_size = chunk;
     cfg.timeout_ms = 2000;
+    cfg.start_dirty_degraded = getenv("IRAID_MODEL_START_DIRTY_DEGRADED") != NULL;
     if (!(loop = evloop_create()))
         FAIL("evloop_create");
     open_volume();
@@ -398,6 +498,10 @@ int main(int argc, char **argv)
         rc = cmd_crash();
     else if (!strcmp(cmd, "verify"))
         rc = cmd_verify(arg);
+    else if (!strcmp(cmd, "twofail"))
+        rc = cmd_twofail();
+    else if (!strcmp(cmd, "flushlose"))
+        rc = cmd_flushlose();
     else
         FAIL("unknown command %s", cmd);
     iraid_close(vol);

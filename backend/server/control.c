@@ -278,7 +278,7 @@ static void handle_rebuild(struct conn *c, const struct ipvfs_hdr *hdr, const ui
     if ((rc = iraid_replace_member(srv->vol, req.member, st.member[req.member].url)) < 0) {
         conn_reply_err(c, -rc, "cannot rebuild member %u: %s", req.member,
                        rc == -EOPNOTSUPP ? "RAID-0 has no redundancy to rebuild from"
-                       : rc == -EBUSY    ? "another member is missing already"
+                       : rc == -EBUSY    ? "another member is missing or still rebuilding"
                                          : strerror(-rc));
         return;
     }

@@ -76,6 +76,7 @@ int ionode_open(struct server *srv)
         .initiator_iqn = initiator,
         .timeout_ms = IONODE_ISCSI_TIMEOUT_MS,
         .assume_clean = srv->fresh_volume,
+        .start_dirty_degraded = srv->opts.start_dirty_degraded,
     };
     if ((rc = iraid_open(srv->loop, &cfg, &srv->vol)) < 0) {
         log_error("cannot open the RAID-%d volume over %u targets: %s", srv->opts.raid, nt,

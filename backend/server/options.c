@@ -11,7 +11,8 @@
 #include "common/proto.h"
 
 enum { OPT_IO_NODES = 256, OPT_TARGETS, OPT_RAID, OPT_DATA, OPT_TARGET_SIZE, OPT_LISTEN,
-       OPT_MAP, OPT_STRIPE_UNIT, OPT_CHUNK_SIZE, OPT_NO_BIND, OPT_HELP };
+       OPT_MAP, OPT_STRIPE_UNIT, OPT_CHUNK_SIZE, OPT_NO_BIND, OPT_DIRTY_DEGRADED,
+       OPT_HELP };
 
 static const struct option long_opts[] = {
     { "io-nodes", required_argument, NULL, OPT_IO_NODES },
@@ -24,6 +25,7 @@ static const struct option long_opts[] = {
     { "stripe-unit", required_argument, NULL, OPT_STRIPE_UNIT },
     { "chunk-size", required_argument, NULL, OPT_CHUNK_SIZE },
     { "no-bind", no_argument, NULL, OPT_NO_BIND },
+    { "start-dirty-degraded", no_argument, NULL, OPT_DIRTY_DEGRADED },
     { "help", no_argument, NULL, OPT_HELP },
     { NULL, 0, NULL, 0 },
 };
@@ -43,6 +45,9 @@ const char *server_usage(void)
            "  --stripe-unit SIZE    default stripe unit across I/O nodes (default 64K)\n"
            "  --chunk-size SIZE     iRAID chunk on one target (default 64K)\n"
            "  --no-bind             do not bind ranks to cores\n"
+           "  --start-dirty-degraded  open a RAID-5 volume that crashed mid-write while a\n"
+           "                        target is missing; data of that target in the regions\n"
+           "                        being written may be wrong (refused without it)\n"
            "  --help                print this text\n"
            "SIZE takes a K, M, G or T suffix (powers of 1024).\n";
 }
@@ -166,6 +171,9 @@ static int apply_opt(int c, const char *arg, struct server_opts *o, char *err, s
                            errlen);
     case OPT_NO_BIND:
         o->no_bind = 1;
+        return 0;
+    case OPT_DIRTY_DEGRADED:
+        o->start_dirty_degraded = 1;
         return 0;
     case OPT_HELP:
         o->help = 1;

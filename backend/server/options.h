@@ -24,6 +24,7 @@ struct server_opts {
     uint64_t stripe_unit;    /* --stripe-unit */
     uint64_t chunk_size;     /* --chunk-size */
     int no_bind;             /* --no-bind */
+    int start_dirty_degraded; /* --start-dirty-degraded: see struct iraid_config */
     int help;                /* --help: print usage, start nothing */
 };
 

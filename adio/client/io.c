@@ -34,6 +34,19 @@ static void batch_free(struct io_batch *b)
     plan_free(&b->plan);
 }
 
+/* The I/O nodes order waiting READs by the client's own heuristic. */
+static uint32_t read_order(enum ipvfs_schedule schedule)
+{
+    switch (schedule) {
+    case IPVFS_SCHED_FIRST:
+        return IPVFS_READ_ORDER_FIRST;
+    case IPVFS_SCHED_RANDOM:
+        return IPVFS_READ_ORDER_RANDOM;
+    default:
+        return IPVFS_READ_ORDER_HASH;
+    }
+}
+
 /* Wires plan request i into an xfer_req: header, io_req, pairs, and the
  * data iovecs on the sending side for writes, the receiving side for
  * reads. */
@@ -50,7 +63,8 @@ static int batch_wire(struct io_batch *b, size_t i, const struct ipvfs_file *f, 
     s->recv = calloc((size_t)nrecv, sizeof(*s->recv));
     if (!s->send || !s->recv)
         return -ENOMEM;
-    s->req = (struct ipvfs_io_req){ .handle = f->entry.handle, .npairs = p->npairs };
+    s->req = (struct ipvfs_io_req){ .handle = f->entry.handle, .npairs = p->npairs,
+                                    .flags = writing ? 0 : read_order(f->opts.schedule) };
     s->send[1] = (struct iovec){ .iov_base = &s->req, .iov_len = sizeof(s->req) };
     s->send[2] = (struct iovec){ .iov_base = p->pairs, .iov_len = p->npairs * sizeof(*p->pairs) };
     s->recv[0] = (struct iovec){ .iov_base = &s->rep, .iov_len = sizeof(s->rep) };

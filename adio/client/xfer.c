@@ -482,6 +482,16 @@ static void batch_begin(struct xfer_batch *b)
     }
 }
 
+/* Bytes the engine's channels moved so far. */
+static uint64_t engine_moved(const struct engine *e)
+{
+    uint64_t sum = 0;
+
+    for (size_t k = 0; k < e->nchans; k++)
+        sum += e->chans[k].moved;
+    return sum;
+}
+
 /* Drives the client's queue until b is done or, without block, until the
  * network has nothing more to give right now. */
 static void client_pump(struct xfer_batch *b, int block)
@@ -490,19 +500,23 @@ static void client_pump(struct xfer_batch *b, int block)
 
     while (b->state != BATCH_DONE) {
         struct xfer_batch *h = c->queue_head;
+        uint64_t before;
         int rc;
 
         if (h->state == BATCH_QUEUED)
             batch_begin(h);
         if (h->state == BATCH_DONE)
             continue;
+        before = engine_moved(&h->e);
         rc = poll_round(&h->e, h->pfds, h->map, block ? -1 : 0);
         if (rc <= 0) {
             h->fatal = rc;
             batch_end(h);
             continue;
         }
-        if (!block)
+        /* without block, go on while bytes move: a request sent may give
+         * the turn to another server's channel, which can send at once */
+        if (!block && engine_moved(&h->e) == before)
             return;
     }
 }

@@ -13,6 +13,15 @@
  *     and checks that the call returned within 1 s and that MPI_Test says
  *     not complete; it resumes them (SIGCONT), waits and checks the data.
  *     A second 32 MiB iwrite is completed by MPI_Test alone (no MPI_Wait).
+ *   e2e_nonblock order FILE "PIDS" STATS SCHEDULE
+ *     Server-side READ ordering: with ipvfs_io_schedule=SCHEDULE every
+ *     rank writes 128 KiB at rank * 128 KiB (a stripe unit on each of two
+ *     I/O nodes); then, with the servers stopped, the ranks post one
+ *     MPI_File_iread_at each, highest rank first, so that the READs wait
+ *     at the I/O nodes in descending client order; the servers resume and
+ *     the reads are checked byte-exact.  `ipvfs-ctl stats --json` is
+ *     saved to STATS.0.json before and STATS.1.json after for the script
+ *     to check the order the nodes served the waiting READs in.
  *   e2e_nonblock stopped FILE "PIDS"
  *     Rank 0 stops the servers, posts a write and a read; MPI_Wait must
  *     fail with the time-limit message (run with a short IPVFS_TIMEOUT_MS)
@@ -285,6 +294,60 @@ static int mode_stopped(const char *path, const char *pids)
     return e2e_finish("e2e_nonblock stopped");
 }
 
+static void snapshot(const char *stats, int n)
+{
+    char cmd[1024];
+
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (e2e_rank == 0) {
+        snprintf(cmd, sizeof(cmd), "ipvfs-ctl stats --json > '%s.%d.json'", stats, n);
+        E2E_CHECK(system(cmd) == 0, "%s failed", cmd);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static int mode_order(const char *path, const char *pids, const char *stats, const char *sched)
+{
+    const size_t len = 128u << 10;
+    MPI_Offset off = (MPI_Offset) e2e_rank * (MPI_Offset) len;
+    unsigned char *buf = malloc(len);
+    MPI_File fh = MPI_FILE_NULL;
+    MPI_Request req;
+    MPI_Status st;
+    MPI_Info info;
+    long bad;
+
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "ipvfs_io_schedule", sched);
+    E2E_MPI(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
+    MPI_Info_free(&info);
+    /* the writes also open every rank's connections to both nodes */
+    e2e_fill(buf, (uint64_t) off, len, 4);
+    E2E_MPI(MPI_File_write_at(fh, off, buf, (int) len, MPI_BYTE, MPI_STATUS_IGNORE));
+    E2E_MPI(MPI_File_sync(fh));
+    memset(buf, 0, len);
+    snapshot(stats, 0);
+    if (e2e_rank == 0)
+        signal_all(pids, SIGSTOP);
+    /* one rank at a time, highest first: the arrival order at the nodes */
+    for (int r = e2e_nprocs - 1; r >= 0; r--) {
+        if (r == e2e_rank)
+            E2E_MPI(MPI_File_iread_at(fh, off, buf, (int) len, MPI_BYTE, &req));
+        MPI_Barrier(MPI_COMM_WORLD);
+        usleep(100000);
+    }
+    if (e2e_rank == 0)
+        signal_all(pids, SIGCONT);
+    E2E_MPI(MPI_Wait(&req, &st));
+    check_count(&st, (MPI_Count) len, "iread_at", 0);
+    bad = e2e_verify(buf, (uint64_t) off, len, 4);
+    E2E_CHECK(bad < 0, "rank %d read differs at byte %ld", e2e_rank, bad);
+    snapshot(stats, 1);
+    free(buf);
+    E2E_MPI(MPI_File_close(&fh));
+    return e2e_finish("e2e_nonblock order");
+}
+
 int main(int argc, char **argv)
 {
     e2e_init(&argc, &argv);
@@ -292,10 +355,13 @@ int main(int argc, char **argv)
         return mode_exact(argv[2]);
     if (argc >= 4 && strcmp(argv[1], "overlap") == 0)
         return mode_overlap(argv[2], argv[3]);
+    if (argc >= 6 && strcmp(argv[1], "order") == 0)
+        return mode_order(argv[2], argv[3], argv[4], argv[5]);
     if (argc >= 4 && strcmp(argv[1], "stopped") == 0)
         return mode_stopped(argv[2], argv[3]);
     if (e2e_rank == 0)
-        fprintf(stderr, "usage: e2e_nonblock exact|overlap|stopped FILE [\"PIDS\"]\n");
+        fprintf(stderr, "usage: e2e_nonblock exact|overlap|stopped|order FILE "
+                "[\"PIDS\" [STATS SCHEDULE]]\n");
     MPI_Finalize();
     return 2;
 }

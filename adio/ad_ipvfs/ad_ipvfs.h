@@ -137,7 +137,7 @@ int ADIOI_IPVFS_Feature(ADIO_File fd, int flag);
  * Before that, Ireq_free waits for the accesses handed over and frees
  * everything. */
 struct ADIOI_IPVFS_ireq;
-struct ADIOI_IPVFS_ireq *ADIOI_IPVFS_Ireq_new(int writing);
+struct ADIOI_IPVFS_ireq *ADIOI_IPVFS_Ireq_new(void);
 int ADIOI_IPVFS_Ireq_add(struct ADIOI_IPVFS_ireq *r, struct ipvfs_aio *aio);
 int ADIOI_IPVFS_Ireq_post(struct ADIOI_IPVFS_ireq *r, MPI_Request * request);
 void ADIOI_IPVFS_Ireq_drain(struct ADIOI_IPVFS_ireq *r);

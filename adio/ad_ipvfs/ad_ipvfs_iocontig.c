@@ -27,7 +27,7 @@ static void irdwr_contig(ADIO_File fd, void *buf, int count, MPI_Datatype dataty
     ext = (struct ipvfs_extent) {.offset = (uint64_t) offset,
         .len = (uint64_t) count * (uint64_t) type_size };
     mem = (struct iovec) {.iov_base = buf,.iov_len = (size_t) ext.len };
-    r = ADIOI_IPVFS_Ireq_new(writing);
+    r = ADIOI_IPVFS_Ireq_new();
     if (!r) {
         err.code = ENOMEM;
         snprintf(err.msg, sizeof(err.msg), "ipvfs: %s of %.200s failed: out of memory",

@@ -10,7 +10,7 @@ static void irdwr_strided(ADIO_File fd, void *buf, int count, MPI_Datatype datat
                           int file_ptr_type, ADIO_Offset offset, MPI_Request * request,
                           int writing, int *error_code)
 {
-    struct ADIOI_IPVFS_ireq *r = ADIOI_IPVFS_Ireq_new(writing);
+    struct ADIOI_IPVFS_ireq *r = ADIOI_IPVFS_Ireq_new();
 
     if (!r) {
         *error_code = MPI_ERR_NO_MEM;

@@ -19,21 +19,18 @@ struct ADIOI_IPVFS_ireq {
     size_t naio;
     size_t cap;
     size_t next_done;           /* aio[0 .. next_done-1] are finished */
-    int writing;
     MPI_Count bytes;            /* reads: bytes before EOF; writes: all */
     int error_code;             /* MPI code of the first failure */
     int completed;              /* MPI_Grequest_complete was called */
     MPI_Request req;
 };
 
-struct ADIOI_IPVFS_ireq *ADIOI_IPVFS_Ireq_new(int writing)
+struct ADIOI_IPVFS_ireq *ADIOI_IPVFS_Ireq_new(void)
 {
     struct ADIOI_IPVFS_ireq *r = calloc(1, sizeof(*r));
 
-    if (r) {
-        r->writing = writing;
+    if (r)
         r->error_code = MPI_SUCCESS;
-    }
     return r;
 }
 

@@ -5,7 +5,15 @@
  * operation whose completion (a loop callback) sends the reply.  The pairs
  * and WRITE data point into the request body, which the connection keeps
  * until the reply is written; READ data lands directly in the reply buffer
- * after its struct ipvfs_io_rep. */
+ * after its struct ipvfs_io_rep.
+ *
+ * READs are ordered across connections (enum ipvfs_read_order in
+ * common/proto.h): at most srv->reads.places of them are in the store; a
+ * READ that finds a free place and nobody waiting starts at once, the
+ * others wait in srv->reads, and each completion gives its place to the
+ * waiting READ the policy picks.  A waiting READ is in one of two states:
+ * WAITING (queued, counted nowhere) and IN_STORE (in_store set, counted in
+ * srv->reads.in_store until io_done). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -200,7 +200,8 @@ int ipvfs_write_list(struct ipvfs_file *file, const struct ipvfs_extent *ext, si
  * valid, and for writes unchanged, until ipvfs_aio_test() returned 1 or
  * ipvfs_aio_wait()/ipvfs_aio_finish() returned.  The ext and mem arrays
  * themselves are copied by the start call and may be freed at once.  The
- * file must stay open until the access is finished.
+ * file must stay open, and its client referenced, until the access is
+ * finished.
  *
  * Lifetime: each started access is freed by exactly one ipvfs_aio_finish(),
  * which waits for it if needed (there is no cancel: a request on the wire

@@ -148,8 +148,30 @@ struct ipvfs_path_req {
 struct ipvfs_io_req {
     uint64_t handle;
     uint32_t npairs;
-    uint32_t flags;
+    uint32_t flags;          /* READ: enum ipvfs_read_order; WRITE: 0 */
 };
+/* Which waiting READ an I/O node serves next (the Clusterfile heuristics
+ * on the server side), named by the client in io_req.flags.  An I/O node
+ * keeps a bounded number of READs in its store at once; a READ that finds
+ * a free place starts at once (a lone request is never delayed), the
+ * others wait, and when a place frees up the policy of the oldest waiting
+ * READ picks the next one:
+ *   FIFO    the oldest (clients that name no policy);
+ *   FIRST   the lowest datafile offset (its first pair);
+ *   RANDOM  a random client among those waiting;
+ *   HASH    a round robin over client ids starting at client s, the I/O
+ *           node's index: at step j client (s + j) mod n (n: one more than
+ *           the largest client id seen reading here), skipping clients
+ *           with nothing waiting.
+ * A connection has at most one request in the server at a time, so each
+ * connection's replies keep their order. */
+enum ipvfs_read_order {
+    IPVFS_READ_ORDER_FIFO = 0,
+    IPVFS_READ_ORDER_FIRST = 1,
+    IPVFS_READ_ORDER_RANDOM = 2,
+    IPVFS_READ_ORDER_HASH = 3,
+};
+#define IPVFS_READ_ORDER_MASK 0x3u
 struct ipvfs_pair {
     uint64_t offset;
     uint64_t len;
@@ -197,6 +219,8 @@ struct ipvfs_client_stat {
     uint64_t requests;
     uint64_t bytes_in;
     uint64_t bytes_out;
+    uint64_t reads_waited;   /* I/O nodes: READs that waited for a place */
+    uint64_t last_wait_seq;  /* the node's serve number of the latest of them */
 };
 /* An I/O node's STATUS reply goes on after the client counters with its
  * volume: struct ipvfs_volume_status, then nmembers struct

@@ -12,6 +12,10 @@ test_test_client_plan_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 # which must stay out of the link line.
 E2E_MPI_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS)
 check_PROGRAMS += test/mpi/e2e_io test/mpi/e2e_persist test/mpi/e2e_errors test/mpi/e2e_listio
+check_PROGRAMS += test/mpi/e2e_nonblock
+test_mpi_e2e_nonblock_SOURCES = test/mpi/e2e_nonblock.c test/mpi/e2e_util.h
+test_mpi_e2e_nonblock_CPPFLAGS = $(E2E_MPI_CPPFLAGS)
+test_mpi_e2e_nonblock_LDADD = $(MPI_LIBS)
 test_mpi_e2e_listio_SOURCES = test/mpi/e2e_listio.c test/mpi/e2e_util.h
 test_mpi_e2e_listio_CPPFLAGS = $(E2E_MPI_CPPFLAGS)
 test_mpi_e2e_listio_LDADD = $(MPI_LIBS)
@@ -32,4 +36,4 @@ test_mpi_e2e_sharedfp_CPPFLAGS = $(E2E_MPI_CPPFLAGS)
 test_mpi_e2e_sharedfp_LDADD = adio/client/libipvfs-client.la $(MPI_LIBS)
 
 EXTRA_DIST += test/t_e2e_sharedfp.sh
-EXTRA_DIST += test/mpi/e2e_lib.sh test/t_e2e_io.sh test/t_e2e_listio.sh test/t_e2e_persist.sh test/t_e2e_errors.sh
+EXTRA_DIST += test/mpi/e2e_lib.sh test/t_e2e_nonblock.sh test/t_e2e_readorder.sh test/t_e2e_io.sh test/t_e2e_listio.sh test/t_e2e_persist.sh test/t_e2e_errors.sh

@@ -408,9 +408,11 @@ static void print_stats_json(const struct ctl *ctl, const struct rank_status *rs
             for (uint32_t k = 0; k < rs[i].nclients; k++) {
                 const struct ipvfs_client_stat *c = &rs[i].clients[k];
                 printf("%s{\"client_id\": %u, \"requests\": %llu, \"bytes_in\": %llu, "
-                       "\"bytes_out\": %llu}",
+                       "\"bytes_out\": %llu, \"reads_waited\": %llu, \"last_wait_seq\": %llu}",
                        k ? ", " : "", c->client_id, (unsigned long long)c->requests,
-                       (unsigned long long)c->bytes_in, (unsigned long long)c->bytes_out);
+                       (unsigned long long)c->bytes_in, (unsigned long long)c->bytes_out,
+                       (unsigned long long)c->reads_waited,
+                       (unsigned long long)c->last_wait_seq);
             }
             putchar(']');
             req += s->requests;

@@ -14,14 +14,14 @@ struct ADIOI_Fns_struct ADIO_IPVFS_operations = {
     ADIOI_IPVFS_Atomic_ReadStrided,     /* ReadStrided: list I/O */
     ADIOI_IPVFS_Atomic_WriteStrided,    /* WriteStrided: list I/O, no data sieving */
     ADIOI_IPVFS_Close,          /* Close */
-    ADIOI_FAKE_IreadContig,     /* IreadContig */
-    ADIOI_FAKE_IwriteContig,    /* IwriteContig */
+    ADIOI_IPVFS_IreadContig,    /* IreadContig: generalized request */
+    ADIOI_IPVFS_IwriteContig,   /* IwriteContig */
     ADIOI_FAKE_IODone,          /* ReadDone */
     ADIOI_FAKE_IODone,          /* WriteDone */
     ADIOI_FAKE_IOComplete,      /* ReadComplete */
     ADIOI_FAKE_IOComplete,      /* WriteComplete */
-    ADIOI_FAKE_IreadStrided,    /* IreadStrided */
-    ADIOI_FAKE_IwriteStrided,   /* IwriteStrided */
+    ADIOI_IPVFS_IreadStrided,   /* IreadStrided: list I/O, generalized request */
+    ADIOI_IPVFS_IwriteStrided,  /* IwriteStrided */
     ADIOI_IPVFS_Flush,          /* Flush */
     ADIOI_IPVFS_Resize,         /* Resize */
     ADIOI_IPVFS_Delete,         /* Delete */

@@ -8,9 +8,11 @@
  * file's stripe unit (fd->hints->striping_unit, see ad_ipvfs_hints.c), so
  * an aggregator's domain maps onto whole stripe units; the aggregators'
  * accesses and the independent fallback come back here as contiguous or
- * list I/O.  Nonblocking calls are ROMIO's: the independent ones complete
- * inside the call (ADIOI_FAKE_*), the collective ones
- * (MPI_File_iread_all...) are its nonblocking two-phase state machine,
+ * list I/O.  Nonblocking independent calls (MPI_File_iread, _iwrite and
+ * their _at forms) start their requests and return an MPI generalized
+ * request that MPI_Test and MPI_Wait progress (ad_ipvfs_ireq.c; in atomic
+ * mode they block, as ROMIO does for contiguous ones); the collective ones
+ * (MPI_File_iread_all...) are ROMIO's nonblocking two-phase state machine,
  * progressed by MPI_Test/MPI_Wait.
  *
  * Hints (MPI_Info; read when the file is opened):
@@ -128,6 +130,41 @@ void ADIOI_IPVFS_Delete(const char *filename, int *error_code);
 /* Close removed filename for delete-on-close: the next Delete of it passes. */
 void ADIOI_IPVFS_Note_removed(const char *filename);
 int ADIOI_IPVFS_Feature(ADIO_File fd, int flag);
+
+/* Nonblocking independent I/O (ad_ipvfs_ireq.c): a set of started client
+ * accesses behind one generalized request.  Ireq_new makes an empty one
+ * (NULL: no memory); Ireq_add hands an access over (-ENOMEM: not taken);
+ * Ireq_post turns it into *request (an MPI code; on failure the ireq is
+ * still the caller's).  After a successful post MPI owns it: MPI_Test
+ * progresses it, MPI_Wait blocks in poll(2) until done, MPI frees it.
+ * Before that, Ireq_free waits for the accesses handed over and frees
+ * everything. */
+struct ADIOI_IPVFS_ireq;
+struct ADIOI_IPVFS_ireq *ADIOI_IPVFS_Ireq_new(void);
+int ADIOI_IPVFS_Ireq_add(struct ADIOI_IPVFS_ireq *r, struct ipvfs_aio *aio);
+int ADIOI_IPVFS_Ireq_post(struct ADIOI_IPVFS_ireq *r, MPI_Request * request);
+void ADIOI_IPVFS_Ireq_drain(struct ADIOI_IPVFS_ireq *r);
+void ADIOI_IPVFS_Ireq_free(struct ADIOI_IPVFS_ireq *r);
+
+/* The noncontiguous worker (ad_ipvfs_strided.c).  With ireq NULL it blocks
+ * and fills status; otherwise it starts every batch, hands them to ireq
+ * and ignores status (NULL is fine). */
+void ADIOI_IPVFS_Rdwr_strided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                              int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
+                              struct ADIOI_IPVFS_ireq *ireq, int writing, int *error_code);
+
+void ADIOI_IPVFS_IreadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                             int file_ptr_type, ADIO_Offset offset, MPI_Request * request,
+                             int *error_code);
+void ADIOI_IPVFS_IwriteContig(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
+                              int file_ptr_type, ADIO_Offset offset, MPI_Request * request,
+                              int *error_code);
+void ADIOI_IPVFS_IreadStrided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                              int file_ptr_type, ADIO_Offset offset, MPI_Request * request,
+                              int *error_code);
+void ADIOI_IPVFS_IwriteStrided(ADIO_File fd, const void *buf, int count,
+                               MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                               MPI_Request * request, int *error_code);
 
 /* Atomic mode (ad_ipvfs_lock.c): the table's read and write entry points;
  * they lock while fd->atomicity is set and call the ones above. */

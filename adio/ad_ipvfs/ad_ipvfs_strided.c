@@ -14,6 +14,10 @@
  * of extents, and a server never gets more than IPVFS_MAX_PAIRS pairs in
  * one request.
  *
+ * The nonblocking forms (ad_ipvfs_iostrided.c) walk the same way but start
+ * each batch (ipvfs_aio_start copies the pairs and iovecs, not the data)
+ * and hand it to a generalized request instead of waiting for it.
+ *
  * With the hint ipvfs_listio=disable (for comparisons) a batch holds one
  * piece: one call, and so one round trip per contiguous piece.
  *
@@ -193,13 +197,29 @@ static int batch_alloc(struct list_batch *b, size_t cap)
     return b->ext && b->iov ? 0 : -1;
 }
 
-static int run_batch(ADIO_File fd, struct list_batch *b, int writing, uint64_t * io_bytes,
+/* Runs the batch now, or with ireq starts it and hands it over. */
+static int run_batch(ADIO_File fd, struct list_batch *b, int writing,
+                     struct ADIOI_IPVFS_ireq *ireq, uint64_t * io_bytes,
                      struct ipvfs_error *err)
 {
     struct ipvfs_file *file = ADIOI_IPVFS_File(fd);
+    struct ipvfs_aio *aio;
     uint64_t got = 0;
     int rc;
 
+    if (ireq) {
+        rc = ipvfs_aio_start(file, writing, b->ext, b->next, b->iov, b->niov, &aio, err);
+        if (rc == 0 && ADIOI_IPVFS_Ireq_add(ireq, aio) < 0) {
+            /* not handed over: wait for it here; the call fails with
+             * ENOMEM whatever the access's own result */
+            (void) ipvfs_aio_finish(aio, &got, err);
+            err->code = ENOMEM;
+            snprintf(err->msg, sizeof(err->msg), "ipvfs: %s of %.200s failed: out of memory",
+                     writing ? "write" : "read", fd->filename);
+            rc = -ENOMEM;
+        }
+        return rc;
+    }
     if (writing)
         rc = ipvfs_write_list(file, b->ext, b->next, b->iov, b->niov, &got, err);
     else
@@ -208,9 +228,9 @@ static int run_batch(ADIO_File fd, struct list_batch *b, int writing, uint64_t *
     return rc;
 }
 
-static void rdwr_strided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
-                         int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
-                         int writing, int *error_code)
+void ADIOI_IPVFS_Rdwr_strided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                              int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
+                              struct ADIOI_IPVFS_ireq *ireq, int writing, int *error_code)
 {
     static char myname[] = "ADIOI_IPVFS_RDWR_STRIDED";
     ADIOI_Flatlist_node mem_one, file_one;
@@ -247,7 +267,7 @@ static void rdwr_strided(ADIO_File fd, void *buf, int count, MPI_Datatype dataty
     }
     while (done < total) {
         end = batch_fill(&b, &mem, &file, total - done);
-        if (run_batch(fd, &b, writing, &io_bytes, &err) < 0) {
+        if (run_batch(fd, &b, writing, ireq, &io_bytes, &err) < 0) {
             *error_code = ADIOI_IPVFS_Error(myname, __LINE__, &err);
             goto free_batch;
         }
@@ -258,7 +278,8 @@ static void rdwr_strided(ADIO_File fd, void *buf, int count, MPI_Datatype dataty
     fd->fp_sys_posn = -1;       /* ROMIO's convention: unknown after strided I/O */
   set_status:
 #ifdef HAVE_STATUS_SET_BYTES
-    MPIR_Status_set_bytes(status, datatype, (MPI_Count) (writing ? total : io_bytes));
+    if (status)
+        MPIR_Status_set_bytes(status, datatype, (MPI_Count) (writing ? total : io_bytes));
 #endif
   free_batch:
     free(b.ext);
@@ -269,7 +290,8 @@ void ADIOI_IPVFS_ReadStrided(ADIO_File fd, void *buf, int count, MPI_Datatype da
                              int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
                              int *error_code)
 {
-    rdwr_strided(fd, buf, count, datatype, file_ptr_type, offset, status, 0, error_code);
+    ADIOI_IPVFS_Rdwr_strided(fd, buf, count, datatype, file_ptr_type, offset, status, NULL, 0,
+                             error_code);
 }
 
 void ADIOI_IPVFS_WriteStrided(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
@@ -277,6 +299,6 @@ void ADIOI_IPVFS_WriteStrided(ADIO_File fd, const void *buf, int count, MPI_Data
                               int *error_code)
 {
     /* the worker only reads from buf when writing */
-    rdwr_strided(fd, (void *) buf, count, datatype, file_ptr_type, offset, status, 1,
-                 error_code);
+    ADIOI_IPVFS_Rdwr_strided(fd, (void *) buf, count, datatype, file_ptr_type, offset, status,
+                             NULL, 1, error_code);
 }

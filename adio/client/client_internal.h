@@ -25,6 +25,8 @@ struct ipvfs_client {
     int connect_ms;
     int request_ms;
     int refs;
+    struct xfer_batch *queue_head;  /* started batches; the head runs (xfer.c) */
+    struct xfer_batch *queue_tail;
     struct ipvfs_client *next;  /* registry of clients by map path */
 };
 
@@ -56,6 +58,23 @@ long xfer_run(struct ipvfs_client *c, struct xfer_req *reqs, size_t n);
  * socket buffer; replies are gathered from all servers at once.  A rank
  * waiting for its turn with nothing outstanding is not timed. */
 long xfer_run_in_order(struct ipvfs_client *c, struct xfer_req *reqs, size_t n);
+
+/* The same engine, asynchronous (xfer_run is xfer_start then
+ * xfer_finish).  xfer_start() queues the batch behind the client's earlier
+ * batches (one batch at a time owns the connections, so replies can be
+ * matched to requests) and moves what it can without blocking; reqs must
+ * stay valid until xfer_finish().  xfer_test() moves more without blocking
+ * (driving whatever batch runs first) and returns 1 once b is done;
+ * xfer_wait() blocks in poll() until it is.  xfer_finish() waits, frees b
+ * and returns as xfer_run.  Returns of xfer_start: 0 or -ENOMEM (nothing
+ * queued then).  Every started batch must be finished before the client
+ * is put. */
+struct xfer_batch;
+int xfer_start(struct ipvfs_client *c, struct xfer_req *reqs, size_t n, int in_order,
+               struct xfer_batch **out_batch);
+int xfer_test(struct xfer_batch *b);
+void xfer_wait(struct xfer_batch *b);
+long xfer_finish(struct xfer_batch *b);
 
 /* Re-reads the map when its file changed since it was read (a restarted
  * cluster listens on new ports); that closes every connection, so call it

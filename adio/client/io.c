@@ -34,6 +34,19 @@ static void batch_free(struct io_batch *b)
     plan_free(&b->plan);
 }
 
+/* The I/O nodes order waiting READs by the client's own heuristic. */
+static uint32_t read_order(enum ipvfs_schedule schedule)
+{
+    switch (schedule) {
+    case IPVFS_SCHED_FIRST:
+        return IPVFS_READ_ORDER_FIRST;
+    case IPVFS_SCHED_RANDOM:
+        return IPVFS_READ_ORDER_RANDOM;
+    default:
+        return IPVFS_READ_ORDER_HASH;
+    }
+}
+
 /* Wires plan request i into an xfer_req: header, io_req, pairs, and the
  * data iovecs on the sending side for writes, the receiving side for
  * reads. */
@@ -50,7 +63,8 @@ static int batch_wire(struct io_batch *b, size_t i, const struct ipvfs_file *f, 
     s->recv = calloc((size_t)nrecv, sizeof(*s->recv));
     if (!s->send || !s->recv)
         return -ENOMEM;
-    s->req = (struct ipvfs_io_req){ .handle = f->entry.handle, .npairs = p->npairs };
+    s->req = (struct ipvfs_io_req){ .handle = f->entry.handle, .npairs = p->npairs,
+                                    .flags = writing ? 0 : read_order(f->opts.schedule) };
     s->send[1] = (struct iovec){ .iov_base = &s->req, .iov_len = sizeof(s->req) };
     s->send[2] = (struct iovec){ .iov_base = p->pairs, .iov_len = p->npairs * sizeof(*p->pairs) };
     s->recv[0] = (struct iovec){ .iov_base = &s->rep, .iov_len = sizeof(s->rep) };
@@ -162,39 +176,113 @@ static int check_replies(struct ipvfs_file *f, const struct io_batch *b, int wri
     return 0;
 }
 
+/* A posted access: its plan and wired requests, a copy of its file
+ * extents (a read's byte count needs them at the end; the data itself is
+ * never copied), and the engine batch moving it. */
+struct ipvfs_aio {
+    struct ipvfs_file *f;
+    int writing;
+    struct io_batch b;
+    struct ipvfs_extent *ext;
+    size_t next;
+    struct xfer_batch *xb;     /* NULL for an access of no request */
+};
+
+static void aio_free(struct ipvfs_aio *a)
+{
+    batch_free(&a->b);
+    free(a->ext);
+    free(a);
+}
+
+int ipvfs_aio_start(struct ipvfs_file *f, int writing, const struct ipvfs_extent *ext,
+                    size_t next, const struct iovec *mem, int memcnt, struct ipvfs_aio **out_aio,
+                    struct ipvfs_error *out_err)
+{
+    const char *op = writing ? "write" : "read";
+    struct ipvfs_aio *a = calloc(1, sizeof(*a));
+    int rc;
+
+    if (!a)
+        return client_error(out_err, ENOMEM, op, f->path, f->client, -1, NULL);
+    a->f = f;
+    a->writing = writing;
+    a->next = next;
+    a->ext = malloc((next ? next : 1) * sizeof(*a->ext));
+    if (!a->ext) {
+        rc = client_error(out_err, ENOMEM, op, f->path, f->client, -1, NULL);
+        goto free_aio;
+    }
+    if (next)
+        memcpy(a->ext, ext, next * sizeof(*ext));
+    rc = batch_build(&a->b, f, writing, ext, next, mem, memcnt);
+    if (rc == 0 && a->b.plan.nreqs)
+        rc = xfer_start(f->client, a->b.reqs, a->b.plan.nreqs, 1, &a->xb);
+    if (rc < 0) {
+        rc = client_error(out_err, -rc, op, f->path, f->client, -1,
+                          rc == -EINVAL ? "file and memory sides differ in length" : NULL);
+        goto free_aio;
+    }
+    *out_aio = a;
+    return 0;
+
+free_aio:
+    aio_free(a);
+    return rc;
+}
+
+int ipvfs_aio_test(struct ipvfs_aio *a)
+{
+    return !a->xb || xfer_test(a->xb);
+}
+
+void ipvfs_aio_wait(struct ipvfs_aio *a)
+{
+    if (a->xb)
+        xfer_wait(a->xb);
+}
+
+/* The results of a finished batch: errors, short replies, byte count. */
+static int aio_result(struct ipvfs_aio *a, long failed, uint64_t *out_bytes,
+                      struct ipvfs_error *out_err)
+{
+    struct ipvfs_file *f = a->f;
+    int rc;
+
+    if (failed >= 0)
+        return client_xfer_error(out_err, &a->b.reqs[failed], a->writing ? "write" : "read",
+                                 f->path, f->client);
+    rc = check_replies(f, &a->b, a->writing, out_err);
+    if (rc < 0)
+        return rc;
+    if (!a->writing)
+        return read_count(f, &a->b, a->ext, a->next, out_bytes, out_err);
+    *out_bytes = 0;
+    for (size_t i = 0; i < a->b.plan.nreqs; i++)
+        *out_bytes += a->b.plan.reqs[i].bytes;
+    return 0;
+}
+
+int ipvfs_aio_finish(struct ipvfs_aio *a, uint64_t *out_bytes, struct ipvfs_error *out_err)
+{
+    long failed = a->xb ? xfer_finish(a->xb) : -1;
+    int rc;
+
+    a->xb = NULL;
+    rc = aio_result(a, failed, out_bytes, out_err);
+    aio_free(a);
+    return rc;
+}
+
+/* The synchronous calls: post, then wait for the result. */
 static int io_list(struct ipvfs_file *f, int writing, const struct ipvfs_extent *ext,
                    size_t next, const struct iovec *mem, int memcnt, uint64_t *out_bytes,
                    struct ipvfs_error *out_err)
 {
-    const char *op = writing ? "write" : "read";
-    struct io_batch b = { 0 };
-    long failed;
-    int rc;
+    struct ipvfs_aio *a;
+    int rc = ipvfs_aio_start(f, writing, ext, next, mem, memcnt, &a, out_err);
 
-    rc = batch_build(&b, f, writing, ext, next, mem, memcnt);
-    if (rc < 0) {
-        rc = client_error(out_err, -rc, op, f->path, f->client, -1,
-                          rc == -EINVAL ? "file and memory sides differ in length" : NULL);
-        goto free_batch;
-    }
-    failed = b.plan.nreqs ? xfer_run_in_order(f->client, b.reqs, b.plan.nreqs) : -1;
-    if (failed >= 0) {
-        rc = client_xfer_error(out_err, &b.reqs[failed], op, f->path, f->client);
-        goto free_batch;
-    }
-    rc = check_replies(f, &b, writing, out_err);
-    if (rc < 0)
-        goto free_batch;
-    if (writing) {
-        *out_bytes = 0;
-        for (size_t i = 0; i < b.plan.nreqs; i++)
-            *out_bytes += b.plan.reqs[i].bytes;
-    } else {
-        rc = read_count(f, &b, ext, next, out_bytes, out_err);
-    }
-free_batch:
-    batch_free(&b);
-    return rc;
+    return rc < 0 ? rc : ipvfs_aio_finish(a, out_bytes, out_err);
 }
 
 int ipvfs_read_list(struct ipvfs_file *f, const struct ipvfs_extent *ext, size_t next,

@@ -17,10 +17,16 @@
  *   progress; the environment variable IPVFS_TIMEOUT_MS (positive integer,
  *   milliseconds) replaces both.  A dead or stuck server therefore gives an
  *   error within those limits, never a hang.
- * - Every call is synchronous: when it returns, the servers have answered
- *   every request it sent (or the connection to them is closed).  Data moves
- *   straight from and into the caller's buffers (no staging copy).
- *   Requests to different I/O nodes are in flight at once.
+ * - Every call is synchronous except the ipvfs_aio_* family (see there):
+ *   when it returns, the servers have answered every request it sent (or
+ *   the connection to them is closed).  The synchronous data calls are
+ *   ipvfs_aio_start() followed by ipvfs_aio_finish().  Data moves straight
+ *   from and into the caller's buffers (no staging copy).  Requests to
+ *   different I/O nodes are in flight at once.
+ * - Calls of one client are served in the order they were made: an
+ *   asynchronous access that is still moving holds the connections, and
+ *   a later call (synchronous or not) starts when the earlier ones are
+ *   done, driving them meanwhile.
  * - Every function returns 0 or a negative errno value.  On failure it fills
  *   *out_err (when not NULL) with the positive errno and a message naming the
  *   operation, the file and, where one was involved, the server rank.
@@ -66,9 +72,10 @@ struct ipvfs_error {
  * A client sends one request at a time: the next request starts when the
  * previous one lies whole in the socket buffer (its reply may still be
  * outstanding, so I/O nodes work in parallel).  READ requests go out in
- * the same order; each server answers a connection's requests in the order
- * received, so the order also decides in which order a server produces a
- * client's read data. */
+ * the same order and name the heuristic; each server answers a
+ * connection's requests in the order received, and among READs of
+ * different clients waiting at an I/O node it picks the next by the same
+ * heuristic, server side (enum ipvfs_read_order in common/proto.h). */
 enum ipvfs_schedule {
     IPVFS_SCHED_HASH = 0,
     IPVFS_SCHED_FIRST = 1,
@@ -186,6 +193,40 @@ int ipvfs_read_list(struct ipvfs_file *file, const struct ipvfs_extent *ext, siz
 int ipvfs_write_list(struct ipvfs_file *file, const struct ipvfs_extent *ext, size_t next,
                      const struct iovec *mem, int memcnt,
                      uint64_t *out_bytes, struct ipvfs_error *out_err);
+
+/* ---- Asynchronous list I/O ------------------------------------------
+ * ipvfs_aio_start() plans the access as ipvfs_read_list/ipvfs_write_list
+ * do, queues it on the client and sends what the sockets take without
+ * blocking, then returns.  No thread works behind the caller's back: the
+ * access moves only inside ipvfs_aio_test(), ipvfs_aio_wait(),
+ * ipvfs_aio_finish() and every other call on the same client (each of
+ * them drives the client's queue, oldest access first).
+ *
+ * Ownership: the caller's data buffers (the iovecs' memory) must stay
+ * valid, and for writes unchanged, until ipvfs_aio_test() returned 1 or
+ * ipvfs_aio_wait()/ipvfs_aio_finish() returned.  The ext and mem arrays
+ * themselves are copied by the start call and may be freed at once.  The
+ * file must stay open, and its client referenced, until the access is
+ * finished.
+ *
+ * Lifetime: each started access is freed by exactly one ipvfs_aio_finish(),
+ * which waits for it if needed (there is no cancel: a request on the wire
+ * cannot be taken back) and reports its result as the synchronous call
+ * would: 0 with *out_bytes, or a negative errno with *out_err filled;
+ * transport failures and time limits (IPVFS_TIMEOUT_MS) show up here,
+ * never in the start call.  ipvfs_aio_start() fails only for a bad
+ * argument or lack of memory; nothing is queued then.  ipvfs_aio_test()
+ * returns 1 when the access is complete (its result ready; never blocks),
+ * else 0.  ipvfs_aio_wait() blocks in poll(2) on the client's sockets until
+ * it is complete. */
+struct ipvfs_aio;
+
+int ipvfs_aio_start(struct ipvfs_file *file, int writing, const struct ipvfs_extent *ext,
+                    size_t next, const struct iovec *mem, int memcnt,
+                    struct ipvfs_aio **out_aio, struct ipvfs_error *out_err);
+int ipvfs_aio_test(struct ipvfs_aio *aio);
+void ipvfs_aio_wait(struct ipvfs_aio *aio);
+int ipvfs_aio_finish(struct ipvfs_aio *aio, uint64_t *out_bytes, struct ipvfs_error *out_err);
 
 /* ---- MPI-IO shared file pointers and atomic-mode locks (shfp.c, lock.c) --
  * Both are served by the metadata rank; see IPVFS_OP_SHFP and IPVFS_OP_LOCK

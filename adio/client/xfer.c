@@ -1,5 +1,16 @@
 /* The request engine: batches of requests to many server ranks, sent and
- * gathered with poll() so that no server waits for another. */
+ * gathered with poll() so that no server waits for another.
+ *
+ * A batch goes through three states (enum batch_state):
+ *   QUEUED   started, waiting behind earlier batches of the same client;
+ *   RUNNING  the head of the client's queue: it owns the connections and
+ *            moves bytes whenever someone polls the client;
+ *   DONE     every request answered or failed; out of the queue, its
+ *            results wait for xfer_finish().
+ * Only the head runs because a connection carries one stream of requests
+ * and replies: two batches sending on it at once would interleave their
+ * requests and could not tell whose reply comes next.  Polling any batch
+ * drives the head, so batches behind it move up without their owner. */
 #include "adio/client/client_internal.h"
 
 #include <errno.h>
@@ -39,6 +50,7 @@ struct chan {
 
 struct engine {
     struct ipvfs_client *c;
+    int request_ms;        /* the client's limit when the batch started */
     struct xfer_req *reqs;
     size_t n;
     struct chan *chans;
@@ -281,7 +293,7 @@ static int setup_chans(struct engine *e, size_t n)
     int need_refresh = 0;
     char msg[256] = "";
 
-    e->chans = calloc(n, sizeof(*e->chans));
+    e->chans = calloc(n ? n : 1, sizeof(*e->chans));
     if (!e->chans)
         return -ENOMEM;
     for (size_t i = 0; i < n; i++) {
@@ -325,7 +337,7 @@ static int setup_chans(struct engine *e, size_t n)
      * hung server blocks for its own limit, which must not use up the
      * limit of a channel connected before it. */
     for (size_t k = 0; k < e->nchans; k++)
-        e->chans[k].deadline_ms = now_ms() + c->request_ms;
+        e->chans[k].deadline_ms = now_ms() + e->request_ms;
     return 0;
 }
 
@@ -344,15 +356,18 @@ static void chan_service(struct engine *e, struct chan *ch, short revents)
         return;
     }
     if (ch->moved != before)
-        ch->deadline_ms = now_ms() + e->c->request_ms;
+        ch->deadline_ms = now_ms() + e->request_ms;
 }
 
-static int poll_round(struct engine *e, struct pollfd *pfds, struct chan **map)
+/* Fills pfds with the channels that wait for the network; *out_wait gets
+ * the time to the nearest deadline.  Returns how many. */
+static nfds_t poll_set(struct engine *e, struct pollfd *pfds, struct chan **map,
+                       int64_t *out_wait)
 {
-    int64_t now = now_ms(), wait = -1;
+    int64_t now = now_ms();
     nfds_t np = 0;
-    int rc;
 
+    *out_wait = -1;
     for (size_t k = 0; k < e->nchans; k++) {
         struct chan *ch = &e->chans[k];
 
@@ -361,27 +376,48 @@ static int poll_round(struct engine *e, struct pollfd *pfds, struct chan **map)
         if (!chan_may_send(e, ch) && ch->sent == ch->done) {
             /* waiting for its turn with nothing outstanding: the server
              * owes nothing, so its time limit starts with the turn */
-            ch->deadline_ms = now + e->c->request_ms;
-            continue;
-        }
-        if (ch->deadline_ms <= now) {
-            chan_fail(e, ch, ETIMEDOUT, "");
+            ch->deadline_ms = now + e->request_ms;
             continue;
         }
         pfds[np].fd = ch->fd;
         pfds[np].events = POLLIN | (chan_may_send(e, ch) ? POLLOUT : 0);
         pfds[np].revents = 0;
         map[np++] = ch;
-        if (wait < 0 || ch->deadline_ms - now < wait)
-            wait = ch->deadline_ms - now;
+        if (*out_wait < 0 || ch->deadline_ms - now < *out_wait)
+            *out_wait = ch->deadline_ms > now ? ch->deadline_ms - now : 0;
     }
-    if (np == 0)
+    return np;
+}
+
+/* One round: waits up to min(timeout_ms, nearest deadline) for the
+ * network (timeout_ms < 0: up to the deadline), moves what it can, then
+ * fails the channels past their deadline.  Deadlines are judged after
+ * servicing, so a caller that polls rarely (a computing MPI program) does
+ * not time out a server whose answer is already waiting.  Returns 1 while
+ * requests are outstanding, 0 when the batch is done, or -errno. */
+static int poll_round(struct engine *e, struct pollfd *pfds, struct chan **map, int timeout_ms)
+{
+    int64_t wait, now;
+    nfds_t np = poll_set(e, pfds, map, &wait);
+    int rc;
+
+    if (np == 0) {
+        for (size_t k = 0; k < e->nchans; k++)
+            if (chan_active(&e->chans[k]))
+                chan_fail(e, &e->chans[k], EPROTO, "request engine stalled");
         return 0;
+    }
+    if (timeout_ms >= 0 && timeout_ms < wait)
+        wait = timeout_ms;
     rc = poll(pfds, np, (int)wait);
     if (rc < 0 && errno != EINTR)
         return -errno;
     for (nfds_t i = 0; rc > 0 && i < np; i++)
         chan_service(e, map[i], pfds[i].revents);
+    now = now_ms();
+    for (nfds_t i = 0; i < np; i++)
+        if (chan_active(map[i]) && map[i]->deadline_ms <= now)
+            chan_fail(e, map[i], ETIMEDOUT, "");
     return 1;
 }
 
@@ -390,39 +426,162 @@ static void free_chans(struct engine *e)
     for (size_t k = 0; k < e->nchans; k++)
         free(e->chans[k].idx);
     free(e->chans);
+    e->chans = NULL;
+    e->nchans = 0;
+}
+
+enum batch_state { BATCH_QUEUED, BATCH_RUNNING, BATCH_DONE };
+
+struct xfer_batch {
+    struct engine e;
+    enum batch_state state;
+    struct pollfd *pfds;
+    struct chan **map;
+    int fatal;                 /* -errno that ended the batch early, or 0 */
+    struct xfer_batch *next;   /* the client's queue */
+};
+
+/* Ends the head batch: fails what is left with the fatal error, releases
+ * the channels and lets the next batch become the head. */
+static void batch_end(struct xfer_batch *b)
+{
+    struct ipvfs_client *c = b->e.c;
+
+    for (size_t k = 0; k < b->e.nchans; k++)
+        if (b->fatal < 0 && chan_active(&b->e.chans[k]))
+            chan_fail(&b->e, &b->e.chans[k], -b->fatal, "");
+    for (size_t i = 0; b->fatal < 0 && i < b->e.n; i++) {
+        if (!b->e.reqs[i].err) {
+            b->e.reqs[i].err = -b->fatal;
+            b->e.reqs[i].transport = 1;
+        }
+    }
+    free(b->map);
+    free(b->pfds);
+    b->map = NULL;
+    b->pfds = NULL;
+    free_chans(&b->e);
+    b->state = BATCH_DONE;
+    c->queue_head = b->next;
+    if (!c->queue_head)
+        c->queue_tail = NULL;
+    b->next = NULL;
+}
+
+/* The head batch takes the connections and starts sending. */
+static void batch_begin(struct xfer_batch *b)
+{
+    int rc = setup_chans(&b->e, b->e.n);
+
+    b->state = BATCH_RUNNING;
+    if (rc == 0) {
+        b->pfds = calloc(b->e.nchans ? b->e.nchans : 1, sizeof(*b->pfds));
+        b->map = calloc(b->e.nchans ? b->e.nchans : 1, sizeof(*b->map));
+        if (!b->pfds || !b->map)
+            rc = -ENOMEM;
+    }
+    if (rc < 0) {
+        b->fatal = rc;
+        batch_end(b);
+    }
+}
+
+/* Bytes the engine's channels moved so far. */
+static uint64_t engine_moved(const struct engine *e)
+{
+    uint64_t sum = 0;
+
+    for (size_t k = 0; k < e->nchans; k++)
+        sum += e->chans[k].moved;
+    return sum;
+}
+
+/* Drives the client's queue until b is done or, without block, until the
+ * network has nothing more to give right now. */
+static void client_pump(struct xfer_batch *b, int block)
+{
+    struct ipvfs_client *c = b->e.c;
+
+    while (b->state != BATCH_DONE) {
+        struct xfer_batch *h = c->queue_head;
+        uint64_t before;
+        int rc;
+
+        if (h->state == BATCH_QUEUED)
+            batch_begin(h);
+        if (h->state == BATCH_DONE)
+            continue;
+        before = engine_moved(&h->e);
+        rc = poll_round(&h->e, h->pfds, h->map, block ? -1 : 0);
+        if (rc <= 0) {
+            h->fatal = rc;
+            batch_end(h);
+            continue;
+        }
+        /* without block, go on while bytes move: a request sent may give
+         * the turn to another server's channel, which can send at once */
+        if (!block && engine_moved(&h->e) == before)
+            return;
+    }
+}
+
+int xfer_start(struct ipvfs_client *c, struct xfer_req *reqs, size_t n, int in_order,
+               struct xfer_batch **out_batch)
+{
+    struct xfer_batch *b = calloc(1, sizeof(*b));
+
+    if (!b)
+        return -ENOMEM;
+    b->e = (struct engine){ .c = c, .request_ms = c->request_ms, .reqs = reqs, .n = n,
+                            .in_order = in_order };
+    b->state = BATCH_QUEUED;
+    if (c->queue_tail)
+        c->queue_tail->next = b;
+    else
+        c->queue_head = b;
+    c->queue_tail = b;
+    client_pump(b, 0);
+    *out_batch = b;
+    return 0;
+}
+
+int xfer_test(struct xfer_batch *b)
+{
+    client_pump(b, 0);
+    return b->state == BATCH_DONE;
+}
+
+void xfer_wait(struct xfer_batch *b)
+{
+    client_pump(b, 1);
+}
+
+long xfer_finish(struct xfer_batch *b)
+{
+    struct xfer_req *reqs = b->e.reqs;
+    size_t n = b->e.n;
+
+    xfer_wait(b);
+    free(b);
+    for (size_t i = 0; i < n; i++)
+        if (reqs[i].err)
+            return (long)i;
+    return -1;
 }
 
 static long run_batch(struct ipvfs_client *c, struct xfer_req *reqs, size_t n, int in_order)
 {
-    struct engine e = { .c = c, .reqs = reqs, .n = n, .in_order = in_order };
-    struct pollfd *pfds = NULL;
-    struct chan **map = NULL;
-    int rc;
+    struct xfer_batch *b;
 
-    rc = setup_chans(&e, n);
-    if (rc == 0) {
-        pfds = calloc(e.nchans, sizeof(*pfds));
-        map = calloc(e.nchans, sizeof(*map));
-        if (!pfds || !map)
-            rc = -ENOMEM;
-    }
-    while (rc == 0 && (rc = poll_round(&e, pfds, map)) > 0)
-        rc = 0;
-    for (size_t k = 0; k < e.nchans; k++)
-        if (rc < 0 && chan_active(&e.chans[k]))
-            chan_fail(&e, &e.chans[k], -rc, "");
-    free(map);
-    free(pfds);
-    free_chans(&e);
-    for (size_t i = 0; i < n; i++) {
-        if (rc < 0 && !reqs[i].err) {
-            reqs[i].err = -rc;
+    if (xfer_start(c, reqs, n, in_order, &b) < 0) {
+        for (size_t i = 0; i < n; i++) {
+            reqs[i].err = ENOMEM;
             reqs[i].transport = 1;
+            snprintf(reqs[i].msg, sizeof(reqs[i].msg), "out of memory");
         }
-        if (reqs[i].err)
-            return (long)i;
+        return n ? 0 : -1;
     }
-    return -1;
+    return xfer_finish(b);
 }
 
 long xfer_run(struct ipvfs_client *c, struct xfer_req *reqs, size_t n)

@@ -84,40 +84,50 @@ struct server *conn_server(const struct conn *c)
     return c->srv;
 }
 
-static struct counters *client_counters(struct server *srv, uint32_t id)
+static struct client_counters *client_counters(struct server *srv, uint32_t id)
 {
     struct client_counters *grown;
 
     for (size_t i = 0; i < srv->nclients; i++)
         if (srv->clients[i].client_id == id)
-            return &srv->clients[i].c;
+            return &srv->clients[i];
     grown = realloc(srv->clients, (srv->nclients + 1) * sizeof(*grown));
     if (!grown)
         return NULL;
     srv->clients = grown;
     srv->clients[srv->nclients] = (struct client_counters){ .client_id = id };
-    return &srv->clients[srv->nclients++].c;
+    return &srv->clients[srv->nclients++];
+}
+
+uint32_t conn_client_id(const struct conn *c)
+{
+    return c->client_id;
+}
+
+struct client_counters *conn_client_counters(struct conn *c)
+{
+    return client_counters(c->srv, c->client_id);
 }
 
 void conn_count_bytes(struct conn *c, uint64_t in, uint64_t out)
 {
-    struct counters *cc = client_counters(c->srv, c->client_id);
+    struct client_counters *cc = client_counters(c->srv, c->client_id);
 
     c->srv->total.bytes_in += in;
     c->srv->total.bytes_out += out;
     if (cc) {
-        cc->bytes_in += in;
-        cc->bytes_out += out;
+        cc->c.bytes_in += in;
+        cc->c.bytes_out += out;
     }
 }
 
 static void count_request(struct conn *c)
 {
-    struct counters *cc = client_counters(c->srv, c->client_id);
+    struct client_counters *cc = client_counters(c->srv, c->client_id);
 
     c->srv->total.requests++;
     if (cc)
-        cc->requests++;
+        cc->c.requests++;
 }
 
 static void conn_destroy(struct conn *c)

@@ -175,6 +175,8 @@ static void handle_status(struct conn *c, const struct ipvfs_hdr *hdr, const uin
             .requests = srv->clients[i].c.requests,
             .bytes_in = srv->clients[i].c.bytes_in,
             .bytes_out = srv->clients[i].c.bytes_out,
+            .reads_waited = srv->clients[i].reads_waited,
+            .last_wait_seq = srv->clients[i].last_wait_seq,
         };
     conn_reply(c, 0, rep, len + vlen);
 }

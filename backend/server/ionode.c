@@ -5,7 +5,15 @@
  * operation whose completion (a loop callback) sends the reply.  The pairs
  * and WRITE data point into the request body, which the connection keeps
  * until the reply is written; READ data lands directly in the reply buffer
- * after its struct ipvfs_io_rep. */
+ * after its struct ipvfs_io_rep.
+ *
+ * READs are ordered across connections (enum ipvfs_read_order in
+ * common/proto.h): at most srv->reads.places of them are in the store; a
+ * READ that finds a free place and nobody waiting starts at once, the
+ * others wait in srv->reads, and each completion gives its place to the
+ * waiting READ the policy picks.  A waiting READ is in one of two states:
+ * WAITING (queued, counted nowhere) and IN_STORE (in_store set, counted in
+ * srv->reads.in_store until io_done). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +40,8 @@
 #define IONODE_SIEVE_FACTOR 4u
 #define IONODE_SIEVE_SLACK (64u << 10)
 
-/* One request in flight in the store. */
+/* One request in flight in the store (or, a READ, waiting for a place:
+ * see struct read_order and enum ipvfs_read_order). */
 struct io_op {
     struct conn *c;
     struct server *srv;
@@ -46,6 +55,14 @@ struct io_op {
     struct ipvfs_pair span;
     const struct ipvfs_pair *pairs;
     uint32_t npairs;
+    /* READ ordering */
+    const struct ipvfs_pair *rd_pairs;  /* what to read: pairs, or the span */
+    uint32_t rd_npairs;
+    uint8_t *rd_buf;
+    uint32_t order;             /* enum ipvfs_read_order the client named */
+    uint32_t client_id;
+    int in_store;               /* counted in read_order.in_store */
+    struct io_op *next_wait;
 };
 
 int ionode_open(struct server *srv)
@@ -93,6 +110,11 @@ int ionode_open(struct server *srv)
         log_error("cannot open the datafile store in %s: %s", dir, strerror(-rc));
         goto close_volume;
     }
+    /* one READ per target at once keeps every member busy; more wait
+     * and are ordered */
+    srv->reads = (struct read_order){ .places = nt ? nt : 1, .nclients = 1,
+                                      .hash_next = srv->io_index,
+                                      .rng = ((uint64_t)srv->rank + 1) * 0x9E3779B97F4A7C15ull };
     log_info("I/O node %u: RAID-%d volume of %llu MiB over %u targets", srv->io_index,
              srv->opts.raid, (unsigned long long)(iraid_size(srv->vol) >> 20), nt);
     return 0;
@@ -267,10 +289,22 @@ static void sieve_pick(struct io_op *o)
     }
 }
 
+static void read_next(struct server *srv);
+static void read_next_timer(struct evloop *loop, uint64_t id, void *user);
+
 static void io_done(int status, uint64_t value, void *user)
 {
     struct io_op *o = user;
+    struct server *srv = o->srv;
     struct ipvfs_io_rep *rep;
+
+    if (o->in_store) {
+        srv->reads.in_store--;
+        /* the freed place goes to a waiting READ from a fresh loop turn,
+         * outside this store callback; failing that, right now */
+        if (!evloop_add_timer(srv->loop, 0, read_next_timer, srv))
+            read_next(srv);
+    }
 
     if (o->sieve && status >= 0)
         sieve_pick(o);
@@ -297,6 +331,135 @@ static void io_done(int status, uint64_t value, void *user)
         conn_count_bytes(o->c, o->bytes, 0);
     conn_reply(o->c, 0, o->rep, sizeof(*rep) + (o->op == IPVFS_OP_READ ? o->bytes : 0));
     free(o);
+}
+
+/* ---- READ ordering ----------------------------------------------------- */
+
+static void read_start(struct io_op *o)
+{
+    struct server *srv = o->srv;
+    int rc;
+
+    if (!srv->ds) {
+        io_done(-ESHUTDOWN, 0, o);
+        return;
+    }
+    o->in_store = 1;
+    srv->reads.in_store++;
+    rc = dfstore_read(srv->ds, o->handle, o->rd_pairs, o->rd_npairs, o->rd_buf, io_done, o);
+    if (rc < 0)
+        io_done(rc, 0, o);
+}
+
+static uint64_t rng_next(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
+/* Whether a is to be served before b (both waiting) under policy. */
+static int read_before(const struct read_order *ro, uint32_t policy, uint32_t target,
+                       const struct io_op *a, const struct io_op *b)
+{
+    switch (policy) {
+    case IPVFS_READ_ORDER_FIRST:
+        return a->rd_pairs[0].offset < b->rd_pairs[0].offset;
+    case IPVFS_READ_ORDER_HASH:
+        return (a->client_id + ro->nclients - target) % ro->nclients <
+               (b->client_id + ro->nclients - target) % ro->nclients;
+    case IPVFS_READ_ORDER_RANDOM:
+        return a->client_id == target && b->client_id != target;
+    default:
+        return 0;
+    }
+}
+
+/* RANDOM: a client drawn evenly among those waiting. */
+static uint32_t random_client(struct read_order *ro)
+{
+    uint32_t n = 0, k;
+    struct io_op *o;
+
+    for (o = ro->head; o; o = o->next_wait)
+        n++;
+    k = (uint32_t)(rng_next(&ro->rng) % n);
+    for (o = ro->head; k; o = o->next_wait)
+        k--;
+    /* an op drawn evenly is a client weighted by its waiting READs; each
+     * connection has at most one, so this is even per connection */
+    return o->client_id;
+}
+
+/* Takes the READ the oldest waiting one's policy serves next out of the
+ * queue (the oldest wins ties, so each policy is FIFO among equals). */
+static struct io_op *read_pick(struct read_order *ro)
+{
+    uint32_t policy = ro->head->order, target = ro->hash_next % ro->nclients;
+    struct io_op **best = &ro->head, **pp, *o;
+
+    if (policy == IPVFS_READ_ORDER_RANDOM)
+        target = random_client(ro);
+    for (pp = &ro->head->next_wait; *pp; pp = &(*pp)->next_wait)
+        if (read_before(ro, policy, target, *pp, *best))
+            best = pp;
+    o = *best;
+    *best = o->next_wait;
+    if (ro->tail == o) {
+        ro->tail = NULL;
+        for (struct io_op *t = ro->head; t; t = t->next_wait)
+            ro->tail = t;
+    }
+    o->next_wait = NULL;
+    if (policy == IPVFS_READ_ORDER_HASH)
+        ro->hash_next = (o->client_id + 1) % ro->nclients;
+    return o;
+}
+
+/* Gives free places to waiting READs, in the order of their policy, and
+ * counts each for its client (what shows the order: stats --json). */
+static void read_next(struct server *srv)
+{
+    struct read_order *ro = &srv->reads;
+
+    while (ro->head && ro->in_store < ro->places) {
+        struct io_op *o = read_pick(ro);
+        struct client_counters *cc = conn_client_counters(o->c);
+
+        ro->served++;
+        if (cc) {
+            cc->reads_waited++;
+            cc->last_wait_seq = ro->served;
+        }
+        read_start(o);
+    }
+}
+
+static void read_next_timer(struct evloop *loop, uint64_t id, void *user)
+{
+    (void)loop;
+    (void)id;
+    read_next(user);
+}
+
+/* Starts the READ now when a place is free and nobody waits, else queues
+ * it behind the others. */
+static void read_submit(struct io_op *o)
+{
+    struct read_order *ro = &o->srv->reads;
+
+    if (o->client_id >= ro->nclients)
+        ro->nclients = o->client_id + 1;
+    if (!ro->head && ro->in_store < ro->places) {
+        read_start(o);
+        return;
+    }
+    if (ro->tail)
+        ro->tail->next_wait = o;
+    else
+        ro->head = o;
+    ro->tail = o;
 }
 
 static void handle_rw(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body)
@@ -329,11 +492,18 @@ static void handle_rw(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t
             (o->sieve = malloc(o->span.len))) {
             o->pairs = pairs;
             o->npairs = req.npairs;
-            rc = dfstore_read(o->srv->ds, req.handle, &o->span, 1, o->sieve, io_done, o);
+            o->rd_pairs = &o->span;
+            o->rd_npairs = 1;
+            o->rd_buf = o->sieve;
         } else {
-            rc = dfstore_read(o->srv->ds, req.handle, pairs, req.npairs,
-                              o->rep + sizeof(struct ipvfs_io_rep), io_done, o);
+            o->rd_pairs = pairs;
+            o->rd_npairs = req.npairs;
+            o->rd_buf = o->rep + sizeof(struct ipvfs_io_rep);
         }
+        o->order = req.flags & IPVFS_READ_ORDER_MASK;
+        o->client_id = conn_client_id(c);
+        read_submit(o);
+        return;
     }
     if (rc < 0)
         io_done(rc, 0, o);

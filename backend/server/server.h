@@ -38,6 +38,22 @@ struct counters {
 struct client_counters {
     uint32_t client_id;
     struct counters c;
+    uint64_t reads_waited;      /* READs served after waiting (ionode.c) */
+    uint64_t last_wait_seq;     /* read_order.served of the latest of them */
+};
+
+struct io_op;
+
+/* Server-side READ ordering of an I/O node (ionode.c; policies in
+ * common/proto.h, enum ipvfs_read_order). */
+struct read_order {
+    struct io_op *head, *tail;  /* waiting READs, oldest first */
+    uint32_t in_store;          /* READs in the store now */
+    uint32_t places;            /* at most this many at once */
+    uint32_t nclients;          /* one more than the largest client id seen */
+    uint32_t hash_next;         /* HASH: the client whose turn it is */
+    uint64_t served;            /* waiting READs served so far */
+    uint64_t rng;               /* RANDOM's generator */
 };
 
 struct server {
@@ -68,6 +84,7 @@ struct server {
     struct ipvfs_map map;       /* every rank's address, after the exchange */
 
     struct counters total;
+    struct read_order reads;    /* I/O nodes */
     struct client_counters *clients;
     size_t nclients;
 
@@ -101,6 +118,9 @@ void conn_close_after_reply(struct conn *c);
 struct server *conn_server(const struct conn *c);
 /* Counters of the connection's client (set by HELLO). */
 void conn_count_bytes(struct conn *c, uint64_t in, uint64_t out);
+/* The client id HELLO named, and its counters (NULL without memory). */
+uint32_t conn_client_id(const struct conn *c);
+struct client_counters *conn_client_counters(struct conn *c);
 
 /* Handler of one op.  hdr and body (body_len bytes) are the request. */
 typedef void (*op_handler)(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body);

@@ -1,0 +1,367 @@
+/* Nonblocking independent I/O end to end (run by test/t_e2e_nonblock.sh).
+ *
+ *   e2e_nonblock exact FILE
+ *     Every rank posts several MPI_File_iwrite_at (sizes from 1 byte to
+ *     3 MiB), an MPI_File_iwrite through the individual pointer and one
+ *     with a strided memory type, all outstanding at once, with a
+ *     blocking write in between; MPI_Waitall; byte counts checked.  Then
+ *     the next rank reads the region back with as many MPI_File_iread_at
+ *     outstanding at once (and one reaching past the end of the file:
+ *     short count), byte-exact.
+ *   e2e_nonblock overlap FILE "PIDS"
+ *     Rank 0 stops the servers (SIGSTOP), posts a 32 MiB MPI_File_iwrite_at
+ *     and checks that the call returned within 1 s and that MPI_Test says
+ *     not complete; it resumes them (SIGCONT), waits and checks the data.
+ *     A second 32 MiB iwrite is completed by MPI_Test alone (no MPI_Wait).
+ *   e2e_nonblock order FILE "PIDS" STATS SCHEDULE
+ *     Server-side READ ordering: with ipvfs_io_schedule=SCHEDULE every
+ *     rank writes 128 KiB at rank * 128 KiB (a stripe unit on each of two
+ *     I/O nodes); then, with the servers stopped, the ranks post one
+ *     MPI_File_iread_at each, highest rank first, so that the READs wait
+ *     at the I/O nodes in descending client order; the servers resume and
+ *     the reads are checked byte-exact.  `ipvfs-ctl stats --json` is
+ *     saved to STATS.0.json before and STATS.1.json after for the script
+ *     to check the order the nodes served the waiting READs in.
+ *   e2e_nonblock stopped FILE "PIDS"
+ *     Rank 0 stops the servers, posts a write and a read; MPI_Wait must
+ *     fail with the time-limit message (run with a short IPVFS_TIMEOUT_MS)
+ *     within 30 s; it resumes them at the end.
+ */
+#include <signal.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "e2e_util.h"
+
+E2E_GLOBALS;
+
+#define REGION (8u << 20)       /* bytes of file per rank */
+#define NPOST 8
+
+static const size_t post_len[NPOST] = { 1, 4095, 65536, 65537, 200000, 1u << 20, 3u << 20, 77 };
+
+static double now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void check_count(const MPI_Status * st, MPI_Count want, const char *what, int i)
+{
+    MPI_Count got = -1;
+
+    MPI_Get_elements_x(st, MPI_BYTE, &got);
+    E2E_CHECK(got == want, "%s %d: status says %lld bytes, want %lld", what, i,
+              (long long) got, (long long) want);
+}
+
+static MPI_File open_file(const char *path)
+{
+    MPI_File fh = MPI_FILE_NULL;
+
+    E2E_MPI(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR,
+                          MPI_INFO_NULL, &fh));
+    return fh;
+}
+
+/* Offsets of the posted pieces inside a rank's region. */
+static MPI_Offset piece_off(int rank, int i)
+{
+    MPI_Offset off = (MPI_Offset) rank * REGION;
+
+    for (int k = 0; k < i; k++)
+        off += (MPI_Offset) post_len[k] + 13;   /* gaps stay holes */
+    return off;
+}
+
+static void write_region(MPI_File fh, int rank)
+{
+    MPI_Request req[NPOST + 2];
+    MPI_Status st[NPOST + 2];
+    unsigned char *buf[NPOST], *ind, *strided;
+    MPI_Offset base = piece_off(rank, NPOST) + 4096, blk = base + 300000;
+    MPI_Datatype vec;
+    unsigned char blocking[1000];
+
+    for (int i = 0; i < NPOST; i++) {
+        buf[i] = malloc(post_len[i]);
+        e2e_fill(buf[i], (uint64_t) piece_off(rank, i), post_len[i], 1);
+        E2E_MPI(MPI_File_iwrite_at(fh, piece_off(rank, i), buf[i], (int) post_len[i], MPI_BYTE,
+                                   &req[i]));
+    }
+    /* individual pointer: the call moves it at once by the amount asked */
+    ind = malloc(100000);
+    e2e_fill(ind, (uint64_t) base, 100000, 1);
+    E2E_MPI(MPI_File_seek(fh, base, MPI_SEEK_SET));
+    E2E_MPI(MPI_File_iwrite(fh, ind, 100000, MPI_BYTE, &req[NPOST]));
+    /* a strided memory type: every other 1000-byte block of strided */
+    strided = malloc(2 * 100 * 1000);
+    for (int b = 0; b < 100; b++)
+        e2e_fill(strided + 2 * b * 1000, (uint64_t) base + 100000 + b * 1000, 1000, 1);
+    MPI_Type_vector(100, 1000, 2000, MPI_BYTE, &vec);
+    MPI_Type_commit(&vec);
+    E2E_MPI(MPI_File_iwrite(fh, strided, 1, vec, &req[NPOST + 1]));
+    /* a blocking call while they are outstanding */
+    e2e_fill(blocking, (uint64_t) blk, sizeof(blocking), 1);
+    E2E_MPI(MPI_File_write_at(fh, blk, blocking, sizeof(blocking), MPI_BYTE, MPI_STATUS_IGNORE));
+    E2E_MPI(MPI_Waitall(NPOST + 2, req, st));
+    for (int i = 0; i < NPOST; i++) {
+        check_count(&st[i], (MPI_Count) post_len[i], "iwrite_at", i);
+        free(buf[i]);
+    }
+    check_count(&st[NPOST], 100000, "iwrite", 0);
+    check_count(&st[NPOST + 1], 100000, "iwrite strided", 0);
+    MPI_Offset pos = -1;
+    E2E_MPI(MPI_File_get_position(fh, &pos));
+    E2E_CHECK(pos == base + 200000, "individual pointer at %lld, want %lld", (long long) pos,
+              (long long) (base + 200000));
+    MPI_Type_free(&vec);
+    free(ind);
+    free(strided);
+}
+
+static void read_region(MPI_File fh, int rank, int last)
+{
+    MPI_Request req[NPOST + 1];
+    MPI_Status st[NPOST + 1];
+    unsigned char *buf[NPOST + 1];
+    MPI_Offset base = piece_off(rank, NPOST) + 4096, end = base + 300000 + 1000;
+    size_t tail = 5000;
+
+    for (int i = 0; i < NPOST; i++) {
+        buf[i] = malloc(post_len[i]);
+        E2E_MPI(MPI_File_iread_at(fh, piece_off(rank, i), buf[i], (int) post_len[i], MPI_BYTE,
+                                  &req[i]));
+    }
+    /* the data written through the pointer, both kinds, in one read */
+    buf[NPOST] = malloc(300000 + 1000 + tail);
+    E2E_MPI(MPI_File_iread_at(fh, base, buf[NPOST], (int) (last ? 300000 + 1000 + tail : 200000),
+                              MPI_BYTE, &req[NPOST]));
+    E2E_MPI(MPI_Waitall(NPOST + 1, req, st));
+    for (int i = 0; i < NPOST; i++) {
+        long bad = e2e_verify(buf[i], (uint64_t) piece_off(rank, i), post_len[i], 1);
+
+        check_count(&st[i], (MPI_Count) post_len[i], "iread_at", i);
+        E2E_CHECK(bad < 0, "rank %d piece %d differs at byte %ld", rank, i, bad);
+        free(buf[i]);
+    }
+    /* the last region reaches past the end of the file by tail bytes: a
+     * short count */
+    check_count(&st[NPOST], last ? end - base : 200000, "iread_at", NPOST);
+    long bad = e2e_verify(buf[NPOST], (uint64_t) base, 200000, 1);
+    E2E_CHECK(bad < 0, "rank %d pointer data differs at byte %ld", rank, bad);
+    free(buf[NPOST]);
+}
+
+static int mode_exact(const char *path)
+{
+    MPI_File fh = open_file(path);
+    int peer = (e2e_rank + 1) % e2e_nprocs;
+
+    write_region(fh, e2e_rank);
+    E2E_MPI(MPI_File_sync(fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    E2E_MPI(MPI_File_sync(fh));
+    read_region(fh, peer, peer == e2e_nprocs - 1);
+    E2E_MPI(MPI_File_close(&fh));
+    return e2e_finish("e2e_nonblock exact");
+}
+
+static void signal_all(const char *pids, int sig)
+{
+    char *copy = strdup(pids), *save = NULL;
+
+    for (char *t = strtok_r(copy, " ", &save); t; t = strtok_r(NULL, " ", &save))
+        if (kill((pid_t) atol(t), sig) < 0)
+            E2E_FAIL("kill(%s, %d) failed", t, sig);
+    free(copy);
+}
+
+static void read_back(MPI_File fh, MPI_Offset off, size_t len, unsigned seed)
+{
+    unsigned char *buf = malloc(len);
+    long bad;
+
+    E2E_MPI(MPI_File_read_at(fh, off, buf, (int) len, MPI_BYTE, MPI_STATUS_IGNORE));
+    bad = e2e_verify(buf, (uint64_t) off, len, seed);
+    E2E_CHECK(bad < 0, "read back at %lld differs at byte %ld", (long long) off, bad);
+    free(buf);
+}
+
+/* Opens the connections to the I/O nodes (they open lazily, with a
+ * synchronous greeting) before the servers are stopped. */
+static void warm_up(MPI_File fh, unsigned char *buf, size_t len)
+{
+    E2E_MPI(MPI_File_write_at(fh, 0, buf, (int) len, MPI_BYTE, MPI_STATUS_IGNORE));
+    E2E_MPI(MPI_File_read_at(fh, 0, buf, (int) len, MPI_BYTE, MPI_STATUS_IGNORE));
+}
+
+static int mode_overlap(const char *path, const char *pids)
+{
+    MPI_File fh = open_file(path);
+    size_t len = 32u << 20;
+    unsigned char *buf = malloc(len);
+    MPI_Request req;
+    MPI_Status st;
+    double t0, t_post, t_wait;
+    int flag = 1, polls = 0;
+
+    if (e2e_rank == 0) {
+        warm_up(fh, buf, 1u << 20);
+        e2e_fill(buf, 0, len, 2);
+        signal_all(pids, SIGSTOP);
+        t0 = now_s();
+        E2E_MPI(MPI_File_iwrite_at(fh, 0, buf, (int) len, MPI_BYTE, &req));
+        t_post = now_s() - t0;
+        E2E_MPI(MPI_Test(&req, &flag, &st));
+        E2E_CHECK(!flag, "the iwrite completed while the servers were stopped");
+        usleep(500000);
+        signal_all(pids, SIGCONT);
+        t0 = now_s();
+        E2E_MPI(MPI_Wait(&req, &st));
+        t_wait = now_s() - t0;
+        check_count(&st, (MPI_Count) len, "iwrite_at", 0);
+        printf("overlap: iwrite_at of %zu MiB returned in %.3f s, MPI_Wait took %.3f s\n",
+               len >> 20, t_post, t_wait);
+        E2E_CHECK(t_post < 1.0, "posting took %.3f s: the call waited for the data", t_post);
+        E2E_CHECK(t_post < t_wait, "posting (%.3f s) took longer than the wait (%.3f s)",
+                  t_post, t_wait);
+        read_back(fh, 0, len, 2);
+
+        /* MPI_Test alone drives a request to completion */
+        e2e_fill(buf, len, len, 2);
+        E2E_MPI(MPI_File_iwrite_at(fh, (MPI_Offset) len, buf, (int) len, MPI_BYTE, &req));
+        for (flag = 0; !flag && polls < 100000; polls++) {
+            E2E_MPI(MPI_Test(&req, &flag, &st));
+            if (!flag)
+                usleep(1000);
+        }
+        E2E_CHECK(flag, "MPI_Test never completed the iwrite");
+        E2E_CHECK(polls > 1, "the iwrite of 32 MiB was complete on the first MPI_Test");
+        check_count(&st, (MPI_Count) len, "iwrite_at by MPI_Test", 0);
+        printf("overlap: MPI_Test completed the second iwrite after %d polls\n", polls);
+        read_back(fh, (MPI_Offset) len, len, 2);
+    }
+    free(buf);
+    E2E_MPI(MPI_File_close(&fh));
+    return e2e_finish("e2e_nonblock overlap");
+}
+
+static void expect_timeout(int rc, const char *what, double took)
+{
+    char msg[MPI_MAX_ERROR_STRING] = "";
+    int len = 0;
+
+    if (rc != MPI_SUCCESS)
+        MPI_Error_string(rc, msg, &len);
+    printf("stopped: %s failed after %.1f s: %s\n", what, took, msg);
+    E2E_CHECK(rc != MPI_SUCCESS, "%s succeeded with the servers stopped", what);
+    E2E_CHECK(strstr(msg, "did not answer in time"), "%s: unclear error: %s", what, msg);
+    E2E_CHECK(took < 30, "%s took %.1f s to fail", what, took);
+}
+
+static int mode_stopped(const char *path, const char *pids)
+{
+    MPI_File fh = open_file(path);
+    size_t len = 4u << 20;
+    unsigned char *buf = malloc(len), *rbuf = malloc(len);
+    MPI_Request wreq, rreq;
+    double t0;
+    int rc;
+
+    if (e2e_rank == 0) {
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        warm_up(fh, buf, 1u << 20);
+        e2e_fill(buf, 0, len, 3);
+        signal_all(pids, SIGSTOP);
+        t0 = now_s();
+        E2E_MPI(MPI_File_iwrite_at(fh, 0, buf, (int) len, MPI_BYTE, &wreq));
+        E2E_MPI(MPI_File_iread_at(fh, 0, rbuf, (int) len, MPI_BYTE, &rreq));
+        rc = MPI_Wait(&wreq, MPI_STATUS_IGNORE);
+        expect_timeout(rc, "MPI_Wait on an iwrite", now_s() - t0);
+        t0 = now_s();
+        rc = MPI_Wait(&rreq, MPI_STATUS_IGNORE);
+        expect_timeout(rc, "MPI_Wait on an iread", now_s() - t0);
+        signal_all(pids, SIGCONT);
+    }
+    free(buf);
+    free(rbuf);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_File_close(&fh);
+    return e2e_finish("e2e_nonblock stopped");
+}
+
+static void snapshot(const char *stats, int n)
+{
+    char cmd[1024];
+
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (e2e_rank == 0) {
+        snprintf(cmd, sizeof(cmd), "ipvfs-ctl stats --json > '%s.%d.json'", stats, n);
+        E2E_CHECK(system(cmd) == 0, "%s failed", cmd);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static int mode_order(const char *path, const char *pids, const char *stats, const char *sched)
+{
+    const size_t len = 128u << 10;
+    MPI_Offset off = (MPI_Offset) e2e_rank * (MPI_Offset) len;
+    unsigned char *buf = malloc(len);
+    MPI_File fh = MPI_FILE_NULL;
+    MPI_Request req;
+    MPI_Status st;
+    MPI_Info info;
+    long bad;
+
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "ipvfs_io_schedule", sched);
+    E2E_MPI(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
+    MPI_Info_free(&info);
+    /* the writes also open every rank's connections to both nodes */
+    e2e_fill(buf, (uint64_t) off, len, 4);
+    E2E_MPI(MPI_File_write_at(fh, off, buf, (int) len, MPI_BYTE, MPI_STATUS_IGNORE));
+    E2E_MPI(MPI_File_sync(fh));
+    memset(buf, 0, len);
+    snapshot(stats, 0);
+    if (e2e_rank == 0)
+        signal_all(pids, SIGSTOP);
+    /* one rank at a time, highest first: the arrival order at the nodes */
+    for (int r = e2e_nprocs - 1; r >= 0; r--) {
+        if (r == e2e_rank)
+            E2E_MPI(MPI_File_iread_at(fh, off, buf, (int) len, MPI_BYTE, &req));
+        MPI_Barrier(MPI_COMM_WORLD);
+        usleep(100000);
+    }
+    if (e2e_rank == 0)
+        signal_all(pids, SIGCONT);
+    E2E_MPI(MPI_Wait(&req, &st));
+    check_count(&st, (MPI_Count) len, "iread_at", 0);
+    bad = e2e_verify(buf, (uint64_t) off, len, 4);
+    E2E_CHECK(bad < 0, "rank %d read differs at byte %ld", e2e_rank, bad);
+    snapshot(stats, 1);
+    free(buf);
+    E2E_MPI(MPI_File_close(&fh));
+    return e2e_finish("e2e_nonblock order");
+}
+
+int main(int argc, char **argv)
+{
+    e2e_init(&argc, &argv);
+    if (argc >= 3 && strcmp(argv[1], "exact") == 0)
+        return mode_exact(argv[2]);
+    if (argc >= 4 && strcmp(argv[1], "overlap") == 0)
+        return mode_overlap(argv[2], argv[3]);
+    if (argc >= 6 && strcmp(argv[1], "order") == 0)
+        return mode_order(argv[2], argv[3], argv[4], argv[5]);
+    if (argc >= 4 && strcmp(argv[1], "stopped") == 0)
+        return mode_stopped(argv[2], argv[3]);
+    if (e2e_rank == 0)
+        fprintf(stderr, "usage: e2e_nonblock exact|overlap|stopped|order FILE "
+                "[\"PIDS\" [STATS SCHEDULE]]\n");
+    MPI_Finalize();
+    return 2;
+}

@@ -1,7 +1,9 @@
 #!/bin/bash
 # run-patterns.sh: the list I/O, collective I/O and scheduling benchmarks
 # (benchmarks/ipvfs-patterns.c) on a cluster started through test/lib.sh.
-# Each prints a table and writes CSV and a PNG plot (gnuplot) to OUTDIR.
+# Each prints a table and writes it (OUTDIR/NAME.txt, with the command and
+# the date), CSV (NAME.csv) and a PNG plot (NAME.png, gnuplot) to OUTDIR.
+# A run that fails or reads back wrong data stops the benchmark: no row.
 #
 #   benchmarks/run-patterns.sh sched|tile|btio [BUILDDIR]
 #
@@ -13,17 +15,20 @@
 #   tile   mpi-tile-io shape (2x2 tiles of 1024x768 elements of 24 bytes,
 #          4 ranks): list I/O versus one request per contiguous piece
 #          (hint ipvfs_listio=disable).
-#   btio   BTIO-like nested-strided collective write and read (4 ranks):
-#          ipvfs: two-phase with stripe-aligned file domains (default),
-#          the same with ROMIO's plain even domains (ipvfs_coll_align=
-#          disable), independent list I/O (romio_cb_write/read=disable),
-#          and ufs: (a directory under TMPDIR), in the same run.
+#   btio   BTIO-like nested-strided collective write and read (4 ranks,
+#          N^3 cells of 40 bytes, N=96: 34 MiB): ipvfs: with our two-phase
+#          code (ipvfs_coll=ipvfs, the default), with ROMIO's generic
+#          two-phase code (ipvfs_coll=generic, stripe-aligned domains),
+#          independent list I/O (romio_cb_write/read=disable), and ufs:
+#          (a directory under TMPDIR) with ROMIO's two-phase, in the same
+#          run; all with cb_nodes=BENCH_CB_NODES (default 2, the I/O
+#          nodes) and cb_config_list=*:* (aggregators on one host).
 #
 # Environment: BENCH_OUT (OUTDIR, default BUILDDIR/bench-results),
 # BENCH_NP (ranks, default 4), BENCH_NIO (I/O nodes: sched 4, else 2),
 # BENCH_NT (targets per I/O node, default 1), BENCH_MIB (sched: MiB per
 # rank, default 4), BENCH_BLOCKS (sched: list of b), BENCH_REPS (tile,
-# default 2), BENCH_N (btio: cells per side, default 48).
+# default 2), BENCH_N (btio: cells per side, default 96), BENCH_CB_NODES.
 set -u
 what=${1:?usage: run-patterns.sh sched|tile|btio [BUILDDIR]}
 IPVFS_SRCDIR=${IPVFS_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -41,6 +46,13 @@ case $what in sched|tile|btio) ;; *) echo "run-patterns.sh: unknown benchmark $w
 mkdir -p "$out" || exit 1
 csv=$out/$what.csv
 png=$out/$what.png
+table=$out/$what.txt
+{
+    echo "# $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname), $(nproc) cores"
+    echo "# BENCH_NP=$np BENCH_NIO=${BENCH_NIO:-} BENCH_NT=$nt BENCH_MIB=${BENCH_MIB:-}" \
+        "BENCH_REPS=${BENCH_REPS:-} BENCH_N=${BENCH_N:-} BENCH_CB_NODES=${BENCH_CB_NODES:-}" \
+        "benchmarks/run-patterns.sh $what"
+} >"$table"
 . "$IPVFS_SRCDIR/test/lib.sh"
 
 ufs_dir=
@@ -48,10 +60,21 @@ ipvfs_test_cleanup() {
     [ -z "$ufs_dir" ] || rm -rf "$ufs_dir"
 }
 
-# run_prog PATTERN FILE N HINTS...: RESULT lines on stdout.
+# run_prog PATTERN FILE N HINTS...: RESULT lines on stdout.  The program
+# prints them only after checking the data, and a failed run (its exit
+# status, not grep's) or a missing write or read line stops the benchmark.
 run_prog() {
-    timeout -k 5 300 mpiexec -n "$np" env LD_PRELOAD="$lib" "$prog" "$@" |
-        grep '^RESULT' || ipvfs_fail "ipvfs-patterns $* failed"
+    local output
+    output=$(timeout -k 5 300 mpiexec -n "$np" env LD_PRELOAD="$lib" "$prog" "$@") ||
+        ipvfs_fail "ipvfs-patterns $* failed"
+    grep -q '^RESULT .* op=write ' <<<"$output" && grep -q '^RESULT .* op=read ' <<<"$output" ||
+        ipvfs_fail "ipvfs-patterns $*: no write and read RESULT lines"
+    grep '^RESULT' <<<"$output"
+}
+
+# row FORMAT ARGS...: a table line on stdout and in $table.
+row() {
+    printf "$@" | tee -a "$table"
 }
 
 # field NAME < RESULT line
@@ -68,7 +91,7 @@ bench_sched() {
     local s b line wr rd n=0
     ipvfs_start_cluster "${BENCH_NIO:-4}" "$nt"
     echo "heuristic,block,write_MiBps,read_MiBps" >"$csv"
-    printf '%-8s %10s %12s %12s\n' heuristic b write_MiBps read_MiBps
+    row '%-8s %10s %12s %12s\n' heuristic b write_MiBps read_MiBps
     for b in $blocks; do
         for s in first random hash; do
             n=$((n + 1))
@@ -76,7 +99,7 @@ bench_sched() {
                 ipvfs_schedule_block=$b)
             wr=$(echo "$line" | grep 'op=write' | field MiBps)
             rd=$(echo "$line" | grep 'op=read' | field MiBps)
-            printf '%-8s %10s %12s %12s\n' "$s" "$b" "$wr" "$rd"
+            row '%-8s %10s %12s %12s\n' "$s" "$b" "$wr" "$rd"
             echo "$s,$b,$wr,$rd" >>"$csv"
         done
     done
@@ -91,44 +114,49 @@ bench_tile() {
     local reps=${BENCH_REPS:-2} mode line wr rd
     ipvfs_start_cluster "${BENCH_NIO:-2}" "$nt"
     echo "mode,write_MiBps,read_MiBps" >"$csv"
-    printf '%-10s %12s %12s\n' mode write_MiBps read_MiBps
+    row '%-10s %12s %12s\n' mode write_MiBps read_MiBps
     for mode in listio piecewise; do
         line=$(run_prog tile "ipvfs:/bench/tile-$mode" "$reps" \
             ipvfs_listio=$([ $mode = listio ] && echo enable || echo disable))
         wr=$(echo "$line" | grep 'op=write' | field MiBps)
         rd=$(echo "$line" | grep 'op=read' | field MiBps)
-        printf '%-10s %12s %12s\n' "$mode" "$wr" "$rd"
+        row '%-10s %12s %12s\n' "$mode" "$wr" "$rd"
         echo "$mode,$wr,$rd" >>"$csv"
     done
     ipvfs_stop_cluster
     awk -F, 'NR == 2 { w = $2; r = $3 } NR == 3 && $2 > 0 && $3 > 0 {
-        printf "list I/O / piecewise: write %.1fx, read %.1fx\n", w / $2, r / $3 }' "$csv"
+        printf "list I/O / piecewise: write %.1fx, read %.1fx\n", w / $2, r / $3 }' "$csv" |
+        tee -a "$table"
     plot "set style data histograms; set style fill solid; set title 'mpi-tile-io 2x2';
         plot '$csv' u 2:xtic(1) t 'write', '' u 3 t 'read'"
 }
 
 bench_btio() {
-    local n=${BENCH_N:-48} name file line wr rd
+    local n=${BENCH_N:-96} cb=${BENCH_CB_NODES:-2} name file line wr rd
     local -a hints
     ipvfs_start_cluster "${BENCH_NIO:-2}" "$nt"
     ufs_dir=$(mktemp -d "${TMPDIR:-/tmp}/ipvfs-btio-ufs.XXXXXX") || exit 1
     echo "variant,write_MiBps,read_MiBps" >"$csv"
-    printf '%-22s %12s %12s\n' variant write_MiBps read_MiBps
-    for name in ipvfs-coll-aligned ipvfs-coll-generic ipvfs-independent ufs-coll; do
+    row '%-22s %12s %12s\n' variant write_MiBps read_MiBps
+    for name in ipvfs-coll-ours ipvfs-coll-generic ipvfs-independent ufs-coll-generic; do
         file=ipvfs:/bench/btio-$name
-        hints=(romio_cb_write=enable romio_cb_read=enable)
+        hints=(romio_cb_write=enable romio_cb_read=enable cb_nodes=$cb "cb_config_list=*:*")
         case $name in
-        ipvfs-coll-generic) hints+=(ipvfs_coll_align=disable) ;;
+        ipvfs-coll-ours) hints+=(ipvfs_coll=ipvfs) ;;
+        ipvfs-coll-generic) hints+=(ipvfs_coll=generic) ;;
         ipvfs-independent) hints=(romio_cb_write=disable romio_cb_read=disable) ;;
-        ufs-coll) file=ufs:$ufs_dir/btio ;;
+        ufs-coll-generic) file=ufs:$ufs_dir/btio ;;
         esac
         line=$(run_prog btio "$file" "$n" "${hints[@]}")
         wr=$(echo "$line" | grep 'op=write' | field MiBps)
         rd=$(echo "$line" | grep 'op=read' | field MiBps)
-        printf '%-22s %12s %12s\n' "$name" "$wr" "$rd"
+        row '%-22s %12s %12s\n' "$name" "$wr" "$rd"
         echo "$name,$wr,$rd" >>"$csv"
     done
     ipvfs_stop_cluster
+    awk -F, 'NR == 2 { w = $2; r = $3 } NR == 3 && $2 > 0 && $3 > 0 {
+        printf "ours / generic two-phase on ipvfs: write %.2fx, read %.2fx\n", w / $2, r / $3 }' \
+        "$csv" | tee -a "$table"
     plot "set style data histograms; set style fill solid; set title 'BTIO-like, N=$n';
         set xtics rotate by -20; plot '$csv' u 2:xtic(1) t 'write', '' u 3 t 'read'"
 }

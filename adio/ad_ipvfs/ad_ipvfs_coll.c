@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Bytes per aggregator per round at most: MPI counts are ints. */
 #define COLL_MAX_CB (1u << 30)
@@ -95,6 +96,27 @@ static int op_fail(struct coll_op *op, int code, const char *what)
 /* MPI failures end the call at once: the communicator cannot be trusted
  * for the collective error agreement any more. */
 #define MPI_TRY(call) do { int mrc_ = (call); if (mrc_ != MPI_SUCCESS) return mrc_; } while (0)
+
+/* Completes the nonblocking collective that rc started as req without
+ * spinning: clients and servers often share the cores, and a rank that
+ * waits for the aggregators' I/O in a blocking MPI call (UCX polls) takes
+ * a core from the servers doing that I/O.  So: MPI_Test, then naps that
+ * grow from 20 us to 500 us. */
+static int quiet_wait(int rc, MPI_Request *req)
+{
+    struct timespec nap = { 0, 20 * 1000 };
+    int done = 0;
+
+    while (rc == MPI_SUCCESS) {
+        rc = MPI_Test(req, &done, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS || done)
+            break;
+        nanosleep(&nap, NULL);
+        if (nap.tv_nsec < 500 * 1000)
+            nap.tv_nsec *= 2;
+    }
+    return rc;
+}
 
 /* ---- the decision ----------------------------------------------------- */
 
@@ -215,10 +237,13 @@ static int piece_order(const void *a, const void *b)
 static int agree_errors(struct coll_op *op, int *any_short)
 {
     int mine[2] = { op->failed ? op->rank : op->nprocs, !op->short_read }, all[2];
+    MPI_Request req;
 
-    MPI_TRY(MPI_Allreduce(mine, all, 2, MPI_INT, MPI_MIN, op->fd->comm));
+    MPI_TRY(quiet_wait(MPI_Iallreduce(mine, all, 2, MPI_INT, MPI_MIN, op->fd->comm, &req),
+                       &req));
     if (all[0] < op->nprocs) {
-        MPI_TRY(MPI_Bcast(&op->err, (int) sizeof(op->err), MPI_BYTE, all[0], op->fd->comm));
+        MPI_TRY(quiet_wait(MPI_Ibcast(&op->err, (int) sizeof(op->err), MPI_BYTE, all[0],
+                                      op->fd->comm, &req), &req));
         op->failed = 1;
     }
     if (any_short)
@@ -233,8 +258,10 @@ static int agree_rounds(struct coll_op *op)
     uint32_t na = op->dom.naggs;
     int64_t *mm = malloc(2 * na * sizeof(*mm)), *all = malloc(2 * na * sizeof(*all));
     int local_ok = mm && all, ok;
+    MPI_Request req;
 
-    MPI_TRY(MPI_Allreduce(&local_ok, &ok, 1, MPI_INT, MPI_MIN, op->fd->comm));
+    MPI_TRY(quiet_wait(MPI_Iallreduce(&local_ok, &ok, 1, MPI_INT, MPI_MIN, op->fd->comm, &req),
+                       &req));
     if (!ok) {
         free(mm);
         free(all);
@@ -253,7 +280,8 @@ static int agree_rounds(struct coll_op *op)
         if (-(int64_t) p->round < mm[na + p->agg])
             mm[na + p->agg] = -(int64_t) p->round;
     }
-    MPI_TRY(MPI_Allreduce(mm, all, (int) (2 * na), MPI_INT64_T, MPI_MIN, op->fd->comm));
+    MPI_TRY(quiet_wait(MPI_Iallreduce(mm, all, (int) (2 * na), MPI_INT64_T, MPI_MIN,
+                                      op->fd->comm, &req), &req));
     op->nrounds = 0;
     for (uint32_t a = 0; a < na; a++)
         if (all[a] != INT64_MAX && (uint64_t) (-all[na + a] - all[a] + 1) > op->nrounds)
@@ -546,25 +574,30 @@ static int run_round(struct coll_op *op, size_t lo, size_t hi)
     struct round_bufs *rb = &op->rb;
     MPI_Comm comm = op->fd->comm;
     size_t npairs = 0;
+    MPI_Request req;
 
     if (plan_sends(op, lo, hi) == 0)
         pack_sends(op, lo, hi);
-    MPI_TRY(MPI_Alltoall(rb->meta_out, 2, MPI_INT, rb->meta_in, 2, MPI_INT, comm));
+    MPI_TRY(quiet_wait(MPI_Ialltoall(rb->meta_out, 2, MPI_INT, rb->meta_in, 2, MPI_INT, comm,
+                                     &req), &req));
     plan_receives(op, &npairs);
     MPI_TRY(agree_errors(op, NULL));
     if (op->failed)
         return MPI_SUCCESS;
-    MPI_TRY(MPI_Alltoallv(rb->pairs_out, rb->pc_out, rb->pd_out, MPI_UINT64_T,
-                          rb->pairs_in, rb->pc_in, rb->pd_in, MPI_UINT64_T, comm));
+    MPI_TRY(quiet_wait(MPI_Ialltoallv(rb->pairs_out, rb->pc_out, rb->pd_out, MPI_UINT64_T,
+                                      rb->pairs_in, rb->pc_in, rb->pd_in, MPI_UINT64_T, comm,
+                                      &req), &req));
     if (op->writing) {
-        MPI_TRY(MPI_Alltoallv(rb->data_out, rb->dc_out, rb->dd_out, MPI_BYTE,
-                              rb->data_in, rb->dc_in, rb->dd_in, MPI_BYTE, comm));
+        MPI_TRY(quiet_wait(MPI_Ialltoallv(rb->data_out, rb->dc_out, rb->dd_out, MPI_BYTE,
+                                          rb->data_in, rb->dc_in, rb->dd_in, MPI_BYTE, comm,
+                                          &req), &req));
         agg_io(op, npairs);
         return MPI_SUCCESS;
     }
     agg_io(op, npairs);
-    MPI_TRY(MPI_Alltoallv(rb->data_in, rb->dc_in, rb->dd_in, MPI_BYTE,
-                          rb->data_out, rb->dc_out, rb->dd_out, MPI_BYTE, comm));
+    MPI_TRY(quiet_wait(MPI_Ialltoallv(rb->data_in, rb->dc_in, rb->dd_in, MPI_BYTE,
+                                      rb->data_out, rb->dc_out, rb->dd_out, MPI_BYTE, comm,
+                                      &req), &req));
     unpack_reads(op, lo, hi);
     return MPI_SUCCESS;
 }
@@ -599,10 +632,12 @@ static int bytes_before_eof(struct coll_op *op, uint64_t *out_bytes)
         struct ipvfs_error err;
     } s = { 0 };
     uint64_t n = 0;
+    MPI_Request req;
 
     if (op->rank == 0)
         s.rc = ipvfs_get_size(ADIOI_IPVFS_File(op->fd), &s.size, &s.err);
-    MPI_TRY(MPI_Bcast(&s, (int) sizeof(s), MPI_BYTE, 0, op->fd->comm));
+    MPI_TRY(quiet_wait(MPI_Ibcast(&s, (int) sizeof(s), MPI_BYTE, 0, op->fd->comm, &req),
+                       &req));
     if (s.rc < 0) {
         op->failed = 1;
         op->err = s.err;
@@ -699,6 +734,7 @@ static void rdwr_coll(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
     MPI_Count size, n = 0;
     uint64_t total, io_bytes = 0;
     int mrc, nacc = 0;
+    MPI_Request req;
 
     MPI_Comm_size(fd->comm, &op.nprocs);
     MPI_Comm_rank(fd->comm, &op.rank);
@@ -708,7 +744,8 @@ static void rdwr_coll(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
                           &mine[1], &nacc);
     n = nacc;
     se = ADIOI_Malloc(2 * (size_t) op.nprocs * sizeof(*se));
-    mrc = MPI_Allgather(mine, 2, ADIO_OFFSET, se, 2, ADIO_OFFSET, fd->comm);
+    mrc = quiet_wait(MPI_Iallgather(mine, 2, ADIO_OFFSET, se, 2, ADIO_OFFSET, fd->comm, &req),
+                     &req);
     if (mrc != MPI_SUCCESS) {
         *error_code = mrc;
         goto free_lists;

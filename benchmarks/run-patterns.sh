@@ -28,7 +28,11 @@
 # BENCH_NP (ranks, default 4), BENCH_NIO (I/O nodes: sched 4, else 2),
 # BENCH_NT (targets per I/O node, default 1), BENCH_MIB (sched: MiB per
 # rank, default 4), BENCH_BLOCKS (sched: list of b), BENCH_REPS (tile,
-# default 2), BENCH_N (btio: cells per side, default 96), BENCH_CB_NODES.
+# default 2), BENCH_N (btio: cells per side, default 96), BENCH_CB_NODES,
+# BENCH_TRIALS (tile, btio: default 3).  tile and btio run every variant
+# once per trial, the variants taking turns, so load from elsewhere hits
+# them alike; every trial goes to OUTDIR/NAME-trials.csv, the table and
+# NAME.csv show the median of the trials.
 set -u
 what=${1:?usage: run-patterns.sh sched|tile|btio [BUILDDIR]}
 IPVFS_SRCDIR=${IPVFS_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -77,6 +81,20 @@ row() {
     printf "$@" | tee -a "$table"
 }
 
+trials=${BENCH_TRIALS:-3}
+raw=$out/$what-trials.csv
+
+# median < numbers, one a line
+median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+# medians VARIANT: "write read" medians of VARIANT's trials in $raw
+medians() {
+    local w r
+    w=$(awk -F, -v v="$1" '$2 == v { print $3 }' "$raw" | median)
+    r=$(awk -F, -v v="$1" '$2 == v { print $4 }' "$raw" | median)
+    echo "$w $r"
+}
+
 # field NAME < RESULT line
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
 
@@ -113,17 +131,25 @@ bench_sched() {
 bench_tile() {
     local reps=${BENCH_REPS:-2} mode line wr rd
     ipvfs_start_cluster "${BENCH_NIO:-2}" "$nt"
+    local t
+    echo "trial,mode,write_MiBps,read_MiBps" >"$raw"
+    for t in $(seq "$trials"); do
+        for mode in listio piecewise; do
+            line=$(run_prog tile "ipvfs:/bench/tile-$mode" "$reps" \
+                ipvfs_listio=$([ $mode = listio ] && echo enable || echo disable))
+            wr=$(echo "$line" | grep 'op=write' | field MiBps)
+            rd=$(echo "$line" | grep 'op=read' | field MiBps)
+            echo "$t,$mode,$wr,$rd" >>"$raw"
+        done
+    done
+    ipvfs_stop_cluster
     echo "mode,write_MiBps,read_MiBps" >"$csv"
-    row '%-10s %12s %12s\n' mode write_MiBps read_MiBps
+    row '%-10s %12s %12s   (median of %s trials)\n' mode write_MiBps read_MiBps "$trials"
     for mode in listio piecewise; do
-        line=$(run_prog tile "ipvfs:/bench/tile-$mode" "$reps" \
-            ipvfs_listio=$([ $mode = listio ] && echo enable || echo disable))
-        wr=$(echo "$line" | grep 'op=write' | field MiBps)
-        rd=$(echo "$line" | grep 'op=read' | field MiBps)
+        read -r wr rd < <(medians "$mode")
         row '%-10s %12s %12s\n' "$mode" "$wr" "$rd"
         echo "$mode,$wr,$rd" >>"$csv"
     done
-    ipvfs_stop_cluster
     awk -F, 'NR == 2 { w = $2; r = $3 } NR == 3 && $2 > 0 && $3 > 0 {
         printf "list I/O / piecewise: write %.1fx, read %.1fx\n", w / $2, r / $3 }' "$csv" |
         tee -a "$table"
@@ -136,24 +162,32 @@ bench_btio() {
     local -a hints
     ipvfs_start_cluster "${BENCH_NIO:-2}" "$nt"
     ufs_dir=$(mktemp -d "${TMPDIR:-/tmp}/ipvfs-btio-ufs.XXXXXX") || exit 1
+    local t variants="ipvfs-coll-ours ipvfs-coll-generic ipvfs-independent ufs-coll-generic"
+    echo "trial,variant,write_MiBps,read_MiBps" >"$raw"
+    for t in $(seq "$trials"); do
+        for name in $variants; do
+            file=ipvfs:/bench/btio-$name
+            hints=(romio_cb_write=enable romio_cb_read=enable cb_nodes=$cb "cb_config_list=*:*")
+            case $name in
+            ipvfs-coll-ours) hints+=(ipvfs_coll=ipvfs) ;;
+            ipvfs-coll-generic) hints+=(ipvfs_coll=generic) ;;
+            ipvfs-independent) hints=(romio_cb_write=disable romio_cb_read=disable) ;;
+            ufs-coll-generic) file=ufs:$ufs_dir/btio ;;
+            esac
+            line=$(run_prog btio "$file" "$n" "${hints[@]}")
+            wr=$(echo "$line" | grep 'op=write' | field MiBps)
+            rd=$(echo "$line" | grep 'op=read' | field MiBps)
+            echo "$t,$name,$wr,$rd" >>"$raw"
+        done
+    done
+    ipvfs_stop_cluster
     echo "variant,write_MiBps,read_MiBps" >"$csv"
-    row '%-22s %12s %12s\n' variant write_MiBps read_MiBps
-    for name in ipvfs-coll-ours ipvfs-coll-generic ipvfs-independent ufs-coll-generic; do
-        file=ipvfs:/bench/btio-$name
-        hints=(romio_cb_write=enable romio_cb_read=enable cb_nodes=$cb "cb_config_list=*:*")
-        case $name in
-        ipvfs-coll-ours) hints+=(ipvfs_coll=ipvfs) ;;
-        ipvfs-coll-generic) hints+=(ipvfs_coll=generic) ;;
-        ipvfs-independent) hints=(romio_cb_write=disable romio_cb_read=disable) ;;
-        ufs-coll-generic) file=ufs:$ufs_dir/btio ;;
-        esac
-        line=$(run_prog btio "$file" "$n" "${hints[@]}")
-        wr=$(echo "$line" | grep 'op=write' | field MiBps)
-        rd=$(echo "$line" | grep 'op=read' | field MiBps)
+    row '%-22s %12s %12s   (median of %s trials)\n' variant write_MiBps read_MiBps "$trials"
+    for name in $variants; do
+        read -r wr rd < <(medians "$name")
         row '%-22s %12s %12s\n' "$name" "$wr" "$rd"
         echo "$name,$wr,$rd" >>"$csv"
     done
-    ipvfs_stop_cluster
     awk -F, 'NR == 2 { w = $2; r = $3 } NR == 3 && $2 > 0 && $3 > 0 {
         printf "ours / generic two-phase on ipvfs: write %.2fx, read %.2fx\n", w / $2, r / $3 }' \
         "$csv" | tee -a "$table"

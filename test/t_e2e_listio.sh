@@ -1,5 +1,5 @@
 #!/bin/bash
-# timeout: 400
+# timeout: 600
 # List I/O and collective I/O end to end (ROMIO + ad_ipvfs, 4 ranks, a
 # cluster of 2 I/O nodes x 1 target): byte-exact noncontiguous patterns
 # (contiguous, strided, tiled, BTIO-like nested strided, resized filetype

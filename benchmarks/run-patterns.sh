@@ -14,7 +14,8 @@
 #          BENCH_NP=8 BENCH_NIO=8 BENCH_MIB=32.
 #   tile   mpi-tile-io shape (2x2 tiles of 1024x768 elements of 24 bytes,
 #          4 ranks): list I/O versus one request per contiguous piece
-#          (hint ipvfs_listio=disable).
+#          (hint ipvfs_listio=disable), for each schedule block b in
+#          BENCH_TILE_BLOCKS (default "65536 1048576").
 #   btio   BTIO-like nested-strided collective write and read (4 ranks,
 #          N^3 cells of 40 bytes, N=96: 34 MiB): ipvfs: with our two-phase
 #          code (ipvfs_coll=ipvfs, the default), with ROMIO's generic
@@ -29,7 +30,7 @@
 # BENCH_NT (targets per I/O node, default 1), BENCH_MIB (sched: MiB per
 # rank, default 4), BENCH_BLOCKS (sched: list of b), BENCH_REPS (tile,
 # default 2), BENCH_N (btio: cells per side, default 96), BENCH_CB_NODES,
-# BENCH_TRIALS (tile, btio: default 3).  tile and btio run every variant
+# BENCH_TRIALS (tile, btio: default 5).  tile and btio run every variant
 # once per trial, the variants taking turns, so load from elsewhere hits
 # them alike; every trial goes to OUTDIR/NAME-trials.csv, the table and
 # NAME.csv show the median of the trials.
@@ -81,7 +82,7 @@ row() {
     printf "$@" | tee -a "$table"
 }
 
-trials=${BENCH_TRIALS:-3}
+trials=${BENCH_TRIALS:-5}
 raw=$out/$what-trials.csv
 
 # median < numbers, one a line
@@ -101,7 +102,7 @@ field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
 plot() {    # plot TITLE XLABEL LOGX? ; reads $csv columns set below
     command -v gnuplot >/dev/null || { echo "(gnuplot not found: no $png)"; return 0; }
     gnuplot -e "set terminal png size 900,500; set output '$png'; set datafile separator ',';
-        set key outside; set ylabel 'MiB/s'; $1" || echo "(gnuplot failed: no $png)"
+        set key outside; set ylabel 'MiB/s'; set yrange [0:*]; $1" || echo "(gnuplot failed: no $png)"
 }
 
 bench_sched() {
@@ -129,32 +130,38 @@ bench_sched() {
 }
 
 bench_tile() {
-    local reps=${BENCH_REPS:-2} mode line wr rd
+    local reps=${BENCH_REPS:-2} blocks=${BENCH_TILE_BLOCKS:-"65536 1048576"} b mode v t line wr rd
+    local variants=
+    for b in $blocks; do
+        variants+=" listio-b$b piecewise-b$b"
+    done
     ipvfs_start_cluster "${BENCH_NIO:-2}" "$nt"
-    local t
     echo "trial,mode,write_MiBps,read_MiBps" >"$raw"
     for t in $(seq "$trials"); do
-        for mode in listio piecewise; do
-            line=$(run_prog tile "ipvfs:/bench/tile-$mode" "$reps" \
+        for v in $variants; do
+            mode=${v%-b*}
+            b=${v##*-b}
+            line=$(run_prog tile "ipvfs:/bench/tile-$mode" "$reps" ipvfs_schedule_block=$b \
                 ipvfs_listio=$([ $mode = listio ] && echo enable || echo disable))
             wr=$(echo "$line" | grep 'op=write' | field MiBps)
             rd=$(echo "$line" | grep 'op=read' | field MiBps)
-            echo "$t,$mode,$wr,$rd" >>"$raw"
+            echo "$t,$v,$wr,$rd" >>"$raw"
         done
     done
     ipvfs_stop_cluster
     echo "mode,write_MiBps,read_MiBps" >"$csv"
-    row '%-10s %12s %12s   (median of %s trials)\n' mode write_MiBps read_MiBps "$trials"
-    for mode in listio piecewise; do
-        read -r wr rd < <(medians "$mode")
-        row '%-10s %12s %12s\n' "$mode" "$wr" "$rd"
-        echo "$mode,$wr,$rd" >>"$csv"
+    row '%-18s %12s %12s   (median of %s trials)\n' mode write_MiBps read_MiBps "$trials"
+    for v in $variants; do
+        read -r wr rd < <(medians "$v")
+        row '%-18s %12s %12s\n' "$v" "$wr" "$rd"
+        echo "$v,$wr,$rd" >>"$csv"
     done
-    awk -F, 'NR == 2 { w = $2; r = $3 } NR == 3 && $2 > 0 && $3 > 0 {
-        printf "list I/O / piecewise: write %.1fx, read %.1fx\n", w / $2, r / $3 }' "$csv" |
-        tee -a "$table"
-    plot "set style data histograms; set style fill solid; set title 'mpi-tile-io 2x2';
-        plot '$csv' u 2:xtic(1) t 'write', '' u 3 t 'read'"
+    awk -F, 'NR > 1 && $1 ~ /^listio/ { w = $2; r = $3; b = substr($1, 9) }
+        NR > 1 && $1 ~ /^piecewise/ && $2 > 0 && $3 > 0 {
+        printf "b=%s list I/O / piecewise: write %.1fx, read %.1fx\n", b, w / $2, r / $3 }' \
+        "$csv" | tee -a "$table"
+    plot "set style data histograms; set style fill solid; set title 'mpi-tile-io 2x2, 4 ranks';
+        set xtics rotate by -20; plot '$csv' every ::1 u 2:xtic(1) t 'write', '' every ::1 u 3 t 'read'"
 }
 
 bench_btio() {
@@ -192,7 +199,7 @@ bench_btio() {
         printf "ours / generic two-phase on ipvfs: write %.2fx, read %.2fx\n", w / $2, r / $3 }' \
         "$csv" | tee -a "$table"
     plot "set style data histograms; set style fill solid; set title 'BTIO-like, N=$n';
-        set xtics rotate by -20; plot '$csv' u 2:xtic(1) t 'write', '' u 3 t 'read'"
+        set xtics rotate by -20; plot '$csv' every ::1 u 2:xtic(1) t 'write', '' every ::1 u 3 t 'read'"
 }
 
 "bench_$what"

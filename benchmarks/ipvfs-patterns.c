@@ -1,7 +1,8 @@
 /* ipvfs-patterns: the workloads of the list I/O, collective I/O and
- * scheduling benchmarks (run by benchmarks/run-sched.sh, run-tile.sh and
- * run-btio.sh).  Every phase is timed between barriers and checked
- * byte for byte; rank 0 prints one line per phase:
+ * scheduling benchmarks (run by benchmarks/run-patterns.sh sched|tile|
+ * btio).  Every phase is timed between barriers; the data read back is
+ * checked byte for byte, and only when it is right does rank 0 print one
+ * line per phase (a wrong byte aborts with no RESULT line at all):
  *
  *   RESULT pattern=P op=write|read bytes=N seconds=S MiBps=R
  *
@@ -45,16 +46,27 @@ static void die(const char *what, int rc)
 
 #define CHECK(what, call) do { int rc_ = (call); if (rc_ != MPI_SUCCESS) die(what, rc_); } while (0)
 
-static void report(const char *pat, const char *op, uint64_t bytes, double secs)
-{
-    uint64_t total = 0;
-    double worst = 0;
+/* One timed phase: all ranks' bytes, the slowest rank's seconds (rank 0). */
+struct phase {
+    uint64_t total;
+    double worst;
+};
 
-    MPI_Reduce(&bytes, &total, 1, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
-    MPI_Reduce(&secs, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+static struct phase measure(uint64_t bytes, double secs)
+{
+    struct phase p = { 0, 0 };
+
+    MPI_Reduce(&bytes, &p.total, 1, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&secs, &p.worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    return p;
+}
+
+static void report(const char *pat, const char *op, const struct phase *p)
+{
     if (rank == 0)
         printf("RESULT pattern=%s op=%s bytes=%llu seconds=%.4f MiBps=%.1f\n", pat, op,
-               (unsigned long long)total, worst, worst > 0 ? total / worst / 1048576.0 : 0.0);
+               (unsigned long long)p->total, p->worst,
+               p->worst > 0 ? p->total / p->worst / 1048576.0 : 0.0);
 }
 
 /* One layout: the file offset of byte k of the rank's data, and where it
@@ -126,6 +138,7 @@ static void run_phases(const char *name, const char *path, MPI_Info info, MPI_Of
     MPI_File fh;
     double t;
     uint64_t bad, allbad = 0;
+    struct phase wr, rd;
 
     if (!mem)
         die("out of memory", MPI_ERR_NO_MEM);
@@ -139,7 +152,7 @@ static void run_phases(const char *name, const char *path, MPI_Info info, MPI_Of
               MPI_File_write_at(fh, 0, mem, 1, mtype, MPI_STATUS_IGNORE));
     CHECK("sync", MPI_File_sync(fh));
     MPI_Barrier(MPI_COMM_WORLD);
-    report(name, "write", nbytes * (uint64_t)reps, MPI_Wtime() - t);
+    wr = measure(nbytes * (uint64_t)reps, MPI_Wtime() - t);
     memset(mem, 0, memsize);
     MPI_Barrier(MPI_COMM_WORLD);
     t = MPI_Wtime();
@@ -147,7 +160,7 @@ static void run_phases(const char *name, const char *path, MPI_Info info, MPI_Of
         CHECK("read", coll ? MPI_File_read_at_all(fh, 0, mem, 1, mtype, MPI_STATUS_IGNORE) :
               MPI_File_read_at(fh, 0, mem, 1, mtype, MPI_STATUS_IGNORE));
     MPI_Barrier(MPI_COMM_WORLD);
-    report(name, "read", nbytes * (uint64_t)reps, MPI_Wtime() - t);
+    rd = measure(nbytes * (uint64_t)reps, MPI_Wtime() - t);
     CHECK("close", MPI_File_close(&fh));
     bad = count_bad(s, mem, nbytes);
     MPI_Reduce(&bad, &allbad, 1, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
@@ -156,6 +169,8 @@ static void run_phases(const char *name, const char *path, MPI_Info info, MPI_Of
                 (unsigned long long)allbad);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
+    report(name, "write", &wr);
+    report(name, "read", &rd);
     free(mem);
 }
 

@@ -1,7 +1,9 @@
 #!/bin/bash
 # run-patterns.sh: the list I/O, collective I/O and scheduling benchmarks
 # (benchmarks/ipvfs-patterns.c) on a cluster started through test/lib.sh.
-# Each prints a table and writes CSV and a PNG plot (gnuplot) to OUTDIR.
+# Each prints a table and writes it (OUTDIR/NAME.txt, with the command and
+# the date), CSV (NAME.csv) and a PNG plot (NAME.png, gnuplot) to OUTDIR.
+# A run that fails or reads back wrong data stops the benchmark: no row.
 #
 #   benchmarks/run-patterns.sh sched|tile|btio [BUILDDIR]
 #
@@ -12,18 +14,26 @@
 #          BENCH_NP=8 BENCH_NIO=8 BENCH_MIB=32.
 #   tile   mpi-tile-io shape (2x2 tiles of 1024x768 elements of 24 bytes,
 #          4 ranks): list I/O versus one request per contiguous piece
-#          (hint ipvfs_listio=disable).
-#   btio   BTIO-like nested-strided collective write and read (4 ranks):
-#          ipvfs: two-phase with stripe-aligned file domains (default),
-#          the same with ROMIO's plain even domains (ipvfs_coll_align=
-#          disable), independent list I/O (romio_cb_write/read=disable),
-#          and ufs: (a directory under TMPDIR), in the same run.
+#          (hint ipvfs_listio=disable), for each schedule block b in
+#          BENCH_TILE_BLOCKS (default "65536 1048576").
+#   btio   BTIO-like nested-strided collective write and read (4 ranks,
+#          N^3 cells of 40 bytes, N=96: 34 MiB): ipvfs: with our two-phase
+#          code (ipvfs_coll=ipvfs, the default), with ROMIO's generic
+#          two-phase code (ipvfs_coll=generic, stripe-aligned domains),
+#          independent list I/O (romio_cb_write/read=disable), and ufs:
+#          (a directory under TMPDIR) with ROMIO's two-phase, in the same
+#          run; all with cb_nodes=BENCH_CB_NODES (default 2, the I/O
+#          nodes) and cb_config_list=*:* (aggregators on one host).
 #
 # Environment: BENCH_OUT (OUTDIR, default BUILDDIR/bench-results),
 # BENCH_NP (ranks, default 4), BENCH_NIO (I/O nodes: sched 4, else 2),
 # BENCH_NT (targets per I/O node, default 1), BENCH_MIB (sched: MiB per
 # rank, default 4), BENCH_BLOCKS (sched: list of b), BENCH_REPS (tile,
-# default 2), BENCH_N (btio: cells per side, default 48).
+# default 2), BENCH_N (btio: cells per side, default 96), BENCH_CB_NODES,
+# BENCH_TRIALS (tile, btio: default 5).  tile and btio run every variant
+# once per trial, the variants taking turns, so load from elsewhere hits
+# them alike; every trial goes to OUTDIR/NAME-trials.csv, the table and
+# NAME.csv show the median of the trials.
 set -u
 what=${1:?usage: run-patterns.sh sched|tile|btio [BUILDDIR]}
 IPVFS_SRCDIR=${IPVFS_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -41,6 +51,13 @@ case $what in sched|tile|btio) ;; *) echo "run-patterns.sh: unknown benchmark $w
 mkdir -p "$out" || exit 1
 csv=$out/$what.csv
 png=$out/$what.png
+table=$out/$what.txt
+{
+    echo "# $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname), $(nproc) cores"
+    echo "# BENCH_NP=$np BENCH_NIO=${BENCH_NIO:-} BENCH_NT=$nt BENCH_MIB=${BENCH_MIB:-}" \
+        "BENCH_REPS=${BENCH_REPS:-} BENCH_N=${BENCH_N:-} BENCH_CB_NODES=${BENCH_CB_NODES:-}" \
+        "benchmarks/run-patterns.sh $what"
+} >"$table"
 . "$IPVFS_SRCDIR/test/lib.sh"
 
 ufs_dir=
@@ -48,10 +65,35 @@ ipvfs_test_cleanup() {
     [ -z "$ufs_dir" ] || rm -rf "$ufs_dir"
 }
 
-# run_prog PATTERN FILE N HINTS...: RESULT lines on stdout.
+# run_prog PATTERN FILE N HINTS...: RESULT lines on stdout.  The program
+# prints them only after checking the data, and a failed run (its exit
+# status, not grep's) or a missing write or read line stops the benchmark.
 run_prog() {
-    timeout -k 5 300 mpiexec -n "$np" env LD_PRELOAD="$lib" "$prog" "$@" |
-        grep '^RESULT' || ipvfs_fail "ipvfs-patterns $* failed"
+    local output
+    output=$(timeout -k 5 300 mpiexec -n "$np" env LD_PRELOAD="$lib" "$prog" "$@") ||
+        ipvfs_fail "ipvfs-patterns $* failed"
+    grep -q '^RESULT .* op=write ' <<<"$output" && grep -q '^RESULT .* op=read ' <<<"$output" ||
+        ipvfs_fail "ipvfs-patterns $*: no write and read RESULT lines"
+    grep '^RESULT' <<<"$output"
+}
+
+# row FORMAT ARGS...: a table line on stdout and in $table.
+row() {
+    printf "$@" | tee -a "$table"
+}
+
+trials=${BENCH_TRIALS:-5}
+raw=$out/$what-trials.csv
+
+# median < numbers, one a line
+median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+# medians VARIANT: "write read" medians of VARIANT's trials in $raw
+medians() {
+    local w r
+    w=$(awk -F, -v v="$1" '$2 == v { print $3 }' "$raw" | median)
+    r=$(awk -F, -v v="$1" '$2 == v { print $4 }' "$raw" | median)
+    echo "$w $r"
 }
 
 # field NAME < RESULT line
@@ -60,7 +102,7 @@ field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
 plot() {    # plot TITLE XLABEL LOGX? ; reads $csv columns set below
     command -v gnuplot >/dev/null || { echo "(gnuplot not found: no $png)"; return 0; }
     gnuplot -e "set terminal png size 900,500; set output '$png'; set datafile separator ',';
-        set key outside; set ylabel 'MiB/s'; $1" || echo "(gnuplot failed: no $png)"
+        set key outside; set ylabel 'MiB/s'; set yrange [0:*]; $1" || echo "(gnuplot failed: no $png)"
 }
 
 bench_sched() {
@@ -68,7 +110,7 @@ bench_sched() {
     local s b line wr rd n=0
     ipvfs_start_cluster "${BENCH_NIO:-4}" "$nt"
     echo "heuristic,block,write_MiBps,read_MiBps" >"$csv"
-    printf '%-8s %10s %12s %12s\n' heuristic b write_MiBps read_MiBps
+    row '%-8s %10s %12s %12s\n' heuristic b write_MiBps read_MiBps
     for b in $blocks; do
         for s in first random hash; do
             n=$((n + 1))
@@ -76,7 +118,7 @@ bench_sched() {
                 ipvfs_schedule_block=$b)
             wr=$(echo "$line" | grep 'op=write' | field MiBps)
             rd=$(echo "$line" | grep 'op=read' | field MiBps)
-            printf '%-8s %10s %12s %12s\n' "$s" "$b" "$wr" "$rd"
+            row '%-8s %10s %12s %12s\n' "$s" "$b" "$wr" "$rd"
             echo "$s,$b,$wr,$rd" >>"$csv"
         done
     done
@@ -88,49 +130,76 @@ bench_sched() {
 }
 
 bench_tile() {
-    local reps=${BENCH_REPS:-2} mode line wr rd
+    local reps=${BENCH_REPS:-2} blocks=${BENCH_TILE_BLOCKS:-"65536 1048576"} b mode v t line wr rd
+    local variants=
+    for b in $blocks; do
+        variants+=" listio-b$b piecewise-b$b"
+    done
     ipvfs_start_cluster "${BENCH_NIO:-2}" "$nt"
-    echo "mode,write_MiBps,read_MiBps" >"$csv"
-    printf '%-10s %12s %12s\n' mode write_MiBps read_MiBps
-    for mode in listio piecewise; do
-        line=$(run_prog tile "ipvfs:/bench/tile-$mode" "$reps" \
-            ipvfs_listio=$([ $mode = listio ] && echo enable || echo disable))
-        wr=$(echo "$line" | grep 'op=write' | field MiBps)
-        rd=$(echo "$line" | grep 'op=read' | field MiBps)
-        printf '%-10s %12s %12s\n' "$mode" "$wr" "$rd"
-        echo "$mode,$wr,$rd" >>"$csv"
+    echo "trial,mode,write_MiBps,read_MiBps" >"$raw"
+    for t in $(seq "$trials"); do
+        for v in $variants; do
+            mode=${v%-b*}
+            b=${v##*-b}
+            line=$(run_prog tile "ipvfs:/bench/tile-$mode" "$reps" ipvfs_schedule_block=$b \
+                ipvfs_listio=$([ $mode = listio ] && echo enable || echo disable))
+            wr=$(echo "$line" | grep 'op=write' | field MiBps)
+            rd=$(echo "$line" | grep 'op=read' | field MiBps)
+            echo "$t,$v,$wr,$rd" >>"$raw"
+        done
     done
     ipvfs_stop_cluster
-    awk -F, 'NR == 2 { w = $2; r = $3 } NR == 3 && $2 > 0 && $3 > 0 {
-        printf "list I/O / piecewise: write %.1fx, read %.1fx\n", w / $2, r / $3 }' "$csv"
-    plot "set style data histograms; set style fill solid; set title 'mpi-tile-io 2x2';
-        plot '$csv' u 2:xtic(1) t 'write', '' u 3 t 'read'"
+    echo "mode,write_MiBps,read_MiBps" >"$csv"
+    row '%-18s %12s %12s   (median of %s trials)\n' mode write_MiBps read_MiBps "$trials"
+    for v in $variants; do
+        read -r wr rd < <(medians "$v")
+        row '%-18s %12s %12s\n' "$v" "$wr" "$rd"
+        echo "$v,$wr,$rd" >>"$csv"
+    done
+    awk -F, 'NR > 1 && $1 ~ /^listio/ { w = $2; r = $3; b = substr($1, 9) }
+        NR > 1 && $1 ~ /^piecewise/ && $2 > 0 && $3 > 0 {
+        printf "b=%s list I/O / piecewise: write %.1fx, read %.1fx\n", b, w / $2, r / $3 }' \
+        "$csv" | tee -a "$table"
+    plot "set style data histograms; set style fill solid; set title 'mpi-tile-io 2x2, 4 ranks';
+        set xtics rotate by -20; plot '$csv' every ::1 u 2:xtic(1) t 'write', '' every ::1 u 3 t 'read'"
 }
 
 bench_btio() {
-    local n=${BENCH_N:-48} name file line wr rd
+    local n=${BENCH_N:-96} cb=${BENCH_CB_NODES:-2} name file line wr rd
     local -a hints
     ipvfs_start_cluster "${BENCH_NIO:-2}" "$nt"
     ufs_dir=$(mktemp -d "${TMPDIR:-/tmp}/ipvfs-btio-ufs.XXXXXX") || exit 1
-    echo "variant,write_MiBps,read_MiBps" >"$csv"
-    printf '%-22s %12s %12s\n' variant write_MiBps read_MiBps
-    for name in ipvfs-coll-aligned ipvfs-coll-generic ipvfs-independent ufs-coll; do
-        file=ipvfs:/bench/btio-$name
-        hints=(romio_cb_write=enable romio_cb_read=enable)
-        case $name in
-        ipvfs-coll-generic) hints+=(ipvfs_coll_align=disable) ;;
-        ipvfs-independent) hints=(romio_cb_write=disable romio_cb_read=disable) ;;
-        ufs-coll) file=ufs:$ufs_dir/btio ;;
-        esac
-        line=$(run_prog btio "$file" "$n" "${hints[@]}")
-        wr=$(echo "$line" | grep 'op=write' | field MiBps)
-        rd=$(echo "$line" | grep 'op=read' | field MiBps)
-        printf '%-22s %12s %12s\n' "$name" "$wr" "$rd"
-        echo "$name,$wr,$rd" >>"$csv"
+    local t variants="ipvfs-coll-ours ipvfs-coll-generic ipvfs-independent ufs-coll-generic"
+    echo "trial,variant,write_MiBps,read_MiBps" >"$raw"
+    for t in $(seq "$trials"); do
+        for name in $variants; do
+            file=ipvfs:/bench/btio-$name
+            hints=(romio_cb_write=enable romio_cb_read=enable cb_nodes=$cb "cb_config_list=*:*")
+            case $name in
+            ipvfs-coll-ours) hints+=(ipvfs_coll=ipvfs) ;;
+            ipvfs-coll-generic) hints+=(ipvfs_coll=generic) ;;
+            ipvfs-independent) hints=(romio_cb_write=disable romio_cb_read=disable) ;;
+            ufs-coll-generic) file=ufs:$ufs_dir/btio ;;
+            esac
+            line=$(run_prog btio "$file" "$n" "${hints[@]}")
+            wr=$(echo "$line" | grep 'op=write' | field MiBps)
+            rd=$(echo "$line" | grep 'op=read' | field MiBps)
+            echo "$t,$name,$wr,$rd" >>"$raw"
+        done
     done
     ipvfs_stop_cluster
+    echo "variant,write_MiBps,read_MiBps" >"$csv"
+    row '%-22s %12s %12s   (median of %s trials)\n' variant write_MiBps read_MiBps "$trials"
+    for name in $variants; do
+        read -r wr rd < <(medians "$name")
+        row '%-22s %12s %12s\n' "$name" "$wr" "$rd"
+        echo "$name,$wr,$rd" >>"$csv"
+    done
+    awk -F, 'NR == 2 { w = $2; r = $3 } NR == 3 && $2 > 0 && $3 > 0 {
+        printf "ours / generic two-phase on ipvfs: write %.2fx, read %.2fx\n", w / $2, r / $3 }' \
+        "$csv" | tee -a "$table"
     plot "set style data histograms; set style fill solid; set title 'BTIO-like, N=$n';
-        set xtics rotate by -20; plot '$csv' u 2:xtic(1) t 'write', '' u 3 t 'read'"
+        set xtics rotate by -20; plot '$csv' every ::1 u 2:xtic(1) t 'write', '' every ::1 u 3 t 'read'"
 }
 
 "bench_$what"

@@ -1,12 +1,15 @@
 #!/bin/bash
-# timeout: 200
+# timeout: 600
 # List I/O and collective I/O end to end (ROMIO + ad_ipvfs, 4 ranks, a
 # cluster of 2 I/O nodes x 1 target): byte-exact noncontiguous patterns
 # (contiguous, strided, tiled, BTIO-like nested strided, resized filetype
 # with lb > 0, 100,000 interleaved one-byte extents) for each schedule
 # heuristic and several schedule blocks, independent and collective,
-# blocking and nonblocking, read back by another rank; then the request
-# count of a tile write and read from the servers' per-client counters.
+# blocking and nonblocking, read back by another rank; the same with
+# several aggregators and rounds (cb_nodes, cb_buffer_size) for our
+# collective path and for ROMIO's generic one (ipvfs_coll=generic); then
+# the request count of a tile write and read from the servers' per-client
+# counters, and which servers the collective path's aggregators talk to.
 set -u
 . "$IPVFS_SRCDIR/test/lib.sh"
 . "$IPVFS_SRCDIR/test/mpi/e2e_lib.sh"
@@ -20,6 +23,60 @@ for run in "hash 65536 0" "first 4096 1" "random 1048576 1" "hash 3000 1"; do
     echo "--- schedule $1, block $2"
     e2e_run 90 e2e_listio "ipvfs:/listio/$1-$2" --schedule "$1" --block "$2" --quick "$3" ||
         ipvfs_fail "e2e_listio failed with schedule $1, block $2"
+done
+
+# Collective I/O with several aggregators and rounds: 2 aggregators of one
+# I/O node each and 64 KiB rounds; 3 aggregators (one more than I/O nodes:
+# the third gets nothing) and rounds smaller than a stripe unit.  (The
+# runs above use the default cb_nodes, one aggregator on one host.)
+for run in "2 65536 ipvfs" "3 20000 ipvfs"; do
+    set -- $run
+    echo "--- collective: cb_nodes $1, cb_buffer_size $2, ipvfs_coll=$3"
+    e2e_run 90 e2e_listio "ipvfs:/listio/coll-$1-$2-$3" --cb-nodes "$1" --cb-buffer-size "$2" \
+        --coll "$3" --quick 1 || ipvfs_fail "e2e_listio failed with cb_nodes $1, cb_buffer_size $2, $3"
+done
+
+# Which servers the aggregators talk to: a collective tile write and read
+# with 2 aggregators on 2 I/O nodes.  Our path: exactly the 2 aggregator
+# ranks move data, each to one I/O node of its own.  ROMIO's generic path
+# (stripe-aligned contiguous domains) has an aggregator talk to both, which
+# shows the check tells the two apart.
+stats=$IPVFS_CLUSTER_DIR/stats-coll
+for impl in ipvfs generic; do
+    e2e_run 60 e2e_listio "ipvfs:/listio/coll-count-$impl" --count "$stats" --count-coll 1 \
+        --cb-nodes 2 --coll "$impl" || ipvfs_fail "e2e_listio --count-coll failed ($impl)"
+    python3 - "$stats" "$impl" <<'PY' || ipvfs_fail "collective aggregator traffic ($impl)"
+import json, sys
+prefix, impl = sys.argv[1], sys.argv[2]
+snaps = [json.load(open("%s.%d.json" % (prefix, i))) for i in range(3)]
+
+def per_client(snap):
+    out = {}
+    for r in snap["ranks"]:
+        if r["role"] not in ("io", "metadata"):
+            continue
+        for c in r.get("clients", []):
+            out[(r["rank"], c["client_id"])] = c
+    return out
+
+ok = True
+for phase, name, key in ((1, "collective write", "bytes_in"), (2, "collective read", "bytes_out")):
+    a, b = per_client(snaps[phase - 1]), per_client(snaps[phase])
+    servers = {}
+    for (rank, cid), now in sorted(b.items()):
+        was = a.get((rank, cid), {key: 0})
+        if now[key] - was[key] > 0:
+            servers.setdefault(cid, set()).add(rank)
+    print("%s (%s): I/O node ranks per client: %s" % (name, impl, servers))
+    one_each = len(servers) == 2 and all(len(s) == 1 for s in servers.values()) and \
+        len(set.union(*servers.values())) == 2
+    if impl == "ipvfs" and not one_each:
+        ok = False
+    if impl == "generic" and not any(len(s) > 1 for s in servers.values()):
+        print("generic path: expected an aggregator talking to both I/O nodes")
+        ok = False
+sys.exit(0 if ok else 1)
+PY
 done
 
 # Request counts: with b at the protocol's maximum, a tile write or read

@@ -6,8 +6,8 @@ struct ADIOI_Fns_struct ADIO_IPVFS_operations = {
     ADIOI_IPVFS_OpenColl,       /* OpenColl: rank 0 looks up, then broadcasts */
     ADIOI_IPVFS_Atomic_ReadContig,      /* ReadContig (atomic mode: ad_ipvfs_lock.c) */
     ADIOI_IPVFS_Atomic_WriteContig,     /* WriteContig */
-    ADIOI_GEN_ReadStridedColl,  /* ReadStridedColl */
-    ADIOI_GEN_WriteStridedColl, /* WriteStridedColl */
+    ADIOI_IPVFS_ReadStridedColl,        /* ReadStridedColl: ad_ipvfs_coll.c */
+    ADIOI_IPVFS_WriteStridedColl,       /* WriteStridedColl */
     ADIOI_GEN_SeekIndividual,   /* SeekIndividual */
     ADIOI_IPVFS_Fcntl,          /* Fcntl */
     ADIOI_IPVFS_SetInfo,        /* SetInfo */

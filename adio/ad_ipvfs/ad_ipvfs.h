@@ -3,15 +3,17 @@
  * The driver is a thin layer over libipvfs-client (adio/client/
  * ipvfs_client.h).  Contiguous accesses go straight to the client;
  * noncontiguous ones (derived memory types, file views) are flattened into
- * list I/O here (ad_ipvfs_strided.c).  Collective I/O is ROMIO's two-phase
- * code (ADIOI_GEN_*StridedColl) whose file domains are aligned to the
- * file's stripe unit (fd->hints->striping_unit, see ad_ipvfs_hints.c), so
- * an aggregator's domain maps onto whole stripe units; the aggregators'
- * accesses and the independent fallback come back here as contiguous or
- * list I/O.  Nonblocking independent calls (MPI_File_iread, _iwrite and
- * their _at forms) start their requests and return an MPI generalized
- * request that MPI_Test and MPI_Wait progress (ad_ipvfs_ireq.c; in atomic
- * mode they block, as ROMIO does for contiguous ones); the collective ones
+ * list I/O here (ad_ipvfs_strided.c).  Collective I/O is our own two-phase
+ * code (ad_ipvfs_coll.c): the aggregators' file domains follow the stripe
+ * layout (each aggregator talks to its own I/O nodes), rounds are bounded
+ * by cb_buffer_size, and aggregators use list I/O without read-modify-
+ * write.  With ipvfs_coll=generic it is ROMIO's two-phase code
+ * (ADIOI_GEN_*StridedColl) with file domains aligned to the file's stripe
+ * unit (fd->hints->striping_unit, see ad_ipvfs_hints.c).  Nonblocking
+ * independent calls (MPI_File_iread, _iwrite and their _at forms) start
+ * their requests and return an MPI generalized request that MPI_Test and
+ * MPI_Wait progress (ad_ipvfs_ireq.c; in atomic mode they block, as ROMIO
+ * does for contiguous ones); the collective ones
  * (MPI_File_iread_all...) are ROMIO's nonblocking two-phase state machine,
  * progressed by MPI_Test/MPI_Wait.
  *
@@ -30,9 +32,12 @@
  *   ipvfs_listio     enable (default) | disable: disable sends a
  *                    noncontiguous access one contiguous piece per round
  *                    trip (the way without list I/O; for comparisons).
+ *   ipvfs_coll       ipvfs (default) | generic: generic gives ROMIO's
+ *                    two-phase code for the blocking collectives instead
+ *                    of ours (for comparisons).
  *   ipvfs_coll_align enable (default) | disable: disable gives ROMIO's
- *                    two-phase even, unaligned file domains (for
- *                    comparisons).
+ *                    two-phase (generic, and the nonblocking collectives)
+ *                    even, unaligned file domains (for comparisons).
  * A striping value that is not an integer from 0 to INT_MAX, and a value
  * of the ipvfs_ keys above that is not one of the listed ones (for
  * ipvfs_schedule_block: an integer from 1 to INT_MAX), fails
@@ -69,6 +74,7 @@ struct ADIOI_IPVFS_opts {
     struct ipvfs_io_opts io;
     int piecewise;              /* ipvfs_listio=disable */
     int coll_unaligned;         /* ipvfs_coll_align=disable */
+    int coll_generic;           /* ipvfs_coll=generic */
 };
 
 /* What fd->fs_ptr points to while the file is open. */
@@ -85,6 +91,11 @@ static inline struct ipvfs_file *ADIOI_IPVFS_File(ADIO_File fd)
 static inline int ADIOI_IPVFS_Piecewise(ADIO_File fd)
 {
     return ((struct ADIOI_IPVFS_fs *) fd->fs_ptr)->opts.piecewise;
+}
+
+static inline int ADIOI_IPVFS_Coll_generic(ADIO_File fd)
+{
+    return ((struct ADIOI_IPVFS_fs *) fd->fs_ptr)->opts.coll_generic;
 }
 
 /* Reads the ipvfs_ option keys present in info over *opts (the others
@@ -122,6 +133,12 @@ void ADIOI_IPVFS_ReadStrided(ADIO_File fd, void *buf, int count, MPI_Datatype da
 void ADIOI_IPVFS_WriteStrided(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
                               int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
                               int *error_code);
+void ADIOI_IPVFS_ReadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                                 int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
+                                 int *error_code);
+void ADIOI_IPVFS_WriteStridedColl(ADIO_File fd, const void *buf, int count,
+                                  MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                                  ADIO_Status * status, int *error_code);
 void ADIOI_IPVFS_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t * fcntl_struct, int *error_code);
 void ADIOI_IPVFS_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code);
 void ADIOI_IPVFS_Flush(ADIO_File fd, int *error_code);

@@ -13,7 +13,7 @@
 
 static const char *const ipvfs_keys[] = {
     "striping_unit", "striping_factor", "ipvfs_map", "ipvfs_io_schedule",
-    "ipvfs_schedule_block", "ipvfs_listio", "ipvfs_coll_align"
+    "ipvfs_schedule_block", "ipvfs_listio", "ipvfs_coll_align", "ipvfs_coll"
 };
 
 static const char *const schedule_names[] = {
@@ -76,6 +76,22 @@ static int parse_schedule(MPI_Info info, const char *filename, enum ipvfs_schedu
     return bad_hint(filename, "ipvfs_io_schedule", value, "first, random or hash", out_err);
 }
 
+/* ipvfs|generic into *out_generic. */
+static int parse_coll(MPI_Info info, const char *filename, int *out_generic,
+                      struct ipvfs_error *out_err)
+{
+    char value[MPI_MAX_INFO_VAL + 1];
+    int flag;
+
+    ADIOI_Info_get(info, "ipvfs_coll", MPI_MAX_INFO_VAL, value, &flag);
+    if (!flag)
+        return 0;
+    if (strcmp(value, "ipvfs") && strcmp(value, "generic"))
+        return bad_hint(filename, "ipvfs_coll", value, "ipvfs or generic", out_err);
+    *out_generic = strcmp(value, "generic") == 0;
+    return 0;
+}
+
 static int parse_block(MPI_Info info, const char *filename, uint64_t * out,
                        struct ipvfs_error *out_err)
 {
@@ -105,7 +121,8 @@ int ADIOI_IPVFS_Parse_opts(MPI_Info info, const char *filename, struct ADIOI_IPV
     if (parse_schedule(info, filename, &o.io.schedule, out_err) < 0 ||
         parse_block(info, filename, &o.io.block, out_err) < 0 ||
         parse_switch(info, filename, "ipvfs_listio", &o.piecewise, out_err) < 0 ||
-        parse_switch(info, filename, "ipvfs_coll_align", &o.coll_unaligned, out_err) < 0)
+        parse_switch(info, filename, "ipvfs_coll_align", &o.coll_unaligned, out_err) < 0 ||
+        parse_coll(info, filename, &o.coll_generic, out_err) < 0)
         return -EINVAL;
     *opts = o;
     return 0;
@@ -129,6 +146,7 @@ static void show_in_effect(ADIO_File fd)
     ADIOI_Info_set(fd->info, "ipvfs_schedule_block", value);
     ADIOI_Info_set(fd->info, "ipvfs_listio", fs->opts.piecewise ? "disable" : "enable");
     ADIOI_Info_set(fd->info, "ipvfs_coll_align", fs->opts.coll_unaligned ? "disable" : "enable");
+    ADIOI_Info_set(fd->info, "ipvfs_coll", fs->opts.coll_generic ? "generic" : "ipvfs");
     fd->hints->striping_unit = fs->opts.coll_unaligned ? 0 : (int) f->entry.stripe_unit;
     fd->hints->striping_factor = (int) f->entry.stripe_factor;
 }

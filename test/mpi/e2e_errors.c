@@ -5,9 +5,11 @@
  *       error string containing TEXT.
  *   e2e_errors midway PATH TEXT SECONDS COMMAND
  *       opens PATH and writes; rank 0 runs COMMAND (which stops the
- *       servers); then a write and a read must fail likewise.  Every
- *       access spans two stripe units, so it reaches two I/O nodes where
- *       there are: stopping any one of them must fail every rank.
+ *       servers); then a write and a read must fail likewise, and so must
+ *       a collective write and read through an interleaved view on every
+ *       rank, aggregator (cb_nodes 2) or not.  Every access spans two
+ *       stripe units, so it reaches two I/O nodes where there are:
+ *       stopping any one of them must fail every rank.
  */
 #include "e2e_util.h"
 
@@ -41,10 +43,47 @@ static void expect_error(const char *what, int rc, double took, const char *text
     E2E_CHECK(took <= limit, "%s took %.2f s (limit %.0f s)", what, took, limit);
 }
 
+/* A second handle on path whose view interleaves the ranks' 1000-byte
+ * blocks, so that collective calls take the two-phase path with 2
+ * aggregators; set up while the servers still answer. */
+static void open_interleaved(const char *path, MPI_File *fh)
+{
+    MPI_Datatype blk, ftype;
+    MPI_Info info;
+
+    E2E_MPI(MPI_Info_create(&info));
+    E2E_MPI(MPI_Info_set(info, "cb_nodes", "2"));
+    E2E_MPI(MPI_Info_set(info, "cb_config_list", "*:*"));
+    E2E_MPI(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR, info, fh));
+    E2E_MPI(MPI_Type_contiguous(1000, MPI_BYTE, &blk));
+    E2E_MPI(MPI_Type_create_resized(blk, 0, 1000 * (MPI_Aint) e2e_nprocs, &ftype));
+    E2E_MPI(MPI_Type_commit(&ftype));
+    E2E_MPI(MPI_File_set_view(*fh, 1000 * (MPI_Offset) e2e_rank, MPI_BYTE, ftype, "native",
+                              MPI_INFO_NULL));
+    MPI_Type_free(&ftype);
+    MPI_Type_free(&blk);
+    MPI_Info_free(&info);
+}
+
+/* write_at_all and read_at_all through that view: every rank, aggregator
+ * or not, must fail alike.  View offset 16000 is file offset 64000 for
+ * rank 0: the access crosses the first stripe-unit boundary. */
+static void collective_errors(MPI_File fh, char *buf, const char *text, double limit)
+{
+    double t0 = now();
+    int rc = MPI_File_write_at_all(fh, 16000, buf, 4000, MPI_BYTE, MPI_STATUS_IGNORE);
+
+    expect_error("write_at_all", rc, now() - t0, text, limit);
+    t0 = now();
+    rc = MPI_File_read_at_all(fh, 16000, buf, 4000, MPI_BYTE, MPI_STATUS_IGNORE);
+    expect_error("read_at_all", rc, now() - t0, text, limit);
+}
+
 int main(int argc, char **argv)
 {
     MPI_File fh = MPI_FILE_NULL;
     static char buf[2 * IPVFS_TEST_STRIPE] = "some data";
+    MPI_File fhc = MPI_FILE_NULL;
     MPI_Status st;
     double t0, limit;
     int rc;
@@ -69,6 +108,7 @@ int main(int argc, char **argv)
     E2E_MPI(MPI_File_open(MPI_COMM_WORLD, argv[2], MPI_MODE_CREATE | MPI_MODE_RDWR,
                           MPI_INFO_NULL, &fh));
     E2E_MPI(MPI_File_write_at(fh, (MPI_Offset)sizeof(buf) * e2e_rank, buf, sizeof(buf), MPI_BYTE, &st));
+    open_interleaved(argv[2], &fhc);
     MPI_Barrier(MPI_COMM_WORLD);
     if (e2e_rank == 0)
         E2E_CHECK(system(argv[5]) == 0, "command %s failed", argv[5]);
@@ -79,6 +119,8 @@ int main(int argc, char **argv)
     t0 = now();
     rc = MPI_File_read_at(fh, 0, buf, sizeof(buf), MPI_BYTE, &st);
     expect_error("read", rc, now() - t0, argv[3], limit);
+    collective_errors(fhc, buf, argv[3], limit);
+    MPI_File_close(&fhc);
     MPI_File_close(&fh);
     return e2e_finish("e2e_errors midway");
 }

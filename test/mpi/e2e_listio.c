@@ -2,7 +2,10 @@
  * byte-exact checks of noncontiguous accesses.
  *
  *   e2e_listio PREFIX [--schedule first|random|hash] [--block B] [--quick 1]
- *   e2e_listio PREFIX --count STATS_PREFIX [--block B]
+ *   e2e_listio PREFIX --count STATS_PREFIX [--block B] [--count-coll 1]
+ * Other options: --cb-nodes N (also cb_config_list *:*, so one host can
+ * hold N aggregators), --cb-buffer-size B, --coll ipvfs|generic (the
+ * hint ipvfs_coll).
  *
  * Every byte of a test file at offset off holds e2e_pattern(off, seed).
  * A pattern names, for rank r, the file offset of the k-th byte of its
@@ -18,8 +21,8 @@
  * offsets and individual file pointers.  --quick 1 leaves out the
  * 100,000-extent patterns.
  *
- * --count: one tile write and one tile read per rank (independent); rank 0
- * saves `ipvfs-ctl stats --json` before, between and after into
+ * --count: one tile write and one tile read per rank (independent, or
+ * collective with --count-coll 1); rank 0 saves `ipvfs-ctl stats --json` before, between and after into
  * STATS_PREFIX.{0,1,2}.json for the script to compare. */
 #include "e2e_util.h"
 
@@ -45,6 +48,7 @@ struct pattern {
 static const char *prefix;
 static MPI_Info hints;
 static unsigned seed_base;
+static int count_coll;
 
 /* ---- layouts ---------------------------------------------------------- */
 
@@ -474,10 +478,16 @@ static void run_count(const char *stats)
         E2E_MPI(MPI_File_close(&raw));
     }
     snapshot(stats, 0);
-    E2E_MPI(MPI_File_write_at(fh, 0, mem, 1, p.memtype, MPI_STATUS_IGNORE));
+    if (count_coll)
+        E2E_MPI(MPI_File_write_at_all(fh, 0, mem, 1, p.memtype, MPI_STATUS_IGNORE));
+    else
+        E2E_MPI(MPI_File_write_at(fh, 0, mem, 1, p.memtype, MPI_STATUS_IGNORE));
     snapshot(stats, 1);
     memset(mem, 0, p.memsize);
-    E2E_MPI(MPI_File_read_at(fh, 0, mem, 1, p.memtype, MPI_STATUS_IGNORE));
+    if (count_coll)
+        E2E_MPI(MPI_File_read_at_all(fh, 0, mem, 1, p.memtype, MPI_STATUS_IGNORE));
+    else
+        E2E_MPI(MPI_File_read_at(fh, 0, mem, 1, p.memtype, MPI_STATUS_IGNORE));
     snapshot(stats, 2);
     E2E_MPI(MPI_File_close(&fh));
     {
@@ -515,8 +525,14 @@ int main(int argc, char **argv)
             stats = argv[i + 1];
         else if (strcmp(argv[i], "--quick") == 0)
             quick = atoi(argv[i + 1]);
-        else if (strcmp(argv[i], "--cb-nodes") == 0)
+        else if (strcmp(argv[i], "--count-coll") == 0)
+            count_coll = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--coll") == 0)
+            MPI_Info_set(hints, "ipvfs_coll", argv[i + 1]);
+        else if (strcmp(argv[i], "--cb-nodes") == 0) {
             MPI_Info_set(hints, "cb_nodes", argv[i + 1]);
+            MPI_Info_set(hints, "cb_config_list", "*:*");
+        }
         else if (strcmp(argv[i], "--cb-buffer-size") == 0)
             MPI_Info_set(hints, "cb_buffer_size", argv[i + 1]);
     }

@@ -44,6 +44,7 @@ prog=$IPVFS_BUILDDIR/benchmarks/ipvfs-patterns
 out=${BENCH_OUT:-$IPVFS_BUILDDIR/bench-results}
 np=${BENCH_NP:-4}
 nt=${BENCH_NT:-1}
+nio=${BENCH_NIO:-$([ "$what" = sched ] && echo 4 || echo 2)}
 for f in "$lib" "$prog"; do
     [ -e "$f" ] || { echo "run-patterns.sh: $f is not built" >&2; exit 1; }
 done
@@ -54,9 +55,8 @@ png=$out/$what.png
 table=$out/$what.txt
 {
     echo "# $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname), $(nproc) cores"
-    echo "# BENCH_NP=$np BENCH_NIO=${BENCH_NIO:-} BENCH_NT=$nt BENCH_MIB=${BENCH_MIB:-}" \
-        "BENCH_REPS=${BENCH_REPS:-} BENCH_N=${BENCH_N:-} BENCH_CB_NODES=${BENCH_CB_NODES:-}" \
-        "benchmarks/run-patterns.sh $what"
+    echo "# command: $(env | grep '^BENCH_' | sort | tr '\n' ' ')benchmarks/run-patterns.sh $what"
+    echo "# $np ranks, $nio I/O nodes x $nt targets"
 } >"$table"
 . "$IPVFS_SRCDIR/test/lib.sh"
 
@@ -108,7 +108,7 @@ plot() {    # plot TITLE XLABEL LOGX? ; reads $csv columns set below
 bench_sched() {
     local mib=${BENCH_MIB:-4} blocks=${BENCH_BLOCKS:-"4096 16384 65536 262144 1048576 4194304"}
     local s b line wr rd n=0
-    ipvfs_start_cluster "${BENCH_NIO:-4}" "$nt"
+    ipvfs_start_cluster "$nio" "$nt"
     echo "heuristic,block,write_MiBps,read_MiBps" >"$csv"
     row '%-8s %10s %12s %12s\n' heuristic b write_MiBps read_MiBps
     for b in $blocks; do
@@ -135,7 +135,7 @@ bench_tile() {
     for b in $blocks; do
         variants+=" listio-b$b piecewise-b$b"
     done
-    ipvfs_start_cluster "${BENCH_NIO:-2}" "$nt"
+    ipvfs_start_cluster "$nio" "$nt"
     echo "trial,mode,write_MiBps,read_MiBps" >"$raw"
     for t in $(seq "$trials"); do
         for v in $variants; do
@@ -167,7 +167,7 @@ bench_tile() {
 bench_btio() {
     local n=${BENCH_N:-96} cb=${BENCH_CB_NODES:-2} name file line wr rd
     local -a hints
-    ipvfs_start_cluster "${BENCH_NIO:-2}" "$nt"
+    ipvfs_start_cluster "$nio" "$nt"
     ufs_dir=$(mktemp -d "${TMPDIR:-/tmp}/ipvfs-btio-ufs.XXXXXX") || exit 1
     local t variants="ipvfs-coll-ours ipvfs-coll-generic ipvfs-independent ufs-coll-generic"
     echo "trial,variant,write_MiBps,read_MiBps" >"$raw"

@@ -53,6 +53,7 @@ mkdir -p "$out" || exit 1
 csv=$out/$what.csv
 png=$out/$what.png
 table=$out/$what.txt
+rm -f "$csv" "$png"     # a failed run must not leave an older result behind
 {
     echo "# $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname), $(nproc) cores"
     echo "# command: $(env | grep '^BENCH_' | sort | tr '\n' ' ')benchmarks/run-patterns.sh $what"
@@ -66,14 +67,19 @@ ipvfs_test_cleanup() {
 }
 
 # run_prog PATTERN FILE N HINTS...: RESULT lines on stdout.  The program
-# prints them only after checking the data, and a failed run (its exit
-# status, not grep's) or a missing write or read line stops the benchmark.
+# prints them only after checking the data; a failed run (its exit status,
+# not grep's) or a missing write or read line makes run_prog fail, and its
+# callers (line=$(run_prog ...) runs in a subshell) stop the benchmark.
 run_prog() {
     local output
-    output=$(timeout -k 5 300 mpiexec -n "$np" env LD_PRELOAD="$lib" "$prog" "$@") ||
-        ipvfs_fail "ipvfs-patterns $* failed"
-    grep -q '^RESULT .* op=write ' <<<"$output" && grep -q '^RESULT .* op=read ' <<<"$output" ||
-        ipvfs_fail "ipvfs-patterns $*: no write and read RESULT lines"
+    output=$(timeout -k 5 300 mpiexec -n "$np" env LD_PRELOAD="$lib" "$prog" "$@") || {
+        echo "ipvfs-patterns $* failed" >&2
+        return 1
+    }
+    grep -q '^RESULT .* op=write ' <<<"$output" && grep -q '^RESULT .* op=read ' <<<"$output" || {
+        echo "ipvfs-patterns $*: no write and read RESULT lines" >&2
+        return 1
+    }
     grep '^RESULT' <<<"$output"
 }
 
@@ -115,7 +121,7 @@ bench_sched() {
         for s in first random hash; do
             n=$((n + 1))
             line=$(run_prog sched "ipvfs:/bench/sched-$n" "$mib" ipvfs_io_schedule=$s \
-                ipvfs_schedule_block=$b)
+                ipvfs_schedule_block=$b) || ipvfs_fail "sched run failed: no row"
             wr=$(echo "$line" | grep 'op=write' | field MiBps)
             rd=$(echo "$line" | grep 'op=read' | field MiBps)
             row '%-8s %10s %12s %12s\n' "$s" "$b" "$wr" "$rd"
@@ -142,7 +148,8 @@ bench_tile() {
             mode=${v%-b*}
             b=${v##*-b}
             line=$(run_prog tile "ipvfs:/bench/tile-$mode" "$reps" ipvfs_schedule_block=$b \
-                ipvfs_listio=$([ $mode = listio ] && echo enable || echo disable))
+                ipvfs_listio=$([ $mode = listio ] && echo enable || echo disable)) ||
+                ipvfs_fail "tile run failed: no row"
             wr=$(echo "$line" | grep 'op=write' | field MiBps)
             rd=$(echo "$line" | grep 'op=read' | field MiBps)
             echo "$t,$v,$wr,$rd" >>"$raw"
@@ -181,7 +188,8 @@ bench_btio() {
             ipvfs-independent) hints=(romio_cb_write=disable romio_cb_read=disable) ;;
             ufs-coll-generic) file=ufs:$ufs_dir/btio ;;
             esac
-            line=$(run_prog btio "$file" "$n" "${hints[@]}")
+            line=$(run_prog btio "$file" "$n" "${hints[@]}") ||
+                ipvfs_fail "btio run failed: no row"
             wr=$(echo "$line" | grep 'op=write' | field MiBps)
             rd=$(echo "$line" | grep 'op=read' | field MiBps)
             echo "$t,$name,$wr,$rd" >>"$raw"

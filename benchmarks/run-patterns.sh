@@ -44,6 +44,7 @@ prog=$IPVFS_BUILDDIR/benchmarks/ipvfs-patterns
 out=${BENCH_OUT:-$IPVFS_BUILDDIR/bench-results}
 np=${BENCH_NP:-4}
 nt=${BENCH_NT:-1}
+nio=${BENCH_NIO:-$([ "$what" = sched ] && echo 4 || echo 2)}
 for f in "$lib" "$prog"; do
     [ -e "$f" ] || { echo "run-patterns.sh: $f is not built" >&2; exit 1; }
 done
@@ -52,11 +53,11 @@ mkdir -p "$out" || exit 1
 csv=$out/$what.csv
 png=$out/$what.png
 table=$out/$what.txt
+rm -f "$csv" "$png"     # a failed run must not leave an older result behind
 {
     echo "# $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname), $(nproc) cores"
-    echo "# BENCH_NP=$np BENCH_NIO=${BENCH_NIO:-} BENCH_NT=$nt BENCH_MIB=${BENCH_MIB:-}" \
-        "BENCH_REPS=${BENCH_REPS:-} BENCH_N=${BENCH_N:-} BENCH_CB_NODES=${BENCH_CB_NODES:-}" \
-        "benchmarks/run-patterns.sh $what"
+    echo "# command: $(env | grep '^BENCH_' | sort | tr '\n' ' ')benchmarks/run-patterns.sh $what"
+    echo "# $np ranks, $nio I/O nodes x $nt targets"
 } >"$table"
 . "$IPVFS_SRCDIR/test/lib.sh"
 
@@ -66,14 +67,19 @@ ipvfs_test_cleanup() {
 }
 
 # run_prog PATTERN FILE N HINTS...: RESULT lines on stdout.  The program
-# prints them only after checking the data, and a failed run (its exit
-# status, not grep's) or a missing write or read line stops the benchmark.
+# prints them only after checking the data; a failed run (its exit status,
+# not grep's) or a missing write or read line makes run_prog fail, and its
+# callers (line=$(run_prog ...) runs in a subshell) stop the benchmark.
 run_prog() {
     local output
-    output=$(timeout -k 5 300 mpiexec -n "$np" env LD_PRELOAD="$lib" "$prog" "$@") ||
-        ipvfs_fail "ipvfs-patterns $* failed"
-    grep -q '^RESULT .* op=write ' <<<"$output" && grep -q '^RESULT .* op=read ' <<<"$output" ||
-        ipvfs_fail "ipvfs-patterns $*: no write and read RESULT lines"
+    output=$(timeout -k 5 300 mpiexec -n "$np" env LD_PRELOAD="$lib" "$prog" "$@") || {
+        echo "ipvfs-patterns $* failed" >&2
+        return 1
+    }
+    grep -q '^RESULT .* op=write ' <<<"$output" && grep -q '^RESULT .* op=read ' <<<"$output" || {
+        echo "ipvfs-patterns $*: no write and read RESULT lines" >&2
+        return 1
+    }
     grep '^RESULT' <<<"$output"
 }
 
@@ -108,14 +114,14 @@ plot() {    # plot TITLE XLABEL LOGX? ; reads $csv columns set below
 bench_sched() {
     local mib=${BENCH_MIB:-4} blocks=${BENCH_BLOCKS:-"4096 16384 65536 262144 1048576 4194304"}
     local s b line wr rd n=0
-    ipvfs_start_cluster "${BENCH_NIO:-4}" "$nt"
+    ipvfs_start_cluster "$nio" "$nt"
     echo "heuristic,block,write_MiBps,read_MiBps" >"$csv"
     row '%-8s %10s %12s %12s\n' heuristic b write_MiBps read_MiBps
     for b in $blocks; do
         for s in first random hash; do
             n=$((n + 1))
             line=$(run_prog sched "ipvfs:/bench/sched-$n" "$mib" ipvfs_io_schedule=$s \
-                ipvfs_schedule_block=$b)
+                ipvfs_schedule_block=$b) || ipvfs_fail "sched run failed: no row"
             wr=$(echo "$line" | grep 'op=write' | field MiBps)
             rd=$(echo "$line" | grep 'op=read' | field MiBps)
             row '%-8s %10s %12s %12s\n' "$s" "$b" "$wr" "$rd"
@@ -135,14 +141,15 @@ bench_tile() {
     for b in $blocks; do
         variants+=" listio-b$b piecewise-b$b"
     done
-    ipvfs_start_cluster "${BENCH_NIO:-2}" "$nt"
+    ipvfs_start_cluster "$nio" "$nt"
     echo "trial,mode,write_MiBps,read_MiBps" >"$raw"
     for t in $(seq "$trials"); do
         for v in $variants; do
             mode=${v%-b*}
             b=${v##*-b}
             line=$(run_prog tile "ipvfs:/bench/tile-$mode" "$reps" ipvfs_schedule_block=$b \
-                ipvfs_listio=$([ $mode = listio ] && echo enable || echo disable))
+                ipvfs_listio=$([ $mode = listio ] && echo enable || echo disable)) ||
+                ipvfs_fail "tile run failed: no row"
             wr=$(echo "$line" | grep 'op=write' | field MiBps)
             rd=$(echo "$line" | grep 'op=read' | field MiBps)
             echo "$t,$v,$wr,$rd" >>"$raw"
@@ -167,7 +174,7 @@ bench_tile() {
 bench_btio() {
     local n=${BENCH_N:-96} cb=${BENCH_CB_NODES:-2} name file line wr rd
     local -a hints
-    ipvfs_start_cluster "${BENCH_NIO:-2}" "$nt"
+    ipvfs_start_cluster "$nio" "$nt"
     ufs_dir=$(mktemp -d "${TMPDIR:-/tmp}/ipvfs-btio-ufs.XXXXXX") || exit 1
     local t variants="ipvfs-coll-ours ipvfs-coll-generic ipvfs-independent ufs-coll-generic"
     echo "trial,variant,write_MiBps,read_MiBps" >"$raw"
@@ -181,7 +188,8 @@ bench_btio() {
             ipvfs-independent) hints=(romio_cb_write=disable romio_cb_read=disable) ;;
             ufs-coll-generic) file=ufs:$ufs_dir/btio ;;
             esac
-            line=$(run_prog btio "$file" "$n" "${hints[@]}")
+            line=$(run_prog btio "$file" "$n" "${hints[@]}") ||
+                ipvfs_fail "btio run failed: no row"
             wr=$(echo "$line" | grep 'op=write' | field MiBps)
             rd=$(echo "$line" | grep 'op=read' | field MiBps)
             echo "$t,$name,$wr,$rd" >>"$raw"

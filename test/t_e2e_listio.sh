@@ -5,7 +5,9 @@
 # (contiguous, strided, tiled, BTIO-like nested strided, resized filetype
 # with lb > 0, 100,000 interleaved one-byte extents) for each schedule
 # heuristic and several schedule blocks, independent and collective,
-# blocking and nonblocking, read back by another rank; the same with
+# blocking and nonblocking, read back by another rank, and a collective
+# write where odd ranks write nothing followed by a collective read past
+# the end of the file (status byte counts); the same with
 # several aggregators and rounds (cb_nodes, cb_buffer_size) for our
 # collective path and for ROMIO's generic one (ipvfs_coll=generic); then
 # the request count of a tile write and read from the servers' per-client

@@ -74,7 +74,6 @@ struct coll_op {
     size_t npieces;
     char *data;                 /* the rank's data in view order */
     char *packed;               /* data when it is a packed copy */
-    int64_t *first_round;       /* per aggregator */
     uint64_t nrounds;
     int failed;
     int short_read;
@@ -82,7 +81,9 @@ struct coll_op {
     struct round_bufs rb;
 };
 
-static int op_fail(struct coll_op *op, int code, const char *what)
+/* Records the rank's first failure; the steps then go on to the next
+ * agreement (agree_errors), where every rank learns of it. */
+static void op_fail(struct coll_op *op, int code, const char *what)
 {
     if (!op->failed) {
         op->failed = 1;
@@ -90,7 +91,6 @@ static int op_fail(struct coll_op *op, int code, const char *what)
         snprintf(op->err.msg, sizeof(op->err.msg), "ipvfs: collective %s of %.200s: %s",
                  op->writing ? "write" : "read", op->fd->filename, what);
     }
-    return -code;
 }
 
 /* MPI failures end the call at once: the communicator cannot be trusted
@@ -202,8 +202,10 @@ static int build_pieces(struct coll_op *op, const ADIO_Offset * offs, const ADIO
 
     op->npieces = count_pieces(op, offs, lens, n);
     op->pieces = malloc((op->npieces ? op->npieces : 1) * sizeof(*op->pieces));
-    if (!op->pieces)
-        return op_fail(op, ENOMEM, "out of memory for the piece list");
+    if (!op->pieces) {
+        op_fail(op, ENOMEM, "out of memory for the piece list");
+        return -ENOMEM;
+    }
     for (MPI_Count i = 0; i < n; i++) {
         uint64_t off = (uint64_t) offs[i], left = (uint64_t) lens[i];
 
@@ -289,7 +291,7 @@ static int agree_rounds(struct coll_op *op)
     for (size_t i = 0; i < op->npieces; i++)
         op->pieces[i].round -= (uint64_t) all[op->pieces[i].agg];
     qsort(op->pieces, op->npieces, sizeof(*op->pieces), piece_order);
-    op->first_round = all;
+    free(all);
     free(mm);
     return MPI_SUCCESS;
 }
@@ -355,8 +357,10 @@ static int plan_sends(struct coll_op *op, size_t lo, size_t hi)
         bytes += op->pieces[i].len;
     }
     if (grow(&rb->pairs_out, 2 * (hi - lo) * sizeof(uint64_t)) < 0 ||
-        grow(&rb->data_out, (size_t) bytes) < 0)
-        return op_fail(op, ENOMEM, "out of memory for a round's send buffers");
+        grow(&rb->data_out, (size_t) bytes) < 0) {
+        op_fail(op, ENOMEM, "out of memory for a round's send buffers");
+        return -ENOMEM;
+    }
     for (int r = 0, pairs = 0, data = 0; r < op->nprocs; r++) {
         rb->pc_out[r] = 2 * rb->meta_out[2 * r];
         rb->dc_out[r] = rb->meta_out[2 * r + 1];
@@ -389,7 +393,7 @@ static void pack_sends(struct coll_op *op, size_t lo, size_t hi)
 }
 
 /* After the counts came in: the receive layout, by source rank. */
-static int plan_receives(struct coll_op *op, size_t *out_npairs)
+static void plan_receives(struct coll_op *op, size_t *out_npairs)
 {
     struct round_bufs *rb = &op->rb;
     uint64_t pairs = 0, data = 0;
@@ -404,12 +408,11 @@ static int plan_receives(struct coll_op *op, size_t *out_npairs)
     }
     *out_npairs = (size_t) (pairs / 2);
     if (pairs > INT_MAX || data > INT_MAX)
-        return op_fail(op, EOVERFLOW, "overlapping accesses bring one aggregator more than "
-                       "2 GiB in a round");
-    if (grow(&rb->pairs_in, (size_t) pairs * sizeof(uint64_t)) < 0 ||
-        grow(&rb->data_in, (size_t) data) < 0)
-        return op_fail(op, ENOMEM, "out of memory for a round's receive buffers");
-    return 0;
+        op_fail(op, EOVERFLOW, "overlapping accesses bring one aggregator more than 2 GiB "
+                "in a round");
+    else if (grow(&rb->pairs_in, (size_t) pairs * sizeof(uint64_t)) < 0 ||
+             grow(&rb->data_in, (size_t) data) < 0)
+        op_fail(op, ENOMEM, "out of memory for a round's receive buffers");
 }
 
 static int agg_piece_order(const void *a, const void *b)
@@ -498,7 +501,8 @@ static int read_union(struct coll_op *op, const struct agg_piece *ap, size_t n,
     if (!at || !stage) {
         free(at);
         free(stage);
-        return op_fail(op, ENOMEM, "out of memory for a read's staging buffer");
+        op_fail(op, ENOMEM, "out of memory for a read's staging buffer");
+        return -ENOMEM;
     }
     v = (struct iovec) {.iov_base = stage,.iov_len = size };
     *want = size;
@@ -511,7 +515,7 @@ static int read_union(struct coll_op *op, const struct agg_piece *ap, size_t n,
 }
 
 /* The aggregator's I/O of the round's n pieces (data in data_in). */
-static int agg_io(struct coll_op *op, size_t n)
+static void agg_io(struct coll_op *op, size_t n)
 {
     struct agg_piece *ap;
     struct ipvfs_extent *ext;
@@ -521,12 +525,12 @@ static int agg_io(struct coll_op *op, size_t n)
     int niov, rc;
 
     if (n == 0 || op->failed)
-        return 0;
+        return;
     ap = agg_pieces(op, n);
     ext = malloc(n * sizeof(*ext));
     iov = malloc(n * sizeof(*iov));
     if (!ap || !ext || !iov) {
-        rc = op_fail(op, ENOMEM, "out of memory for an aggregator's list");
+        op_fail(op, ENOMEM, "out of memory for an aggregator's list");
         goto free_lists;
     }
     if (!op->writing && has_overlap(ap, n)) {
@@ -550,7 +554,6 @@ static int agg_io(struct coll_op *op, size_t n)
     free(ap);
     free(ext);
     free(iov);
-    return rc;
 }
 
 /* A read's data came back in data_out: into the rank's data. */
@@ -655,39 +658,41 @@ static int bytes_before_eof(struct coll_op *op, uint64_t *out_bytes)
 
 /* The rank's data: the user's buffer, or a packed copy for a
  * noncontiguous memory type. */
-static int setup_data(struct coll_op *op, void *buf, int count, MPI_Datatype datatype,
-                      uint64_t total)
+static void setup_data(struct coll_op *op, void *buf, int count, MPI_Datatype datatype,
+                       uint64_t total)
 {
     int contig, pos = 0;
 
     ADIOI_Datatype_iscontig(datatype, &contig);
     if (contig || total == 0) {
         op->data = buf;
-        return 0;
+        return;
     }
-    if (total > INT_MAX)
-        return op_fail(op, EOVERFLOW, "a noncontiguous memory type holds more than 2 GiB");
+    if (total > INT_MAX) {
+        op_fail(op, EOVERFLOW, "a noncontiguous memory type holds more than 2 GiB");
+        return;
+    }
     op->packed = malloc(total);
-    if (!op->packed)
-        return op_fail(op, ENOMEM, "out of memory for packing the memory type");
+    if (!op->packed) {
+        op_fail(op, ENOMEM, "out of memory for packing the memory type");
+        return;
+    }
     op->data = op->packed;
     if (op->writing &&
         MPI_Pack(buf, count, datatype, op->packed, (int) total, &pos, op->fd->comm) != MPI_SUCCESS)
-        return op_fail(op, EINVAL, "MPI_Pack of the memory type failed");
-    return 0;
+        op_fail(op, EINVAL, "MPI_Pack of the memory type failed");
 }
 
-static int finish_data(struct coll_op *op, void *buf, int count, MPI_Datatype datatype,
-                       uint64_t total)
+static void finish_data(struct coll_op *op, void *buf, int count, MPI_Datatype datatype,
+                        uint64_t total)
 {
     int pos = 0;
 
     if (op->writing || !op->packed || op->failed)
-        return 0;
+        return;
     if (MPI_Unpack(op->packed, (int) total, &pos, buf, count, datatype, op->fd->comm) !=
         MPI_SUCCESS)
-        return op_fail(op, EINVAL, "MPI_Unpack into the memory type failed");
-    return 0;
+        op_fail(op, EINVAL, "MPI_Unpack into the memory type failed");
 }
 
 /* Two-phase I/O of the pieces; returns an MPI error code for MPI failures,
@@ -721,7 +726,6 @@ static void free_op(struct coll_op *op)
     rb_free(&op->rb);
     free(op->pieces);
     free(op->packed);
-    free(op->first_round);
 }
 
 static void rdwr_coll(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,

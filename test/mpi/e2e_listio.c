@@ -18,8 +18,10 @@
  * memory with ghost cells), a resized filetype with a non-zero lower bound,
  * and 100,000 one-byte extents interleaved between all ranks.  Each runs
  * independent and collective, blocking and nonblocking, with explicit
- * offsets and individual file pointers.  --quick 1 leaves out the
- * 100,000-extent patterns.
+ * offsets and individual file pointers.  Then a collective write in which
+ * odd ranks write nothing, and a collective read past the end of the file
+ * whose status must count only the bytes before the end.  --quick 1 leaves
+ * out the 100,000-extent patterns.
  *
  * --count: one tile write and one tile read per rank (independent, or
  * collective with --count-coll 1); rank 0 saves `ipvfs-ctl stats --json` before, between and after into
@@ -442,6 +444,83 @@ static void run_interleaved(unsigned seed)
     run_pattern(make_tiny, seed + 100);
 }
 
+/* ---- zero-length participants and reads past the end ------------------ */
+
+#define ZBLK 1000
+
+/* A view of rank r's 1000-byte blocks among all ranks' (collective
+ * buffering forced on: ROMIO's interleaving check looks at neighbours
+ * only, and a rank that moves nothing hides them). */
+static void open_blocks(const char *name, MPI_File *fh)
+{
+    MPI_Datatype blk, ftype;
+    MPI_Info info;
+    char path[512];
+
+    snprintf(path, sizeof(path), "%s-%s", prefix, name);
+    E2E_MPI(MPI_Info_dup(hints, &info));
+    E2E_MPI(MPI_Info_set(info, "romio_cb_write", "enable"));
+    E2E_MPI(MPI_Info_set(info, "romio_cb_read", "enable"));
+    E2E_MPI(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, info, fh));
+    E2E_MPI(MPI_Type_contiguous(ZBLK, MPI_BYTE, &blk));
+    E2E_MPI(MPI_Type_create_resized(blk, 0, ZBLK * (MPI_Aint) e2e_nprocs, &ftype));
+    E2E_MPI(MPI_Type_commit(&ftype));
+    E2E_MPI(MPI_File_set_view(*fh, ZBLK * (MPI_Offset) e2e_rank, MPI_BYTE, ftype, "native",
+                              info));
+    MPI_Type_free(&ftype);
+    MPI_Type_free(&blk);
+    MPI_Info_free(&info);
+}
+
+/* Odd ranks write nothing, even ranks 10 blocks, all collectively; then
+ * every rank reads 12 blocks collectively, past the end of the file: the
+ * status counts only the bytes before it, the data is the pattern where
+ * even ranks wrote and zeros in the holes. */
+static void run_zero_and_eof(unsigned seed)
+{
+    int wblocks = e2e_rank % 2 ? 0 : 10, rblocks = 12, last = (e2e_nprocs - 1) / 2 * 2, got;
+    uint64_t size = (uint64_t) 9 * ZBLK * (uint64_t) e2e_nprocs + (uint64_t) (last + 1) * ZBLK;
+    uint64_t want = 0, bad = 0;
+    unsigned char *mem = malloc((size_t) rblocks * ZBLK);
+    MPI_Status st;
+    MPI_File fh;
+
+    E2E_CHECK(mem != NULL, "out of memory");
+    for (int k = 0; k < wblocks; k++)
+        e2e_fill(mem + k * ZBLK, ((uint64_t) k * (uint64_t) e2e_nprocs + (uint64_t) e2e_rank) *
+                 ZBLK, ZBLK, seed);
+    open_blocks("zero-eof", &fh);
+    E2E_MPI(MPI_File_write_at_all(fh, 0, mem, wblocks * ZBLK, MPI_BYTE, &st));
+    E2E_MPI(MPI_Get_count(&st, MPI_BYTE, &got));
+    E2E_CHECK(got == wblocks * ZBLK, "write_at_all of %d bytes: status says %d", wblocks * ZBLK,
+              got);
+    E2E_MPI(MPI_File_sync(fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    E2E_MPI(MPI_File_sync(fh));
+    memset(mem, 0xEE, (size_t) rblocks * ZBLK);
+    E2E_MPI(MPI_File_read_at_all(fh, 0, mem, rblocks * ZBLK, MPI_BYTE, &st));
+    E2E_MPI(MPI_Get_count(&st, MPI_BYTE, &got));
+    E2E_MPI(MPI_File_close(&fh));
+    for (int k = 0; k < rblocks; k++) {
+        uint64_t off = ((uint64_t) k * (uint64_t) e2e_nprocs + (uint64_t) e2e_rank) * ZBLK;
+        int written = k < wblocks;
+
+        for (uint64_t i = 0; i < ZBLK && off + i < size; i++) {
+            unsigned char expect = written ? e2e_pattern(off + i, seed) : 0;
+
+            bad += mem[(uint64_t) k * ZBLK + i] != expect;
+            want++;
+        }
+    }
+    E2E_CHECK(got == (int) want, "read_at_all past the end: status says %d bytes, %llu lie "
+              "before the end", got, (unsigned long long) want);
+    E2E_CHECK(bad == 0, "read_at_all past the end: %llu wrong bytes", (unsigned long long) bad);
+    if (e2e_rank == 0)
+        printf("ok zero-length participants, read past the end\n");
+    free(mem);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* ---- request counting --------------------------------------------------- */
 
 static void snapshot(const char *stats, int n)
@@ -545,6 +624,7 @@ int main(int argc, char **argv)
         run_pattern(make_tile_small, seed_base + 30);
         run_pattern(make_btio, seed_base + 40);
         run_pattern(make_resized, seed_base + 50);
+        run_zero_and_eof(seed_base + 70);
         if (!quick)
             run_interleaved(seed_base + 60);
     }

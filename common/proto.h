@@ -30,7 +30,9 @@
 #include <stdint.h>
 
 #define IPVFS_PROTO_MAGIC   0x46565049u  /* "IPVF" in memory order */
-#define IPVFS_PROTO_VERSION 1
+/* 2: READ carries the client's schedule in flags (server-side ordering) and
+ * struct ipvfs_client_stat grew reads_waited/last_wait_seq. */
+#define IPVFS_PROTO_VERSION 2
 #define IPVFS_SECRET_LEN    32
 
 /* One READ/WRITE request moves at most this much data and this many pairs;

@@ -12,21 +12,14 @@ set -u
 badinput_checks() {
     python3 - "$1" <<'PYEOF'
 import os, socket, struct, sys
+sys.path.insert(0, os.environ["IPVFS_SRCDIR"] + "/test")
+import ipvfs_proto as P
+from ipvfs_proto import MAGIC, VERSION, REPLY, HDR, send, reply
 
-MAGIC, VERSION = 0x46565049, 1
-HELLO, LOOKUP, MKDIR, READ, WRITE, DF_GETSIZE, DF_SYNC, DF_REMOVE, STATUS, SHUTDOWN = \
-    1, 10, 12, 20, 21, 22, 24, 25, 30, 31
-REPLY = 0x8000
+globals().update({k: v for k, v in P.OP.items() if k != "REPLY"})   # HELLO, LOOKUP, ...
 EACCES, EINVAL, EPROTO, EMSGSIZE, EOPNOTSUPP = 13, 22, 71, 90, 95
-HDR = struct.Struct("<IHHIIQQ")
 
-secret, ranks = None, {}
-for line in open(sys.argv[1]):
-    w = line.split()
-    if w and w[0] == "secret":
-        secret = bytes.fromhex(w[1])
-    elif w and w[0] == "rank":
-        ranks[int(w[1])] = (w[5], int(w[6]), int(w[2]))
+secret, ranks = P.read_map(sys.argv[1])
 failures = []
 
 def check(cond, what):
@@ -35,29 +28,7 @@ def check(cond, what):
         failures.append(what)
 
 def connect(rank=0):
-    s = socket.create_connection(ranks[rank][:2], timeout=10)
-    return s
-
-def send(s, op, body=b"", flags=0, magic=MAGIC, version=VERSION, body_len=None, req_id=7):
-    s.sendall(HDR.pack(magic, version, op, 0, flags, req_id,
-                       len(body) if body_len is None else body_len) + body)
-
-def recv_exact(s, n):
-    buf = b""
-    while len(buf) < n:
-        chunk = s.recv(n - len(buf))
-        if not chunk:
-            return None
-        buf += chunk
-    return buf
-
-def reply(s):
-    h = recv_exact(s, HDR.size)
-    if h is None:
-        return None
-    magic, version, op, status, flags, req_id, blen = HDR.unpack(h)
-    body = recv_exact(s, blen) if blen else b""
-    return op, status, req_id, body
+    return P.connect(ranks[rank][:2])
 
 def is_closed(s):
     try:

@@ -69,19 +69,14 @@ ipvfs-ctl mkdir relative 2>/dev/null && ipvfs_fail "mkdir of a relative path suc
 [ "$(ipvfs-ctl ls /a)" = "b/" ] || ipvfs_fail "ls /a after rm: $(ipvfs-ctl ls /a)"
 # a file made through the protocol (LOOKUP|CREATE), then removed with its datafiles
 python3 - "$IPVFS_MAP" <<'PYEOF' || ipvfs_fail "LOOKUP|CREATE of /a/file"
-import socket, struct, sys
-secret, addr = None, None
-for line in open(sys.argv[1]):
-    w = line.split()
-    if w[0] == "secret": secret = bytes.fromhex(w[1])
-    if w[0] == "rank" and w[1] == "0": addr = (w[5], int(w[6]))
-H = struct.Struct("<IHHIIQQ")
-s = socket.create_connection(addr, timeout=10)
+import os, struct, sys
+sys.path.insert(0, os.environ["IPVFS_SRCDIR"] + "/test")
+import ipvfs_proto as P
+secret, ranks = P.read_map(sys.argv[1])
+s = P.connect(ranks[0][:2])
 def call(op, body):
-    s.sendall(H.pack(0x46565049, 1, op, 0, 0, 1, len(body)) + body)
-    h = H.unpack(s.recv(32, socket.MSG_WAITALL))
-    return h[3], s.recv(h[6], socket.MSG_WAITALL) if h[6] else b""
-assert call(1, secret + bytes(8))[0] == 0
+    return P.call(s, op, body)
+assert P.hello(s, secret)[0] == 0
 st, e = call(10, struct.pack("<IIQII", 1, 2, 0, 7, 0) + b"/a/file")
 handle, unit, factor, first, typ, created = struct.unpack("<QQIIII", e)
 assert st == 0 and typ == 1 and created == 1 and factor == 2 and unit == 65536, (st, e)

@@ -11,28 +11,17 @@ set -u
 # pseudo-random data on I/O node 1 (the second group).
 client() {
     python3 - "$@" <<'PYEOF'
-import random, socket, struct, sys
-HDR = struct.Struct("<IHHIIQQ")
+import os, random, struct, sys
+sys.path.insert(0, os.environ["IPVFS_SRCDIR"] + "/test")
+import ipvfs_proto as P
 mapfile, mode, handle, seed = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-secret, addr = None, None
-for line in open(mapfile):
-    w = line.split()
-    if w and w[0] == "secret":
-        secret = bytes.fromhex(w[1])
-    elif w and w[0] == "rank" and int(w[2]) & 2 and w[3] == "1":
-        addr = (w[5], int(w[6]))
-s = socket.create_connection(addr, timeout=30)
+secret, ranks = P.read_map(mapfile)
+addr = [r[:2] for r in ranks.values() if r[2] & 2 and r[3] == 1][0]   # I/O node 1
+s = P.connect(addr, timeout=30)
 def call(op, body):
-    s.sendall(HDR.pack(0x46565049, 1, op, 0, 0, 1, len(body)) + body)
-    h = b""
-    while len(h) < HDR.size:
-        h += s.recv(HDR.size - len(h))
-    status, blen = HDR.unpack(h)[3], HDR.unpack(h)[6]
-    body = b""
-    while len(body) < blen:
-        body += s.recv(blen - len(body))
-    assert status == 0, (op, status, body)
-    return body
+    status, rbody = P.call(s, op, body)
+    assert status == 0, (op, status, rbody)
+    return rbody
 call(1, secret + struct.pack("<II", 7, 0))
 rng = random.Random(seed)
 pairs = [(0, 70000), (1 << 20, 4096), (5 << 20, 123457)]

@@ -1,0 +1,81 @@
+"""A minimal client of the iPVFS wire protocol for the integration tests.
+
+Constants come from common/proto.h itself, so the tests follow the header
+(a version bump there needs no edit here).  Import it from a test's inline
+Python with:  sys.path.insert(0, os.environ["IPVFS_SRCDIR"] + "/test")
+"""
+import os
+import re
+import socket
+import struct
+
+_HEADER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common", "proto.h")
+
+
+def _defines(path):
+    text = open(path).read()
+    vals = {m.group(1): int(m.group(2), 0)
+            for m in re.finditer(r"#define\s+(IPVFS_\w+)\s+\(?(0x[0-9a-fA-F]+|\d+)u?\)?\s", text)}
+    vals.update({m.group(1): int(m.group(2), 0)
+                 for m in re.finditer(r"\b(IPVFS_OP_\w+)\s*=\s*(0x[0-9a-fA-F]+|\d+)", text)})
+    return vals
+
+
+D = _defines(_HEADER)
+MAGIC, VERSION, REPLY = D["IPVFS_PROTO_MAGIC"], D["IPVFS_PROTO_VERSION"], D["IPVFS_OP_REPLY"]
+OP = {k[len("IPVFS_OP_"):]: v for k, v in D.items() if k.startswith("IPVFS_OP_")}
+HDR = struct.Struct("<IHHIIQQ")
+
+
+def read_map(path):
+    """(secret bytes, {rank: (host, port, role, io_index)}) of a server map."""
+    secret, ranks = None, {}
+    for line in open(path):
+        w = line.split()
+        if w and w[0] == "secret":
+            secret = bytes.fromhex(w[1])
+        elif w and w[0] == "rank":
+            ranks[int(w[1])] = (w[5], int(w[6]), int(w[2]), int(w[3]))
+    return secret, ranks
+
+
+def recv_exact(s, n):
+    """n bytes, or None when the peer closed first."""
+    buf = b""
+    while len(buf) < n:
+        chunk = s.recv(n - len(buf))
+        if not chunk:
+            return None
+        buf += chunk
+    return buf
+
+
+def send(s, op, body=b"", flags=0, magic=MAGIC, version=VERSION, body_len=None, req_id=7):
+    s.sendall(HDR.pack(magic, version, op, 0, flags, req_id,
+                       len(body) if body_len is None else body_len) + body)
+
+
+def reply(s):
+    """(op, status, req_id, body) of the next reply, or None at EOF."""
+    h = recv_exact(s, HDR.size)
+    if h is None:
+        return None
+    _magic, _version, op, status, _flags, req_id, blen = HDR.unpack(h)
+    body = recv_exact(s, blen) if blen else b""
+    return op, status, req_id, body
+
+
+def call(s, op, body=b"", flags=0):
+    """(status, body) of one request."""
+    send(s, op, body, flags)
+    r = reply(s)
+    assert r is not None, "connection closed by the server"
+    return r[1], r[3]
+
+
+def hello(s, secret, client_id=4242):
+    return call(s, OP["HELLO"], secret + struct.pack("<II", client_id, 0))
+
+
+def connect(addr, timeout=10):
+    return socket.create_connection(addr, timeout=timeout)

@@ -17,6 +17,14 @@
  *   over IPVFS_MAX_BODY ends that connection (after an EPROTO or EMSGSIZE
  *   reply where the header could be read); other connections go on.
  * - Bodies whose counts or lengths disagree with body_len get EINVAL.
+ * - Keepalive: while a request of a connection has been in progress for
+ *   IPVFS_PROGRESS_MS or more (a sync of much data, a READ waiting its
+ *   turn, a write across a hung iRAID member), the server sends, about
+ *   every IPVFS_PROGRESS_MS, a bare header: op IPVFS_OP_PROGRESS |
+ *   IPVFS_OP_REPLY, status 0, body_len 0, req_id of that request.  Clients
+ *   skip it wherever a reply header may come.  It lets a client's time
+ *   limit be "the server sent nothing for that long": a hung server is
+ *   caught within the limit, a slow request never times out.
  *
  * Which rank serves what:
  *   metadata rank (rank 0):  LOOKUP REMOVE MKDIR READDIR SHFP LOCK UNLOCK
@@ -44,6 +52,7 @@
 #define IPVFS_MAX_BODY      ((uint64_t)IPVFS_MAX_IO_BYTES + IPVFS_MAX_PAIRS * 16u + 4096u)
 
 #define IPVFS_DEFAULT_STRIPE_UNIT (64u << 10)
+#define IPVFS_PROGRESS_MS 2000u
 
 enum ipvfs_op {
     IPVFS_OP_HELLO = 1,
@@ -66,6 +75,8 @@ enum ipvfs_op {
     /* I/O nodes: their iRAID volume */
     IPVFS_OP_SCRUB = 32,
     IPVFS_OP_REBUILD = 33,
+    /* server to client only: keepalive of a request in progress */
+    IPVFS_OP_PROGRESS = 34,
     /* metadata rank: MPI-IO shared file pointers and atomic-mode locks */
     IPVFS_OP_SHFP = 40,
     IPVFS_OP_LOCK = 41,
@@ -84,6 +95,13 @@ struct ipvfs_hdr {
     uint64_t body_len;
 };
 static_assert(sizeof(struct ipvfs_hdr) == 32, "wire header is 32 bytes");
+
+/* A keepalive header (see the connection rules above). */
+static inline int ipvfs_hdr_is_progress(const struct ipvfs_hdr *h)
+{
+    return h->magic == IPVFS_PROTO_MAGIC && h->version == IPVFS_PROTO_VERSION &&
+           h->op == (IPVFS_OP_PROGRESS | IPVFS_OP_REPLY) && h->body_len == 0;
+}
 
 /* Server roles, as bits: rank 0 is METADATA|IO. */
 enum ipvfs_role {

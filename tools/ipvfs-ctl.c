@@ -101,8 +101,10 @@ static int recv_rep(int fd, uint16_t op, uint64_t req_id, int timeout_ms, struct
     int rc;
 
     memset(out, 0, sizeof(*out));
-    if ((rc = net_read_full(fd, &h, sizeof(h), timeout_ms)) < 0)
-        return rc;
+    do {    /* keepalives of a slow request (SCRUB) restart the wait */
+        if ((rc = net_read_full(fd, &h, sizeof(h), timeout_ms)) < 0)
+            return rc;
+    } while (ipvfs_hdr_is_progress(&h));
     if (h.magic != IPVFS_PROTO_MAGIC || h.op != (op | IPVFS_OP_REPLY) || h.req_id != req_id ||
         h.body_len > IPVFS_MAX_BODY)
         return -EPROTO;

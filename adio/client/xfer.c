@@ -236,6 +236,10 @@ static int recv_advance(struct chan *ch, struct xfer_req *r, size_t got)
         ch->hdr_got += got;
         if (ch->hdr_got < sizeof(ch->rhdr))
             return 0;
+        if (ipvfs_hdr_is_progress(&ch->rhdr)) {
+            ch->hdr_got = 0;  /* keepalive: the bytes moved the deadline */
+            return 0;
+        }
         if (start_body(ch, r) < 0)
             return -EPROTO;
         break;

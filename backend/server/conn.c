@@ -29,7 +29,14 @@
  * the socket without another copy.
  *
  * Replies are never written from inside conn_reply(): it arms EV_WRITE and
- * the loop writes, so a handler never re-enters the state machine. */
+ * the loop writes, so a handler never re-enters the state machine.
+ *
+ * Keepalive (common/proto.h): a connection BUSY for IPVFS_PROGRESS_MS gets
+ * a bare PROGRESS header about every IPVFS_PROGRESS_MS until its reply.  In
+ * BUSY nothing else is written on the socket, and the header goes out only
+ * when the socket's send queue is empty, so its 32 bytes never interleave
+ * with a reply.  One timer serves all connections; it runs only while some
+ * connection is BUSY. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -37,6 +44,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -62,6 +71,9 @@ struct conn {
     uint8_t *body;
     size_t body_got;
 
+    uint64_t busy_since_ms;       /* when the request in progress arrived */
+    uint64_t progress_sent_ms;    /* last keepalive, 0: none for it yet */
+
     struct ipvfs_hdr rep_hdr;
     void *rep_body;
     struct iovec iov[2];
@@ -76,6 +88,7 @@ struct conn {
 };
 
 static struct conn *conns; /* every live connection, for conn_close_all */
+static uint64_t progress_timer; /* armed while a connection may be BUSY */
 
 static const struct op_entry *const op_tables[] = { meta_ops, ionode_ops, control_ops, lock_ops };
 
@@ -266,6 +279,58 @@ static const struct op_entry conn_ops[] = {
     { 0, 0, NULL, NULL },
 };
 
+/* Sends c a keepalive when its request has waited long enough. */
+static void send_progress(struct conn *c, uint64_t now)
+{
+    struct ipvfs_hdr h = {
+        .magic = IPVFS_PROTO_MAGIC, .version = IPVFS_PROTO_VERSION,
+        .op = IPVFS_OP_PROGRESS | IPVFS_OP_REPLY, .req_id = c->hdr.req_id,
+    };
+    uint64_t since = c->progress_sent_ms ? c->progress_sent_ms : c->busy_since_ms;
+    int queued = 0;
+    ssize_t n;
+
+    if (now - since < IPVFS_PROGRESS_MS)
+        return;
+    /* a client that stopped reading: its own limit will end it */
+    if (ioctl(c->fd, SIOCOUTQ, &queued) < 0 || queued != 0)
+        return;
+    n = send(c->fd, &h, sizeof(h), MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n == (ssize_t)sizeof(h))
+        c->progress_sent_ms = now;
+    else if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
+        conn_fail(c, n >= 0 ? "keepalive cut short" : strerror(errno));
+}
+
+static void progress_tick(struct evloop *loop, uint64_t timer_id, void *user)
+{
+    uint64_t now = evloop_now_ms();
+    int busy = 0;
+
+    progress_timer = 0;
+    for (struct conn *c = conns, *next; c; c = next) {
+        next = c->next;   /* conn_fail may free c (not while BUSY, but be safe) */
+        if (c->state != BUSY)
+            continue;
+        send_progress(c, now);
+        busy = 1;
+    }
+    if (busy)
+        progress_timer = evloop_add_timer(loop, IPVFS_PROGRESS_MS / 4, progress_tick, user);
+}
+
+/* Called when c goes BUSY: keepalives start IPVFS_PROGRESS_MS from now. */
+static void progress_watch(struct conn *c)
+{
+    c->busy_since_ms = evloop_now_ms();
+    c->progress_sent_ms = 0;
+    if (!progress_timer)
+        progress_timer = evloop_add_timer(c->srv->loop, IPVFS_PROGRESS_MS / 4, progress_tick,
+                                          c->srv);
+    if (!progress_timer)
+        log_warn("connection %s: no keepalive timer; a slow request may time out", c->peer);
+}
+
 static void dispatch(struct conn *c)
 {
     const struct op_entry *e = c->hdr.op == IPVFS_OP_HELLO ? &conn_ops[0] : find_op(c->hdr.op);
@@ -286,8 +351,11 @@ static void dispatch(struct conn *c)
     if (c->hdr.op == IPVFS_OP_HELLO)
         count_request(c);
     /* Still BUSY: the handler went async and will call conn_reply later. */
-    if (c->state == BUSY && evloop_mod_fd(c->srv->loop, c->fd, 0) < 0)
+    if (c->state != BUSY)
+        return;
+    if (evloop_mod_fd(c->srv->loop, c->fd, 0) < 0)
         log_warn("connection %s: cannot quiet the socket", c->peer);
+    progress_watch(c);
 }
 
 /* Returns 0 when the header may be followed, else the errno to reply. */
@@ -493,6 +561,9 @@ int conn_listen(struct server *srv)
 
 void conn_close_all(struct server *srv)
 {
+    if (progress_timer)
+        evloop_del_timer(srv->loop, progress_timer);
+    progress_timer = 0;
     while (conns) {
         struct conn *c = conns;
         c->state = READ_HDR; /* the stores are closed: nothing completes later */

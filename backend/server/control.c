@@ -412,8 +412,10 @@ static int peer_recv(int fd, uint16_t op, int timeout_ms)
     char sink[512];
     int rc;
 
-    if ((rc = net_read_full(fd, &h, sizeof(h), timeout_ms)) < 0)
-        return rc;
+    do {    /* a peer's keepalives while it stops restart the wait */
+        if ((rc = net_read_full(fd, &h, sizeof(h), timeout_ms)) < 0)
+            return rc;
+    } while (ipvfs_hdr_is_progress(&h));
     if (h.magic != IPVFS_PROTO_MAGIC || h.op != (op | IPVFS_OP_REPLY))
         return -EPROTO;
     for (uint64_t left = h.body_len; left > 0;) {

@@ -224,9 +224,9 @@ struct ipvfs_status_rep {
     uint32_t role;           /* enum ipvfs_role bits */
     uint32_t pid;
     uint32_t state;          /* enum ipvfs_rank_state */
-    uint64_t requests;       /* requests served since start */
-    uint64_t bytes_in;       /* payload bytes written by clients */
-    uint64_t bytes_out;      /* payload bytes returned to clients */
+    uint64_t requests;       /* requests served since start (a target */
+    uint64_t bytes_in;       /* rank adds its iSCSI commands, Data-Out and */
+    uint64_t bytes_out;      /* Data-In): payload bytes in and out */
     uint64_t rss_kib;        /* resident set size */
     char host[64];
 };

@@ -95,6 +95,11 @@ r0 = st["ranks"][0]
 assert r0["requests"] >= 10, r0           # the mkdir/ls/rm above, with their HELLOs
 assert "bytes_in" in r0 and "bytes_out" in r0 and r0["clients"], r0
 assert st["total"]["requests"] >= r0["requests"]
+# targets count the iSCSI traffic of their I/O node (the volume read its
+# metadata from every member at start)
+for r in st["ranks"]:
+    if r["role"] == "target":
+        assert r["requests"] > 0 and r["bytes_out"] > 0, r
 EOF
 
 # -- clean shutdown, restart on the same directory, namespace still there

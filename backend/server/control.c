@@ -137,6 +137,14 @@ void control_fill_status(struct server *srv, struct ipvfs_status_rep *out)
     out->requests = srv->total.requests;
     out->bytes_in = srv->total.bytes_in;
     out->bytes_out = srv->total.bytes_out;
+    if (srv->tgt) {   /* a target serves its I/O node over iSCSI, not over our protocol */
+        struct tgt_stats ts;
+
+        tgt_server_stats(srv->tgt, &ts);
+        out->requests += ts.commands;
+        out->bytes_in += ts.bytes_written;
+        out->bytes_out += ts.bytes_read;
+    }
     out->rss_kib = rss_kib();
     snprintf(out->host, sizeof(out->host), "%s", srv->host);
 }

@@ -202,11 +202,6 @@ int net_writev_full(int fd, struct iovec *iov, int iovcnt, int timeout_ms)
     return xfer_iov(fd, iov, iovcnt, timeout_ms, 1);
 }
 
-int net_readv_full(int fd, struct iovec *iov, int iovcnt, int timeout_ms)
-{
-    return xfer_iov(fd, iov, iovcnt, timeout_ms, 0);
-}
-
 int net_write_full(int fd, const void *buf, size_t len, int timeout_ms)
 {
     struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };

@@ -30,7 +30,6 @@ int net_write_full(int fd, const void *buf, size_t len, int timeout_ms);
 int net_read_full(int fd, void *buf, size_t len, int timeout_ms);
 /* Same for an iovec array; iov is modified (consumed) in place. */
 int net_writev_full(int fd, struct iovec *iov, int iovcnt, int timeout_ms);
-int net_readv_full(int fd, struct iovec *iov, int iovcnt, int timeout_ms);
 
 /* Advance an iovec array by n consumed bytes; returns the new start index. */
 int net_iov_advance(struct iovec *iov, int iovcnt, int start, size_t n);

@@ -23,10 +23,9 @@ const char *ipvfs_client_map_path(const char *hint_map)
     return env && env[0] ? env : NULL;
 }
 
-/* IPVFS_TIMEOUT_MS when it is a positive integer, else dflt. */
-static int timeout_from_env(int dflt)
+int client_env_ms(const char *name, int dflt)
 {
-    const char *s = getenv("IPVFS_TIMEOUT_MS");
+    const char *s = getenv(name);
     char *end;
     long v;
 
@@ -137,8 +136,8 @@ int ipvfs_client_get(const char *map_path, uint32_t client_id,
     c->client_id = client_id;
     /* random-IOS: different clients must draw different sequences */
     c->sched_rng = ((uint64_t)client_id + 1) * 0x9E3779B97F4A7C15ull ^ (uint64_t)getpid() << 20;
-    c->connect_ms = timeout_from_env(IPVFS_CLIENT_CONNECT_MS);
-    c->request_ms = timeout_from_env(IPVFS_CLIENT_REQUEST_MS);
+    c->connect_ms = client_env_ms("IPVFS_TIMEOUT_MS", IPVFS_CLIENT_CONNECT_MS);
+    c->request_ms = client_env_ms("IPVFS_TIMEOUT_MS", IPVFS_CLIENT_REQUEST_MS);
     c->refs = 1;
     c->next = registry;
     registry = c;

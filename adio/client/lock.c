@@ -21,20 +21,9 @@ static long metadata_rank(const struct ipvfs_client *c)
     return r ? (long)r->rank : -1;
 }
 
-/* $IPVFS_LOCK_TIMEOUT_MS when it is a positive integer, else the default. */
 static int lock_wait_ms(void)
 {
-    const char *s = getenv("IPVFS_LOCK_TIMEOUT_MS");
-    char *end;
-    long v;
-
-    if (!s || !*s)
-        return IPVFS_CLIENT_LOCK_MS;
-    errno = 0;
-    v = strtol(s, &end, 10);
-    if (errno || *end || v <= 0 || v > INT32_MAX)
-        return IPVFS_CLIENT_LOCK_MS;
-    return (int)v;
+    return client_env_ms("IPVFS_LOCK_TIMEOUT_MS", IPVFS_CLIENT_LOCK_MS);
 }
 
 /* One LOCK or UNLOCK request; waits up to wait_ms for the reply. */

@@ -245,6 +245,16 @@ static const struct op_entry *find_op(uint16_t op)
     return NULL;
 }
 
+/* Compares in time independent of where the secrets differ. */
+static int secret_equal(const uint8_t *a, const uint8_t *b)
+{
+    uint8_t diff = 0;
+
+    for (size_t i = 0; i < IPVFS_SECRET_LEN; i++)
+        diff |= (uint8_t)(a[i] ^ b[i]);
+    return diff == 0;
+}
+
 static void handle_hello(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body)
 {
     struct ipvfs_hello_rep *rep;
@@ -257,7 +267,7 @@ static void handle_hello(struct conn *c, const struct ipvfs_hdr *hdr, const uint
         return;
     }
     memcpy(&req, body, sizeof(req));
-    if (memcmp(req.secret, c->srv->secret, IPVFS_SECRET_LEN) != 0) {
+    if (!secret_equal(req.secret, c->srv->secret)) {
         conn_close_after_reply(c);
         conn_reply_err(c, EACCES, "wrong cluster secret");
         return;

@@ -27,7 +27,7 @@
  *   caught within the limit, a slow request never times out.
  *
  * Which rank serves what:
- *   metadata rank (rank 0):  LOOKUP REMOVE MKDIR READDIR SHFP LOCK UNLOCK
+ *   metadata rank (rank 0):  LOOKUP REMOVE MKDIR READDIR ORPHANS SHFP LOCK UNLOCK
  *   I/O nodes:               READ WRITE DF_* SCRUB REBUILD
  *   every rank:              HELLO STATUS SHUTDOWN
  */
@@ -61,6 +61,7 @@ enum ipvfs_op {
     IPVFS_OP_REMOVE = 11,
     IPVFS_OP_MKDIR = 12,
     IPVFS_OP_READDIR = 13,
+    IPVFS_OP_ORPHANS = 14,
     /* I/O nodes: datafile operations; offsets are datafile-local */
     IPVFS_OP_READ = 20,
     IPVFS_OP_WRITE = 21,
@@ -158,6 +159,23 @@ struct ipvfs_path_req {
 /* REMOVE without this flag removes only files (a directory gets EISDIR);
  * with it, a file or an empty directory. */
 #define IPVFS_REMOVE_DIR 0x1
+
+/* ORPHANS: files removed whose datafiles may still exist.  REMOVE of a
+ * file records it as an orphan in the same durable transaction; the
+ * remover deletes the datafiles (DF_REMOVE) and then sends ORPHANS with
+ * done = the handle.  A remover that dies in between leaves the record for
+ * the next one: the reply lists up to max orphans (after forgetting done;
+ * an unknown done is no error, since cleaners may race), which the caller
+ * deletes the same way.  Handles are never reused, so deleting an orphan's
+ * datafiles twice is harmless.  Reply body: uint32_t count, uint32_t
+ * reserved, then max struct ipvfs_entry of which the first count are
+ * orphans (the rest zero: the reply's size depends on the request only). */
+#define IPVFS_MAX_ORPHANS 64u
+struct ipvfs_orphans_req {
+    uint64_t done;           /* handle whose datafiles are gone, or 0 */
+    uint32_t max;            /* at most IPVFS_MAX_ORPHANS */
+    uint32_t reserved;
+};
 
 /* READ and WRITE: body is struct ipvfs_io_req, npairs struct ipvfs_pair
  * (datafile offsets), then for WRITE the data of all pairs in order.

@@ -81,9 +81,48 @@ st, e = call(10, struct.pack("<IIQII", 1, 2, 0, 7, 0) + b"/a/file")
 handle, unit, factor, first, typ, created = struct.unpack("<QQIIII", e)
 assert st == 0 and typ == 1 and created == 1 and factor == 2 and unit == 65536, (st, e)
 PYEOF
+
+# -- orphans: a client that dies between REMOVE and DF_REMOVE leaves a
+# removed file with data; the next rm deletes that data too
+orphan() {
+    python3 - "$IPVFS_MAP" "$1" <<'PYEOF'
+import os, struct, sys
+sys.path.insert(0, os.environ["IPVFS_SRCDIR"] + "/test")
+import ipvfs_proto as P
+secret, ranks = P.read_map(sys.argv[1])
+def session(addr):
+    s = P.connect(addr)
+    assert P.hello(s, secret)[0] == 0
+    return s
+meta = session(ranks[0][:2])
+orphans = lambda: P.call(meta, P.OP["ORPHANS"], struct.pack("<QII", 0, 8, 0))
+if sys.argv[2] == "make":
+    st, e = P.call(meta, P.OP["LOOKUP"], struct.pack("<IIQII", 1, 1, 0, 9, 0) + b"/a/orphan")
+    handle, unit, factor, first, typ, created = struct.unpack("<QQIIII", e)
+    io = session([r[:2] for r in ranks.values() if r[2] & 2 and r[3] == first][0])
+    st, _ = P.call(io, P.OP["WRITE"], struct.pack("<QIIQQ", handle, 1, 0, 0, 4096) + b"\x5a" * 4096)
+    assert st == 0, st
+    st, _ = P.call(meta, P.OP["REMOVE"], struct.pack("<II", 9, 0) + b"/a/orphan")
+    assert st == 0, st      # ...and the client "dies": no DF_REMOVE
+    open(os.environ["IPVFS_CLUSTER_DIR"] + "/orphan", "w").write("%d %d" % (handle, first))
+    st, body = orphans()
+    n = struct.unpack("<I", body[:4])[0]
+    assert st == 0 and n == 1 and struct.unpack("<Q", body[8:16])[0] == handle, (st, body[:24])
+else:
+    handle, first = map(int, open(os.environ["IPVFS_CLUSTER_DIR"] + "/orphan").read().split())
+    st, body = orphans()
+    assert st == 0 and struct.unpack("<I", body[:4])[0] == 0, ("orphans left", body[:24])
+    io = session([r[:2] for r in ranks.values() if r[2] & 2 and r[3] == first][0])
+    st, rep = P.call(io, P.OP["READ"], struct.pack("<QIIQQ", handle, 1, 0, 0, 4096))
+    assert st == 0 and rep[16:] == bytes(4096), "the orphan's data is still there"
+PYEOF
+}
+orphan make || ipvfs_fail "making an orphan"
 [ "$(ipvfs-ctl ls /a | sort | tr '\n' ' ')" = "b/ file " ] || ipvfs_fail "ls /a: $(ipvfs-ctl ls /a)"
 ipvfs-ctl rm /a/file || ipvfs_fail "rm /a/file"
 [ "$(ipvfs-ctl ls /a)" = "b/" ] || ipvfs_fail "ls /a after rm /a/file: $(ipvfs-ctl ls /a)"
+orphan check || ipvfs_fail "rm did not delete the orphan's datafiles"
+[ "$(ipvfs-ctl gc)" = "no removed file has datafiles left" ] || ipvfs_fail "gc: $(ipvfs-ctl gc)"
 
 # -- stats: counters move
 ipvfs-ctl stats --json >"$IPVFS_CLUSTER_DIR/stats.json" || ipvfs_fail "stats --json failed"

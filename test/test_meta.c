@@ -176,6 +176,38 @@ static void test_persistence(void **state)
     assert_true(next.handle > e.handle);
 }
 
+/* A removed file stays an orphan until its remover says its datafiles are
+ * gone, across a reopen (a remover that died); directories never are. */
+static void test_orphans(void **state)
+{
+    struct fixture *f = *state;
+    struct ipvfs_entry a, b, got[4], e;
+    uint32_t n;
+
+    assert_int_equal(lookup(f->db, "/o/a", IPVFS_LOOKUP_CREATE, 2, 4096, &a), 0);
+    assert_int_equal(lookup(f->db, "/o/b", IPVFS_LOOKUP_CREATE, 0, 0, &b), 0);
+    assert_int_equal(metadb_orphans(f->db, 0, 4, got, &n, msg, sizeof(msg)), 0);
+    assert_int_equal(n, 0);
+    assert_int_equal(metadb_remove(f->db, "/o/a", 4, 0, &e, msg, sizeof(msg)), 0);
+    assert_int_equal(metadb_remove(f->db, "/o/b", 4, 0, &e, msg, sizeof(msg)), 0);
+    assert_int_equal(metadb_remove(f->db, "/o", 2, 1, &e, msg, sizeof(msg)), 0);
+    metadb_close(f->db);
+    assert_int_equal(metadb_open(f->dir, 4, 65536, &f->db, msg, sizeof(msg)), 0);
+    assert_int_equal(metadb_orphans(f->db, 0, 4, got, &n, msg, sizeof(msg)), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(got[0].handle, a.handle);
+    assert_int_equal(got[0].stripe_factor, 2);
+    assert_int_equal(got[0].stripe_unit, 4096);
+    assert_int_equal(got[1].handle, b.handle);
+    assert_int_equal(metadb_orphans(f->db, a.handle, 1, got, &n, msg, sizeof(msg)), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(got[0].handle, b.handle);
+    /* a second cleaner of the same file is no error */
+    assert_int_equal(metadb_orphans(f->db, a.handle, 4, got, &n, msg, sizeof(msg)), 0);
+    assert_int_equal(metadb_orphans(f->db, b.handle, 4, got, &n, msg, sizeof(msg)), 0);
+    assert_int_equal(n, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -184,6 +216,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_layouts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mkdir_readdir_remove, setup, teardown),
         cmocka_unit_test_setup_teardown(test_persistence, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_orphans, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -55,6 +55,7 @@ static int usage(void)
           "  ls PATH           list a directory\n"
           "  mkdir PATH        make a directory (and missing parents)\n"
           "  rm PATH           remove a file (with its datafiles) or an empty directory\n"
+          "  gc                delete the datafiles of removed files whose remover died\n"
           "The map is --map FILE or $IPVFS_MAP.\n",
           stderr);
     return 2;
@@ -717,6 +718,71 @@ static int remove_datafiles(struct ctl *ctl, const char *path, const struct ipvf
     return failures ? 1 : 0;
 }
 
+/* ORPHANS (common/proto.h) on the metadata rank: forgets done, fills out
+ * with up to max orphans; returns their number or -1 after a message. */
+static int orphans_call(struct ctl *ctl, uint64_t done, uint32_t max, struct ipvfs_entry *out)
+{
+    struct ipvfs_orphans_req req = { .done = done, .max = max };
+    const struct ipvfs_map_rank *meta = ipvfs_map_metadata(&ctl->map);
+    struct reply rep;
+    uint32_t n;
+    char err[512];
+    int fd, rc;
+
+    if (!meta)
+        return fail("the map names no metadata rank"), -1;
+    if ((fd = open_rank(ctl, meta->rank, err, sizeof(err))) < 0)
+        return fail("cannot reach the metadata rank: %s", err), -1;
+    rc = call(ctl, fd, IPVFS_OP_ORPHANS, 0, &req, sizeof(req), NULL, 0, reach_left(ctl), &rep);
+    close(fd);
+    if (rc < 0)
+        return fail("no reply from the metadata rank: %s", strerror(-rc)), -1;
+    if (rep.status || rep.len != 8 + (size_t)max * sizeof(*out)) {
+        rc = fail("ORPHANS: %s", rep.status ? strerror((int)rep.status) : "malformed reply");
+        free(rep.body);
+        return -1;
+    }
+    memcpy(&n, rep.body, sizeof(n));
+    n = n < max ? n : max;
+    if (n)
+        memcpy(out, rep.body + 8, (size_t)n * sizeof(*out));
+    free(rep.body);
+    return (int)n;
+}
+
+/* Says done's datafiles are gone, then deletes the datafiles of the
+ * orphans left by removers that died, until none is left or one batch
+ * makes no progress.  Returns the number of orphans still left over. */
+static int settle_orphans(struct ctl *ctl, uint64_t done)
+{
+    struct ipvfs_entry o[IPVFS_MAX_ORPHANS];
+    int n, cleaned;
+
+    do {
+        if ((n = orphans_call(ctl, done, IPVFS_MAX_ORPHANS, o)) < 0)
+            return -1;
+        done = 0;
+        cleaned = 0;
+        for (int i = 0; i < n; i++)
+            if (remove_datafiles(ctl, "(orphan)", &o[i]) == 0 &&
+                orphans_call(ctl, o[i].handle, 0, NULL) == 0)
+                cleaned++;
+    } while (n > 0 && cleaned == n);
+    return n - cleaned;
+}
+
+static int cmd_gc(struct ctl *ctl)
+{
+    int left = settle_orphans(ctl, 0);
+
+    if (left < 0)
+        return 1;
+    if (left > 0)
+        return fail("%d removed file(s) still have datafiles (an I/O node down?)", left);
+    printf("no removed file has datafiles left\n");
+    return 0;
+}
+
 static int cmd_rm(struct ctl *ctl, const char *path)
 {
     struct ipvfs_entry e;
@@ -734,6 +800,8 @@ static int cmd_rm(struct ctl *ctl, const char *path)
         memcpy(&e, rep.body, sizeof(e));
         if (e.type == IPVFS_TYPE_FILE)
             rc = remove_datafiles(ctl, path, &e);
+        if (e.type == IPVFS_TYPE_FILE && rc == 0 && settle_orphans(ctl, e.handle) < 0)
+            rc = 1;
     }
     free(rep.body);
     return rc;
@@ -754,6 +822,8 @@ static int run(struct ctl *ctl, int argc, char **argv)
         return cmd_scrub(ctl);
     if (strcmp(cmd, "rebuild") == 0 && argc == 3)
         return cmd_rebuild(ctl, argv[1], argv[2]);
+    if (strcmp(cmd, "gc") == 0 && argc == 1)
+        return cmd_gc(ctl);
     if (argc != 2)
         return usage();
     if (strcmp(cmd, "ls") == 0)

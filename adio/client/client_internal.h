@@ -86,6 +86,9 @@ int conn_cached(struct ipvfs_client *c, uint32_t rank);
 /* A connected, greeted socket for rank (opened now if needed).  On failure
  * returns -errno and writes the detail into msg. */
 int conn_get(struct ipvfs_client *c, uint32_t rank, char *msg, size_t msglen);
+/* Orphans (files removed by clients that died before deleting their
+ * datafiles) that one ipvfs_remove cleans up besides its own file. */
+#define IPVFS_CLIENT_ORPHANS_PER_REMOVE 4u
 /* Environment variable name as a positive number of milliseconds, else dflt. */
 int client_env_ms(const char *name, int dflt);
 /* Closes rank's connection (after a transport failure). */

@@ -170,6 +170,57 @@ free_all:
     return rc;
 }
 
+/* ORPHANS (common/proto.h): forgets done, returns up to max orphans. */
+static int orphans_call(struct ipvfs_client *c, uint64_t done, uint32_t max,
+                        struct ipvfs_entry *out, uint32_t *out_n, struct ipvfs_error *out_err)
+{
+    struct ipvfs_orphans_req req = { .done = done, .max = max };
+    uint32_t head[2];
+    struct iovec send[2] = { { 0 }, { .iov_base = &req, .iov_len = sizeof(req) } };
+    struct iovec recv[2] = {
+        { .iov_base = head, .iov_len = sizeof(head) },
+        { .iov_base = out, .iov_len = (size_t)max * sizeof(*out) },
+    };
+    struct xfer_req xr = {
+        .op = IPVFS_OP_ORPHANS, .send_iov = send, .send_cnt = 2,
+        .recv_iov = recv, .recv_cnt = max ? 2 : 1,
+    };
+    long rank = metadata_rank(c);
+
+    *out_n = 0;
+    if (rank < 0)
+        return client_error(out_err, ENXIO, "orphans", "/", c, -1,
+                            "the server map names no metadata rank");
+    xr.rank = (uint32_t)rank;
+    if (xfer_run(c, &xr, 1) >= 0)
+        return client_xfer_error(out_err, &xr, "orphans", "/", c);
+    *out_n = head[0] < max ? head[0] : max;
+    return 0;
+}
+
+static int layout_fits(const struct ipvfs_client *c, const struct ipvfs_entry *e)
+{
+    return e->stripe_factor > 0 && e->stripe_factor <= c->map.nio &&
+           e->first_server < c->map.nio;
+}
+
+/* After a remove: says that handle's datafiles are gone and deletes those
+ * of a few files whose removers died before doing so (best effort: what
+ * fails stays listed for the next remover). */
+static void settle_orphans(struct ipvfs_client *c, uint64_t handle)
+{
+    struct ipvfs_entry orphans[IPVFS_CLIENT_ORPHANS_PER_REMOVE];
+    struct ipvfs_error ignored;
+    uint32_t n = 0, dummy;
+
+    if (orphans_call(c, handle, IPVFS_CLIENT_ORPHANS_PER_REMOVE, orphans, &n, &ignored) < 0)
+        return;
+    for (uint32_t i = 0; i < n; i++)
+        if (orphans[i].handle != handle && layout_fits(c, &orphans[i]) &&
+            remove_datafiles(c, "(orphan)", &orphans[i], &ignored) == 0)
+            (void)orphans_call(c, orphans[i].handle, 0, NULL, &dummy, &ignored);
+}
+
 int ipvfs_remove(struct ipvfs_client *c, const char *path, struct ipvfs_error *out_err)
 {
     struct ipvfs_path_req req = { 0 };
@@ -182,9 +233,11 @@ int ipvfs_remove(struct ipvfs_client *c, const char *path, struct ipvfs_error *o
     rc = meta_call(c, IPVFS_OP_REMOVE, "remove", &req, sizeof(req), path, &entry, out_err);
     if (rc < 0 || entry.type != IPVFS_TYPE_FILE)
         return rc;
-    if (entry.stripe_factor == 0 || entry.stripe_factor > c->map.nio ||
-        entry.first_server >= c->map.nio)
+    if (!layout_fits(c, &entry))
         return client_error(out_err, EPROTO, "remove", path, c, metadata_rank(c),
                             "the removed file's layout does not fit this cluster");
-    return remove_datafiles(c, path, &entry, out_err);
+    if ((rc = remove_datafiles(c, path, &entry, out_err)) < 0)
+        return rc;   /* the file stays an orphan: a later remove deletes its data */
+    settle_orphans(c, entry.handle);
+    return 0;
 }

@@ -122,6 +122,39 @@ static void handle_remove(struct conn *c, const struct ipvfs_hdr *hdr, const uin
                                  msg, sizeof(msg)), &e, msg);
 }
 
+static void handle_orphans(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body)
+{
+    struct ipvfs_orphans_req req;
+    uint32_t *rep, n = 0;
+    char msg[512];
+    int rc;
+
+    if (hdr->body_len != sizeof(req)) {
+        conn_reply_err(c, EINVAL, "ORPHANS body of %llu bytes, not %zu",
+                       (unsigned long long)hdr->body_len, sizeof(req));
+        return;
+    }
+    memcpy(&req, body, sizeof(req));
+    if (req.max > IPVFS_MAX_ORPHANS) {
+        conn_reply_err(c, EINVAL, "ORPHANS max %u over %u", req.max, IPVFS_MAX_ORPHANS);
+        return;
+    }
+    rep = calloc(1, 8 + (size_t)req.max * sizeof(struct ipvfs_entry));
+    if (!rep) {
+        conn_reply_err(c, ENOMEM, "no memory for the orphan list");
+        return;
+    }
+    rc = metadb_orphans(conn_server(c)->mdb, req.done, req.max,
+                        (struct ipvfs_entry *)(rep + 2), &n, msg, sizeof(msg));
+    if (rc < 0) {
+        free(rep);
+        conn_reply_err(c, -rc, "%s", msg);
+        return;
+    }
+    rep[0] = n;
+    conn_reply(c, 0, rep, 8 + (size_t)req.max * sizeof(struct ipvfs_entry));
+}
+
 static void handle_mkdir(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body)
 {
     const char *path;
@@ -286,6 +319,7 @@ const struct op_entry meta_ops[] = {
     { IPVFS_OP_REMOVE, IPVFS_ROLE_METADATA, handle_remove, "REMOVE" },
     { IPVFS_OP_MKDIR, IPVFS_ROLE_METADATA, handle_mkdir, "MKDIR" },
     { IPVFS_OP_READDIR, IPVFS_ROLE_METADATA, handle_readdir, "READDIR" },
+    { IPVFS_OP_ORPHANS, IPVFS_ROLE_METADATA, handle_orphans, "ORPHANS" },
     { IPVFS_OP_SHFP, IPVFS_ROLE_METADATA, handle_shfp, "SHFP" },
     { 0, 0, NULL, NULL },
 };

@@ -16,6 +16,7 @@ struct metadb {
     MDB_env *env;
     MDB_dbi ns;
     MDB_dbi info;
+    MDB_dbi orphans;   /* handle (8 bytes BE) -> struct ipvfs_entry */
     uint32_t nio;
     uint64_t default_unit;
 };
@@ -380,6 +381,64 @@ static int has_children(struct metadb *db, MDB_txn *txn, uint64_t id, char *msg,
     return rc;
 }
 
+static void orphan_key(uint64_t handle, uint8_t out[8])
+{
+    for (int i = 0; i < 8; i++)
+        out[i] = (uint8_t)(handle >> (56 - 8 * i));
+}
+
+/* Records a removed file whose datafiles still exist (same transaction as
+ * the removal of its name, so a crash loses neither). */
+static int put_orphan(struct metadb *db, MDB_txn *txn, const struct ipvfs_entry *e, char *msg,
+                      size_t msglen)
+{
+    uint8_t kb[8];
+    MDB_val k = { sizeof(kb), kb }, v = { sizeof(*e), (void *)e };
+    int rc;
+
+    orphan_key(e->handle, kb);
+    rc = mdb_put(txn, db->orphans, &k, &v, 0);
+    return rc ? mdb_fail(rc, "recording an orphan", msg, msglen) : 0;
+}
+
+int metadb_orphans(struct metadb *db, uint64_t done, uint32_t max, struct ipvfs_entry *out,
+                   uint32_t *out_n, char *msg, size_t msglen)
+{
+    uint8_t kb[8];
+    MDB_val k = { sizeof(kb), kb }, v;
+    MDB_cursor *cur;
+    MDB_txn *txn;
+    int rc, mrc;
+
+    *out_n = 0;
+    if ((rc = begin(db, done != 0, &txn, msg, msglen)) < 0)
+        return rc;
+    if (done) {
+        orphan_key(done, kb);
+        mrc = mdb_del(txn, db->orphans, &k, NULL);
+        if (mrc != 0 && mrc != MDB_NOTFOUND) {   /* not found: another client was first */
+            rc = mdb_fail(mrc, "forgetting an orphan", msg, msglen);
+            goto abort_txn;
+        }
+    }
+    if ((mrc = mdb_cursor_open(txn, db->orphans, &cur)) != 0) {
+        rc = mdb_fail(mrc, "listing orphans", msg, msglen);
+        goto abort_txn;
+    }
+    for (mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); mrc == 0 && *out_n < max;
+         mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT))
+        if (v.mv_size == sizeof(*out))
+            memcpy(&out[(*out_n)++], v.mv_data, sizeof(*out));
+    mdb_cursor_close(cur);
+    if (done)
+        return commit(txn, msg, msglen);
+    mdb_txn_abort(txn);
+    return 0;
+abort_txn:
+    mdb_txn_abort(txn);
+    return rc;
+}
+
 int metadb_remove(struct metadb *db, const char *path, size_t len, int allow_dir,
                   struct ipvfs_entry *out, char *msg, size_t msglen)
 {
@@ -416,9 +475,11 @@ int metadb_remove(struct metadb *db, const char *path, size_t len, int allow_dir
         rc = mdb_fail(rc, "removing a name", msg, msglen);
         goto abort_txn;
     }
+    fill_entry(&rec, 0, out);
+    if (rec.type == IPVFS_TYPE_FILE && (rc = put_orphan(db, txn, out, msg, msglen)) < 0)
+        goto abort_txn;
     if ((rc = commit(txn, msg, msglen)) < 0)
         return rc;
-    fill_entry(&rec, 0, out);
     return 0;
 abort_txn:
     mdb_txn_abort(txn);
@@ -535,7 +596,8 @@ static int open_dbs(struct metadb *db, char *msg, size_t msglen)
     if ((rc = begin(db, 1, &txn, msg, msglen)) < 0)
         return rc;
     if ((rc = mdb_dbi_open(txn, "ns", MDB_CREATE, &db->ns)) != 0 ||
-        (rc = mdb_dbi_open(txn, "info", MDB_CREATE, &db->info)) != 0) {
+        (rc = mdb_dbi_open(txn, "info", MDB_CREATE, &db->info)) != 0 ||
+        (rc = mdb_dbi_open(txn, "orphans", MDB_CREATE, &db->orphans)) != 0) {
         rc = mdb_fail(rc, "opening its databases", msg, msglen);
         goto abort_txn;
     }
@@ -572,7 +634,7 @@ int metadb_open(const char *dir, uint32_t nio, uint64_t default_unit, struct met
         goto free_db;
     }
     if ((rc = mdb_env_set_mapsize(db->env, METADB_MAP_SIZE)) != 0 ||
-        (rc = mdb_env_set_maxdbs(db->env, 2)) != 0 ||
+        (rc = mdb_env_set_maxdbs(db->env, 3)) != 0 ||
         (rc = mdb_env_open(db->env, dir, 0, 0600)) != 0) {
         rc = mdb_fail(rc, dir, msg, msglen);
         goto close_env;

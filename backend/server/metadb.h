@@ -52,6 +52,14 @@ int metadb_mkdir(struct metadb *db, const char *path, size_t len, char *msg, siz
  * *out receives what was removed. */
 int metadb_remove(struct metadb *db, const char *path, size_t len, int allow_dir,
                   struct ipvfs_entry *out, char *msg, size_t msglen);
+/* Orphans: REMOVE of a file records it (handle and layout) in the same
+ * transaction; its datafiles are the remover's to delete, after which it
+ * calls metadb_orphans with done = the handle.  A remover that dies first
+ * leaves the record, and the next remover cleans it up: metadb_orphans
+ * forgets done (0: nothing; an unknown handle is no error, two cleaners
+ * may race) and returns up to max records in *out (*out_n of them). */
+int metadb_orphans(struct metadb *db, uint64_t done, uint32_t max, struct ipvfs_entry *out,
+                   uint32_t *out_n, char *msg, size_t msglen);
 /* READDIR: *out_body (malloc'd, the caller's) receives the reply body of
  * proto.h: uint32 count, then per entry uint32 type, uint32 name_len, name.
  * The body is kept under max_body bytes (E2BIG otherwise). */

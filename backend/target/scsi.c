@@ -76,6 +76,15 @@ static void sense_info(struct tgt_task *t, uint32_t info)
     put_be32(t->sense + 3, info);
 }
 
+/* Sense-key specific field pointer to CDB byte `byte` (SPC-4 4.5.2.4.2):
+ * for MAINTENANCE IN and SERVICE ACTION IN, an INVALID FIELD IN CDB
+ * without it reads as "service action not supported" to initiators. */
+static void sense_cdb_field(struct tgt_task *t, uint16_t byte)
+{
+    t->sense[15] = 0x80 | 0x40;   /* SKSV, C/D: the CDB */
+    put_be16(t->sense + 16, byte);
+}
+
 static int fail(struct tgt_task *t, uint8_t key, uint16_t asc)
 {
     scsi_set_sense(t, key, asc);
@@ -991,6 +1000,7 @@ static void exec_rsoc(struct tgt_task *t)
         if ((opt == 1 && has_sa) || (opt == 2 && !has_sa && op)) {
             free(d);
             scsi_set_sense(t, KEY_ILLEGAL, ASC_INVALID_FIELD_CDB);
+            sense_cdb_field(t, 2);   /* REPORTING OPTIONS */
             tgt_task_complete(t);
             return;
         }
@@ -1008,6 +1018,7 @@ static void exec_rsoc(struct tgt_task *t)
     } else {
         free(d);
         scsi_set_sense(t, KEY_ILLEGAL, ASC_INVALID_FIELD_CDB);
+        sense_cdb_field(t, 2);
         tgt_task_complete(t);
         return;
     }

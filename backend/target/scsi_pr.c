@@ -38,6 +38,10 @@ struct pr_reg {
     uint64_t key;
 };
 
+_Static_assert(sizeof(((struct pr_reg *)0)->initiator) ==
+                   sizeof(((struct tgt_conn *)0)->initiator),
+               "a registration keeps the whole initiator name");
+
 struct tgt_pr {
     uint32_t generation;
     struct pr_reg regs[PR_MAX_REGS];
@@ -295,7 +299,8 @@ static void out_register(struct tgt_task *t, int reg, uint64_t key, uint64_t sar
     } else {
         r = &pr->regs[pr->nregs++];
         memset(r, 0, sizeof(*r));
-        memcpy(r->initiator, t->conn->initiator, sizeof(r->initiator));   /* both NUL-terminated arrays of one size */
+        /* same size, and the connection's is NUL-terminated */
+        memcpy(r->initiator, t->conn->initiator, sizeof(r->initiator));
         memcpy(r->isid, t->conn->isid, 6);
         r->key = sark;
         pr->generation++;

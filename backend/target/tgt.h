@@ -6,6 +6,9 @@
  *             feature phase (SCSI command, Data-Out, NOP, TMF, logout, text)
  *   login.c   login phases, key negotiation, CHAP, SendTargets
  *   scsi.c    SCSI opcode table, CDB decoding and execution, sense data
+ *   scsi_pr.c persistent reservations (PERSISTENT RESERVE IN/OUT), in
+ *             memory per LUN, and the commands they forbid to a nexus
+ *   order.c   per-LUN write ordering: ORWRITE holds its range exclusively
  *   store.c   backing-store templates (file, block, memory) and the
  *             asynchronous I/O engine (io_uring, synchronous fallback)
  *   md5.c     MD5 for CHAP (RFC 1321)

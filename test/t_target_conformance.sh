@@ -7,7 +7,7 @@
 # targets per family (SCSI, iSCSI) and every test we do not pass (with the
 # known reason); fails when a test that passes on tgtd fails here, or is
 # skipped here for any reason but a command listed in known_gap() (commands
-# we do not implement yet: printed as KNOWN GAP, the open part of issue 2).
+# we do not implement yet: printed as KNOWN GAP; none at present).
 # The raw outputs stay in the log.  About a minute in all.
 # timeout: 400
 set -u
@@ -84,14 +84,6 @@ show_raw() {
 # Why test $1 (Family.Suite.Test) does not pass here.
 reason() {
     case ${1#*.} in
-    GetLBAStatus.*)
-        echo "GET LBA STATUS is not implemented" ;;
-    OrWrite.*)
-        echo "ORWRITE is not implemented" ;;
-    Prin*|Prout*)
-        echo "persistent reservations (PERSISTENT RESERVE IN/OUT) are not implemented, only RESERVE(6)/RELEASE(6)" ;;
-    WriteSame10.ZeroBlocks|WriteSame16.ZeroBlocks)
-        echo "we set WSNZ in the Block Limits VPD and refuse a zero block count (SBC allows it; the test then skips); tgtd writes to the end of the LUN" ;;
     iSCSIdatasn.iSCSIDataSnInvalid)
         echo "the test's second case runs after libiscsi reconnected (we closed the connection on the first bad DataSN, as RFC 7143 ERL 0 allows); the new session negotiates immediate data, no Data-Out is sent, so the write it expects to fail succeeds (tgtd fails it the same way)" ;;
     *)
@@ -102,12 +94,10 @@ reason() {
 }
 
 # 0 when test $1 exercises a command we knowingly do not implement yet, so
-# that its skip here is a known gap rather than a regression.  Shrink this
-# list as the commands land; never add a test that used to pass.
+# that its skip here is a known gap rather than a regression.  Every
+# command tgtd passes with is implemented now, so none is: a test may only
+# be named here with the reason in reason(), never one that used to pass.
 known_gap() {
-    case ${1#*.} in
-    GetLBAStatus.*|OrWrite.*|Prin*|Prout*|WriteSame10.ZeroBlocks|WriteSame16.ZeroBlocks) return 0 ;;
-    esac
     return 1
 }
 

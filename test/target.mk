@@ -10,3 +10,9 @@ test_test_target_badinput_SOURCES = test/test_target_badinput.c test/test_target
 test_test_target_badinput_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(ISCSI_CFLAGS)
 test_test_target_badinput_LDADD = backend/target/libipvfs-target.la common/libipvfs-common.la \
 	$(ISCSI_LIBS) $(CMOCKA_LIBS) $(ISAL_LIBS)
+
+check_PROGRAMS += test/test_target_cmds
+test_test_target_cmds_SOURCES = test/test_target_cmds.c test/test_target_helpers.h
+test_test_target_cmds_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(ISCSI_CFLAGS)
+test_test_target_cmds_LDADD = backend/target/libipvfs-target.la common/libipvfs-common.la \
+	$(ISCSI_LIBS) $(CMOCKA_LIBS)

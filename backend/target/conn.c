@@ -102,6 +102,9 @@ static void task_release(struct tgt_task *t)
 
     if (t->linked || t->tx_refs > 0 || t->io_busy || t->holds > 0)
         return;
+    /* A writer still waiting for its range (aborted, connection gone)
+     * must not stay in the LUN's queue. */
+    tgt_order_leave(t);
     free(t->buf);
     free(t->aux);
     free(t);
@@ -467,6 +470,8 @@ void tgt_task_complete(struct tgt_task *t)
     uint32_t spdtl, datasn = 0, rcount;
     uint8_t rflags;
 
+    /* Its backing I/O is over: overlapping writers may go on. */
+    tgt_order_leave(t);
     if (t->aborted || c->state == CONN_CLOSED) {
         task_unlink(t);
         task_release(t);

@@ -20,43 +20,25 @@
 
 #include "common/log.h"
 
-#define ST_GOOD 0x00
-#define ST_CHECK 0x02
-#define ST_CONFLICT 0x18
-
-#define KEY_NO_SENSE 0x00
-#define KEY_NOT_READY 0x02
-#define KEY_MEDIUM 0x03
-#define KEY_HARDWARE 0x04
-#define KEY_ILLEGAL 0x05
-#define KEY_UNIT_ATTENTION 0x06
-#define KEY_DATA_PROTECT 0x07
-#define KEY_ABORTED 0x0b
-#define KEY_MISCOMPARE 0x0e
-
-#define ASC_INVALID_OPCODE 0x2000
-#define ASC_LBA_OUT_OF_RANGE 0x2100
-#define ASC_INVALID_FIELD_CDB 0x2400
-#define ASC_LUN_NOT_SUPPORTED 0x2500
-#define ASC_INVALID_FIELD_PARAM 0x2600
-#define ASC_PARAM_LIST_LENGTH 0x1a00
-#define ASC_SAVING_NOT_SUPPORTED 0x3900
-#define ASC_RESET_OCCURRED 0x2900
-#define ASC_MISCOMPARE_VERIFY 0x1d00
-#define ASC_READ_ERROR 0x1100
-#define ASC_WRITE_ERROR 0x0c00
-#define ASC_INTERNAL_FAILURE 0x4400
-#define ASC_SPACE_ALLOC_FAILED 0x2707
-#define ASC_INSUFFICIENT_RESOURCES 0x5503
+#include "backend/target/scsi_sense.h"
 
 #define MAX_UNMAP_LBAS 0x100000u
 #define MAX_UNMAP_DESCS 256u
-#define MAX_WRITE_SAME TGT_MAX_XFER_BLOCKS
+/* WRITE SAME has no MAXIMUM WRITE SAME LENGTH (0 in the Block Limits
+ * VPD): 0 blocks means "to the end of the LUN" (WSNZ=0), and initiators
+ * size a WRITE of the reported maximum, so a limit would have to be both
+ * at least the LUN and at most one transfer.  The data is written in
+ * WS_CHUNK_BLOCKS steps, so the length bounds time, not memory; the count
+ * fields bound it to 2^32-1 blocks. */
+#define MAX_LBA_STATUS_DESCS 64u
 #define WS_CHUNK_BLOCKS 2048u
 
 #define OPF_NO_LUN 0x1      /* allowed without a logical unit */
 #define OPF_NO_UA 0x2       /* not stopped by a unit attention */
-#define OPF_NO_CONFLICT 0x4 /* allowed under another nexus's reservation */
+#define OPF_NO_CONFLICT 0x4 /* allowed under another nexus's RESERVE(6) */
+/* Class under a persistent reservation (SPC-4 5.13.1); neither: allowed */
+#define OPF_PR_READ 0x8
+#define OPF_PR_WRITE 0x10
 
 struct scsi_op {
     uint8_t opcode;
@@ -92,6 +74,15 @@ static void sense_info(struct tgt_task *t, uint32_t info)
 {
     t->sense[0] |= 0x80;          /* INFORMATION field valid */
     put_be32(t->sense + 3, info);
+}
+
+/* Sense-key specific field pointer to CDB byte `byte` (SPC-4 4.5.2.4.2):
+ * for MAINTENANCE IN and SERVICE ACTION IN, an INVALID FIELD IN CDB
+ * without it reads as "service action not supported" to initiators. */
+static void sense_cdb_field(struct tgt_task *t, uint16_t byte)
+{
+    t->sense[15] = 0x80 | 0x40;   /* SKSV, C/D: the CDB */
+    put_be16(t->sense + 16, byte);
 }
 
 static int fail(struct tgt_task *t, uint8_t key, uint16_t asc)
@@ -150,6 +141,23 @@ static void reply(struct tgt_task *t, const void *data, uint32_t n, uint32_t all
         t->data_len = len;
         t->status = ST_GOOD;
     }
+    tgt_task_complete(t);
+}
+
+void scsi_reply(struct tgt_task *t, const void *data, uint32_t n, uint32_t alloc)
+{
+    reply(t, data, n, alloc);
+}
+
+void scsi_complete_status(struct tgt_task *t, uint8_t status)
+{
+    t->status = status;
+    tgt_task_complete(t);
+}
+
+void scsi_complete_sense(struct tgt_task *t, uint8_t key, uint16_t asc)
+{
+    scsi_set_sense(t, key, asc);
     tgt_task_complete(t);
 }
 
@@ -292,14 +300,103 @@ static void exec_read(struct tgt_task *t)
     submit(t, TGT_IO_READ, t->buf, t->lba * t->lun->block_size, t->xfer, read_done);
 }
 
+static void write_start(struct tgt_task *t)
+{
+    submit(t, TGT_IO_WRITE, t->buf, t->lba * t->lun->block_size,
+           (size_t)t->nblocks * t->lun->block_size, complete_good);
+}
+
 static void exec_write(struct tgt_task *t)
 {
     if (t->nblocks == 0) {
         complete_good(t);
         return;
     }
-    submit(t, TGT_IO_WRITE, t->buf, t->lba * t->lun->block_size,
-           (size_t)t->nblocks * t->lun->block_size, complete_good);
+    tgt_order_run(t, t->lba, t->nblocks, 0, write_start);
+}
+
+/* ---- ORWRITE ---- */
+
+/* The blocks are read, ORed with the Data-Out and written back while the
+ * range is held exclusively (order.c), so no other write lands between. */
+static void orwrite_merge(struct tgt_task *t)
+{
+    size_t len = (size_t)t->nblocks * t->lun->block_size;
+
+    for (size_t i = 0; i < len; i++)
+        t->aux[i] |= t->buf[i];
+    submit(t, TGT_IO_WRITE, t->aux, t->lba * t->lun->block_size, len, complete_good);
+}
+
+static void orwrite_start(struct tgt_task *t)
+{
+    size_t len = (size_t)t->nblocks * t->lun->block_size;
+
+    t->aux = malloc(len);
+    if (!t->aux) {
+        scsi_complete_sense(t, KEY_ABORTED, ASC_INSUFFICIENT_RESOURCES);
+        return;
+    }
+    submit(t, TGT_IO_READ, t->aux, t->lba * t->lun->block_size, len, orwrite_merge);
+}
+
+static void exec_orwrite(struct tgt_task *t)
+{
+    if (t->nblocks == 0) {
+        complete_good(t);
+        return;
+    }
+    tgt_order_run(t, t->lba, t->nblocks, 1, orwrite_start);
+}
+
+/* ---- GET LBA STATUS ---- */
+
+static int prep_get_lba_status(struct tgt_task *t)
+{
+    uint64_t lba = get_be64(t->cdb + 2);
+
+    if (lba >= t->lun->nblocks)
+        return fail(t, KEY_ILLEGAL, ASC_LBA_OUT_OF_RANGE);
+    t->lba = lba;
+    t->dir = DIR_READ;
+    return 0;
+}
+
+/* Descriptors from the requested LBA on, one per extent of the same
+ * provisioning status, as many as the allocation length asks for. */
+static void exec_get_lba_status(struct tgt_task *t)
+{
+    struct tgt_lun *l = t->lun;
+    uint32_t alloc = get_be32(t->cdb + 10), n = 8, max;
+    uint8_t d[8 + 16 * MAX_LBA_STATUS_DESCS] = { 0 };
+    uint64_t lba = t->lba;
+
+    max = alloc < 24 ? 1 : (alloc - 8) / 16;
+    if (max > MAX_LBA_STATUS_DESCS)
+        max = MAX_LBA_STATUS_DESCS;
+    for (uint32_t i = 0; i < max && lba < l->nblocks; i++) {
+        uint64_t cnt = l->nblocks - lba;
+        int mapped = 1, rc = 0;
+        if (l->ops->lba_status)
+            rc = l->ops->lba_status(l, lba, &cnt, &mapped);
+        if (rc < 0) {
+            t->io.op = TGT_IO_READ;
+            t->io.off = lba * l->block_size;
+            t->io.len = 0;
+            sense_from_errno(t, rc, "extent lookup");
+            tgt_task_complete(t);
+            return;
+        }
+        if (cnt > 0xffffffffull)
+            cnt = 0xffffffffull;
+        put_be64(d + n, lba);
+        put_be32(d + n + 8, (uint32_t)cnt);
+        d[n + 12] = mapped ? 0x0 : 0x1;   /* mapped / deallocated */
+        n += 16;
+        lba += cnt;
+    }
+    put_be32(d, n - 4);
+    reply(t, d, n, alloc);
 }
 
 int scsi_clip_write(struct tgt_task *t)
@@ -413,8 +510,12 @@ static int prep_write_same(struct tgt_task *t)
         return fail(t, KEY_ILLEGAL, ASC_INVALID_FIELD_CDB);
     if (check_range(t, lba, n) < 0)
         return -1;
-    if (n == 0 || n > MAX_WRITE_SAME)   /* WSNZ=1 in the Block Limits page */
+    if (n == 0 && lba >= t->lun->nblocks)
+        return fail(t, KEY_ILLEGAL, ASC_LBA_OUT_OF_RANGE);
+    if (n == 0 && t->lun->nblocks - lba > UINT32_MAX)   /* to the end (WSNZ=0) */
         return fail(t, KEY_ILLEGAL, ASC_INVALID_FIELD_CDB);
+    if (n == 0)
+        n = (uint32_t)(t->lun->nblocks - lba);
     if ((c[1] & 0x08) && !t->lun->can_punch)
         return fail(t, KEY_ILLEGAL, ASC_INVALID_FIELD_CDB);
     t->lba = lba;
@@ -422,11 +523,6 @@ static int prep_write_same(struct tgt_task *t)
     t->xfer = ndob ? 0 : t->lun->block_size;
     t->dir = t->xfer ? DIR_WRITE : DIR_NONE;
     return 0;
-}
-
-static int block_is_zero(const uint8_t *p, uint32_t n)
-{
-    return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
 }
 
 static void write_same_step(struct tgt_task *t)
@@ -443,13 +539,15 @@ static void write_same_step(struct tgt_task *t)
     submit(t, TGT_IO_WRITE, t->aux, lba * bs, (size_t)n * bs, write_same_step);
 }
 
-static void exec_write_same(struct tgt_task *t)
+static void write_same_start(struct tgt_task *t)
 {
     uint32_t bs = t->lun->block_size;
     uint32_t chunk = t->nblocks < WS_CHUNK_BLOCKS ? t->nblocks : WS_CHUNK_BLOCKS;
-    int zero = t->xfer == 0 || block_is_zero(t->buf, bs);
 
-    if ((t->cdb[1] & 0x08) && zero) {
+    /* UNMAP=1 deallocates whatever the data block holds, as LIO and tgtd
+     * do; initiators (and libiscsi's UnmapUntilEnd) then expect the
+     * LBPRZ zeros on read. */
+    if (t->cdb[1] & 0x08) {
         submit(t, TGT_IO_PUNCH, NULL, t->lba * bs, (size_t)t->nblocks * bs, complete_good);
         return;
     }
@@ -468,6 +566,11 @@ static void exec_write_same(struct tgt_task *t)
     t->cur_lba = t->lba;
     t->left = t->nblocks;
     write_same_step(t);
+}
+
+static void exec_write_same(struct tgt_task *t)
+{
+    tgt_order_run(t, t->lba, t->nblocks, 0, write_same_start);
 }
 
 static int prep_unmap(struct tgt_task *t)
@@ -534,7 +637,8 @@ static void exec_unmap(struct tgt_task *t)
     }
     t->stage = 0;
     t->left = ndesc;
-    unmap_step(t);
+    /* Descriptors may go anywhere: the whole LUN is the range. */
+    tgt_order_run(t, 0, t->lun->nblocks, 0, unmap_step);
 }
 
 /* ---- informational commands ---- */
@@ -617,14 +721,14 @@ static void exec_inquiry(struct tgt_task *t)
         break;
     case 0xb0:
         n = 64;
-        d[4] = 0x01;                                  /* WSNZ */
+        /* WSNZ=0: WRITE SAME of 0 blocks goes to the end of the LUN */
         put_be16(d + 6, 8);                           /* optimal granularity: 4 KiB */
         put_be32(d + 8, TGT_MAX_XFER_BLOCKS);
         put_be32(d + 12, 2048);                       /* optimal: 1 MiB */
         put_be32(d + 20, MAX_UNMAP_LBAS);
         put_be32(d + 24, MAX_UNMAP_DESCS);
         put_be32(d + 28, 8);                          /* unmap granularity 4 KiB */
-        put_be64(d + 36, MAX_WRITE_SAME);
+        /* MAXIMUM WRITE SAME LENGTH 0: no limit (see WS_CHUNK_BLOCKS) */
         break;
     case 0xb1:
         n = 64;
@@ -824,7 +928,8 @@ static void exec_reserve(struct tgt_task *t)
 {
     struct tgt_lun *l = t->lun;
 
-    if (l->reserved_by && l->reserved_by != t->conn) {
+    /* SPC-4 5.13.3: RESERVE(6) conflicts with persistent reservations. */
+    if ((l->reserved_by && l->reserved_by != t->conn) || scsi_pr_active(l)) {
         t->status = ST_CONFLICT;
         tgt_task_complete(t);
         return;
@@ -895,6 +1000,7 @@ static void exec_rsoc(struct tgt_task *t)
         if ((opt == 1 && has_sa) || (opt == 2 && !has_sa && op)) {
             free(d);
             scsi_set_sense(t, KEY_ILLEGAL, ASC_INVALID_FIELD_CDB);
+            sense_cdb_field(t, 2);   /* REPORTING OPTIONS */
             tgt_task_complete(t);
             return;
         }
@@ -912,6 +1018,7 @@ static void exec_rsoc(struct tgt_task *t)
     } else {
         free(d);
         scsi_set_sense(t, KEY_ILLEGAL, ASC_INVALID_FIELD_CDB);
+        sense_cdb_field(t, 2);
         tgt_task_complete(t);
         return;
     }
@@ -926,65 +1033,73 @@ static const struct scsi_op scsi_ops[] = {
     { 0x00, -1, 6, 0, "TEST UNIT READY", prep_none, exec_good, U(0x00, 0, 0, 0, 0, 0x04) },
     { 0x03, -1, 6, OPF_NO_LUN | OPF_NO_UA | OPF_NO_CONFLICT, "REQUEST SENSE", prep_read_data,
       exec_request_sense, U(0x03, 0x01, 0, 0, 0xff, 0x04) },
-    { 0x08, -1, 6, 0, "READ(6)", prep_read, exec_read, U(0x08, 0x1f, 0xff, 0xff, 0xff, 0x04) },
-    { 0x0a, -1, 6, 0, "WRITE(6)", prep_write, exec_write, U(0x0a, 0x1f, 0xff, 0xff, 0xff, 0x04) },
+    { 0x08, -1, 6, OPF_PR_READ, "READ(6)", prep_read, exec_read, U(0x08, 0x1f, 0xff, 0xff, 0xff, 0x04) },
+    { 0x0a, -1, 6, OPF_PR_WRITE, "WRITE(6)", prep_write, exec_write, U(0x0a, 0x1f, 0xff, 0xff, 0xff, 0x04) },
     { 0x12, -1, 6, OPF_NO_LUN | OPF_NO_UA | OPF_NO_CONFLICT, "INQUIRY", prep_inquiry, exec_inquiry,
       U(0x12, 0x01, 0xff, 0xff, 0xff, 0x04) },
     { 0x16, -1, 6, 0, "RESERVE(6)", prep_none, exec_reserve, U(0x16, 0, 0, 0, 0, 0x04) },
     { 0x17, -1, 6, OPF_NO_CONFLICT, "RELEASE(6)", prep_none, exec_release,
       U(0x17, 0, 0, 0, 0, 0x04) },
-    { 0x1a, -1, 6, 0, "MODE SENSE(6)", prep_read_data, exec_mode_sense,
+    { 0x1a, -1, 6, OPF_PR_READ, "MODE SENSE(6)", prep_read_data, exec_mode_sense,
       U(0x1a, 0x08, 0xff, 0xff, 0xff, 0x04) },
-    { 0x1b, -1, 6, 0, "START STOP UNIT", prep_none, exec_good, U(0x1b, 0x01, 0, 0x0f, 0xf7, 0x04) },
-    { 0x1e, -1, 6, 0, "PREVENT ALLOW MEDIUM REMOVAL", prep_none, exec_good,
+    { 0x1b, -1, 6, OPF_PR_WRITE, "START STOP UNIT", prep_none, exec_good, U(0x1b, 0x01, 0, 0x0f, 0xf7, 0x04) },
+    { 0x1e, -1, 6, OPF_PR_WRITE, "PREVENT ALLOW MEDIUM REMOVAL", prep_none, exec_good,
       U(0x1e, 0, 0, 0, 0x03, 0x04) },
     { 0x25, -1, 10, 0, "READ CAPACITY(10)", prep_read_capacity10, exec_read_capacity10,
       U(0x25, 0, 0xff, 0xff, 0xff, 0xff, 0, 0, 0x01, 0x04) },
-    { 0x28, -1, 10, 0, "READ(10)", prep_read, exec_read,
+    { 0x28, -1, 10, OPF_PR_READ, "READ(10)", prep_read, exec_read,
       U(0x28, 0x18, 0xff, 0xff, 0xff, 0xff, 0, 0xff, 0xff, 0x04) },
-    { 0x2a, -1, 10, 0, "WRITE(10)", prep_write, exec_write,
+    { 0x2a, -1, 10, OPF_PR_WRITE, "WRITE(10)", prep_write, exec_write,
       U(0x2a, 0x18, 0xff, 0xff, 0xff, 0xff, 0, 0xff, 0xff, 0x04) },
-    { 0x2e, -1, 10, 0, "WRITE AND VERIFY(10)", prep_write_verify, exec_write,
+    { 0x2e, -1, 10, OPF_PR_WRITE, "WRITE AND VERIFY(10)", prep_write_verify, exec_write,
       U(0x2e, 0x12, 0xff, 0xff, 0xff, 0xff, 0, 0xff, 0xff, 0x04) },
-    { 0x2f, -1, 10, 0, "VERIFY(10)", prep_verify, exec_verify,
+    { 0x2f, -1, 10, OPF_PR_READ, "VERIFY(10)", prep_verify, exec_verify,
       U(0x2f, 0x16, 0xff, 0xff, 0xff, 0xff, 0, 0xff, 0xff, 0x04) },
-    { 0x34, -1, 10, 0, "PRE-FETCH(10)", prep_sync, exec_good,
+    { 0x34, -1, 10, OPF_PR_READ, "PRE-FETCH(10)", prep_sync, exec_good,
       U(0x34, 0x02, 0xff, 0xff, 0xff, 0xff, 0, 0xff, 0xff, 0x04) },
-    { 0x35, -1, 10, 0, "SYNCHRONIZE CACHE(10)", prep_sync, exec_sync,
+    { 0x35, -1, 10, OPF_PR_WRITE, "SYNCHRONIZE CACHE(10)", prep_sync, exec_sync,
       U(0x35, 0x02, 0xff, 0xff, 0xff, 0xff, 0, 0xff, 0xff, 0x04) },
-    { 0x41, -1, 10, 0, "WRITE SAME(10)", prep_write_same, exec_write_same,
+    { 0x41, -1, 10, OPF_PR_WRITE, "WRITE SAME(10)", prep_write_same, exec_write_same,
       U(0x41, 0x08, 0xff, 0xff, 0xff, 0xff, 0, 0xff, 0xff, 0x04) },
-    { 0x42, -1, 10, 0, "UNMAP", prep_unmap, exec_unmap,
+    { 0x42, -1, 10, OPF_PR_WRITE, "UNMAP", prep_unmap, exec_unmap,
       U(0x42, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0x04) },
-    { 0x5a, -1, 10, 0, "MODE SENSE(10)", prep_read_data, exec_mode_sense,
+    { 0x5a, -1, 10, OPF_PR_READ, "MODE SENSE(10)", prep_read_data, exec_mode_sense,
       U(0x5a, 0x18, 0xff, 0xff, 0, 0, 0, 0xff, 0xff, 0x04) },
-    { 0x88, -1, 16, 0, "READ(16)", prep_read, exec_read,
+    { 0x5e, -1, 10, 0, "PERSISTENT RESERVE IN", scsi_pr_prep_in, scsi_pr_exec_in,
+      U(0x5e, 0x1f, 0, 0, 0, 0, 0, 0xff, 0xff, 0x04) },
+    { 0x5f, -1, 10, 0, "PERSISTENT RESERVE OUT", scsi_pr_prep_out, scsi_pr_exec_out,
+      U(0x5f, 0x1f, 0xff, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x04) },
+    { 0x88, -1, 16, OPF_PR_READ, "READ(16)", prep_read, exec_read,
       U(0x88, 0x18, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0x04) },
-    { 0x8a, -1, 16, 0, "WRITE(16)", prep_write, exec_write,
+    { 0x8a, -1, 16, OPF_PR_WRITE, "WRITE(16)", prep_write, exec_write,
       U(0x8a, 0x18, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0x04) },
-    { 0x8e, -1, 16, 0, "WRITE AND VERIFY(16)", prep_write_verify, exec_write,
+    { 0x8b, -1, 16, OPF_PR_WRITE, "ORWRITE(16)", prep_write, exec_orwrite,
+      U(0x8b, 0x18, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0x04) },
+    { 0x8e, -1, 16, OPF_PR_WRITE, "WRITE AND VERIFY(16)", prep_write_verify, exec_write,
       U(0x8e, 0x12, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0x04) },
-    { 0x8f, -1, 16, 0, "VERIFY(16)", prep_verify, exec_verify,
+    { 0x8f, -1, 16, OPF_PR_READ, "VERIFY(16)", prep_verify, exec_verify,
       U(0x8f, 0x16, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0x04) },
-    { 0x90, -1, 16, 0, "PRE-FETCH(16)", prep_sync, exec_good,
+    { 0x90, -1, 16, OPF_PR_READ, "PRE-FETCH(16)", prep_sync, exec_good,
       U(0x90, 0x02, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0x04) },
-    { 0x91, -1, 16, 0, "SYNCHRONIZE CACHE(16)", prep_sync, exec_sync,
+    { 0x91, -1, 16, OPF_PR_WRITE, "SYNCHRONIZE CACHE(16)", prep_sync, exec_sync,
       U(0x91, 0x02, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0x04) },
-    { 0x93, -1, 16, 0, "WRITE SAME(16)", prep_write_same, exec_write_same,
+    { 0x93, -1, 16, OPF_PR_WRITE, "WRITE SAME(16)", prep_write_same, exec_write_same,
       U(0x93, 0x09, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0x04) },
     { 0x9e, 0x10, 16, 0, "READ CAPACITY(16)", prep_read_data, exec_read_capacity16,
       U(0x9e, 0x10, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0, 0x04) },
+    { 0x9e, 0x12, 16, OPF_PR_READ, "GET LBA STATUS", prep_get_lba_status, exec_get_lba_status,
+      U(0x9e, 0x12, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0x04) },
     { 0xa0, -1, 12, OPF_NO_LUN | OPF_NO_UA | OPF_NO_CONFLICT, "REPORT LUNS", prep_report_luns,
       exec_report_luns, U(0xa0, 0, 0xff, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0, 0x04) },
     { 0xa3, 0x0c, 12, OPF_NO_CONFLICT, "REPORT SUPPORTED OPERATION CODES", prep_read_data,
       exec_rsoc, U(0xa3, 0x0c, 0x87, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0x04) },
-    { 0xa8, -1, 12, 0, "READ(12)", prep_read, exec_read,
+    { 0xa8, -1, 12, OPF_PR_READ, "READ(12)", prep_read, exec_read,
       U(0xa8, 0x18, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0x04) },
-    { 0xaa, -1, 12, 0, "WRITE(12)", prep_write, exec_write,
+    { 0xaa, -1, 12, OPF_PR_WRITE, "WRITE(12)", prep_write, exec_write,
       U(0xaa, 0x18, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0x04) },
-    { 0xae, -1, 12, 0, "WRITE AND VERIFY(12)", prep_write_verify, exec_write,
+    { 0xae, -1, 12, OPF_PR_WRITE, "WRITE AND VERIFY(12)", prep_write_verify, exec_write,
       U(0xae, 0x12, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0x04) },
-    { 0xaf, -1, 12, 0, "VERIFY(12)", prep_verify, exec_verify,
+    { 0xaf, -1, 12, OPF_PR_READ, "VERIFY(12)", prep_verify, exec_verify,
       U(0xaf, 0x16, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0x04) },
 };
 static const size_t scsi_nops = sizeof(scsi_ops) / sizeof(scsi_ops[0]);
@@ -1016,6 +1131,11 @@ int scsi_prepare(struct tgt_task *t)
         return fail(t, KEY_UNIT_ATTENTION, ASC_RESET_OCCURRED);
     }
     if (l && l->reserved_by && l->reserved_by != t->conn && !(op->flags & OPF_NO_CONFLICT)) {
+        t->status = ST_CONFLICT;
+        return -1;
+    }
+    if (l && l->pr && (op->flags & (OPF_PR_READ | OPF_PR_WRITE)) &&
+        scsi_pr_conflict(t, op->flags & OPF_PR_WRITE ? PR_WRITES : PR_READS)) {
         t->status = ST_CONFLICT;
         return -1;
     }

@@ -317,6 +317,36 @@ undo_open:
     return rc;
 }
 
+/* GET LBA STATUS of a sparse file: holes are deallocated blocks.  lseek
+ * asks the file system's extent map, a metadata lookup that does not wait
+ * for data, so it runs on the loop thread.  Offsets are rounded to whole
+ * blocks: a block partly in a hole still holds data, so it is mapped. */
+static int file_lba_status(struct tgt_lun *lun, uint64_t lba, uint64_t *nblocks, int *mapped)
+{
+    uint64_t bs = lun->block_size, pos = lba * bs, end = lun->size;
+    off_t d = lseek(lun->fd, (off_t)pos, SEEK_DATA), h;
+
+    if (d < 0 && errno != ENXIO)
+        return -errno;
+    if (d < 0 || (uint64_t)d >= end)
+        d = (off_t)end;   /* ENXIO: only a hole up to the end of the file */
+    if ((uint64_t)d / bs > lba) {
+        *mapped = 0;
+        *nblocks = (uint64_t)d / bs - lba;
+        return 0;
+    }
+    h = lseek(lun->fd, (off_t)pos, SEEK_HOLE);
+    if (h < 0)
+        return -errno;
+    if ((uint64_t)h > end)
+        h = (off_t)end;
+    *mapped = 1;
+    *nblocks = ((uint64_t)h + bs - 1) / bs - lba;
+    if (*nblocks == 0)
+        *nblocks = 1;
+    return 0;
+}
+
 static int block_open(struct tgt_lun *lun, const struct tgt_lun_config *cfg)
 {
     uint64_t bytes;
@@ -416,7 +446,7 @@ static int mem_flush(struct tgt_lun *lun)
 
 static const struct tgt_store_ops file_store = {
     .name = "file", .open = file_open, .close = fd_store_close,
-    .submit = fd_store_submit, .flush = fd_store_flush,
+    .submit = fd_store_submit, .flush = fd_store_flush, .lba_status = file_lba_status,
 };
 static const struct tgt_store_ops block_store = {
     .name = "block", .open = block_open, .close = fd_store_close,
@@ -528,4 +558,5 @@ void tgt_lun_close(struct tgt_lun *lun)
     lun->map = NULL;
     lun->ops->close(lun);
     lun->ops = NULL;
+    scsi_pr_free(lun);
 }

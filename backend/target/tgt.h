@@ -6,6 +6,9 @@
  *             feature phase (SCSI command, Data-Out, NOP, TMF, logout, text)
  *   login.c   login phases, key negotiation, CHAP, SendTargets
  *   scsi.c    SCSI opcode table, CDB decoding and execution, sense data
+ *   scsi_pr.c persistent reservations (PERSISTENT RESERVE IN/OUT), in
+ *             memory per LUN, and the commands they forbid to a nexus
+ *   order.c   per-LUN write ordering: ORWRITE holds its range exclusively
  *   store.c   backing-store templates (file, block, memory) and the
  *             asynchronous I/O engine (io_uring, synchronous fallback)
  *   md5.c     MD5 for CHAP (RFC 1321)
@@ -62,8 +65,10 @@
 #define TGT_LOGIN_MAX_DSL    8192u
 #define TGT_MAX_BURST        16776192u
 #define TGT_MAX_OUT_R2T      4u
-/* Largest SCSI transfer of one command (Block Limits VPD). */
-#define TGT_MAX_XFER_BLOCKS  16384u
+/* Largest SCSI transfer of one command (Block Limits VPD): 32 MiB.
+ * With no MAXIMUM WRITE SAME LENGTH (scsi.c) initiators write and unmap
+ * 65536-block ranges in one command (libiscsi's WriteSame16.Unmap). */
+#define TGT_MAX_XFER_BLOCKS  65536u
 #define TGT_CMD_WINDOW       128u
 #define TGT_MAX_TEXT         65536u
 
@@ -71,6 +76,7 @@ struct tgt_server;
 struct tgt_conn;
 struct tgt_task;
 struct tgt_lun;
+struct tgt_pr;
 
 /* ---- asynchronous backing I/O (store.c) ---- */
 
@@ -101,6 +107,10 @@ struct tgt_store_ops {
     void (*close)(struct tgt_lun *lun);
     void (*submit)(struct tgt_lun *lun, struct tgt_io *io);
     int (*flush)(struct tgt_lun *lun);
+    /* Provisioning of the extent that starts at block lba: sets *mapped
+     * and *nblocks (>= 1, up to the end of the LUN).  NULL: every block
+     * is mapped (the store cannot tell). */
+    int (*lba_status)(struct tgt_lun *lun, uint64_t lba, uint64_t *nblocks, int *mapped);
 };
 
 const struct tgt_store_ops *tgt_store_lookup(enum tgt_backing kind);
@@ -132,6 +142,13 @@ struct tgt_lun {
     char serial[24];
     uint8_t naa[16];         /* NAA type 6 identifier */
     struct tgt_conn *reserved_by; /* RESERVE(6) holder, NULL when free */
+    struct tgt_pr *pr;       /* persistent reservations (scsi_pr.c), NULL:
+                              * no registration ever made */
+    /* Write ordering (order.c): writers with backing I/O started, and
+     * writers waiting for an overlapping exclusive one (ORWRITE). */
+    struct tgt_task *ord_active, *ord_wait_head, *ord_wait_tail;
+    uint32_t ord_nexcl;      /* exclusive tasks active or waiting */
+    int ord_walking, ord_again;
 };
 
 struct tgt_auth {
@@ -299,6 +316,13 @@ struct tgt_task {
     int stage;
     uint8_t *aux;            /* second buffer (verify compare) */
     struct tgt_io io;
+
+    /* write ordering (order.c) */
+    enum { ORD_NONE, ORD_ACTIVE, ORD_WAITING } ord_state;
+    int ord_excl;
+    uint64_t ord_lba, ord_n;
+    struct tgt_task *ord_next, *ord_prev;
+    void (*ord_run)(struct tgt_task *t);
 };
 
 /* conn.c */
@@ -340,6 +364,30 @@ void scsi_execute(struct tgt_task *t);
 int scsi_clip_write(struct tgt_task *t);
 void scsi_set_sense(struct tgt_task *t, uint8_t key, uint16_t asc);
 int scsi_lun_init(struct tgt_lun *lun);
+
+/* scsi_pr.c: persistent reservations (PERSISTENT RESERVE IN/OUT) */
+enum tgt_pr_access { PR_ALLOWED, PR_READS, PR_WRITES };
+/* Whether a command of class acc from t's I_T nexus conflicts with the
+ * persistent reservation of t->lun. */
+int scsi_pr_conflict(const struct tgt_task *t, enum tgt_pr_access acc);
+/* Whether any persistent registration exists (RESERVE(6) then conflicts). */
+int scsi_pr_active(const struct tgt_lun *lun);
+int scsi_pr_prep_in(struct tgt_task *t);
+void scsi_pr_exec_in(struct tgt_task *t);
+int scsi_pr_prep_out(struct tgt_task *t);
+void scsi_pr_exec_out(struct tgt_task *t);
+void scsi_pr_free(struct tgt_lun *lun);
+/* scsi.c helpers for command files */
+void scsi_reply(struct tgt_task *t, const void *data, uint32_t n, uint32_t alloc);
+void scsi_complete_status(struct tgt_task *t, uint8_t status);
+void scsi_complete_sense(struct tgt_task *t, uint8_t key, uint16_t asc);
+
+/* order.c: overlapping writes against ORWRITE.  tgt_order_run() runs
+ * run(t) now or once the exclusive (excl) or shared range [lba, lba+n)
+ * no longer conflicts; tgt_order_leave() ends t's part (idempotent). */
+void tgt_order_run(struct tgt_task *t, uint64_t lba, uint64_t n, int excl,
+                   void (*run)(struct tgt_task *t));
+void tgt_order_leave(struct tgt_task *t);
 
 /* store.c helpers */
 int tgt_lun_open(struct tgt_server *srv, struct tgt_lun *lun, const struct tgt_lun_config *cfg);

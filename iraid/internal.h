@@ -244,6 +244,8 @@ int meta_wait_sb(struct stripe_op *op);
  * cb runs once later, with 0 or the metadata write's error, or with
  * -ECANCELED from iraid_close(); -ENOMEM. */
 int meta_sb_wait(struct iraid_volume *vol, iraid_cb cb, void *user);
+/* iraid_mark_clean() of a redundant level (contract in volume.h). */
+int meta_mark_clean(struct iraid_volume *vol, iraid_cb cb, void *user);
 void meta_member_stale(struct iraid_volume *vol, uint32_t member, int stale);
 void meta_tick(struct iraid_volume *vol);
 uint64_t meta_dirty_regions(const struct iraid_volume *vol);

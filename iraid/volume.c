@@ -962,6 +962,13 @@ free_wait:
     return rc;
 }
 
+int iraid_mark_clean(struct iraid_volume *vol, iraid_cb cb, void *user)
+{
+    if (!vol || !cb)
+        return -EINVAL;
+    return vol->meta ? meta_mark_clean(vol, cb, user) : iraid_flush(vol, cb, user);
+}
+
 uint64_t iraid_size(const struct iraid_volume *vol)
 {
     return iraid_layout_capacity(&vol->layout);
@@ -1031,6 +1038,13 @@ int iraid_flush_sync(struct iraid_volume *vol)
     struct sync_wait w = { 0 };
 
     return sync_wait(vol, iraid_flush(vol, sync_done, &w), &w);
+}
+
+int iraid_mark_clean_sync(struct iraid_volume *vol)
+{
+    struct sync_wait w = { 0 };
+
+    return sync_wait(vol, iraid_mark_clean(vol, sync_done, &w), &w);
 }
 
 /* ---- health, scrub, replacement ---- */
@@ -1180,6 +1194,27 @@ destroy_context:
     iscsi_destroy_context(m->iscsi);
     m->iscsi = NULL;
     return rc;
+}
+
+int iraid_probe_member(struct iraid_volume *vol, const char *url, struct iraid_probe *out)
+{
+    struct iraid_member probe = { .vol = vol, .idx = UINT32_MAX, .url = (char *)url, .fd = -1 };
+    int rc;
+
+    if (!vol || !url || !out)
+        return -EINVAL;
+    if ((rc = member_login(&probe)) < 0)
+        return rc;
+    *out = (struct iraid_probe){ .bytes = probe.nblocks * probe.block_size,
+                                 .block_size = probe.block_size,
+                                 .need_bytes = vol->data_off +
+                                               vol->layout.stripes * vol->layout.chunk,
+                                 .need_block_size = vol->block_size };
+    out->fits = out->block_size == out->need_block_size && out->bytes >= out->need_bytes;
+    if (iscsi_logout_sync(probe.iscsi) != 0)
+        log_warn("iraid: %s: logout: %s", url, iscsi_get_error(probe.iscsi));
+    iscsi_destroy_context(probe.iscsi);
+    return 0;
 }
 
 static void member_logout(struct iraid_member *m)

@@ -291,7 +291,9 @@ static void reconnect_capacity_done(struct iscsi_context *iscsi, int status, voi
              (rc16->returned_lba + 1) * rc16->block_length < need)
         member_fail(m, "returned with another block size or too small");
     else if (m->state == IRAID_MEMBER_RECONNECTING) {
+        /* a member down since iraid_open() never had its geometry set */
         m->nblocks = rc16->returned_lba + 1;
+        m->block_size = rc16->block_length;
         member_returned(m);
     }
     scsi_free_scsi_task(task);

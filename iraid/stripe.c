@@ -80,6 +80,20 @@ static int ok_member_from(const struct iraid_volume *vol, uint64_t stripe, uint3
     return -1;
 }
 
+/* member_ok for a READ op: a member whose read failed is read around. */
+static int op_member_ok(const struct stripe_op *op, uint32_t m)
+{
+    return (int)m != op->avoid && member_ok(&op->vol->members[m], op->stripe);
+}
+
+/* Members a READ op cannot use: missing ones and the one it avoids. */
+static uint32_t op_missing(const struct stripe_op *op)
+{
+    uint32_t n = stripe_missing(op->vol, op->stripe);
+
+    return n + (op->avoid >= 0 && member_ok(&op->vol->members[op->avoid], op->stripe));
+}
+
 static uint8_t *mbuf(const struct stripe_op *op, uint32_t member)
 {
     return op->buf + (uint64_t)member * op->vol->layout.chunk;
@@ -306,7 +320,7 @@ static int raid5_plan_read(struct stripe_op *op, struct iraid_req *req)
         uint32_t mk = data_member(vol, op->stripe, k);
         if (!touched(op, k))
             continue;
-        if (member_ok(&vol->members[mk], op->stripe)) {
+        if (op_member_ok(op, mk)) {
             rc = direct_rows(req, op, mk, PART_READ, &cur, op->lo[k], op->hi[k]);
             continue;
         }
@@ -523,7 +537,8 @@ static int raid1_sop_plan(struct stripe_op *op, struct iraid_req *req)
     const struct iraid_volume *vol = op->vol;
     struct iov_cursor cur;
     int src = ok_member_from(vol, op->stripe, (uint32_t)(op->stripe % vol->nmembers),
-                             op->kind == SOP_REBUILD ? (int)op->target : -1);
+                             op->kind == SOP_REBUILD ? (int)op->target
+                             : op->kind == SOP_READ  ? op->avoid : -1);
     int rc = 0;
 
     if (src < 0)
@@ -610,6 +625,8 @@ static struct stripe_op *sop_new(struct iraid_volume *vol, enum sop_kind kind, u
     op->done = done;
     op->user = user;
     op->xmember = -1;
+    op->read_err = -1;
+    op->avoid = -1;
     return op;
 }
 
@@ -673,6 +690,19 @@ static void sop_io_done(struct iraid_volume *vol, int status, void *user)
     struct stripe_op *op = user;
     uint32_t missing = stripe_missing(vol, op->stripe);
 
+    /* A live member failed a read of this stripe (medium error): read
+     * around it once, from the mirror or by reconstruction. */
+    if (status < 0 && !vol->closing && op->kind == SOP_READ && op->read_err >= 0 &&
+        op->avoid < 0 && member_ok(&vol->members[op->read_err], op->stripe) &&
+        missing + 1 <= vol_redundancy(vol)) {
+        op->avoid = op->read_err;
+        vol->read_repairs++;
+        log_warn("iraid: stripe %" PRIu64 ": member %d (%s) failed a read (%s); serving it "
+                 "from the other members", op->stripe, op->avoid, vol->members[op->avoid].url,
+                 strerror(-status));
+        sop_run(op);
+        return;
+    }
     if (status < 0 && !vol->closing && op->phase == 0 && missing > 0 &&
         missing <= vol_redundancy(vol) && op->retries++ < SOP_MAX_RETRIES) {
         log_warn("iraid: stripe %" PRIu64 ": %s; retrying without the missing member",
@@ -701,7 +731,7 @@ static void sop_run(struct stripe_op *op)
         sop_finish(op, -ECANCELED);
         return;
     }
-    if (stripe_missing(vol, op->stripe) > vol_redundancy(vol) ||
+    if (op_missing(op) > vol_redundancy(vol) ||
         (op->kind == SOP_REBUILD && !member_live(&vol->members[op->target]))) {
         log_error("iraid: stripe %" PRIu64 ": too many members missing", op->stripe);
         sop_finish(op, -EIO);
@@ -712,6 +742,9 @@ static void sop_run(struct stripe_op *op)
         return;
     }
     req->owner = op;
+    op->read_err = -1;
+    if (op->kind == SOP_READ)
+        req->read_err_member = &op->read_err;
     if ((rc = vol->ops->sop_plan(op, req)) < 0) {
         req_free(req);
         sop_finish(op, rc);

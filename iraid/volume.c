@@ -559,6 +559,9 @@ static void part_done(struct iscsi_context *iscsi, int status, void *command_dat
     if (rc < 0 && rc != -ECANCELED && req->tolerate_down && p->op == PART_WRITE &&
         !req->vol->closing && member_live(p->m))
         member_fail(p->m, "write error");
+    if (rc < 0 && rc != -ECANCELED && p->op == PART_READ && req->read_err_member &&
+        !req->vol->closing && member_live(p->m))
+        *req->read_err_member = (int)p->m->idx;
     if (rc < 0 && req->tolerate_down && !req->vol->closing && !member_live(p->m)) {
         req->lost++;
         rc = 0;
@@ -775,12 +778,14 @@ void io_piece_done(struct iraid_io *io, int status)
 }
 
 /* The direct read (every member was UP) failed: if a member went down
- * meanwhile, serve it again stripe by stripe, reconstructing. */
+ * meanwhile, or a live one failed a read, serve it again stripe by stripe,
+ * reconstructing (a stripe op that meets the read error again reads
+ * around that member). */
 static void io_direct_done(struct iraid_volume *vol, int status, void *user)
 {
     struct iraid_io *io = user;
 
-    if (status < 0 && !vol->closing && !all_members_up(vol) &&
+    if (status < 0 && !vol->closing && (!all_members_up(vol) || io->read_err >= 0) &&
         members_not_live(vol) <= vol_redundancy(vol)) {
         log_warn("iraid: read %" PRIu64 "+%" PRIu64 " failed (%s); retrying degraded", io->off,
                  io->len, strerror(-status));
@@ -802,6 +807,8 @@ static int io_direct_read(struct iraid_io *io)
 
     if (!req)
         return -ENOMEM;
+    io->read_err = -1;
+    req->read_err_member = &io->read_err;
     if ((rc = iraid_striped_read(req, io->off, io->len, &cur)) < 0) {
         req_free(req);
         return rc;
@@ -1064,6 +1071,7 @@ int iraid_get_status(const struct iraid_volume *vol, struct iraid_status *out)
     out->scrubbing = vol->scrub.running;
     out->scrub_done = vol->scrub.next;
     out->scrub_total = vol->scrub.end;
+    out->read_repairs = vol->read_repairs;
     for (uint32_t i = 0; i < vol->nmembers; i++) {
         const struct iraid_member *m = &vol->members[i];
         struct iraid_member_status *ms = &out->member[i];

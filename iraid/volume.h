@@ -31,6 +31,12 @@
  *   within cfg->timeout_ms), -ENOSPC (thin target out of space), -EROFS,
  *   -EBUSY, -ERANGE (LBA out of range), -ECANCELED (only from iraid_close).
  *   Every error is logged once with the member URL and LBA.
+ * - A READ that a live member fails (a medium error: the member answers,
+ *   so it stays up) is, for RAID-1/5 user reads, served again from the
+ *   other members (mirror, or reconstruction from data and parity) and
+ *   logged and counted (iraid_status.read_repairs); nothing is rewritten
+ *   on the member.  -EIO only when the other members cannot supply it
+ *   (another member missing, or their reads fail too).
  * - A member whose session breaks, or that leaves a command unanswered for
  *   cfg->timeout_ms, is marked down: its commands in flight fail with -EIO
  *   at once.  RAID-0: requests touching it fail with -EIO.  RAID-1/5:
@@ -162,6 +168,8 @@ struct iraid_status {
     uint64_t dirty_regions;     /* write-intent bits set now */
     int scrubbing;
     uint64_t scrub_done, scrub_total;  /* stripes */
+    uint64_t read_repairs;      /* stripe reads that a live member failed (medium
+                                 * error), served from the others instead */
     struct iraid_member_status member[IRAID_MAX_MEMBERS];
 };
 

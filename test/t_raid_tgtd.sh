@@ -15,6 +15,10 @@
 #  4. `ipvfs-ctl rebuild 0 3 URL`: a malformed URL and a LUN smaller than a
 #     member are refused with a clear error (member 3 stays up); a LUN of
 #     the right size is taken, rebuilt, scrubbed clean, files intact.
+#  5. That LUN's backing file is cut short under tgtd (reads past it fail
+#     with a medium error, the target still answers): every file still
+#     reads back byte-exact, served from the other members, and the I/O
+#     node logs each stripe read it served around member 3.
 set -u
 . "$IPVFS_SRCDIR/test/lib.sh"
 . "$IPVFS_SRCDIR/test/mpi/e2e_lib.sh"
@@ -148,5 +152,17 @@ wait_status 120 "assert vol['missing'] == 0 and vol['members'][3]['url'] == '$re
 scrub_clean "after the rebuild onto the replacement"
 verify_synced "rebuilt onto the replacement"
 echo "rebuilt onto a replacement LUN; scrub clean; files intact"
+
+# --- 5. read errors of a live member: the replacement's backing file is cut
+# to its metadata area under tgtd, which then fails every read past it
+# with a MEDIUM ERROR while still answering (the member stays up)
+ipvfs_stop_cluster
+truncate -s 64K "${IRAID_FILES[2]}" || ipvfs_fail "truncate"
+ipvfs_start_cluster 1 4 --target-size 64M --no-bind --member "0:3=$repl"
+verify_synced "member 3 failing reads"
+repairs=$(grep -c "member 3 (.*) failed a read" "$log")
+[ "$repairs" -gt 0 ] || ipvfs_fail "no read was served around member 3's read errors"
+status_check 'assert vol["missing"] == 0, vol' || ipvfs_fail "member 3 did not stay up"
+echo "$repairs stripe reads served around member 3's medium errors; files intact"
 ipvfs_stop_cluster
 echo "t_raid_tgtd: ok"

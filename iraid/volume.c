@@ -789,12 +789,13 @@ static void io_direct_done(struct iraid_volume *vol, int status, void *user)
         members_not_live(vol) <= vol_redundancy(vol)) {
         log_warn("iraid: read %" PRIu64 "+%" PRIu64 " failed (%s); retrying degraded", io->off,
                  io->len, strerror(-status));
-        io->pending++;
+        /* The direct piece stays counted while the stripe ops are
+         * submitted (none can end io meanwhile); its end then leaves io to
+         * them.  (It was counted twice here: a retried read never ended.) */
         if (io_submit_stripes(io) == 0) {
             io_piece_done(io, 0);
             return;
         }
-        io->pending--;
     }
     io_piece_done(io, status);
 }

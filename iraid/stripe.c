@@ -672,6 +672,24 @@ static void sop_complete(struct stripe_op *op)
 
 static void sop_run(struct stripe_op *op);
 
+static void sop_retry_timer(struct evloop *loop, uint64_t id, void *user)
+{
+    struct stripe_op *op = user;
+
+    op->retry_timer = 0;
+    sop_run(op);
+}
+
+/* Runs op again after a tick, holding its stripe lock meanwhile: a read
+ * that failed on a member whose session is breaking reaches us before
+ * that member is marked down (member_service does so once libiscsi
+ * returns), so an immediate retry would plan the same reads again. */
+static int sop_retry_later(struct stripe_op *op)
+{
+    op->retry_timer = evloop_add_timer(op->vol->loop, IRAID_TICK_MS, sop_retry_timer, op);
+    return op->retry_timer ? 0 : -ENOMEM;
+}
+
 static void sop_next_phase(struct iraid_req *req)
 {
     struct stripe_op *op = req->owner;
@@ -710,6 +728,16 @@ static void sop_io_done(struct iraid_volume *vol, int status, void *user)
         sop_run(op);
         return;
     }
+    /* A write's reads failed on a member still up: it is most likely
+     * failing (see sop_retry_later); a read error of its own persists and
+     * fails the write after the retries.  Nothing was written yet. */
+    if (status < 0 && !vol->closing && op->kind == SOP_WRITE && op->phase == 0 &&
+        op->read_err >= 0 && op->retries++ < SOP_MAX_RETRIES) {
+        log_warn("iraid: stripe %" PRIu64 ": reading member %d before writing failed (%s); "
+                 "retrying", op->stripe, op->read_err, strerror(-status));
+        if (sop_retry_later(op) == 0)
+            return;
+    }
     if (status == 0 && missing > vol_redundancy(vol) && op->kind == SOP_WRITE)
         status = -EIO;
     if (status == 0 && missing > 0 && op->kind == SOP_WRITE) {
@@ -743,8 +771,7 @@ static void sop_run(struct stripe_op *op)
     }
     req->owner = op;
     op->read_err = -1;
-    if (op->kind == SOP_READ)
-        req->read_err_member = &op->read_err;
+    req->read_err_member = &op->read_err;
     if ((rc = vol->ops->sop_plan(op, req)) < 0) {
         req_free(req);
         sop_finish(op, rc);
@@ -802,6 +829,8 @@ void sop_cancel_waiting(struct iraid_volume *vol)
     while (vol->active) {
         struct stripe_op *op = vol->active;
         meta_cancel_waiter(vol, op);
+        if (op->retry_timer)
+            evloop_del_timer(vol->loop, op->retry_timer);
         sop_finish(op, -ECANCELED);
     }
     for (struct iraid_sweep *sw = &vol->rebuild; sw <= &vol->resync; sw++)

@@ -36,7 +36,11 @@
  *   other members (mirror, or reconstruction from data and parity) and
  *   logged and counted (iraid_status.read_repairs); nothing is rewritten
  *   on the member.  -EIO only when the other members cannot supply it
- *   (another member missing, or their reads fail too).
+ *   (another member missing, or their reads fail too).  A partial-stripe
+ *   write whose reads fail on a member still up is retried (up to 3 times,
+ *   a tick apart: a breaking session is reported before its member is
+ *   marked down); a member that keeps failing those reads fails the write
+ *   with -EIO.
  * - A member whose session breaks, or that leaves a command unanswered for
  *   cfg->timeout_ms, is marked down: its commands in flight fail with -EIO
  *   at once.  RAID-0: requests touching it fail with -EIO.  RAID-1/5:

@@ -312,14 +312,19 @@ struct ipvfs_scrub_rep {
     uint64_t skipped;        /* stripes not checked: a member was missing */
 };
 
-/* REBUILD: body struct ipvfs_rebuild_req, to an I/O node.  Takes member
- * out of the volume and logs in to it again (same URL), which rebuilds it
- * from the others in the background (STATUS shows the progress); replies
- * at once.  EINVAL for a bad index, EOPNOTSUPP for RAID-0, EBUSY when
+/* REBUILD: body struct ipvfs_rebuild_req, then url_len bytes of an iSCSI
+ * URL (no NUL), to an I/O node.  Takes member out of the volume and logs
+ * in to it again (url_len 0: the same URL) or to the replacement LUN at
+ * the URL, which rebuilds it from the others in the background (STATUS
+ * shows the progress); replies once the replacement was checked.  EINVAL
+ * for a bad index or URL, ENOSPC for a replacement smaller than a member
+ * (or of another block size), EHOSTUNREACH (or the login's error) when
+ * the replacement cannot be reached, EOPNOTSUPP for RAID-0, EBUSY when
  * another member is missing and the volume cannot lose one more. */
+#define IPVFS_MAX_URL 255
 struct ipvfs_rebuild_req {
     uint32_t member;
-    uint32_t reserved;
+    uint32_t url_len;        /* at most IPVFS_MAX_URL */
 };
 
 /* SHFP: MPI-IO shared file pointers, kept in the metadata rank's memory

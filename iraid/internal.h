@@ -85,6 +85,10 @@ struct iraid_req {
     uint32_t nparts, parts_cap;
     void (*next_phase)(struct iraid_req *req);
     void *owner;                   /* the stripe op or meta write it serves */
+    /* Where part_done records the index of a member whose READ failed
+     * while it stays live (a medium error: the member answers, so it is
+     * not failed), or NULL.  User reads retry that range from the others. */
+    int *read_err_member;
 };
 
 struct iov_cursor {
@@ -106,6 +110,7 @@ struct iraid_io {
     uint64_t off, len;
     struct iovec *iov;             /* copy of the caller's array */
     int iovcnt;
+    int read_err;                  /* direct read: member with a read error, or -1 */
     uint64_t timer;                /* deferred completion */
     struct iraid_io *dnext;        /* vol->deferred */
 };
@@ -127,6 +132,10 @@ struct stripe_op {
     int phase;                     /* 0 reading, 1 writing */
     int retries;
     int xmember;                   /* READ: member reconstructed, or -1 */
+    int read_err;                  /* member whose read failed this round, or -1 */
+    uint64_t retry_timer;          /* WRITE: a deferred retry (sop_retry_later) */
+    int avoid;                     /* READ: live member treated as missing (its read
+                                    * failed: reconstructed instead), or -1 */
     struct iov_cursor xcur;        /* READ: where its bytes go */
     void (*resume)(struct stripe_op *op);
     uint64_t mismatches;           /* SCRUB */
@@ -195,6 +204,7 @@ struct iraid_volume {
     int start_dirty_degraded;      /* cfg->start_dirty_degraded */
     struct iraid_sweep rebuild, scrub, resync;
     uint64_t rebuild_retry_at;     /* 0: no rebuild wanted */
+    uint64_t read_repairs;         /* stripe reads served around a member's read error */
     struct iraid_io *deferred;     /* completions waiting for their timer */
 };
 
@@ -244,6 +254,8 @@ int meta_wait_sb(struct stripe_op *op);
  * cb runs once later, with 0 or the metadata write's error, or with
  * -ECANCELED from iraid_close(); -ENOMEM. */
 int meta_sb_wait(struct iraid_volume *vol, iraid_cb cb, void *user);
+/* iraid_mark_clean() of a redundant level (contract in volume.h). */
+int meta_mark_clean(struct iraid_volume *vol, iraid_cb cb, void *user);
 void meta_member_stale(struct iraid_volume *vol, uint32_t member, int stale);
 void meta_tick(struct iraid_volume *vol);
 uint64_t meta_dirty_regions(const struct iraid_volume *vol);

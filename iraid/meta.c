@@ -38,8 +38,11 @@ struct iraid_meta {
     uint64_t *cand, *cand_begins, ncand;
 };
 
+/* Waits until block blk of the metadata is durable at generation need
+ * (meta_sb_wait: the superblock; meta_mark_clean: bitmap blocks). */
 struct meta_sb_waiter {
-    uint64_t need_sb;
+    uint32_t blk;
+    uint64_t need;
     iraid_cb cb;
     void *user;
     struct meta_sb_waiter *next;
@@ -146,7 +149,7 @@ static void meta_release_sb_waiters(struct iraid_volume *vol, int status)
 
     while (*pp) {
         struct meta_sb_waiter *w = *pp;
-        if (status < 0 || meta->durable[0] >= w->need_sb) {
+        if (status < 0 || meta->durable[w->blk] >= w->need) {
             *pp = w->next;
             w->next = ready;
             ready = w;
@@ -162,19 +165,25 @@ static void meta_release_sb_waiters(struct iraid_volume *vol, int status)
     }
 }
 
-int meta_sb_wait(struct iraid_volume *vol, iraid_cb cb, void *user)
+static int meta_block_wait(struct iraid_volume *vol, uint32_t blk, uint64_t need, iraid_cb cb,
+                           void *user)
 {
     struct iraid_meta *meta = vol->meta;
     struct meta_sb_waiter *w;
 
-    if (meta->durable[0] >= meta->stale_gen)
+    if (meta->durable[blk] >= need)
         return 1;
     if (!(w = calloc(1, sizeof(*w))))
         return -ENOMEM;
-    *w = (struct meta_sb_waiter){ .need_sb = meta->stale_gen, .cb = cb, .user = user,
+    *w = (struct meta_sb_waiter){ .blk = blk, .need = need, .cb = cb, .user = user,
                                   .next = meta->sb_waiters };
     meta->sb_waiters = w;
     return 0;
+}
+
+int meta_sb_wait(struct iraid_volume *vol, iraid_cb cb, void *user)
+{
+    return meta_block_wait(vol, 0, vol->meta->stale_gen, cb, user);
 }
 
 /* Resumes the waiters whose blocks are durable now (all of them, with the
@@ -422,6 +431,116 @@ void meta_tick(struct iraid_volume *vol)
         }
     meta->cleaning = 1;
     req_launch(req);
+}
+
+/* ---- clean close ----
+ *
+ * meta_mark_clean: FLUSHING (iraid_flush of the live members) -> clear
+ * the bits of idle regions -> WRITING (each changed bitmap block waited
+ * for in turn until durable) -> cb.  The lazy clearing above waits
+ * IRAID_META_LINGER_MS for a region to go quiet, so without this a clean
+ * close right after writes would leave their bits set, and a degraded
+ * RAID-5 volume would then be refused at the next open (-EUCLEAN). */
+
+struct meta_clean {
+    iraid_cb cb;
+    void *user;
+    uint32_t next, last;           /* bitmap blocks still to wait for */
+    uint64_t *need;                /* per block: generation to be durable */
+};
+
+static void clean_finish(struct iraid_volume *vol, struct meta_clean *mc, int status)
+{
+    iraid_cb cb = mc->cb;
+    void *user = mc->user;
+
+    free(mc->need);
+    free(mc);
+    cb(vol, status, user);
+}
+
+static void clean_block_durable(struct iraid_volume *vol, int status, void *user);
+
+/* Waits for the changed blocks one after another; a block already durable
+ * is passed at once. */
+static void clean_wait_next(struct iraid_volume *vol, struct meta_clean *mc)
+{
+    int rc;
+
+    for (; mc->next <= mc->last; mc->next++) {
+        rc = meta_block_wait(vol, mc->next, mc->need[mc->next], clean_block_durable, mc);
+        if (rc < 0) {
+            clean_finish(vol, mc, rc);
+            return;
+        }
+        if (rc == 0) {
+            /* (re)issues the write unless one is in flight: its end
+             * writes the newer generation */
+            meta_write_block(vol, mc->next);
+            return;
+        }
+    }
+    clean_finish(vol, mc, 0);
+}
+
+static void clean_block_durable(struct iraid_volume *vol, int status, void *user)
+{
+    struct meta_clean *mc = user;
+
+    if (status < 0) {
+        clean_finish(vol, mc, status);
+        return;
+    }
+    mc->next++;
+    clean_wait_next(vol, mc);
+}
+
+/* Every write completed before the flush is durable, and a region with no
+ * write in progress has all its stripes consistent: its bit can go. */
+static void clean_flushed(struct iraid_volume *vol, int status, void *user)
+{
+    struct meta_clean *mc = user;
+    struct iraid_meta *meta = vol->meta;
+    uint32_t first = UINT32_MAX, last = 0;
+
+    if (status < 0 || vol->closing) {
+        clean_finish(vol, mc, status < 0 ? status : -ECANCELED);
+        return;
+    }
+    for (uint64_t r = 0; r < meta->nregions; r++) {
+        uint32_t blk;
+        if (!bit_get(meta, r) || meta->active[r])
+            continue;
+        blk = bit_put(meta, r, 0);
+        first = blk < first ? blk : first;
+        last = blk > last ? blk : last;
+        mc->need[blk] = meta->gen[blk];
+    }
+    if (first == UINT32_MAX) {
+        clean_finish(vol, mc, 0);
+        return;
+    }
+    mc->next = first;
+    mc->last = last;
+    clean_wait_next(vol, mc);
+}
+
+int meta_mark_clean(struct iraid_volume *vol, iraid_cb cb, void *user)
+{
+    struct meta_clean *mc = calloc(1, sizeof(*mc));
+    int rc;
+
+    if (!mc || !(mc->need = calloc(vol->meta->nblk, sizeof(uint64_t)))) {
+        free(mc);
+        return -ENOMEM;
+    }
+    mc->cb = cb;
+    mc->user = user;
+    if ((rc = iraid_flush(vol, clean_flushed, mc)) < 0) {
+        free(mc->need);
+        free(mc);
+    }
+    return rc;
 }
 
 /* ---- open ---- */

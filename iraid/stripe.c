@@ -80,6 +80,20 @@ static int ok_member_from(const struct iraid_volume *vol, uint64_t stripe, uint3
     return -1;
 }
 
+/* member_ok for a READ op: a member whose read failed is read around. */
+static int op_member_ok(const struct stripe_op *op, uint32_t m)
+{
+    return (int)m != op->avoid && member_ok(&op->vol->members[m], op->stripe);
+}
+
+/* Members a READ op cannot use: missing ones and the one it avoids. */
+static uint32_t op_missing(const struct stripe_op *op)
+{
+    uint32_t n = stripe_missing(op->vol, op->stripe);
+
+    return n + (op->avoid >= 0 && member_ok(&op->vol->members[op->avoid], op->stripe));
+}
+
 static uint8_t *mbuf(const struct stripe_op *op, uint32_t member)
 {
     return op->buf + (uint64_t)member * op->vol->layout.chunk;
@@ -306,7 +320,7 @@ static int raid5_plan_read(struct stripe_op *op, struct iraid_req *req)
         uint32_t mk = data_member(vol, op->stripe, k);
         if (!touched(op, k))
             continue;
-        if (member_ok(&vol->members[mk], op->stripe)) {
+        if (op_member_ok(op, mk)) {
             rc = direct_rows(req, op, mk, PART_READ, &cur, op->lo[k], op->hi[k]);
             continue;
         }
@@ -523,7 +537,8 @@ static int raid1_sop_plan(struct stripe_op *op, struct iraid_req *req)
     const struct iraid_volume *vol = op->vol;
     struct iov_cursor cur;
     int src = ok_member_from(vol, op->stripe, (uint32_t)(op->stripe % vol->nmembers),
-                             op->kind == SOP_REBUILD ? (int)op->target : -1);
+                             op->kind == SOP_REBUILD ? (int)op->target
+                             : op->kind == SOP_READ  ? op->avoid : -1);
     int rc = 0;
 
     if (src < 0)
@@ -610,6 +625,8 @@ static struct stripe_op *sop_new(struct iraid_volume *vol, enum sop_kind kind, u
     op->done = done;
     op->user = user;
     op->xmember = -1;
+    op->read_err = -1;
+    op->avoid = -1;
     return op;
 }
 
@@ -655,6 +672,24 @@ static void sop_complete(struct stripe_op *op)
 
 static void sop_run(struct stripe_op *op);
 
+static void sop_retry_timer(struct evloop *loop, uint64_t id, void *user)
+{
+    struct stripe_op *op = user;
+
+    op->retry_timer = 0;
+    sop_run(op);
+}
+
+/* Runs op again after a tick, holding its stripe lock meanwhile: a read
+ * that failed on a member whose session is breaking reaches us before
+ * that member is marked down (member_service does so once libiscsi
+ * returns), so an immediate retry would plan the same reads again. */
+static int sop_retry_later(struct stripe_op *op)
+{
+    op->retry_timer = evloop_add_timer(op->vol->loop, IRAID_TICK_MS, sop_retry_timer, op);
+    return op->retry_timer ? 0 : -ENOMEM;
+}
+
 static void sop_next_phase(struct iraid_req *req)
 {
     struct stripe_op *op = req->owner;
@@ -673,12 +708,35 @@ static void sop_io_done(struct iraid_volume *vol, int status, void *user)
     struct stripe_op *op = user;
     uint32_t missing = stripe_missing(vol, op->stripe);
 
+    /* A live member failed a read of this stripe (medium error): read
+     * around it once, from the mirror or by reconstruction. */
+    if (status < 0 && !vol->closing && op->kind == SOP_READ && op->read_err >= 0 &&
+        op->avoid < 0 && member_ok(&vol->members[op->read_err], op->stripe) &&
+        missing + 1 <= vol_redundancy(vol)) {
+        op->avoid = op->read_err;
+        vol->read_repairs++;
+        log_warn("iraid: stripe %" PRIu64 ": member %d (%s) failed a read (%s); serving it "
+                 "from the other members", op->stripe, op->avoid, vol->members[op->avoid].url,
+                 strerror(-status));
+        sop_run(op);
+        return;
+    }
     if (status < 0 && !vol->closing && op->phase == 0 && missing > 0 &&
         missing <= vol_redundancy(vol) && op->retries++ < SOP_MAX_RETRIES) {
         log_warn("iraid: stripe %" PRIu64 ": %s; retrying without the missing member",
                  op->stripe, strerror(-status));
         sop_run(op);
         return;
+    }
+    /* A write's reads failed on a member still up: it is most likely
+     * failing (see sop_retry_later); a read error of its own persists and
+     * fails the write after the retries.  Nothing was written yet. */
+    if (status < 0 && !vol->closing && op->kind == SOP_WRITE && op->phase == 0 &&
+        op->read_err >= 0 && op->retries++ < SOP_MAX_RETRIES) {
+        log_warn("iraid: stripe %" PRIu64 ": reading member %d before writing failed (%s); "
+                 "retrying", op->stripe, op->read_err, strerror(-status));
+        if (sop_retry_later(op) == 0)
+            return;
     }
     if (status == 0 && missing > vol_redundancy(vol) && op->kind == SOP_WRITE)
         status = -EIO;
@@ -701,7 +759,7 @@ static void sop_run(struct stripe_op *op)
         sop_finish(op, -ECANCELED);
         return;
     }
-    if (stripe_missing(vol, op->stripe) > vol_redundancy(vol) ||
+    if (op_missing(op) > vol_redundancy(vol) ||
         (op->kind == SOP_REBUILD && !member_live(&vol->members[op->target]))) {
         log_error("iraid: stripe %" PRIu64 ": too many members missing", op->stripe);
         sop_finish(op, -EIO);
@@ -712,6 +770,8 @@ static void sop_run(struct stripe_op *op)
         return;
     }
     req->owner = op;
+    op->read_err = -1;
+    req->read_err_member = &op->read_err;
     if ((rc = vol->ops->sop_plan(op, req)) < 0) {
         req_free(req);
         sop_finish(op, rc);
@@ -769,6 +829,8 @@ void sop_cancel_waiting(struct iraid_volume *vol)
     while (vol->active) {
         struct stripe_op *op = vol->active;
         meta_cancel_waiter(vol, op);
+        if (op->retry_timer)
+            evloop_del_timer(vol->loop, op->retry_timer);
         sop_finish(op, -ECANCELED);
     }
     for (struct iraid_sweep *sw = &vol->rebuild; sw <= &vol->resync; sw++)

@@ -291,7 +291,9 @@ static void reconnect_capacity_done(struct iscsi_context *iscsi, int status, voi
              (rc16->returned_lba + 1) * rc16->block_length < need)
         member_fail(m, "returned with another block size or too small");
     else if (m->state == IRAID_MEMBER_RECONNECTING) {
+        /* a member down since iraid_open() never had its geometry set */
         m->nblocks = rc16->returned_lba + 1;
+        m->block_size = rc16->block_length;
         member_returned(m);
     }
     scsi_free_scsi_task(task);
@@ -557,6 +559,9 @@ static void part_done(struct iscsi_context *iscsi, int status, void *command_dat
     if (rc < 0 && rc != -ECANCELED && req->tolerate_down && p->op == PART_WRITE &&
         !req->vol->closing && member_live(p->m))
         member_fail(p->m, "write error");
+    if (rc < 0 && rc != -ECANCELED && p->op == PART_READ && req->read_err_member &&
+        !req->vol->closing && member_live(p->m))
+        *req->read_err_member = (int)p->m->idx;
     if (rc < 0 && req->tolerate_down && !req->vol->closing && !member_live(p->m)) {
         req->lost++;
         rc = 0;
@@ -773,21 +778,24 @@ void io_piece_done(struct iraid_io *io, int status)
 }
 
 /* The direct read (every member was UP) failed: if a member went down
- * meanwhile, serve it again stripe by stripe, reconstructing. */
+ * meanwhile, or a live one failed a read, serve it again stripe by stripe,
+ * reconstructing (a stripe op that meets the read error again reads
+ * around that member). */
 static void io_direct_done(struct iraid_volume *vol, int status, void *user)
 {
     struct iraid_io *io = user;
 
-    if (status < 0 && !vol->closing && !all_members_up(vol) &&
+    if (status < 0 && !vol->closing && (!all_members_up(vol) || io->read_err >= 0) &&
         members_not_live(vol) <= vol_redundancy(vol)) {
         log_warn("iraid: read %" PRIu64 "+%" PRIu64 " failed (%s); retrying degraded", io->off,
                  io->len, strerror(-status));
-        io->pending++;
+        /* The direct piece stays counted while the stripe ops are
+         * submitted (none can end io meanwhile); its end then leaves io to
+         * them.  (It was counted twice here: a retried read never ended.) */
         if (io_submit_stripes(io) == 0) {
             io_piece_done(io, 0);
             return;
         }
-        io->pending--;
     }
     io_piece_done(io, status);
 }
@@ -800,6 +808,8 @@ static int io_direct_read(struct iraid_io *io)
 
     if (!req)
         return -ENOMEM;
+    io->read_err = -1;
+    req->read_err_member = &io->read_err;
     if ((rc = iraid_striped_read(req, io->off, io->len, &cur)) < 0) {
         req_free(req);
         return rc;
@@ -962,6 +972,13 @@ free_wait:
     return rc;
 }
 
+int iraid_mark_clean(struct iraid_volume *vol, iraid_cb cb, void *user)
+{
+    if (!vol || !cb)
+        return -EINVAL;
+    return vol->meta ? meta_mark_clean(vol, cb, user) : iraid_flush(vol, cb, user);
+}
+
 uint64_t iraid_size(const struct iraid_volume *vol)
 {
     return iraid_layout_capacity(&vol->layout);
@@ -1033,6 +1050,13 @@ int iraid_flush_sync(struct iraid_volume *vol)
     return sync_wait(vol, iraid_flush(vol, sync_done, &w), &w);
 }
 
+int iraid_mark_clean_sync(struct iraid_volume *vol)
+{
+    struct sync_wait w = { 0 };
+
+    return sync_wait(vol, iraid_mark_clean(vol, sync_done, &w), &w);
+}
+
 /* ---- health, scrub, replacement ---- */
 
 int iraid_get_status(const struct iraid_volume *vol, struct iraid_status *out)
@@ -1048,6 +1072,7 @@ int iraid_get_status(const struct iraid_volume *vol, struct iraid_status *out)
     out->scrubbing = vol->scrub.running;
     out->scrub_done = vol->scrub.next;
     out->scrub_total = vol->scrub.end;
+    out->read_repairs = vol->read_repairs;
     for (uint32_t i = 0; i < vol->nmembers; i++) {
         const struct iraid_member *m = &vol->members[i];
         struct iraid_member_status *ms = &out->member[i];
@@ -1180,6 +1205,27 @@ destroy_context:
     iscsi_destroy_context(m->iscsi);
     m->iscsi = NULL;
     return rc;
+}
+
+int iraid_probe_member(struct iraid_volume *vol, const char *url, struct iraid_probe *out)
+{
+    struct iraid_member probe = { .vol = vol, .idx = UINT32_MAX, .url = (char *)url, .fd = -1 };
+    int rc;
+
+    if (!vol || !url || !out)
+        return -EINVAL;
+    if ((rc = member_login(&probe)) < 0)
+        return rc;
+    *out = (struct iraid_probe){ .bytes = probe.nblocks * probe.block_size,
+                                 .block_size = probe.block_size,
+                                 .need_bytes = vol->data_off +
+                                               vol->layout.stripes * vol->layout.chunk,
+                                 .need_block_size = vol->block_size };
+    out->fits = out->block_size == out->need_block_size && out->bytes >= out->need_bytes;
+    if (iscsi_logout_sync(probe.iscsi) != 0)
+        log_warn("iraid: %s: logout: %s", url, iscsi_get_error(probe.iscsi));
+    iscsi_destroy_context(probe.iscsi);
+    return 0;
 }
 
 static void member_logout(struct iraid_member *m)

@@ -31,6 +31,16 @@
  *   within cfg->timeout_ms), -ENOSPC (thin target out of space), -EROFS,
  *   -EBUSY, -ERANGE (LBA out of range), -ECANCELED (only from iraid_close).
  *   Every error is logged once with the member URL and LBA.
+ * - A READ that a live member fails (a medium error: the member answers,
+ *   so it stays up) is, for RAID-1/5 user reads, served again from the
+ *   other members (mirror, or reconstruction from data and parity) and
+ *   logged and counted (iraid_status.read_repairs); nothing is rewritten
+ *   on the member.  -EIO only when the other members cannot supply it
+ *   (another member missing, or their reads fail too).  A partial-stripe
+ *   write whose reads fail on a member still up is retried (up to 3 times,
+ *   a tick apart: a breaking session is reported before its member is
+ *   marked down); a member that keeps failing those reads fails the write
+ *   with -EIO.
  * - A member whose session breaks, or that leaves a command unanswered for
  *   cfg->timeout_ms, is marked down: its commands in flight fail with -EIO
  *   at once.  RAID-0: requests touching it fail with -EIO.  RAID-1/5:
@@ -119,6 +129,21 @@ int iraid_writev(struct iraid_volume *vol, uint64_t offset, const struct iovec *
                  iraid_cb cb, void *user);
 int iraid_flush(struct iraid_volume *vol, iraid_cb cb, void *user);
 
+/* Clean close (md's clean shutdown).  Flushes every live member, then
+ * clears the write-intent bit of every region with no write in progress,
+ * however recent its last write (the lazy clearing waits
+ * IRAID_META_LINGER_MS), and writes the bitmap (FUA) to every live member.
+ * cb runs once: 0 when the flush and the bitmap writes succeeded, so the
+ * next iraid_open() finds those regions clean (no resync; a degraded
+ * RAID-5 volume opens without start_dirty_degraded); else the error, and
+ * bits not yet durably cleared count as set.  Meant for after the last
+ * write and before iraid_close(); a write submitted meanwhile sets its bit
+ * again.  RAID-0 keeps no bitmap: only the flush.  Returns 0, or the
+ * submission error of iraid_flush() (-EINVAL, -EIO, -ENOMEM) and never
+ * calls cb then. */
+int iraid_mark_clean(struct iraid_volume *vol, iraid_cb cb, void *user);
+int iraid_mark_clean_sync(struct iraid_volume *vol);
+
 int iraid_read_sync(struct iraid_volume *vol, uint64_t offset, void *buf, uint64_t len);
 int iraid_write_sync(struct iraid_volume *vol, uint64_t offset, const void *buf, uint64_t len);
 int iraid_flush_sync(struct iraid_volume *vol);
@@ -147,6 +172,8 @@ struct iraid_status {
     uint64_t dirty_regions;     /* write-intent bits set now */
     int scrubbing;
     uint64_t scrub_done, scrub_total;  /* stripes */
+    uint64_t read_repairs;      /* stripe reads that a live member failed (medium
+                                 * error), served from the others instead */
     struct iraid_member_status member[IRAID_MAX_MEMBERS];
 };
 
@@ -172,5 +199,22 @@ int iraid_scrub_sync(struct iraid_volume *vol, uint64_t *mismatches, uint64_t *s
  * another member is not UP (down, reconnecting, or still rebuilding) and
  * the volume cannot lose one more, -ENOMEM. */
 int iraid_replace_member(struct iraid_volume *vol, uint32_t idx, const char *url);
+
+/* What a LUN offers against what a member of this volume needs. */
+struct iraid_probe {
+    uint64_t bytes;            /* capacity of the LUN */
+    uint32_t block_size;
+    uint64_t need_bytes;       /* metadata area and every stripe's chunk */
+    uint32_t need_block_size;  /* the members' */
+    int fits;                  /* same block size and bytes >= need_bytes */
+};
+
+/* Logs in to url, reads its capacity, logs out: whether it can replace a
+ * member (check it before iraid_replace_member(), which would otherwise
+ * retry a LUN that is too small forever, the old member already out).
+ * Synchronous: blocks the caller (and its loop) for the login and READ
+ * CAPACITY, each bounded by cfg->timeout_ms.  Returns 0 with *out filled,
+ * -EINVAL (NULLs, bad URL), or the login / READ CAPACITY error. */
+int iraid_probe_member(struct iraid_volume *vol, const char *url, struct iraid_probe *out);
 
 #endif

@@ -94,6 +94,16 @@ static void test_errors(void **state)
         (const char *const[]){ "--data", "/d", "stray", NULL },
         (const char *const[]){ "--data", NULL },
         (const char *const[]){ "--data", "", NULL },
+        (const char *const[]){ "--data", "/d", "--member", "0:2", NULL },
+        (const char *const[]){ "--data", "/d", "--member", "x:0=iscsi://h/i/0", NULL },
+        (const char *const[]){ "--data", "/d", "--member", "0:0=http://h/i/0", NULL },
+        (const char *const[]){ "--data", "/d", "--member", "0:0=iscsi://h/i", NULL },
+        (const char *const[]){ "--data", "/d", "--member", "0:0=iscsi://h//1", NULL },
+        (const char *const[]){ "--data", "/d", "--member", "0:0=iscsi://h/i/256", NULL },
+        (const char *const[]){ "--data", "/d", "--member", "1:0=iscsi://h/i/0", NULL },
+        (const char *const[]){ "--data", "/d", "--member", "0:2=iscsi://h/i/0", NULL },
+        (const char *const[]){ "--data", "/d", "--member", "0:1=iscsi://h/i/0", "--member",
+                               "0:1=iscsi://h/j/0", NULL },
     };
     struct server_opts o;
 
@@ -102,6 +112,24 @@ static void test_errors(void **state)
         assert_int_equal(parse(&o, cases[i]), -EINVAL);
         assert_true(strlen(err) > 0);
     }
+}
+
+/* --member: external LUNs by (I/O node, member); the others stay NULL. */
+static void test_members(void **state)
+{
+    static const char *const args[] = { "--data", "/d", "--io-nodes", "2", "--targets-per-io",
+                                         "4", "--member", "1:3=iscsi://127.0.0.1:3260/iqn.x:t/1",
+                                         "--member", "0:0=iscsi://h/i/0", NULL };
+    struct server_opts o;
+
+    (void)state;
+    assert_int_equal(parse(&o, args), 0);
+    assert_int_equal(o.next, 2);
+    assert_string_equal(server_member_url(&o, 1, 3), "iscsi://127.0.0.1:3260/iqn.x:t/1");
+    assert_string_equal(server_member_url(&o, 0, 0), "iscsi://h/i/0");
+    assert_null(server_member_url(&o, 0, 3));
+    assert_null(server_member_url(&o, 1, 0));
+    assert_non_null(strstr(server_usage(), "--member IO:K=URL"));
 }
 
 static void test_help(void **state)
@@ -122,6 +150,7 @@ int main(void)
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_all_options),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_members),
         cmocka_unit_test(test_help),
     };
 

@@ -51,7 +51,10 @@ static int usage(void)
           "  shutdown          sync and stop the whole cluster\n"
           "  scrub             verify parity/mirrors of every I/O node's volume;\n"
           "                    exit status 1 when any stripe disagrees\n"
-          "  rebuild IO MEMBER rebuild member MEMBER of I/O node IO's volume\n"
+          "  rebuild IO MEMBER [URL]\n"
+          "                    rebuild member MEMBER of I/O node IO's volume: onto the\n"
+          "                    same LUN, or onto the replacement LUN URL\n"
+          "                    (iscsi://HOST[:PORT]/IQN/LUN, at least a member's size)\n"
           "  ls PATH           list a directory\n"
           "  mkdir PATH        make a directory (and missing parents)\n"
           "  rm PATH           remove a file (with its datafiles) or an empty directory\n"
@@ -588,29 +591,38 @@ static int parse_index(const char *text, uint32_t *out)
     return 0;
 }
 
-static int cmd_rebuild(struct ctl *ctl, const char *io_text, const char *member_text)
+static int cmd_rebuild(struct ctl *ctl, const char *io_text, const char *member_text,
+                       const char *url)
 {
     struct ipvfs_rebuild_req req = { 0 };
     const struct ipvfs_map_rank *r;
     struct reply rep;
     char err[512], buf[640];
+    size_t url_len = url ? strlen(url) : 0;
     uint32_t io;
     int fd, rc;
 
     if (parse_index(io_text, &io) < 0 || parse_index(member_text, &req.member) < 0)
         return usage();
+    if (url_len > IPVFS_MAX_URL)
+        return fail("rebuild: URL longer than %u bytes", IPVFS_MAX_URL);
+    if (url && strncmp(url, "iscsi://", 8) != 0)
+        return fail("rebuild: '%s' is not iscsi://HOST[:PORT]/IQN/LUN", url);
     if (!(r = ipvfs_map_io_node(&ctl->map, io)))
         return fail("rebuild: no I/O node %u (the cluster has %u)", io, ctl->map.nio);
     if ((fd = open_rank(ctl, r->rank, err, sizeof(err))) < 0)
         return fail("cannot reach I/O node %u: %s", io, err);
-    rc = call(ctl, fd, IPVFS_OP_REBUILD, 0, &req, sizeof(req), NULL, 0, reach_left(ctl), &rep);
+    req.url_len = (uint32_t)url_len;
+    rc = call(ctl, fd, IPVFS_OP_REBUILD, 0, &req, sizeof(req), url, url_len, reach_left(ctl),
+              &rep);
     close(fd);
     if (rc < 0)
         return fail("rebuild: no reply from I/O node %u: %s", io, strerror(-rc));
     rc = rep.status ? fail("rebuild: %s", why(&rep, buf, sizeof(buf))) : 0;
     free(rep.body);
     if (rc == 0)
-        printf("I/O node %u: rebuilding member %u (see status)\n", io, req.member);
+        printf("I/O node %u: rebuilding member %u%s%s (see status)\n", io, req.member,
+               url ? " onto " : "", url ? url : "");
     return rc;
 }
 
@@ -820,8 +832,8 @@ static int run(struct ctl *ctl, int argc, char **argv)
         return cmd_shutdown(ctl);
     if (strcmp(cmd, "scrub") == 0 && argc == 1)
         return cmd_scrub(ctl);
-    if (strcmp(cmd, "rebuild") == 0 && argc == 3)
-        return cmd_rebuild(ctl, argv[1], argv[2]);
+    if (strcmp(cmd, "rebuild") == 0 && (argc == 3 || argc == 4))
+        return cmd_rebuild(ctl, argv[1], argv[2], argc == 4 ? argv[3] : NULL);
     if (strcmp(cmd, "gc") == 0 && argc == 1)
         return cmd_gc(ctl);
     if (argc != 2)

@@ -263,19 +263,51 @@ static void handle_scrub(struct conn *c, const struct ipvfs_hdr *hdr, const uint
     }
 }
 
+/* REBUILD with a URL: the replacement must log in and hold a member. */
+static int check_replacement(struct conn *c, struct server *srv, const char *url)
+{
+    struct iraid_probe pr;
+    int rc;
+
+    if (server_check_iscsi_url(url) < 0) {
+        conn_reply_err(c, EINVAL, "'%s' is not iscsi://HOST[:PORT]/IQN/LUN", url);
+        return -EINVAL;
+    }
+    if ((rc = iraid_probe_member(srv->vol, url, &pr)) < 0) {
+        conn_reply_err(c, -rc, "cannot log in to %s or read its capacity: %s", url,
+                       strerror(-rc));
+        return rc;
+    }
+    if (!pr.fits) {
+        conn_reply_err(c, ENOSPC,
+                       "%s holds %llu bytes in %u-byte blocks; a member needs %llu bytes in "
+                       "%u-byte blocks", url, (unsigned long long)pr.bytes, pr.block_size,
+                       (unsigned long long)pr.need_bytes, pr.need_block_size);
+        return -ENOSPC;
+    }
+    return 0;
+}
+
 static void handle_rebuild(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body)
 {
     struct server *srv = conn_server(c);
     struct ipvfs_rebuild_req req;
     struct iraid_status st;
+    char url[IPVFS_MAX_URL + 1];
     int rc;
 
-    if (hdr->body_len != sizeof(req)) {
-        conn_reply_err(c, EINVAL, "REBUILD body is %llu bytes, not %zu",
+    if (hdr->body_len < sizeof(req)) {
+        conn_reply_err(c, EINVAL, "REBUILD body is %llu bytes, less than %zu",
                        (unsigned long long)hdr->body_len, sizeof(req));
         return;
     }
     memcpy(&req, body, sizeof(req));
+    if (req.url_len > IPVFS_MAX_URL || hdr->body_len != sizeof(req) + req.url_len) {
+        conn_reply_err(c, EINVAL, "REBUILD body of %llu bytes disagrees with a %u-byte URL "
+                       "(at most %u)", (unsigned long long)hdr->body_len, req.url_len,
+                       IPVFS_MAX_URL);
+        return;
+    }
     if (srv->state != IPVFS_STATE_SERVING || !srv->vol || iraid_get_status(srv->vol, &st) < 0) {
         conn_reply_err(c, EAGAIN, "I/O node %u is not serving", srv->io_index);
         return;
@@ -285,14 +317,23 @@ static void handle_rebuild(struct conn *c, const struct ipvfs_hdr *hdr, const ui
                        st.nmembers - 1);
         return;
     }
-    if ((rc = iraid_replace_member(srv->vol, req.member, st.member[req.member].url)) < 0) {
+    memcpy(url, body + sizeof(req), req.url_len);
+    url[req.url_len] = '\0';
+    if (req.url_len == 0)
+        snprintf(url, sizeof(url), "%s", st.member[req.member].url);
+    else if (strlen(url) != req.url_len) {
+        conn_reply_err(c, EINVAL, "the URL holds a NUL byte");
+        return;
+    } else if (check_replacement(c, srv, url) < 0)
+        return;
+    if ((rc = iraid_replace_member(srv->vol, req.member, url)) < 0) {
         conn_reply_err(c, -rc, "cannot rebuild member %u: %s", req.member,
                        rc == -EOPNOTSUPP ? "RAID-0 has no redundancy to rebuild from"
                        : rc == -EBUSY    ? "another member is missing or still rebuilding"
                                          : strerror(-rc));
         return;
     }
-    log_info("rebuild of member %u requested", req.member);
+    log_info("rebuild of member %u requested onto %s", req.member, url);
     conn_reply(c, 0, NULL, 0);
 }
 

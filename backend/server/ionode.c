@@ -75,10 +75,17 @@ int ionode_open(struct server *srv)
 
     for (uint32_t k = 0; k < nt; k++) {
         const struct ipvfs_map_rank *t = &srv->map.ranks[first + k];
+        const char *ext = server_member_url(&srv->opts, srv->io_index, k);
         char iqn[256];
+        url_ptrs[k] = urls[k];
+        if (ext) {
+            /* --member: the target rank of this slot stays a spare */
+            snprintf(urls[k], sizeof(urls[k]), "%s", ext);
+            log_info("member %u is external: %s (rank %u is a spare)", k, ext, first + k);
+            continue;
+        }
         server_target_iqn(srv, srv->io_index, k, iqn, sizeof(iqn));
         snprintf(urls[k], sizeof(urls[k]), "iscsi://%s:%u/%s/0", t->host, t->iscsi_port, iqn);
-        url_ptrs[k] = urls[k];
         if (t->iscsi_port == 0) {
             log_error("target %u of this I/O node (rank %u) did not start", k, first + k);
             return -EHOSTDOWN;
@@ -124,13 +131,23 @@ close_volume:
     return rc;
 }
 
+/* Runs outside the volume's callbacks (a timer, or the end of main): the
+ * store's final sync and the clean mark run the loop until they are done. */
 void ionode_close(struct server *srv)
 {
+    int rc;
+
     if (srv->ds) {
         dfstore_close(srv->ds);
         srv->ds = NULL;
     }
     if (srv->vol) {
+        /* Clears the write-intent bits of the last second's writes too, so
+         * that the next start finds the volume clean even if a member is
+         * missing then (a dirty degraded RAID-5 volume would be refused). */
+        if ((rc = iraid_mark_clean_sync(srv->vol)) < 0)
+            log_warn("I/O node %u: volume not marked clean (%s): the next start resyncs "
+                     "the regions written last", srv->io_index, strerror(-rc));
         iraid_close(srv->vol);
         srv->vol = NULL;
     }

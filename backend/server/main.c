@@ -251,13 +251,15 @@ struct rank_rec {
 
 /* I/O node: its volume is brand new when every one of its targets has just
  * created its LUN file (zeros: parity and mirrors agree); iraid still
- * checks that no member holds a superblock before it skips the resync. */
+ * checks that no member holds a superblock before it skips the resync.  An
+ * external member (--member) may hold anything: never fresh then. */
 static int volume_is_fresh(const struct server *srv, const struct rank_rec *all)
 {
     uint32_t first = srv->io_index * (1 + srv->opts.nt) + 1;
 
     for (uint32_t k = 0; k < srv->opts.nt; k++)
-        if (!(all[first + k].flags & REC_NEW_LUN))
+        if (!(all[first + k].flags & REC_NEW_LUN) ||
+            server_member_url(&srv->opts, srv->io_index, k))
             return 0;
     return 1;
 }

@@ -12,7 +12,7 @@
 
 enum { OPT_IO_NODES = 256, OPT_TARGETS, OPT_RAID, OPT_DATA, OPT_TARGET_SIZE, OPT_LISTEN,
        OPT_MAP, OPT_STRIPE_UNIT, OPT_CHUNK_SIZE, OPT_NO_BIND, OPT_DIRTY_DEGRADED,
-       OPT_HELP };
+       OPT_MEMBER, OPT_HELP };
 
 static const struct option long_opts[] = {
     { "io-nodes", required_argument, NULL, OPT_IO_NODES },
@@ -26,6 +26,7 @@ static const struct option long_opts[] = {
     { "chunk-size", required_argument, NULL, OPT_CHUNK_SIZE },
     { "no-bind", no_argument, NULL, OPT_NO_BIND },
     { "start-dirty-degraded", no_argument, NULL, OPT_DIRTY_DEGRADED },
+    { "member", required_argument, NULL, OPT_MEMBER },
     { "help", no_argument, NULL, OPT_HELP },
     { NULL, 0, NULL, 0 },
 };
@@ -48,6 +49,12 @@ const char *server_usage(void)
            "  --start-dirty-degraded  open a RAID-5 volume that crashed mid-write while a\n"
            "                        target is missing; data of that target in the regions\n"
            "                        being written may be wrong (refused without it)\n"
+           "  --member IO:K=URL     member K of I/O node IO's volume is the external iSCSI\n"
+           "                        LUN URL (iscsi://HOST[:PORT]/IQN/LUN, e.g. tgtd)\n"
+           "                        instead of its target rank's LUN; repeatable.  N is\n"
+           "                        unchanged: that target rank still runs and serves its\n"
+           "                        LUN as an unused spare.  A volume with an external\n"
+           "                        member is resynced entirely on its first start\n"
            "  --help                print this text\n"
            "SIZE takes a K, M, G or T suffix (powers of 1024).\n";
 }
@@ -139,6 +146,79 @@ static int copy_string(const char *name, const char *text, char *dst, size_t dst
     return 0;
 }
 
+int server_check_iscsi_url(const char *url)
+{
+    const char *host = url + 8, *iqn, *lun;
+    char *end;
+    unsigned long v;
+
+    if (strncmp(url, "iscsi://", 8) != 0 || !(iqn = strchr(host, '/')) || iqn == host ||
+        !(lun = strchr(iqn + 1, '/')) || lun == iqn + 1)
+        return -EINVAL;
+    lun++;
+    errno = 0;
+    v = strtoul(lun, &end, 10);
+    if (!isdigit((unsigned char)lun[0]) || *end != '\0' || errno == ERANGE || v > 255)
+        return -EINVAL;
+    return 0;
+}
+
+const char *server_member_url(const struct server_opts *o, uint32_t io, uint32_t k)
+{
+    for (uint32_t i = 0; i < o->next; i++)
+        if (o->ext[i].io == io && o->ext[i].k == k)
+            return o->ext[i].url;
+    return NULL;
+}
+
+/* --member IO:K=URL; IO and K are checked against NIO and NT once every
+ * option is read (check_members). */
+static int parse_member(const char *arg, struct server_opts *o, char *err, size_t errlen)
+{
+    struct server_member *m;
+    unsigned long io, k;
+    const char *url;
+    char *end;
+
+    if (o->next == SERVER_MAX_EXTERNAL)
+        return fail(err, errlen, "--member: at most %u external members", SERVER_MAX_EXTERNAL);
+    m = &o->ext[o->next];
+    errno = 0;
+    io = strtoul(arg, &end, 10);
+    if (!isdigit((unsigned char)arg[0]) || *end != ':' || errno == ERANGE || io > UINT32_MAX)
+        return fail(err, errlen, "--member: '%s' is not IO:K=URL", arg);
+    url = end + 1;
+    k = strtoul(url, &end, 10);
+    if (!isdigit((unsigned char)url[0]) || *end != '=' || errno == ERANGE || k > UINT32_MAX)
+        return fail(err, errlen, "--member: '%s' is not IO:K=URL", arg);
+    url = end + 1;
+    if (strlen(url) >= sizeof(m->url))
+        return fail(err, errlen, "--member: URL longer than %zu bytes", sizeof(m->url) - 1);
+    if (server_check_iscsi_url(url) < 0)
+        return fail(err, errlen, "--member: '%s' is not iscsi://HOST[:PORT]/IQN/LUN (LUN 0-255)",
+                    url);
+    if (server_member_url(o, (uint32_t)io, (uint32_t)k))
+        return fail(err, errlen, "--member: member %lu of I/O node %lu given twice", k, io);
+    m->io = (uint32_t)io;
+    m->k = (uint32_t)k;
+    strcpy(m->url, url);
+    o->next++;
+    return 0;
+}
+
+static int check_members(const struct server_opts *o, char *err, size_t errlen)
+{
+    for (uint32_t i = 0; i < o->next; i++) {
+        if (o->ext[i].io >= o->nio)
+            return fail(err, errlen, "--member %u:%u: no I/O node %u (--io-nodes is %u)",
+                        o->ext[i].io, o->ext[i].k, o->ext[i].io, o->nio);
+        if (o->ext[i].k >= o->nt)
+            return fail(err, errlen, "--member %u:%u: no member %u (--targets-per-io is %u)",
+                        o->ext[i].io, o->ext[i].k, o->ext[i].k, o->nt);
+    }
+    return 0;
+}
+
 static int apply_opt(int c, const char *arg, struct server_opts *o, char *err, size_t errlen)
 {
     uint32_t raid;
@@ -175,6 +255,8 @@ static int apply_opt(int c, const char *arg, struct server_opts *o, char *err, s
     case OPT_DIRTY_DEGRADED:
         o->start_dirty_degraded = 1;
         return 0;
+    case OPT_MEMBER:
+        return parse_member(arg, o, err, errlen);
     case OPT_HELP:
         o->help = 1;
         return 0;
@@ -234,7 +316,7 @@ int server_opts_parse(int argc, char **argv, struct server_opts *out, char *err,
         return 0;
     if (out->data_dir[0] == '\0')
         return fail(err, errlen, "--data DIR is required (try --help)");
-    if ((rc = decide_raid(out, err, errlen)) < 0)
+    if ((rc = decide_raid(out, err, errlen)) < 0 || (rc = check_members(out, err, errlen)) < 0)
         return rc;
     if (out->map_path[0] == '\0')
         snprintf(out->map_path, sizeof(out->map_path), "%s/ipvfs.map", out->data_dir);

@@ -12,6 +12,18 @@
 
 #define SERVER_DEFAULT_TARGET_SIZE (4ull << 30)
 #define SERVER_MAX_STRIPE_UNIT     (1ull << 30)
+#define SERVER_MAX_EXTERNAL        16   /* --member options */
+#define SERVER_MEMBER_URL_MAX      256  /* bytes with the NUL (member status) */
+
+/* --member IO:K=URL: member K of I/O node IO's volume is the external iSCSI
+ * LUN at URL instead of the LUN of its target rank.  The rank count stays
+ * NIO * (1 + NT): the target rank of that slot still starts and serves its
+ * own LUN, unused by the volume (a spare: `ipvfs-ctl rebuild IO K URL` can
+ * take it). */
+struct server_member {
+    uint32_t io, k;
+    char url[SERVER_MEMBER_URL_MAX];
+};
 
 struct server_opts {
     uint32_t nio;            /* --io-nodes */
@@ -26,6 +38,8 @@ struct server_opts {
     int no_bind;             /* --no-bind */
     int start_dirty_degraded; /* --start-dirty-degraded: see struct iraid_config */
     int help;                /* --help: print usage, start nothing */
+    struct server_member ext[SERVER_MAX_EXTERNAL]; /* --member, in the given order */
+    uint32_t next;
 };
 
 /* Parses argv into *out.  Returns 0, or -EINVAL with a one-line message in
@@ -37,6 +51,13 @@ int server_opts_parse(int argc, char **argv, struct server_opts *out, char *err,
  * of 1024, optional "B" or "iB").  Returns 0 or -EINVAL (junk, zero not
  * allowed by the caller is checked there) or -ERANGE (overflow). */
 int server_parse_size(const char *text, uint64_t *out);
+
+/* URL of member k of I/O node io when --member made it external, else NULL. */
+const char *server_member_url(const struct server_opts *o, uint32_t io, uint32_t k);
+
+/* Whether url has the shape iscsi://HOST[:PORT]/IQN/LUN (LUN 0 to 255);
+ * reachability is for the login to tell. */
+int server_check_iscsi_url(const char *url);
 
 /* The usage text printed by --help. */
 const char *server_usage(void);

@@ -1,0 +1,168 @@
+#!/bin/bash
+# timeout: 300
+# A RAID-5 server job (1 I/O node x 4 members) whose member 3 is an
+# external tgtd LUN (--member 0:3=URL; target rank 4 runs as a spare):
+#  1. tgtd is killed with kill -9 during a write stream through ipvfs:
+#     (real mpiexec): the writes go on degraded, none fails, every synced
+#     file reads back byte-exact, status shows member 3 down.
+#  2. One more file is written and the cluster is shut down cleanly at
+#     once (within the write-intent bits' linger), still degraded: the next
+#     start, tgtd still dead, must open the volume without
+#     --start-dirty-degraded (the clean close cleared the bits) and every
+#     file is intact.
+#  3. tgtd comes back on the same portal and backing file: reconnect,
+#     rebuild (status shows it up), scrub 0 mismatches, files intact.
+#  4. `ipvfs-ctl rebuild 0 3 URL`: a malformed URL and a LUN smaller than a
+#     member are refused with a clear error (member 3 stays up); a LUN of
+#     the right size is taken, rebuilt, scrubbed clean, files intact.
+#  5. That LUN's backing file is cut short under tgtd (reads past it fail
+#     with a medium error, the target still answers): every file still
+#     reads back byte-exact, served from the other members, and the I/O
+#     node logs each stripe read it served around member 3.
+set -u
+. "$IPVFS_SRCDIR/test/lib.sh"
+. "$IPVFS_SRCDIR/test/mpi/e2e_lib.sh"
+. "$IPVFS_SRCDIR/benchmarks/iraid-targets.sh"
+e2e_require
+command -v tgtd >/dev/null && command -v tgtadm >/dev/null || { echo "skip: tgtd not installed"; exit 77; }
+export E2E_NP=2
+tdir=$(mktemp -d /tmp/ipvfs-tgtd.XXXXXX) || ipvfs_fail "mktemp"
+writer_pid=
+ipvfs_test_cleanup() {
+    [ -n "$writer_pid" ] && kill -9 -- "-$writer_pid" 2>/dev/null
+    writer_pid=
+    iraid_targets_stop
+    rm -rf "$tdir"
+}
+
+status_check() {
+    ipvfs-ctl status --json >"$IPVFS_CLUSTER_DIR/status.json"
+    python3 - "$IPVFS_CLUSTER_DIR/status.json" "$1" <<'PYEOF'
+import json, sys
+st = json.load(open(sys.argv[1]))
+r0 = st["ranks"][0]
+vol = r0["volume"]
+exec(sys.argv[2])
+PYEOF
+}
+
+wait_status() {
+    local limit=$1 cond=$2 i
+    for ((i = 0; i < limit * 5; i++)); do
+        status_check "$cond" 2>/dev/null && return 0
+        sleep 0.2
+    done
+    status_check "$cond"
+}
+
+writer() {
+    local n
+    for ((n = 1; ; n++)); do
+        if e2e_run 60 e2e_persist write "ipvfs:/x/$n" "$n" >/dev/null 2>&1; then
+            echo "$n" >>"$IPVFS_CLUSTER_DIR/synced"
+        else
+            echo "$n" >>"$IPVFS_CLUSTER_DIR/failed"
+        fi
+    done
+}
+synced_count() { [ -f "$IPVFS_CLUSTER_DIR/synced" ] && wc -l <"$IPVFS_CLUSTER_DIR/synced" || echo 0; }
+wait_synced() {
+    local want=$1 i
+    for ((i = 0; i < 600; i++)); do
+        [ "$(synced_count)" -ge "$want" ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+verify_synced() {
+    local n
+    while read -r n; do
+        e2e_run 60 e2e_persist verify "ipvfs:/x/$n" "$n" >/dev/null || ipvfs_fail "/x/$n differs ($1)"
+    done <"$IPVFS_CLUSTER_DIR/synced"
+}
+scrub_clean() {
+    local out
+    out=$(ipvfs-ctl scrub) || ipvfs_fail "scrub ($1): $out"
+    [ "$out" = "I/O node 0: 0 mismatches, 0 stripes skipped" ] || ipvfs_fail "scrub ($1) said: $out"
+}
+
+iraid_targets_start "$tdir" 1 64 || ipvfs_fail "cannot start tgtd"
+ext=${IRAID_URLS[0]}
+ipvfs_start_cluster 1 4 --target-size 64M --no-bind --member "0:3=$ext"
+log=$IPVFS_CLUSTER_DIR/server.log
+status_check "assert vol['members'][3]['url'] == '$ext' and vol['missing'] == 0, vol" ||
+    ipvfs_fail "member 3 is not the tgtd LUN"
+
+# --- 1. kill -9 tgtd during a write stream
+set -m
+writer &
+writer_pid=$!
+set +m
+wait_synced 2 || ipvfs_fail "the writer synced nothing within 60 s"
+iraid_target_kill 0
+echo "killed tgtd after $(synced_count) synced files"
+before=$(synced_count)
+wait_synced $((before + 3)) || ipvfs_fail "the writes did not go on after the kill"
+kill -9 -- "-$writer_pid" 2>/dev/null
+wait "$writer_pid" 2>/dev/null
+writer_pid=
+[ ! -s "$IPVFS_CLUSTER_DIR/failed" ] || ipvfs_fail "writes failed: $(tr '\n' ' ' <"$IPVFS_CLUSTER_DIR/failed")"
+status_check '
+assert r0["state"] == "degraded", r0
+assert vol["missing"] == 1 and vol["members"][3]["state"] in ("down", "reconnecting"), vol' ||
+    ipvfs_fail "status does not show member 3 down"
+verify_synced degraded
+echo "$(synced_count) files written and read back degraded"
+
+# --- 2. clean shutdown right after a degraded write; restart still degraded
+n=$(($(synced_count) + 100))
+e2e_run 60 e2e_persist write "ipvfs:/x/$n" "$n" >/dev/null || ipvfs_fail "writing /x/$n"
+echo "$n" >>"$IPVFS_CLUSTER_DIR/synced"
+ipvfs_restart_cluster
+grep -q "refusing to start" "$log" && ipvfs_fail "the restart complained of a dirty volume"
+status_check '
+assert r0["state"] == "degraded" and vol["dirty_regions"] == 0, vol' ||
+    ipvfs_fail "restart: not degraded, or dirty regions"
+verify_synced "after a clean degraded restart"
+echo "clean shutdown while degraded: restarted without --start-dirty-degraded, files intact"
+
+# --- 3. tgtd back on the same portal and backing file
+iraid_target_restart 0 || ipvfs_fail "cannot restart tgtd"
+wait_status 120 'assert r0["state"] == "serving" and vol["missing"] == 0, vol' ||
+    ipvfs_fail "member 3 was not rebuilt within 120 s"
+grep -q "member 3 .*rebuilding -> up" "$log" || ipvfs_fail "no rebuild completion in the log"
+scrub_clean "after the rebuild onto tgtd"
+verify_synced "rebuilt onto tgtd"
+echo "rebuilt onto the restarted tgtd; scrub clean; files intact"
+
+# --- 4. replacement LUNs
+out=$(ipvfs-ctl rebuild 0 3 "iscsi://127.0.0.1/nolun" 2>&1) && ipvfs_fail "a malformed URL was taken"
+grep -q "is not iscsi://" <<<"$out" || ipvfs_fail "malformed URL: unclear error: $out"
+iraid_tgtd_one "$tdir" 1 8 || ipvfs_fail "cannot start the small tgtd"
+out=$(ipvfs-ctl rebuild 0 3 "${IRAID_URLS[1]}" 2>&1) && ipvfs_fail "an 8 MiB LUN was taken"
+grep -q "a member needs [0-9]* bytes" <<<"$out" || ipvfs_fail "small LUN: unclear error: $out"
+echo "refused: $out"
+status_check "assert vol['missing'] == 0 and vol['members'][3]['url'] == '$ext', vol" ||
+    ipvfs_fail "a refused replacement changed the volume"
+iraid_tgtd_one "$tdir" 2 64 || ipvfs_fail "cannot start the replacement tgtd"
+repl=${IRAID_URLS[2]}
+ipvfs-ctl rebuild 0 3 "$repl" || ipvfs_fail "rebuild onto $repl"
+wait_status 120 "assert vol['missing'] == 0 and vol['members'][3]['url'] == '$repl', vol" ||
+    ipvfs_fail "the replacement was not rebuilt within 120 s"
+scrub_clean "after the rebuild onto the replacement"
+verify_synced "rebuilt onto the replacement"
+echo "rebuilt onto a replacement LUN; scrub clean; files intact"
+
+# --- 5. read errors of a live member: the replacement's backing file is cut
+# to its metadata area under tgtd, which then fails every read past it
+# with a MEDIUM ERROR while still answering (the member stays up)
+ipvfs_stop_cluster
+truncate -s 64K "${IRAID_FILES[2]}" || ipvfs_fail "truncate"
+ipvfs_start_cluster 1 4 --target-size 64M --no-bind --member "0:3=$repl"
+verify_synced "member 3 failing reads"
+repairs=$(grep -c "member 3 (.*) failed a read" "$log")
+[ "$repairs" -gt 0 ] || ipvfs_fail "no read was served around member 3's read errors"
+status_check 'assert vol["missing"] == 0, vol' || ipvfs_fail "member 3 did not stay up"
+echo "$repairs stripe reads served around member 3's medium errors; files intact"
+ipvfs_stop_cluster
+echo "t_raid_tgtd: ok"

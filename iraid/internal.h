@@ -69,6 +69,7 @@ struct iraid_part {
     uint64_t len;                  /* bytes */
     struct scsi_iovec *iov;
     int niov, iov_cap;
+    int ua_retries;                /* sent again after UNIT ATTENTION */
 };
 
 struct iraid_req {

@@ -538,13 +538,44 @@ static void req_round_done(struct iraid_req *req)
     req_finish(req);
 }
 
+#define PART_UA_RETRIES 3
+
+static struct scsi_task *part_queue(struct iraid_part *p);
+
+/* A UNIT ATTENTION (the target was reset or restarted, its capacity or
+ * mode changed...) reports an event to this initiator instead of running
+ * the command: send the command again, a few times at most.  Returns 1
+ * when it was sent again (its callback comes later). */
+static int part_retry_unit_attention(struct iraid_part *p, int status)
+{
+    struct scsi_task *old = p->task;
+
+    if (status != SCSI_STATUS_CHECK_CONDITION || !old ||
+        old->sense.key != SCSI_SENSE_UNIT_ATTENTION || p->ua_retries >= PART_UA_RETRIES ||
+        p->req->vol->closing || !p->m->iscsi)
+        return 0;
+    log_info("iraid: %s: unit attention (ascq 0x%04x), sending the command again", p->m->url,
+             old->sense.ascq);
+    p->ua_retries++;
+    p->task = part_queue(p);
+    if (!p->task) {
+        p->task = old;   /* not queued: the caller fails the part with this status */
+        return 0;
+    }
+    scsi_free_scsi_task(old);
+    return 1;
+}
+
 static void part_done(struct iscsi_context *iscsi, int status, void *command_data, void *priv)
 {
     struct iraid_part *p = priv;
     struct iraid_req *req = p->req;
     static const char *const what[] = { "read", "write", "flush" };
-    int rc = member_errno(p->m, what[p->op], status, p->task,
-                          (p->member_off) / p->m->block_size);
+    int rc;
+
+    if (part_retry_unit_attention(p, status))
+        return;
+    rc = member_errno(p->m, what[p->op], status, p->task, (p->member_off) / p->m->block_size);
 
     scsi_free_scsi_task(p->task);
     p->task = NULL;

@@ -178,7 +178,6 @@ struct blk_io {
     uint8_t *edge;                   /* head/tail sectors for one piece */
     struct iovec iov[3];
     int niov;
-    struct iovec *giov;              /* gather: pieces and zero gaps */
 };
 
 struct piece {
@@ -210,6 +209,9 @@ struct df_op {
     struct blk_io *ios;
     uint32_t nios;
     uint64_t new_end;                /* write: end of the furthest byte */
+    struct iovec *wiov;              /* write: the volume write being built */
+    int wn, wcap;
+    uint64_t woff, wend;             /* its volume range */
     uint64_t need_gen;               /* sync: commit round to wait for */
 };
 
@@ -421,8 +423,8 @@ static void op_free(struct df_op *op)
         for (uint32_t i = 0; i < op->nios; i++) {
             free(op->ios[i].buf);
             free(op->ios[i].edge);
-            free(op->ios[i].giov);
         }
+    free(op->wiov);
     free(op->ios);
     free(op->pieces);
     free(op);
@@ -781,6 +783,39 @@ static int io_build(struct dfstore *ds, struct blk_io *io, uint64_t *out_off)
     return 0;
 }
 
+/* Volume writes of one op that continue each other go out as one: a
+ * tile row crossing from one block into the next (blocks of a datafile
+ * mostly lie in a row on the volume) is then one iSCSI command, not two.
+ * wb_add appends a write (iraid copies the vectors, so the batch array is
+ * reused); wb_flush sends what is batched. */
+static void wb_flush(struct df_op *op)
+{
+    if (op->wn > 0)
+        op_io(op, 1, op->woff, op->wiov, op->wn);
+    op->wn = 0;
+}
+
+static int wb_add(struct df_op *op, uint64_t off, const struct iovec *iov, int n)
+{
+    if (op->wn > 0 && (off != op->wend || op->wn + n > GATHER_MAX_IOV))
+        wb_flush(op);
+    if (op->wn + n > op->wcap) {
+        int cap = op->wn + n > 2 * op->wcap ? op->wn + n : 2 * op->wcap;
+        struct iovec *a = realloc(op->wiov, (size_t)cap * sizeof(*a));
+        if (!a)
+            return -ENOMEM;
+        op->wiov = a;
+        op->wcap = cap;
+    }
+    if (op->wn == 0)
+        op->woff = op->wend = off;
+    for (int i = 0; i < n; i++) {
+        op->wiov[op->wn++] = iov[i];
+        op->wend += iov[i].iov_len;
+    }
+    return 0;
+}
+
 /* Writes a gathered block (see can_gather): a new one whole in one
  * volume write, zeros in its gaps; an existing one in one write per run of
  * adjacent pieces, the gaps left as they are. */
@@ -789,16 +824,16 @@ static int gather_issue(struct df_op *op, struct blk_io *io)
     const struct piece *pcs = &op->pieces[io->first];
     uint64_t base = io->vblock * DFSTORE_BLOCK;
     uint32_t pos = 0, start = 0;
-    int n = 0, run = 0;
+    int n = 0, run = 0, rc = 0;
     struct iovec *iov = malloc((2 * (size_t)io->npieces + 1) * sizeof(*iov));
 
-    if (!(io->giov = iov))
+    if (!iov)
         return -ENOMEM;
-    for (uint32_t i = 0; i < io->npieces; i++) {
+    for (uint32_t i = 0; i < io->npieces && rc == 0; i++) {
         uint32_t off = pcs[i].in_off;
         if (off > pos && !io->is_new) {
             if (n > run)
-                op_io(op, 1, base + start, iov + run, n - run);
+                rc = wb_add(op, base + start, iov + run, n - run);
             run = n;
             start = off;
         } else if (off > pos) {
@@ -809,8 +844,10 @@ static int gather_issue(struct df_op *op, struct blk_io *io)
     }
     if (io->is_new && pos < DFSTORE_BLOCK)
         iov[n++] = (struct iovec){ op->ds->zeros, DFSTORE_BLOCK - pos };
-    op_io(op, 1, base + start, iov + run, n - run);
-    return 0;
+    if (rc == 0)
+        rc = wb_add(op, base + start, iov + run, n - run);
+    free(iov);
+    return rc;
 }
 
 static void write_issue(struct df_op *op)
@@ -826,12 +863,12 @@ static void write_issue(struct df_op *op)
                 op->status = rc;
             continue;
         }
-        if ((rc = io_build(ds, io, &off)) < 0) {
+        if ((rc = io_build(ds, io, &off)) < 0 || (rc = wb_add(op, off, io->iov, io->niov)) < 0) {
             op->status = rc;
-            return;
+            break;
         }
-        op_io(op, 1, off, io->iov, io->niov);
     }
+    wb_flush(op);
 }
 
 /* ---- operation bodies ---- */

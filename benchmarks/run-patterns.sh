@@ -143,7 +143,8 @@ bench_sched() {
         row '%-8s %10s %12s %12s\n' "${v%-*}" "${v#*-}" "$wr" "$rd"
         echo "${v%-*},${v#*-},$wr,$rd" >>"$csv"
     done
-    plot "set logscale x 2; set xlabel 'schedule block b (bytes)'; set multiplot layout 1,2;
+    plot "set logscale x 2; set format x '%.0b%B'; set key inside top left;
+        set xlabel 'schedule block b (bytes)'; set multiplot layout 1,2;
         set title 'write'; plot for [h in 'first random hash'] '< grep ^'.h.', $csv' u 2:3 w lp t h;
         set title 'read'; plot for [h in 'first random hash'] '< grep ^'.h.', $csv' u 2:4 w lp t h;
         unset multiplot"

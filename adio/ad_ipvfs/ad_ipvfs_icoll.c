@@ -9,13 +9,15 @@
  * a machine where clients and servers share the cores, a core taken from
  * the servers doing that very I/O.  So the request the program gets is our
  * generalized request around ROMIO's, and its poll function naps when it
- * is called back to back with nothing done: MPICH 4's MPI_Wait on a
- * request with a poll function calls that function in a tight loop and
- * never our wait function (MPI_Waitall does), so spinning can only be
- * seen there.  A call that comes within SPIN_GAP of the previous one's
- * return is such a loop (or a program's own MPI_Test loop): it naps first,
- * from 20 us growing to 500 us, as ad_ipvfs_coll.c's waits do; an
- * MPI_Test after a while of computing does one step at once.
+ * is called back to back: MPICH 4's MPI_Wait on a request with a poll
+ * function calls that function in a tight loop and never our wait
+ * function (MPI_Waitall does), so the poll function is the only place a
+ * wait can be made quiet.  A call that comes within SPIN_GAP of the
+ * previous one's return is such a loop (or a program's own MPI_Test loop):
+ * it naps first, from 20 us growing to 500 us, as ad_ipvfs_coll.c's waits
+ * do; an MPI_Test after a while of computing does one step at once.  The
+ * price: a state machine step that could follow at once may wait up to
+ * 500 us.
  * The inner request's status (byte count) and error code come out through
  * query_fn. */
 #include "ad_ipvfs.h"
@@ -99,6 +101,7 @@ static int icoll_step(struct icoll *c)
     return MPI_Grequest_complete(c->outer);
 }
 
+/* MPI_Test, and MPI_Wait's loop: one step, after a nap when looping. */
 static int icoll_poll(void *state, MPI_Status * status)
 {
     struct icoll *c = state;

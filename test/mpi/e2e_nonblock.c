@@ -206,6 +206,7 @@ static void quiet_wait_check(MPI_Request * req, MPI_Count want, const char *what
     check_count(&st, want, what, 0);
     if (e2e_rank == 0)
         return;
+    printf("rank %d: %s: MPI_Wait %.2f s, CPU %.3f s\n", e2e_rank, what, wall, cpu);
     E2E_CHECK(wall > COLL_LATE / 2, "%s: MPI_Wait took only %.2f s: rank 0 was not late", what,
               wall);
     E2E_CHECK(cpu < wall / 10, "%s: %.2f s of CPU in a %.2f s MPI_Wait: the wait spins", what,

@@ -10,8 +10,10 @@
 #   sched  the Clusterfile synthetic experiment: 4 clients each write, then
 #          read, their own contiguous region of one shared file, for every
 #          heuristic (first, random, hash) and schedule block b from 4 KiB
-#          to 4 MiB; 4 I/O nodes (x 1 target).  At 8x8:
-#          BENCH_NP=8 BENCH_NIO=8 BENCH_MIB=32.
+#          to 4 MiB; 4 I/O nodes (x 1 target), 32 MiB per client, so
+#          that even b = 4 MiB makes 2 requests per client per server.
+#          At the paper's 8x8: BENCH_NP=8 BENCH_NIO=8 (BENCH_MIB=64
+#          keeps 2 requests per server at b = 4 MiB).
 #   tile   mpi-tile-io shape (2x2 tiles of 1024x768 elements of 24 bytes,
 #          4 ranks): list I/O versus one request per contiguous piece
 #          (hint ipvfs_listio=disable), for each schedule block b in
@@ -28,9 +30,9 @@
 # Environment: BENCH_OUT (OUTDIR, default BUILDDIR/bench-results),
 # BENCH_NP (ranks, default 4), BENCH_NIO (I/O nodes: sched 4, else 2),
 # BENCH_NT (targets per I/O node, default 1), BENCH_MIB (sched: MiB per
-# rank, default 4), BENCH_BLOCKS (sched: list of b), BENCH_REPS (tile,
+# rank, default 32), BENCH_BLOCKS (sched: list of b), BENCH_REPS (tile,
 # default 2), BENCH_N (btio: cells per side, default 96), BENCH_CB_NODES,
-# BENCH_TRIALS (tile, btio: default 5).  tile and btio run every variant
+# BENCH_TRIALS (sched: default 3, tile and btio: 5).  Each runs every variant
 # once per trial, the variants taking turns, so load from elsewhere hits
 # them alike; every trial goes to OUTDIR/NAME-trials.csv, the table and
 # NAME.csv show the median of the trials.
@@ -88,7 +90,7 @@ row() {
     printf "$@" | tee -a "$table"
 }
 
-trials=${BENCH_TRIALS:-5}
+trials=${BENCH_TRIALS:-$([ "$what" = sched ] && echo 3 || echo 5)}
 raw=$out/$what-trials.csv
 
 # median < numbers, one a line
@@ -112,24 +114,39 @@ plot() {    # plot TITLE XLABEL LOGX? ; reads $csv columns set below
 }
 
 bench_sched() {
-    local mib=${BENCH_MIB:-4} blocks=${BENCH_BLOCKS:-"4096 16384 65536 262144 1048576 4194304"}
-    local s b line wr rd n=0
-    ipvfs_start_cluster "$nio" "$nt"
-    echo "heuristic,block,write_MiBps,read_MiBps" >"$csv"
-    row '%-8s %10s %12s %12s\n' heuristic b write_MiBps read_MiBps
+    local mib=${BENCH_MIB:-32} blocks=${BENCH_BLOCKS:-"4096 16384 65536 262144 1048576 4194304"}
+    local s b t v line wr rd variants=
     for b in $blocks; do
         for s in first random hash; do
-            n=$((n + 1))
-            line=$(run_prog sched "ipvfs:/bench/sched-$n" "$mib" ipvfs_io_schedule=$s \
-                ipvfs_schedule_block=$b) || ipvfs_fail "sched run failed: no row"
+            variants+=" $s-$b"
+        done
+    done
+    ipvfs_start_cluster "$nio" "$nt"
+    echo "trial,variant,write_MiBps,read_MiBps" >"$raw"
+    # One file for all: written once untimed first, so that every timed
+    # run overwrites (a first write allocates blocks and is slower).
+    run_prog sched ipvfs:/bench/sched "$mib" ipvfs_schedule_block=1048576 >/dev/null ||
+        ipvfs_fail "sched warm-up run failed"
+    for t in $(seq "$trials"); do
+        for v in $variants; do
+            line=$(run_prog sched ipvfs:/bench/sched "$mib" ipvfs_io_schedule=${v%-*} \
+                ipvfs_schedule_block=${v#*-}) || ipvfs_fail "sched run failed: no row"
             wr=$(echo "$line" | grep 'op=write' | field MiBps)
             rd=$(echo "$line" | grep 'op=read' | field MiBps)
-            row '%-8s %10s %12s %12s\n' "$s" "$b" "$wr" "$rd"
-            echo "$s,$b,$wr,$rd" >>"$csv"
+            echo "$t,$v,$wr,$rd" >>"$raw"
         done
     done
     ipvfs_stop_cluster
-    plot "set logscale x 2; set xlabel 'schedule block b (bytes)'; set multiplot layout 1,2;
+    echo "heuristic,block,write_MiBps,read_MiBps" >"$csv"
+    row '%-8s %10s %12s %12s   (median of %s trials, %s MiB per client)\n' heuristic b \
+        write_MiBps read_MiBps "$trials" "$mib"
+    for v in $variants; do
+        read -r wr rd < <(medians "$v")
+        row '%-8s %10s %12s %12s\n' "${v%-*}" "${v#*-}" "$wr" "$rd"
+        echo "${v%-*},${v#*-},$wr,$rd" >>"$csv"
+    done
+    plot "set logscale x 2; set format x '%.0b%B'; set key inside top left;
+        set xlabel 'schedule block b (bytes)'; set multiplot layout 1,2;
         set title 'write'; plot for [h in 'first random hash'] '< grep ^'.h.', $csv' u 2:3 w lp t h;
         set title 'read'; plot for [h in 'first random hash'] '< grep ^'.h.', $csv' u 2:4 w lp t h;
         unset multiplot"

@@ -5,7 +5,9 @@
 # with byte counts in the statuses; an iwrite returns before its data is on
 # the servers (they are stopped while it is posted) and MPI_Test alone
 # completes one; with stopped servers and a short IPVFS_TIMEOUT_MS the
-# error surfaces in MPI_Wait with the time-limit message.
+# error surfaces in MPI_Wait with the time-limit message; ranks waiting
+# in MPI_Wait for a nonblocking collective that a late rank holds up nap
+# (CPU time well under wall time) and get the right data and counts.
 set -u
 . "$IPVFS_SRCDIR/test/lib.sh"
 . "$IPVFS_SRCDIR/test/mpi/e2e_lib.sh"
@@ -20,6 +22,8 @@ ipvfs_test_cleanup() {
 
 ipvfs_start_cluster 2 1
 e2e_run 90 e2e_nonblock exact ipvfs:/nb/exact || ipvfs_fail "nonblocking byte-exact run failed"
+E2E_NP=2 e2e_run 90 e2e_nonblock collwait ipvfs:/nb/collwait ||
+    ipvfs_fail "nonblocking collectives: spinning wait or wrong data"
 
 # every server rank: stopping them all leaves nothing to answer
 pids=$(awk '$1 == "rank" { print $9 }' "$IPVFS_MAP" | tr '\n' ' ')

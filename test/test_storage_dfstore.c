@@ -304,6 +304,23 @@ static void basic(int argc, char **argv)
     if (do_write(1, lst, 4, 6) < 0)           /* into existing blocks: RMW */
         FAIL("list write into existing blocks");
     check_all();
+    /* list I/O, pieces in order: into a new block at odd offsets (written
+     * whole from the request, zeros in the gaps), then into that existing
+     * block sector-aligned (written run by run, the gaps keep old bytes;
+     * two adjacent pieces make one run) and one crossing into the next */
+    lst[0] = (struct ipvfs_pair){ 12 * B + 5, 100 };
+    lst[1] = (struct ipvfs_pair){ 12 * B + 300, 1000 };
+    lst[2] = (struct ipvfs_pair){ 12 * B + 5000, 20 };
+    if (do_write(2, lst, 3, 10) < 0)
+        FAIL("ordered list write into a new block");
+    check_all();
+    lst[0] = (struct ipvfs_pair){ 12 * B + 512, 1024 };
+    lst[1] = (struct ipvfs_pair){ 12 * B + 4096, 512 };
+    lst[2] = (struct ipvfs_pair){ 12 * B + 4608, 1024 };
+    lst[3] = (struct ipvfs_pair){ 13 * B - 1024, 2048 };
+    if (do_write(2, lst, 4, 11) < 0)
+        FAIL("sector-aligned list write into an existing block");
+    check_all();
     /* truncate: shrink to an odd size, then extend past it by a write */
     truncate_to(1, B + 333);
     check_all();

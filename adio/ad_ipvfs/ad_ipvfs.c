@@ -27,8 +27,8 @@ struct ADIOI_Fns_struct ADIO_IPVFS_operations = {
     ADIOI_IPVFS_Delete,         /* Delete */
     ADIOI_IPVFS_Feature,        /* Feature */
     "IPVFS: the iPVFS parallel file system",
-    ADIOI_GEN_IreadStridedColl, /* IreadStridedColl */
-    ADIOI_GEN_IwriteStridedColl,        /* IwriteStridedColl */
+    ADIOI_IPVFS_IreadStridedColl,       /* IreadStridedColl: ad_ipvfs_icoll.c */
+    ADIOI_IPVFS_IwriteStridedColl,      /* IwriteStridedColl */
 #if defined(F_SETLKW64)
     ADIOI_GEN_SetLock           /* SetLock */
 #else

@@ -183,6 +183,18 @@ void ADIOI_IPVFS_IwriteStrided(ADIO_File fd, const void *buf, int count,
                                MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
                                MPI_Request * request, int *error_code);
 
+/* Nonblocking collectives (ad_ipvfs_icoll.c): ROMIO's generic state
+ * machine behind our generalized request.  They return at once with
+ * *request started (or *error_code set and *request MPI_REQUEST_NULL);
+ * MPI_Test does one step, MPI_Wait steps with naps between (no spinning);
+ * the status carries the byte count, MPI_Wait the error code. */
+void ADIOI_IPVFS_IreadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                                  int file_ptr_type, ADIO_Offset offset, MPI_Request * request,
+                                  int *error_code);
+void ADIOI_IPVFS_IwriteStridedColl(ADIO_File fd, const void *buf, int count,
+                                   MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                                   MPI_Request * request, int *error_code);
+
 /* Atomic mode (ad_ipvfs_lock.c): the table's read and write entry points;
  * they lock while fd->atomicity is set and call the ones above. */
 void ADIOI_IPVFS_Atomic_ReadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,

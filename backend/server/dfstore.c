@@ -171,6 +171,7 @@ struct blk_io {
     struct df_op *op;
     uint64_t fblock, vblock;
     int is_new;
+    int gather;                      /* pieces in order, written in place */
     uint32_t first, npieces;         /* into op->pieces */
     uint32_t lo, hi;                 /* in-block byte range written */
     uint8_t *buf;                    /* bounce: RMW span or merged pieces */
@@ -208,6 +209,9 @@ struct df_op {
     struct blk_io *ios;
     uint32_t nios;
     uint64_t new_end;                /* write: end of the furthest byte */
+    struct iovec *wiov;              /* write: the volume write being built */
+    int wn, wcap;
+    uint64_t woff, wend;             /* its volume range */
     uint64_t need_gen;               /* sync: commit round to wait for */
 };
 
@@ -420,6 +424,7 @@ static void op_free(struct df_op *op)
             free(op->ios[i].buf);
             free(op->ios[i].edge);
         }
+    free(op->wiov);
     free(op->ios);
     free(op->pieces);
     free(op);
@@ -608,6 +613,34 @@ static int plan_pieces(struct df_op *op, uint32_t *out_npieces)
     return 0;
 }
 
+/* Vectors in one volume write of a gathered block: writev takes at most
+ * IOV_MAX (1024) and iSCSI adds its own. */
+#define GATHER_MAX_IOV 256
+
+/* Whether a block of several pieces can be written straight from the
+ * request (iovecs, one volume write per run of adjacent pieces) instead of
+ * merged in a bounce buffer after reading the old bytes: the pieces come
+ * in offset order without overlap (list I/O sends them so), and the block
+ * is new (its gaps are zeros) or every piece covers whole sectors (no old
+ * byte is needed).  A tile row list would otherwise read back every block
+ * it shares with another rank before writing it. */
+static int can_gather(const struct dfstore *ds, const struct blk_io *io)
+{
+    const struct piece *pcs = &io->op->pieces[io->first];
+
+    /* at most 2 vectors a piece in one volume write; more pieces are
+     * tiny ones, cheap to merge */
+    if (io->npieces < 2 || 2 * io->npieces + 1 > GATHER_MAX_IOV)
+        return 0;
+    for (uint32_t i = 0; i < io->npieces; i++) {
+        if (i > 0 && pcs[i].in_off < pcs[i - 1].in_off + pcs[i - 1].len)
+            return 0;
+        if (!io->is_new && (pcs[i].in_off % ds->vbs || pcs[i].len % ds->vbs))
+            return 0;
+    }
+    return 1;
+}
+
 /* Groups the pieces per block; finds or counts the blocks to allocate. */
 static int plan_blocks(struct df_op *op, uint32_t npieces, uint32_t *out_new)
 {
@@ -639,6 +672,8 @@ static int plan_blocks(struct df_op *op, uint32_t npieces, uint32_t *out_new)
         if (pc->in_off + pc->len > io->hi)
             io->hi = pc->in_off + pc->len;
     }
+    for (uint32_t i = 0; i < op->nios; i++)
+        op->ios[i].gather = can_gather(op->ds, &op->ios[i]);
     *out_new = nnew;
     return 0;
 }
@@ -659,7 +694,8 @@ static int alloc_new_blocks(struct dfstore *ds, struct df_op *op, uint32_t nnew)
 /* Does this block need old bytes read first (existing, not sector-exact)? */
 static int io_needs_rmw(const struct dfstore *ds, const struct blk_io *io)
 {
-    return !io->is_new && (io->npieces > 1 || io->lo % ds->vbs || io->hi % ds->vbs);
+    return !io->is_new && !io->gather &&
+           (io->npieces > 1 || io->lo % ds->vbs || io->hi % ds->vbs);
 }
 
 static uint32_t align_down(uint32_t v, uint32_t a) { return v / a * a; }
@@ -747,20 +783,92 @@ static int io_build(struct dfstore *ds, struct blk_io *io, uint64_t *out_off)
     return 0;
 }
 
+/* Volume writes of one op that continue each other go out as one: a
+ * tile row crossing from one block into the next (blocks of a datafile
+ * mostly lie in a row on the volume) is then one iSCSI command, not two.
+ * wb_add appends a write (iraid copies the vectors, so the batch array is
+ * reused); wb_flush sends what is batched. */
+static void wb_flush(struct df_op *op)
+{
+    if (op->wn > 0)
+        op_io(op, 1, op->woff, op->wiov, op->wn);
+    op->wn = 0;
+}
+
+static int wb_add(struct df_op *op, uint64_t off, const struct iovec *iov, int n)
+{
+    if (op->wn > 0 && (off != op->wend || op->wn + n > GATHER_MAX_IOV))
+        wb_flush(op);
+    if (op->wn + n > op->wcap) {
+        int cap = op->wn + n > 2 * op->wcap ? op->wn + n : 2 * op->wcap;
+        struct iovec *a = realloc(op->wiov, (size_t)cap * sizeof(*a));
+        if (!a)
+            return -ENOMEM;
+        op->wiov = a;
+        op->wcap = cap;
+    }
+    if (op->wn == 0)
+        op->woff = op->wend = off;
+    for (int i = 0; i < n; i++) {
+        op->wiov[op->wn++] = iov[i];
+        op->wend += iov[i].iov_len;
+    }
+    return 0;
+}
+
+/* Writes a gathered block (see can_gather): a new one whole in one
+ * volume write, zeros in its gaps; an existing one in one write per run of
+ * adjacent pieces, the gaps left as they are. */
+static int gather_issue(struct df_op *op, struct blk_io *io)
+{
+    const struct piece *pcs = &op->pieces[io->first];
+    uint64_t base = io->vblock * DFSTORE_BLOCK;
+    uint32_t pos = 0, start = 0;
+    int n = 0, run = 0, rc = 0;
+    struct iovec *iov = malloc((2 * (size_t)io->npieces + 1) * sizeof(*iov));
+
+    if (!iov)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < io->npieces && rc == 0; i++) {
+        uint32_t off = pcs[i].in_off;
+        if (off > pos && !io->is_new) {
+            if (n > run)
+                rc = wb_add(op, base + start, iov + run, n - run);
+            run = n;
+            start = off;
+        } else if (off > pos) {
+            iov[n++] = (struct iovec){ op->ds->zeros, off - pos };
+        }
+        iov[n++] = (struct iovec){ (void *)pcs[i].data, pcs[i].len };
+        pos = off + pcs[i].len;
+    }
+    if (io->is_new && pos < DFSTORE_BLOCK)
+        iov[n++] = (struct iovec){ op->ds->zeros, DFSTORE_BLOCK - pos };
+    if (rc == 0)
+        rc = wb_add(op, base + start, iov + run, n - run);
+    free(iov);
+    return rc;
+}
+
 static void write_issue(struct df_op *op)
 {
     struct dfstore *ds = op->ds;
 
     for (uint32_t i = 0; i < op->nios && op->status == 0; i++) {
         struct blk_io *io = &op->ios[i];
-        uint64_t off;
-        int rc = io_build(ds, io, &off);
-        if (rc < 0) {
-            op->status = rc;
-            return;
+        uint64_t off = 0;
+        int rc;
+        if (io->gather) {
+            if ((rc = gather_issue(op, io)) < 0)
+                op->status = rc;
+            continue;
         }
-        op_io(op, 1, off, io->iov, io->niov);
+        if ((rc = io_build(ds, io, &off)) < 0 || (rc = wb_add(op, off, io->iov, io->niov)) < 0) {
+            op->status = rc;
+            break;
+        }
     }
+    wb_flush(op);
 }
 
 /* ---- operation bodies ---- */

@@ -22,12 +22,23 @@
  *     the reads are checked byte-exact.  `ipvfs-ctl stats --json` is
  *     saved to STATS.0.json before and STATS.1.json after for the script
  *     to check the order the nodes served the waiting READs in.
+ *   e2e_nonblock collwait FILE
+ *     Nonblocking collectives must not spin while they wait: rank 0 joins
+ *     MPI_File_iwrite_at_all 2 s late, so the other ranks wait that long
+ *     in MPI_Wait; their CPU time (getrusage) over the wait must stay
+ *     under a tenth of its wall time (a polling wait takes all the core
+ *     it can get: a third to all of it on the shared 2-core VM; napping
+ *     takes a few percent).  Run it with 2 ranks, so that the waiting
+ *     rank has a core to spin on.  Then
+ *     MPI_File_iread_all through a strided view, rank 0 again late, the
+ *     data of a neighbour checked byte-exact, with byte counts.
  *   e2e_nonblock stopped FILE "PIDS"
  *     Rank 0 stops the servers, posts a write and a read; MPI_Wait must
  *     fail with the time-limit message (run with a short IPVFS_TIMEOUT_MS)
  *     within 30 s; it resumes them at the end.
  */
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
@@ -168,6 +179,92 @@ static int mode_exact(const char *path)
     read_region(fh, peer, peer == e2e_nprocs - 1);
     E2E_MPI(MPI_File_close(&fh));
     return e2e_finish("e2e_nonblock exact");
+}
+
+static double cpu_s(void)
+{
+    struct rusage ru;
+
+    E2E_CHECK(getrusage(RUSAGE_SELF, &ru) == 0, "getrusage failed");
+    return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
+        ru.ru_stime.tv_usec / 1e6;
+}
+
+#define COLL_LATE 2.0           /* seconds rank 0 comes late */
+#define COLL_LEN (1u << 20)     /* bytes per rank */
+
+/* Waits for req, timing it; every rank but the late one checks that the
+ * wait napped rather than polled. */
+static void quiet_wait_check(MPI_Request * req, MPI_Count want, const char *what)
+{
+    double w0 = now_s(), c0 = cpu_s(), wall, cpu;
+    MPI_Status st;
+
+    E2E_MPI(MPI_Wait(req, &st));
+    wall = now_s() - w0;
+    cpu = cpu_s() - c0;
+    check_count(&st, want, what, 0);
+    if (e2e_rank == 0)
+        return;
+    printf("rank %d: %s: MPI_Wait %.2f s, CPU %.3f s\n", e2e_rank, what, wall, cpu);
+    E2E_CHECK(wall > COLL_LATE / 2, "%s: MPI_Wait took only %.2f s: rank 0 was not late", what,
+              wall);
+    E2E_CHECK(cpu < wall / 10, "%s: %.2f s of CPU in a %.2f s MPI_Wait: the wait spins", what,
+              cpu, wall);
+}
+
+static void late(void)
+{
+    struct timespec ts = { (time_t) COLL_LATE, 0 };
+
+    if (e2e_rank == 0)
+        nanosleep(&ts, NULL);
+}
+
+static int mode_collwait(const char *path)
+{
+    MPI_File fh = open_file(path);
+    unsigned char *buf = malloc(COLL_LEN);
+    int peer = (e2e_rank + 1) % e2e_nprocs;
+    MPI_Datatype ftype;
+    MPI_Request req;
+    long bad;
+
+    E2E_CHECK(buf != NULL, "out of memory");
+    e2e_fill(buf, (uint64_t) e2e_rank * COLL_LEN, COLL_LEN, 9);
+    late();
+    E2E_MPI(MPI_File_iwrite_at_all(fh, (MPI_Offset) e2e_rank * COLL_LEN, buf, COLL_LEN,
+                                   MPI_BYTE, &req));
+    quiet_wait_check(&req, COLL_LEN, "iwrite_at_all");
+    E2E_MPI(MPI_File_sync(fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    E2E_MPI(MPI_File_sync(fh));
+    /* the peer's region through a view of 4 KiB of every 8 KiB and back */
+    MPI_Datatype chunk;
+
+    MPI_Type_contiguous(4096, MPI_BYTE, &chunk);
+    MPI_Type_create_resized(chunk, 0, 8192, &ftype);
+    MPI_Type_free(&chunk);
+    MPI_Type_commit(&ftype);
+    E2E_MPI(MPI_File_set_view(fh, (MPI_Offset) peer * COLL_LEN, MPI_BYTE, ftype, "native",
+                              MPI_INFO_NULL));
+    memset(buf, 0, COLL_LEN);
+    late();
+    E2E_MPI(MPI_File_iread_all(fh, buf, COLL_LEN / 2, MPI_BYTE, &req));
+    quiet_wait_check(&req, COLL_LEN / 2, "iread_all");
+    for (size_t k = 0; k < COLL_LEN / 2; k += 4096) {
+        uint64_t off = (uint64_t) peer * COLL_LEN + k / 4096 * 8192;
+
+        bad = e2e_verify(buf + k, off, 4096, 9);
+        E2E_CHECK(bad < 0, "rank %d: iread_all differs at byte %ld of file offset %llu",
+                  e2e_rank, bad, (unsigned long long) off);
+        if (bad >= 0)
+            break;
+    }
+    MPI_Type_free(&ftype);
+    free(buf);
+    E2E_MPI(MPI_File_close(&fh));
+    return e2e_finish("e2e_nonblock collwait");
 }
 
 static void signal_all(const char *pids, int sig)
@@ -357,10 +454,12 @@ int main(int argc, char **argv)
         return mode_overlap(argv[2], argv[3]);
     if (argc >= 6 && strcmp(argv[1], "order") == 0)
         return mode_order(argv[2], argv[3], argv[4], argv[5]);
+    if (argc >= 3 && strcmp(argv[1], "collwait") == 0)
+        return mode_collwait(argv[2]);
     if (argc >= 4 && strcmp(argv[1], "stopped") == 0)
         return mode_stopped(argv[2], argv[3]);
     if (e2e_rank == 0)
-        fprintf(stderr, "usage: e2e_nonblock exact|overlap|stopped|order FILE "
+        fprintf(stderr, "usage: e2e_nonblock exact|overlap|collwait|stopped|order FILE "
                 "[\"PIDS\" [STATS SCHEDULE]]\n");
     MPI_Finalize();
     return 2;

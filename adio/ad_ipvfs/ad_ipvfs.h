@@ -143,6 +143,15 @@ void ADIOI_IPVFS_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t * fcntl_struct, int 
 void ADIOI_IPVFS_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code);
 void ADIOI_IPVFS_Flush(ADIO_File fd, int *error_code);
 void ADIOI_IPVFS_Resize(ADIO_File fd, ADIO_Offset size, int *error_code);
+/* Poll-function pacing (ad_ipvfs_pace.c): Pace_poll at the start of a
+ * poll function naps when it is called in a loop; Pace_done at its end. */
+struct ADIOI_IPVFS_pace {
+    double last_poll;           /* MPI_Wtime when the last poll returned */
+    long nap_ns;                /* next nap of a polling loop */
+};
+void ADIOI_IPVFS_Pace_poll(struct ADIOI_IPVFS_pace *p);
+void ADIOI_IPVFS_Pace_done(struct ADIOI_IPVFS_pace *p);
+
 void ADIOI_IPVFS_Delete(const char *filename, int *error_code);
 /* Close removed filename for delete-on-close: the next Delete of it passes. */
 void ADIOI_IPVFS_Note_removed(const char *filename);

@@ -8,16 +8,8 @@
  * so a rank waiting for the others (or for the servers) burns a core: on
  * a machine where clients and servers share the cores, a core taken from
  * the servers doing that very I/O.  So the request the program gets is our
- * generalized request around ROMIO's, and its poll function naps when it
- * is called back to back: MPICH 4's MPI_Wait on a request with a poll
- * function calls that function in a tight loop and never our wait
- * function (MPI_Waitall does), so the poll function is the only place a
- * wait can be made quiet.  A call that comes within SPIN_GAP of the
- * previous one's return is such a loop (or a program's own MPI_Test loop):
- * it naps first, from 20 us growing to 500 us, as ad_ipvfs_coll.c's waits
- * do; an MPI_Test after a while of computing does one step at once.  The
- * price: a state machine step that could follow at once may wait up to
- * 500 us.
+ * generalized request around ROMIO's, whose poll function is paced
+ * (ad_ipvfs_pace.c: it naps when MPI_Wait calls it in a loop).
  * The inner request's status (byte count) and error code come out through
  * query_fn. */
 #include "ad_ipvfs.h"
@@ -25,8 +17,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#define SPIN_GAP 1e-3            /* seconds between polls that count as a loop */
-#define NAP_FIRST_NS (20 * 1000)
+#define NAP_FIRST_NS (20 * 1000)  /* icoll_wait's naps, as ADIOI_IPVFS_Pace_poll's */
 #define NAP_MAX_NS (500 * 1000)
 
 struct icoll {
@@ -35,23 +26,8 @@ struct icoll {
     MPI_Count bytes;
     int error_code;
     int completed;
-    double last_poll;           /* MPI_Wtime when the last poll returned */
-    long nap_ns;                /* next nap of a polling loop */
+    struct ADIOI_IPVFS_pace pace;
 };
-
-/* Naps when called in a loop (see the top of this file). */
-static void nap_if_looping(struct icoll *c)
-{
-    struct timespec nap = { 0, c->nap_ns };
-
-    if (MPI_Wtime() - c->last_poll > SPIN_GAP) {
-        c->nap_ns = NAP_FIRST_NS;
-        return;
-    }
-    nanosleep(&nap, NULL);
-    if (c->nap_ns < NAP_MAX_NS)
-        c->nap_ns *= 2;
-}
 
 static int icoll_query(void *state, MPI_Status * status)
 {
@@ -110,9 +86,9 @@ static int icoll_poll(void *state, MPI_Status * status)
     (void) status;
     if (c->completed)
         return MPI_SUCCESS;
-    nap_if_looping(c);
+    ADIOI_IPVFS_Pace_poll(&c->pace);
     rc = icoll_step(c);
-    c->last_poll = MPI_Wtime();
+    ADIOI_IPVFS_Pace_done(&c->pace);
     return rc;
 }
 
@@ -158,7 +134,6 @@ static void icoll_wrap(MPI_Request * request, int *error_code)
     }
     c->inner = *request;
     c->error_code = MPI_SUCCESS;
-    c->nap_ns = NAP_FIRST_NS;
     rc = MPIX_Grequest_start(icoll_query, icoll_free, icoll_cancel, icoll_poll, icoll_wait, c,
                              &c->outer);
     if (rc != MPI_SUCCESS)

@@ -4,7 +4,8 @@
  * the first bytes leave at once) and returns a generalized request whose
  * extra state is a struct ADIOI_IPVFS_ireq.  Nothing works behind the
  * program's back: MPI_Test calls poll_fn, which moves what the sockets
- * take without blocking; MPI_Wait calls wait_fn, which blocks in poll(2)
+ * take without blocking (and is paced, ad_ipvfs_pace.c: MPICH's MPI_Wait
+ * calls it in a loop); MPI_Waitall calls wait_fn, which blocks in poll(2)
  * on the client's sockets.  Either completes the request
  * (MPI_Grequest_complete) once all its accesses are finished; query_fn
  * then gives MPI_Wait the byte count and the error code. */
@@ -23,6 +24,7 @@ struct ADIOI_IPVFS_ireq {
     int error_code;             /* MPI code of the first failure */
     int completed;              /* MPI_Grequest_complete was called */
     MPI_Request req;
+    struct ADIOI_IPVFS_pace pace;
 };
 
 struct ADIOI_IPVFS_ireq *ADIOI_IPVFS_Ireq_new(void)
@@ -120,8 +122,10 @@ static int ireq_poll(void *state, MPI_Status * status)
     (void) status;
     if (r->completed)
         return MPI_SUCCESS;
+    ADIOI_IPVFS_Pace_poll(&r->pace);
     while (r->next_done < r->naio && ipvfs_aio_test(r->aio[r->next_done]))
         ireq_finish_one(r);
+    ADIOI_IPVFS_Pace_done(&r->pace);
     return r->next_done == r->naio ? ireq_complete(r) : MPI_SUCCESS;
 }
 

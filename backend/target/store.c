@@ -360,12 +360,16 @@ int tgt_aio_create(struct tgt_server *srv, struct tgt_aio **out)
     if (!aio)
         return -ENOMEM;
     aio->srv = srv;
-    pthread_mutex_init(&aio->lock, NULL);
-    pthread_cond_init(&aio->work, NULL);
+    rc = -pthread_mutex_init(&aio->lock, NULL);
+    if (rc < 0)
+        goto undo_alloc;
+    rc = -pthread_cond_init(&aio->work, NULL);
+    if (rc < 0)
+        goto undo_mutex;
     aio->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (aio->efd < 0) {
         rc = -errno;
-        goto undo_alloc;
+        goto undo_cond;
     }
     /* Started even beside a ring: it takes what the ring cannot. */
     rc = pool_start(aio);
@@ -382,8 +386,12 @@ undo_engines:
     pool_stop(aio);
 undo_efd:
     close(aio->efd);
+undo_cond:
+    pthread_cond_destroy(&aio->work);
+undo_mutex:
+    pthread_mutex_destroy(&aio->lock);
 undo_alloc:
-    aio_free(aio);
+    free(aio);
     return rc;
 }
 

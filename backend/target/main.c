@@ -54,7 +54,9 @@ static void usage(FILE *f)
             "  SPEC: mem:SIZE | PATH:SIZE (sparse file) | PATH (file or block device)\n"
             "  SIZE: bytes with optional K, M, G or T (powers of 1024)\n"
             "  PORT 0 picks a free port; the bound address is printed as\n"
-            "  'listening on ADDR:PORT'.\n");
+            "  'listening on ADDR:PORT'.\n"
+            "environment:\n"
+            "  IPVFS_TARGET_NO_URING=1  run backing I/O on worker threads, not io_uring\n");
 }
 
 /* Returns 0 and the size, or -1 when s is not a size. */

@@ -2,10 +2,11 @@
  *
  * A store is a small template (struct tgt_store_ops) registered in
  * store_table[] under its enum tgt_backing kind.  File and block stores
- * share the descriptor engine: io_uring when the kernel gives us a ring
- * (completions arrive through an eventfd on the server's evloop), else
- * plain blocking syscalls with the completion called before submit returns.
- * The memory store copies and completes inline.
+ * share the descriptor engine: io_uring when the kernel gives us a ring,
+ * else (or with IPVFS_TARGET_NO_URING=1) a pool of worker threads running
+ * the blocking syscalls.  Both signal one eventfd on the server's evloop,
+ * whose handler runs every callback on the loop thread.  The memory store
+ * copies and completes inline.
  *
  * File and block LUNs are also mapped read-only: a READ whose range
  * tgt_lun_cached() finds in the page cache is sent from the mapping (see
@@ -19,6 +20,8 @@
 #include <fcntl.h>
 #include <linux/falloc.h>
 #include <linux/fs.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,18 +40,28 @@
 #include "common/log.h"
 
 #define AIO_RING_DEPTH 256
+#define AIO_POOL_THREADS 4
 
+/* Engine state.  inflight and the ring belong to the loop thread; the
+ * pool's queues (todo, done) are shared with the workers under lock. */
 struct tgt_aio {
     struct tgt_server *srv;
-    int inflight;
+    int inflight;          /* submitted ios whose callback has not run */
+    int efd;               /* completions wake the loop through it */
+    int ring_ok;
 #ifdef HAVE_LIBURING
     struct io_uring ring;
-    int ring_ok;
-    int efd;
 #endif
+    pthread_mutex_t lock;
+    pthread_cond_t work;   /* todo gained an io, or stop was set */
+    struct tgt_io *todo, *todo_tail;
+    struct tgt_io *done, *done_tail;
+    int stop;
+    int nthreads;
+    pthread_t threads[AIO_POOL_THREADS];
 };
 
-/* ---- blocking engine (fallback) ---- */
+/* ---- blocking syscalls, run only on pool workers ---- */
 
 static int sync_rw(int fd, struct tgt_io *io)
 {
@@ -92,6 +105,103 @@ static int sync_exec(int fd, struct tgt_io *io)
     return -EINVAL;
 }
 
+/* ---- worker-thread pool ---- */
+
+static void queue_push(struct tgt_io **head, struct tgt_io **tail, struct tgt_io *io)
+{
+    io->next = NULL;
+    if (*tail)
+        (*tail)->next = io;
+    else
+        *head = io;
+    *tail = io;
+}
+
+static void wake_loop(struct tgt_aio *aio)
+{
+    uint64_t one = 1;
+
+    /* EAGAIN: the counter is saturated, so the loop is woken already. */
+    if (write(aio->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+        log_warn("target: waking the loop for a backing io: %s", strerror(errno));
+}
+
+static void *pool_worker(void *arg)
+{
+    struct tgt_aio *aio = arg;
+
+    pthread_mutex_lock(&aio->lock);
+    for (;;) {
+        struct tgt_io *io;
+
+        while (!aio->todo && !aio->stop)
+            pthread_cond_wait(&aio->work, &aio->lock);
+        if (!aio->todo)
+            break;
+        io = aio->todo;
+        aio->todo = io->next;
+        if (!aio->todo)
+            aio->todo_tail = NULL;
+        pthread_mutex_unlock(&aio->lock);
+        io->res = sync_exec(io->fd, io);
+        pthread_mutex_lock(&aio->lock);
+        queue_push(&aio->done, &aio->done_tail, io);
+        wake_loop(aio);
+    }
+    pthread_mutex_unlock(&aio->lock);
+    return NULL;
+}
+
+static void pool_submit(struct tgt_aio *aio, int fd, struct tgt_io *io)
+{
+    io->fd = fd;
+    pthread_mutex_lock(&aio->lock);
+    queue_push(&aio->todo, &aio->todo_tail, io);
+    pthread_cond_signal(&aio->work);
+    pthread_mutex_unlock(&aio->lock);
+}
+
+/* Runs the callbacks of the ios the workers have finished (loop thread). */
+static void pool_reap(struct tgt_aio *aio)
+{
+    struct tgt_io *io, *next;
+
+    pthread_mutex_lock(&aio->lock);
+    io = aio->done;
+    aio->done = aio->done_tail = NULL;
+    pthread_mutex_unlock(&aio->lock);
+    for (; io; io = next) {
+        next = io->next;
+        aio->inflight--;
+        io->cb(io, io->res);
+    }
+}
+
+static void pool_stop(struct tgt_aio *aio)
+{
+    pthread_mutex_lock(&aio->lock);
+    aio->stop = 1;
+    pthread_cond_broadcast(&aio->work);
+    pthread_mutex_unlock(&aio->lock);
+    for (int i = 0; i < aio->nthreads; i++)
+        pthread_join(aio->threads[i], NULL);
+    aio->nthreads = 0;
+}
+
+static int pool_start(struct tgt_aio *aio)
+{
+    for (int i = 0; i < AIO_POOL_THREADS; i++) {
+        int rc = pthread_create(&aio->threads[i], NULL, pool_worker, aio);
+
+        if (rc != 0) {
+            pool_stop(aio);
+            return -rc;
+        }
+        aio->nthreads++;
+    }
+    return 0;
+}
+
 /* ---- io_uring engine ---- */
 
 #ifdef HAVE_LIBURING
@@ -129,7 +239,8 @@ static int ring_prep(struct tgt_aio *aio, int fd, struct tgt_io *io)
     return io_uring_submit(&aio->ring) < 0 ? -EAGAIN : 0;
 }
 
-/* One completion: finish short transfers, then tell the owner. */
+/* One completion: finish short transfers, then tell the owner.  A rest
+ * the ring cannot take goes to the pool, which stays off the loop. */
 static void ring_complete(struct tgt_aio *aio, struct tgt_io *io, int res)
 {
     int fd = io->lun->fd;
@@ -144,23 +255,19 @@ static void ring_complete(struct tgt_aio *aio, struct tgt_io *io, int res)
             io->done += (size_t)res;
         }
         if (res >= 0 && io->done < io->len) {
-            if (ring_prep(aio, fd, io) == 0)
-                return;
-            res = sync_exec(fd, io);
+            if (ring_prep(aio, fd, io) < 0)
+                pool_submit(aio, fd, io);
+            return;
         }
     }
     aio->inflight--;
     io->cb(io, res < 0 ? res : 0);
 }
 
-static void ring_event(struct evloop *loop, int fd, int events, void *user)
+static void ring_reap(struct tgt_aio *aio)
 {
-    struct tgt_aio *aio = user;
     struct io_uring_cqe *cqe;
-    uint64_t cnt;
 
-    if (read(aio->efd, &cnt, sizeof(cnt)) < 0 && errno != EAGAIN)
-        log_warn("target: reading the io_uring eventfd: %s", strerror(errno));
     while (io_uring_peek_cqe(&aio->ring, &cqe) == 0) {
         struct tgt_io *io = io_uring_cqe_get_data(cqe);
         int res = cqe->res;
@@ -176,97 +283,158 @@ static int ring_setup(struct tgt_aio *aio)
 
     if (rc < 0)
         return rc;
-    aio->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (aio->efd < 0) {
-        rc = -errno;
-        goto undo_ring;
-    }
     rc = io_uring_register_eventfd(&aio->ring, aio->efd);
-    if (rc < 0)
-        goto undo_efd;
-    rc = evloop_set_fd(aio->srv->loop, aio->efd, EV_READ, ring_event, aio);
-    if (rc < 0)
-        goto undo_efd;
+    if (rc < 0) {
+        io_uring_queue_exit(&aio->ring);
+        return rc;
+    }
     aio->ring_ok = 1;
     return 0;
-undo_efd:
-    close(aio->efd);
-undo_ring:
-    io_uring_queue_exit(&aio->ring);
-    return rc;
+}
+
+static void ring_teardown(struct tgt_aio *aio)
+{
+    if (aio->ring_ok)
+        io_uring_queue_exit(&aio->ring);
+    aio->ring_ok = 0;
+}
+#else
+static void ring_reap(struct tgt_aio *aio)
+{
+}
+
+static int ring_setup(struct tgt_aio *aio)
+{
+    return -ENOSYS;
+}
+
+static void ring_teardown(struct tgt_aio *aio)
+{
 }
 #endif
+
+/* ---- the engine: one eventfd for both the ring and the pool ---- */
+
+static void aio_event(struct evloop *loop, int fd, int events, void *user)
+{
+    struct tgt_aio *aio = user;
+    uint64_t cnt;
+
+    if (read(aio->efd, &cnt, sizeof(cnt)) < 0 && errno != EAGAIN)
+        log_warn("target: reading the backing-io eventfd: %s", strerror(errno));
+    if (aio->ring_ok)
+        ring_reap(aio);
+    pool_reap(aio);
+}
+
+/* io_uring unless the kernel refuses a ring or the environment asks for
+ * the pool (to test it, or where io_uring is distrusted). */
+static void choose_engine(struct tgt_aio *aio)
+{
+    const char *no_uring = getenv("IPVFS_TARGET_NO_URING");
+    int rc;
+
+    if (no_uring && *no_uring && strcmp(no_uring, "0") != 0) {
+        log_info("target: IPVFS_TARGET_NO_URING is set, backing I/O runs on %d threads",
+                 AIO_POOL_THREADS);
+        return;
+    }
+    rc = ring_setup(aio);
+    if (rc < 0)
+        log_info("target: io_uring unavailable (%s), backing I/O runs on %d threads",
+                 strerror(-rc), AIO_POOL_THREADS);
+}
+
+static void aio_free(struct tgt_aio *aio)
+{
+    pthread_cond_destroy(&aio->work);
+    pthread_mutex_destroy(&aio->lock);
+    free(aio);
+}
 
 int tgt_aio_create(struct tgt_server *srv, struct tgt_aio **out)
 {
     struct tgt_aio *aio = calloc(1, sizeof(*aio));
+    int rc;
 
     if (!aio)
         return -ENOMEM;
     aio->srv = srv;
-#ifdef HAVE_LIBURING
-    {
-        int rc = ring_setup(aio);
-        if (rc < 0)
-            log_info("target: io_uring unavailable (%s), backing I/O is synchronous",
-                     strerror(-rc));
+    rc = -pthread_mutex_init(&aio->lock, NULL);
+    if (rc < 0)
+        goto undo_alloc;
+    rc = -pthread_cond_init(&aio->work, NULL);
+    if (rc < 0)
+        goto undo_mutex;
+    aio->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (aio->efd < 0) {
+        rc = -errno;
+        goto undo_cond;
     }
-#endif
+    /* Started even beside a ring: it takes what the ring cannot. */
+    rc = pool_start(aio);
+    if (rc < 0)
+        goto undo_efd;
+    choose_engine(aio);
+    rc = evloop_set_fd(srv->loop, aio->efd, EV_READ, aio_event, aio);
+    if (rc < 0)
+        goto undo_engines;
     *out = aio;
     return 0;
+undo_engines:
+    ring_teardown(aio);
+    pool_stop(aio);
+undo_efd:
+    close(aio->efd);
+undo_cond:
+    pthread_cond_destroy(&aio->work);
+undo_mutex:
+    pthread_mutex_destroy(&aio->lock);
+undo_alloc:
+    free(aio);
+    return rc;
 }
 
 const char *tgt_aio_name(const struct tgt_aio *aio)
 {
-#ifdef HAVE_LIBURING
-    if (aio->ring_ok)
-        return "io_uring";
-#endif
-    return "synchronous";
-}
-
-int tgt_aio_inflight(const struct tgt_aio *aio)
-{
-    return aio->inflight;
+    return aio->ring_ok ? "io_uring" : "thread pool";
 }
 
 void tgt_aio_submit(struct tgt_aio *aio, int fd, struct tgt_io *io)
 {
-    int rc;
-
     io->done = 0;
+    aio->inflight++;
 #ifdef HAVE_LIBURING
-    if (aio->ring_ok && ring_prep(aio, fd, io) == 0) {
-        aio->inflight++;
+    if (aio->ring_ok && ring_prep(aio, fd, io) == 0)
         return;
-    }
 #endif
-    rc = sync_exec(fd, io);
-    io->cb(io, rc);
+    pool_submit(aio, fd, io);
+}
+
+/* Sleeps until the ring or a worker signals the eventfd, then runs the
+ * callbacks that are due, as the loop would. */
+static void wait_completions(struct tgt_aio *aio)
+{
+    struct pollfd p = { .fd = aio->efd, .events = POLLIN };
+
+    if (poll(&p, 1, -1) < 0 && errno != EINTR)
+        log_warn("target: waiting for backing ios: %s", strerror(errno));
+    aio_event(aio->srv->loop, aio->efd, EV_READ, aio);
 }
 
 void tgt_aio_destroy(struct tgt_aio *aio)
 {
     if (!aio)
         return;
-#ifdef HAVE_LIBURING
-    if (aio->ring_ok) {
-        /* Owners of ios in flight are waiting for their callbacks. */
-        while (aio->inflight > 0) {
-            struct io_uring_cqe *cqe;
-            if (io_uring_wait_cqe(&aio->ring, &cqe) < 0)
-                break;
-            struct tgt_io *io = io_uring_cqe_get_data(cqe);
-            int res = cqe->res;
-            io_uring_cqe_seen(&aio->ring, cqe);
-            ring_complete(aio, io, res);
-        }
-        evloop_del_fd(aio->srv->loop, aio->efd);
-        close(aio->efd);
-        io_uring_queue_exit(&aio->ring);
-    }
-#endif
-    free(aio);
+    /* Owners of ios in flight are waiting for their callbacks, which may
+     * submit more; the workers are needed until the last one is back. */
+    while (aio->inflight > 0)
+        wait_completions(aio);
+    pool_stop(aio);
+    evloop_del_fd(aio->srv->loop, aio->efd);
+    ring_teardown(aio);
+    close(aio->efd);
+    aio_free(aio);
 }
 
 /* ---- store templates ---- */

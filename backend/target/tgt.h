@@ -10,7 +10,7 @@
  *             memory per LUN, and the commands they forbid to a nexus
  *   order.c   per-LUN write ordering: ORWRITE holds its range exclusively
  *   store.c   backing-store templates (file, block, memory) and the
- *             asynchronous I/O engine (io_uring, synchronous fallback)
+ *             asynchronous I/O engine (io_uring, worker-thread fallback)
  *   md5.c     MD5 for CHAP (RFC 1321)
  *
  * Everything runs on the thread of the caller's evloop.
@@ -83,9 +83,11 @@ struct tgt_pr;
 enum tgt_io_op { TGT_IO_READ, TGT_IO_WRITE, TGT_IO_FLUSH, TGT_IO_PUNCH };
 
 struct tgt_io;
-/* Called once per submitted io with 0 or a negative errno.  It may run
- * before tgt_io_submit() returns (memory store, synchronous fallback), so a
- * submitter must not touch the io or its owner after submitting. */
+/* Called once per submitted io with 0 or a negative errno, always on the
+ * loop thread.  File and block stores call it from the loop, never inside
+ * tgt_io_submit(); the memory store calls it before tgt_io_submit()
+ * returns, so a submitter must not touch the io or its owner after
+ * submitting. */
 typedef void (*tgt_io_done_fn)(struct tgt_io *io, int err);
 
 struct tgt_io {
@@ -97,6 +99,10 @@ struct tgt_io {
     size_t done;           /* bytes completed so far (short transfers) */
     struct tgt_lun *lun;
     tgt_io_done_fn cb;
+    /* Private to the engine (store.c) while the io is in flight. */
+    struct tgt_io *next;   /* pool queue link */
+    int fd;                /* descriptor a pool worker runs it on */
+    int res;               /* a pool worker's result */
 };
 
 /* A backing-store template.  open() fills lun->size (and private fields);
@@ -115,17 +121,27 @@ struct tgt_store_ops {
 
 const struct tgt_store_ops *tgt_store_lookup(enum tgt_backing kind);
 
+/* The descriptor engine.  io_uring is the first choice; without a ring,
+ * or when the environment sets IPVFS_TARGET_NO_URING=1, a pool of worker
+ * threads runs the blocking syscalls (the pool also takes what a full ring
+ * refuses).  The loop thread submits; workers only run pread/pwrite/
+ * fdatasync/fallocate on the io and queue it back.  The ring and the
+ * workers signal one eventfd registered on srv->loop, and its handler runs
+ * the callbacks there, on the loop thread, in the loop.  The submitter owns
+ * the io and its buffer; the engine only links it while it is in flight.
+ * Create and destroy run on the loop thread. */
 struct tgt_aio;
 int tgt_aio_create(struct tgt_server *srv, struct tgt_aio **out);
-/* Waits for every io in flight, then frees the engine. */
+/* Waits for every io in flight (running its callback, which may submit
+ * more, on the calling thread), joins the workers, then frees the engine. */
 void tgt_aio_destroy(struct tgt_aio *aio);
+/* "io_uring" or "thread pool", for the log. */
 const char *tgt_aio_name(const struct tgt_aio *aio);
 
 /* Starts io on io->lun through its store (see tgt_io_done_fn). */
 void tgt_io_submit(struct tgt_io *io);
-/* Used by stores: run io on the server's engine (io_uring or blocking). */
+/* Used by stores: run io on fd through the server's engine. */
 void tgt_aio_submit(struct tgt_aio *aio, int fd, struct tgt_io *io);
-int tgt_aio_inflight(const struct tgt_aio *aio);
 
 struct tgt_lun {
     struct tgt_server *srv;

@@ -586,10 +586,13 @@ static void part_done(struct iscsi_context *iscsi, int status, void *command_dat
         member_fail(p->m, "command timed out");
     /* A redundant write that a live member refuses leaves that member
      * behind the others: fail it (it is rebuilt when it returns) rather
-     * than leave a stripe that disagrees. */
-    if (rc < 0 && rc != -ECANCELED && req->tolerate_down && p->op == PART_WRITE &&
-        !req->vol->closing && member_live(p->m))
-        member_fail(p->m, "write error");
+     * than leave a stripe that disagrees.  A refused flush likewise: what
+     * it held may not be durable there, so the others must stand for it
+     * (a target dying under a flush answers with an error before its
+     * session is seen lost). */
+    if (rc < 0 && rc != -ECANCELED && req->tolerate_down &&
+        (p->op == PART_WRITE || p->op == PART_FLUSH) && !req->vol->closing && member_live(p->m))
+        member_fail(p->m, p->op == PART_WRITE ? "write error" : "flush error");
     if (rc < 0 && rc != -ECANCELED && p->op == PART_READ && req->read_err_member &&
         !req->vol->closing && member_live(p->m))
         *req->read_err_member = (int)p->m->idx;
@@ -958,6 +961,9 @@ static void flush_parts_done(struct iraid_volume *vol, int status, void *user)
     int rc;
 
     free(user);
+    /* members lost during the flush: it holds only if the rest can stand for them */
+    if (status == 0 && members_not_live(vol) > vol_redundancy(vol))
+        status = -EIO;
     if (status == 0 && !vol->closing) {
         if ((rc = meta_sb_wait(vol, fw.cb, fw.user)) == 0)
             return;

@@ -14,6 +14,7 @@
 set -u
 . "$IPVFS_SRCDIR/test/lib.sh"
 . "$IPVFS_SRCDIR/test/mpi/e2e_lib.sh"
+. "$IPVFS_SRCDIR/test/raid_lib.sh"
 e2e_require
 export E2E_NP=2
 # The I/O node waits 5 s for a hung target before it goes degraded.  The
@@ -26,29 +27,6 @@ stopped=
 ipvfs_test_cleanup() {
     [ -n "$stopped" ] && kill -CONT "$stopped" 2>/dev/null
     stopped=
-}
-
-# status_check PYTHON-ASSERTIONS on `ipvfs-ctl status --json` (st, r0, vol).
-# A hung rank makes ipvfs-ctl wait out its 10 s and exit 1, with that rank
-# "unreachable" in the JSON: the assertions judge.
-status_check() {
-    ipvfs-ctl status --json >"$IPVFS_CLUSTER_DIR/status.json"
-    python3 - "$IPVFS_CLUSTER_DIR/status.json" "$1" <<'PYEOF'
-import json, sys
-st = json.load(open(sys.argv[1]))
-r0 = st["ranks"][0]
-vol = r0["volume"]
-exec(sys.argv[2])
-PYEOF
-}
-
-wait_status() {
-    local limit=$1 cond=$2 i
-    for ((i = 0; i < limit * 5; i++)); do
-        status_check "$cond" 2>/dev/null && return 0
-        sleep 0.2
-    done
-    status_check "$cond"
 }
 
 write_file() { e2e_run 60 e2e_persist write "ipvfs:/deg/$1" "$1" >/dev/null || ipvfs_fail "writing /deg/$1"; }

@@ -11,6 +11,7 @@
 set -u
 . "$IPVFS_SRCDIR/test/lib.sh"
 . "$IPVFS_SRCDIR/test/mpi/e2e_lib.sh"
+. "$IPVFS_SRCDIR/test/raid_lib.sh"
 e2e_require
 export E2E_NP=2
 export IPVFS_MPIEXEC_FLAGS=-disable-auto-cleanup
@@ -20,54 +21,6 @@ ipvfs_test_cleanup() {
     [ -n "$writer_pid" ] && kill -9 -- "-$writer_pid" 2>/dev/null
     [ -n "$target_pid" ] && kill -9 "$target_pid" 2>/dev/null
     writer_pid= target_pid=
-}
-
-status_check() {
-    ipvfs-ctl status --json >"$IPVFS_CLUSTER_DIR/status.json"
-    python3 - "$IPVFS_CLUSTER_DIR/status.json" "$1" <<'PYEOF'
-import json, sys
-st = json.load(open(sys.argv[1]))
-r0 = st["ranks"][0]
-vol = r0["volume"]
-exec(sys.argv[2])
-PYEOF
-}
-
-wait_status() {
-    local limit=$1 cond=$2 i
-    for ((i = 0; i < limit * 5; i++)); do
-        status_check "$cond" 2>/dev/null && return 0
-        sleep 0.2
-    done
-    status_check "$cond"
-}
-
-# writer: writes /k/N for N = 1, 2, ... until killed; each file whose
-# e2e_persist exited 0 (written and synced) is listed in synced.
-writer() {
-    local n
-    for ((n = 1; ; n++)); do
-        if e2e_run 60 e2e_persist write "ipvfs:/k/$n" "$n" >/dev/null 2>&1; then
-            echo "$n" >>"$IPVFS_CLUSTER_DIR/synced"
-        else
-            echo "$n" >>"$IPVFS_CLUSTER_DIR/failed"
-        fi
-    done
-}
-synced_count() { [ -f "$IPVFS_CLUSTER_DIR/synced" ] && wc -l <"$IPVFS_CLUSTER_DIR/synced" || echo 0; }
-wait_synced() {
-    local want=$1 i
-    for ((i = 0; i < 600; i++)); do
-        [ "$(synced_count)" -ge "$want" ] && return 0
-        sleep 0.1
-    done
-    return 1
-}
-verify_synced() {
-    local n
-    while read -r n; do
-        e2e_run 60 e2e_persist verify "ipvfs:/k/$n" "$n" >/dev/null || ipvfs_fail "/k/$n differs ($1)"
-    done <"$IPVFS_CLUSTER_DIR/synced"
 }
 
 ipvfs_start_cluster 1 4 --target-size 64M --no-bind
@@ -87,7 +40,7 @@ img=$IPVFS_CLUSTER_DIR/rank-2/lun0.img
 [ -f "$img" ] || ipvfs_fail "no backing file $img"
 
 set -m
-writer &
+writer /k &
 writer_pid=$!
 set +m
 wait_synced 2 || ipvfs_fail "the writer synced nothing within 60 s"
@@ -105,7 +58,7 @@ assert st["ranks"][2]["state"] == "unreachable", st["ranks"][2]
 assert vol["missing"] == 1 and vol["members"][1]["state"] in ("down", "reconnecting"), vol' ||
     ipvfs_fail "status does not show member 1 down"
 grep -q "a rank of the job is gone; serving on" "$log" || ipvfs_fail "the survivors were not told"
-verify_synced degraded
+verify_synced /k degraded
 echo "$(synced_count) files written and read back degraded"
 
 # The target comes back outside the job, on the same portal and backing file.
@@ -116,7 +69,7 @@ wait_status 120 'assert r0["state"] == "serving" and vol["missing"] == 0, vol' |
 grep -q "member 1 .*rebuilding -> up" "$log" || ipvfs_fail "no rebuild completion in the log"
 out=$(ipvfs-ctl scrub) || ipvfs_fail "scrub after the rebuild: $out"
 [ "$out" = "I/O node 0: 0 mismatches, 0 stripes skipped" ] || ipvfs_fail "scrub said: $out"
-verify_synced rebuilt
+verify_synced /k rebuilt
 echo "rebuilt onto the returning target; scrub clean; files intact"
 # Rank 2 is gone for good: shutdown reaches the others (and says so).
 ipvfs-ctl shutdown >"$IPVFS_CLUSTER_DIR/shutdown.out" 2>&1

@@ -22,6 +22,7 @@
 set -u
 . "$IPVFS_SRCDIR/test/lib.sh"
 . "$IPVFS_SRCDIR/test/mpi/e2e_lib.sh"
+. "$IPVFS_SRCDIR/test/raid_lib.sh"
 . "$IPVFS_SRCDIR/benchmarks/iraid-targets.sh"
 e2e_require
 command -v tgtd >/dev/null && command -v tgtadm >/dev/null || { echo "skip: tgtd not installed"; exit 77; }
@@ -35,51 +36,6 @@ ipvfs_test_cleanup() {
     rm -rf "$tdir"
 }
 
-status_check() {
-    ipvfs-ctl status --json >"$IPVFS_CLUSTER_DIR/status.json"
-    python3 - "$IPVFS_CLUSTER_DIR/status.json" "$1" <<'PYEOF'
-import json, sys
-st = json.load(open(sys.argv[1]))
-r0 = st["ranks"][0]
-vol = r0["volume"]
-exec(sys.argv[2])
-PYEOF
-}
-
-wait_status() {
-    local limit=$1 cond=$2 i
-    for ((i = 0; i < limit * 5; i++)); do
-        status_check "$cond" 2>/dev/null && return 0
-        sleep 0.2
-    done
-    status_check "$cond"
-}
-
-writer() {
-    local n
-    for ((n = 1; ; n++)); do
-        if e2e_run 60 e2e_persist write "ipvfs:/x/$n" "$n" >/dev/null 2>&1; then
-            echo "$n" >>"$IPVFS_CLUSTER_DIR/synced"
-        else
-            echo "$n" >>"$IPVFS_CLUSTER_DIR/failed"
-        fi
-    done
-}
-synced_count() { [ -f "$IPVFS_CLUSTER_DIR/synced" ] && wc -l <"$IPVFS_CLUSTER_DIR/synced" || echo 0; }
-wait_synced() {
-    local want=$1 i
-    for ((i = 0; i < 600; i++)); do
-        [ "$(synced_count)" -ge "$want" ] && return 0
-        sleep 0.1
-    done
-    return 1
-}
-verify_synced() {
-    local n
-    while read -r n; do
-        e2e_run 60 e2e_persist verify "ipvfs:/x/$n" "$n" >/dev/null || ipvfs_fail "/x/$n differs ($1)"
-    done <"$IPVFS_CLUSTER_DIR/synced"
-}
 scrub_clean() {
     local out
     out=$(ipvfs-ctl scrub) || ipvfs_fail "scrub ($1): $out"
@@ -95,7 +51,7 @@ status_check "assert vol['members'][3]['url'] == '$ext' and vol['missing'] == 0,
 
 # --- 1. kill -9 tgtd during a write stream
 set -m
-writer &
+writer /x &
 writer_pid=$!
 set +m
 wait_synced 2 || ipvfs_fail "the writer synced nothing within 60 s"
@@ -111,7 +67,7 @@ status_check '
 assert r0["state"] == "degraded", r0
 assert vol["missing"] == 1 and vol["members"][3]["state"] in ("down", "reconnecting"), vol' ||
     ipvfs_fail "status does not show member 3 down"
-verify_synced degraded
+verify_synced /x degraded
 echo "$(synced_count) files written and read back degraded"
 
 # --- 2. clean shutdown right after a degraded write; restart still degraded
@@ -123,7 +79,7 @@ grep -q "refusing to start" "$log" && ipvfs_fail "the restart complained of a di
 status_check '
 assert r0["state"] == "degraded" and vol["dirty_regions"] == 0, vol' ||
     ipvfs_fail "restart: not degraded, or dirty regions"
-verify_synced "after a clean degraded restart"
+verify_synced /x "after a clean degraded restart"
 echo "clean shutdown while degraded: restarted without --start-dirty-degraded, files intact"
 
 # --- 3. tgtd back on the same portal and backing file
@@ -132,7 +88,7 @@ wait_status 120 'assert r0["state"] == "serving" and vol["missing"] == 0, vol' |
     ipvfs_fail "member 3 was not rebuilt within 120 s"
 grep -q "member 3 .*rebuilding -> up" "$log" || ipvfs_fail "no rebuild completion in the log"
 scrub_clean "after the rebuild onto tgtd"
-verify_synced "rebuilt onto tgtd"
+verify_synced /x "rebuilt onto tgtd"
 echo "rebuilt onto the restarted tgtd; scrub clean; files intact"
 
 # --- 4. replacement LUNs
@@ -150,7 +106,7 @@ ipvfs-ctl rebuild 0 3 "$repl" || ipvfs_fail "rebuild onto $repl"
 wait_status 120 "assert vol['missing'] == 0 and vol['members'][3]['url'] == '$repl', vol" ||
     ipvfs_fail "the replacement was not rebuilt within 120 s"
 scrub_clean "after the rebuild onto the replacement"
-verify_synced "rebuilt onto the replacement"
+verify_synced /x "rebuilt onto the replacement"
 echo "rebuilt onto a replacement LUN; scrub clean; files intact"
 
 # --- 5. read errors of a live member: the replacement's backing file is cut
@@ -159,7 +115,7 @@ echo "rebuilt onto a replacement LUN; scrub clean; files intact"
 ipvfs_stop_cluster
 truncate -s 64K "${IRAID_FILES[2]}" || ipvfs_fail "truncate"
 ipvfs_start_cluster 1 4 --target-size 64M --no-bind --member "0:3=$repl"
-verify_synced "member 3 failing reads"
+verify_synced /x "member 3 failing reads"
 repairs=$(grep -c "member 3 (.*) failed a read" "$log")
 [ "$repairs" -gt 0 ] || ipvfs_fail "no read was served around member 3's read errors"
 status_check 'assert vol["missing"] == 0, vol' || ipvfs_fail "member 3 did not stay up"

@@ -1,0 +1,64 @@
+# Helpers of the server-level RAID tests (test/t_raid_*.sh); source after
+# test/lib.sh and test/mpi/e2e_lib.sh.
+#
+#   status_check PYTHON       assertions on `ipvfs-ctl status --json`, with
+#                             st (all), r0 (rank 0) and vol (its volume)
+#   wait_status SECONDS PYTHON   the same, retried until it holds
+#   writer DIR &              writes ipvfs:DIR/N for N = 1, 2, ... until
+#                             killed; each N whose write+sync succeeded is
+#                             listed in $IPVFS_CLUSTER_DIR/synced, the
+#                             others in .../failed
+#   wait_synced N             until N files are synced (60 s at most)
+#   verify_synced DIR WHEN    every synced file reads back byte-exact
+
+# A hung rank makes ipvfs-ctl wait out its limit and exit 1, with that rank
+# "unreachable" in the JSON: the assertions judge.
+status_check() {
+    ipvfs-ctl status --json >"$IPVFS_CLUSTER_DIR/status.json"
+    python3 - "$IPVFS_CLUSTER_DIR/status.json" "$1" <<'PYEOF'
+import json, sys
+st = json.load(open(sys.argv[1]))
+r0 = st["ranks"][0]
+vol = r0["volume"]
+exec(sys.argv[2])
+PYEOF
+}
+
+wait_status() {
+    local limit=$1 cond=$2 i
+    for ((i = 0; i < limit * 5; i++)); do
+        status_check "$cond" 2>/dev/null && return 0
+        sleep 0.2
+    done
+    status_check "$cond"
+}
+
+writer() {
+    local dir=$1 n
+    for ((n = 1; ; n++)); do
+        if e2e_run 60 e2e_persist write "ipvfs:$dir/$n" "$n" >/dev/null 2>&1; then
+            echo "$n" >>"$IPVFS_CLUSTER_DIR/synced"
+        else
+            echo "$n" >>"$IPVFS_CLUSTER_DIR/failed"
+        fi
+    done
+}
+
+synced_count() { [ -f "$IPVFS_CLUSTER_DIR/synced" ] && wc -l <"$IPVFS_CLUSTER_DIR/synced" || echo 0; }
+
+wait_synced() {
+    local want=$1 i
+    for ((i = 0; i < 600; i++)); do
+        [ "$(synced_count)" -ge "$want" ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+verify_synced() {
+    local dir=$1 when=$2 n
+    while read -r n; do
+        e2e_run 60 e2e_persist verify "ipvfs:$dir/$n" "$n" >/dev/null ||
+            ipvfs_fail "$dir/$n differs ($when)"
+    done <"$IPVFS_CLUSTER_DIR/synced"
+}

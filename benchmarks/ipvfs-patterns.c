@@ -4,7 +4,11 @@
  * checked byte for byte, and only when it is right does rank 0 print one
  * line per phase (a wrong byte aborts with no RESULT line at all):
  *
- *   RESULT pattern=P op=write|read bytes=N seconds=S MiBps=R
+ *   RESULT pattern=P op=write|read bytes=N seconds=S MiBps=R data_seconds=D data_MiBps=E
+ *
+ * A write phase ends with MPI_File_sync, so S and R are durable figures;
+ * D and E stop when the slowest rank's writes returned (the data at the
+ * servers, before the sync).  For reads D and E are 0.
  *
  *   ipvfs-patterns sched FILE MIB_PER_RANK [KEY=VALUE hints...]
  *       each rank writes, then reads, its own contiguous region of
@@ -51,11 +55,14 @@ static void die(const char *what, int rc)
 struct phase {
     uint64_t total;
     double worst;
+    double data;    /* writes: slowest rank's time until its writes returned,
+                     * before MPI_File_sync (data at the servers, not yet
+                     * durable) */
 };
 
 static struct phase measure(uint64_t bytes, double secs)
 {
-    struct phase p = { 0, 0 };
+    struct phase p = { 0, 0, 0 };
 
     MPI_Reduce(&bytes, &p.total, 1, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
     MPI_Reduce(&secs, &p.worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
@@ -65,9 +72,10 @@ static struct phase measure(uint64_t bytes, double secs)
 static void report(const char *pat, const char *op, const struct phase *p)
 {
     if (rank == 0)
-        printf("RESULT pattern=%s op=%s bytes=%llu seconds=%.4f MiBps=%.1f\n", pat, op,
-               (unsigned long long)p->total, p->worst,
-               p->worst > 0 ? p->total / p->worst / 1048576.0 : 0.0);
+        printf("RESULT pattern=%s op=%s bytes=%llu seconds=%.4f MiBps=%.1f data_seconds=%.4f "
+               "data_MiBps=%.1f\n", pat, op, (unsigned long long)p->total, p->worst,
+               p->worst > 0 ? p->total / p->worst / 1048576.0 : 0.0, p->data,
+               p->data > 0 ? p->total / p->data / 1048576.0 : 0.0);
 }
 
 /* One layout: the file offset of byte k of the rank's data, and where it
@@ -158,7 +166,7 @@ static void run_phases(const char *name, const char *path, MPI_Info info, MPI_Of
 {
     unsigned char *mem = calloc(memsize, 1);
     MPI_File fh;
-    double t;
+    double t, data_s;
     uint64_t bad, allbad = 0;
     struct phase wr, rd;
 
@@ -172,9 +180,11 @@ static void run_phases(const char *name, const char *path, MPI_Info info, MPI_Of
     for (int i = 0; i < reps; i++)
         CHECK("write", coll ? MPI_File_write_at_all(fh, 0, mem, 1, mtype, MPI_STATUS_IGNORE) :
               MPI_File_write_at(fh, 0, mem, 1, mtype, MPI_STATUS_IGNORE));
+    data_s = MPI_Wtime() - t;
     CHECK("sync", MPI_File_sync(fh));
     quiet_barrier();
     wr = measure(nbytes * (uint64_t)reps, MPI_Wtime() - t);
+    MPI_Reduce(&data_s, &wr.data, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     memset(mem, 0, memsize);
     quiet_barrier();
     t = MPI_Wtime();

@@ -96,12 +96,16 @@ raw=$out/$what-trials.csv
 # median < numbers, one a line
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-# medians VARIANT: "write read" medians of VARIANT's trials in $raw
+# medians VARIANT [COLUMN...]: medians of VARIANT's trials in $raw, of the
+# given CSV columns (default 3 4: write and read)
 medians() {
-    local w r
-    w=$(awk -F, -v v="$1" '$2 == v { print $3 }' "$raw" | median)
-    r=$(awk -F, -v v="$1" '$2 == v { print $4 }' "$raw" | median)
-    echo "$w $r"
+    local v=$1 c out=
+    shift
+    [ $# -gt 0 ] || set -- 3 4
+    for c in "$@"; do
+        out+="$(awk -F, -v v="$v" -v c="$c" '$2 == v { print $c }' "$raw" | median) "
+    done
+    echo "${out% }"
 }
 
 # field NAME < RESULT line
@@ -159,7 +163,7 @@ bench_tile() {
         variants+=" listio-b$b piecewise-b$b"
     done
     ipvfs_start_cluster "$nio" "$nt"
-    echo "trial,mode,write_MiBps,read_MiBps" >"$raw"
+    echo "trial,mode,write_MiBps,read_MiBps,write_data_MiBps" >"$raw"
     for t in $(seq "$trials"); do
         for v in $variants; do
             mode=${v%-b*}
@@ -168,22 +172,26 @@ bench_tile() {
                 ipvfs_listio=$([ $mode = listio ] && echo enable || echo disable)) ||
                 ipvfs_fail "tile run failed: no row"
             wr=$(echo "$line" | grep 'op=write' | field MiBps)
+            wd=$(echo "$line" | grep 'op=write' | field data_MiBps)
             rd=$(echo "$line" | grep 'op=read' | field MiBps)
-            echo "$t,$v,$wr,$rd" >>"$raw"
+            echo "$t,$v,$wr,$rd,$wd" >>"$raw"
         done
     done
     ipvfs_stop_cluster
-    echo "mode,write_MiBps,read_MiBps" >"$csv"
-    row '%-18s %12s %12s   (median of %s trials)\n' mode write_MiBps read_MiBps "$trials"
+    # write: through MPI_File_sync (durable); write_data: until the last
+    # write returned (data at the servers, before the sync)
+    echo "mode,write_MiBps,read_MiBps,write_data_MiBps" >"$csv"
+    row '%-18s %12s %16s %12s   (median of %s trials, %s reps)\n' mode write_MiBps \
+        write_data_MiBps read_MiBps "$trials" "$reps"
     for v in $variants; do
-        read -r wr rd < <(medians "$v")
-        row '%-18s %12s %12s\n' "$v" "$wr" "$rd"
-        echo "$v,$wr,$rd" >>"$csv"
+        read -r wr rd wd < <(medians "$v" 3 4 5)
+        row '%-18s %12s %16s %12s\n' "$v" "$wr" "$wd" "$rd"
+        echo "$v,$wr,$rd,$wd" >>"$csv"
     done
-    awk -F, 'NR > 1 && $1 ~ /^listio/ { w = $2; r = $3; b = substr($1, 9) }
-        NR > 1 && $1 ~ /^piecewise/ && $2 > 0 && $3 > 0 {
-        printf "b=%s list I/O / piecewise: write %.1fx, read %.1fx\n", b, w / $2, r / $3 }' \
-        "$csv" | tee -a "$table"
+    awk -F, 'NR > 1 && $1 ~ /^listio/ { w = $2; r = $3; d = $4; b = substr($1, 9) }
+        NR > 1 && $1 ~ /^piecewise/ && $2 > 0 && $3 > 0 && $4 > 0 {
+        printf "b=%s list I/O / piecewise: write %.1fx (before the sync %.1fx), read %.1fx\n",
+            b, w / $2, d / $4, r / $3 }' "$csv" | tee -a "$table"
     plot "set style data histograms; set style fill solid; set title 'mpi-tile-io 2x2, 4 ranks';
         set xtics rotate by -20; plot '$csv' every ::1 u 2:xtic(1) t 'write', '' every ::1 u 3 t 'read'"
 }

@@ -20,7 +20,12 @@
  * Operations: each datafile has a FIFO of operations and runs one at a
  * time (the head), so operations on one datafile complete in order and a
  * read-modify-write never races another write of the same datafile; one
- * operation sends all its block I/O at once.  dfstore_sync(0) waits in a
+ * operation sends all its block I/O at once.  Writes queued behind a
+ * starting write ride along with it (write gathering, see gather_group):
+ * the leader does the block I/O of all of them, so that the rows two
+ * clients write into the same blocks become one volume write instead of
+ * one per row; all complete, in order, when the leader's I/O is done.
+ * dfstore_sync(0) waits in a
  * global list (all operations in submission order) until everything
  * submitted before it is done.  Completions are delivered from a
  * zero-delay timer, never inside the submitting call.
@@ -213,6 +218,7 @@ struct df_op {
     int wn, wcap;
     uint64_t woff, wend;             /* its volume range */
     uint64_t need_gen;               /* sync: commit round to wait for */
+    uint32_t nfollow;                /* write leader: followers behind it */
 };
 
 enum log_kind { LOG_MAP, LOG_UNMAP, LOG_SIZE, LOG_REMOVE };
@@ -233,6 +239,7 @@ struct dfstore {
     struct u64map files;             /* handle -> struct datafile * */
     uint64_t *bitmap;
     uint64_t total_blocks, used_blocks, alloc_cursor;
+    uint64_t writes_gathered;        /* followers taken into write groups */
     struct log_entry *log;
     size_t log_len, log_cap;
     enum commit_state commit;
@@ -576,6 +583,25 @@ static int piece_cmp(const void *a, const void *b)
     if (x->fblock != y->fblock)
         return x->fblock < y->fblock ? -1 : 1;
     return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* By block, then offset in the block: for pieces known not to overlap. */
+static int piece_off_cmp(const void *a, const void *b)
+{
+    const struct piece *x = a, *y = b;
+
+    if (x->fblock != y->fblock)
+        return x->fblock < y->fblock ? -1 : 1;
+    return x->in_off < y->in_off ? -1 : x->in_off > y->in_off;
+}
+
+/* Whether sorted pieces (piece_off_cmp order) overlap. */
+static int pieces_overlap(const struct piece *pcs, uint32_t n)
+{
+    for (uint32_t i = 1; i < n; i++)
+        if (pcs[i].fblock == pcs[i - 1].fblock && pcs[i].in_off < pcs[i - 1].in_off + pcs[i - 1].len)
+            return 1;
+    return 0;
 }
 
 /* Splits the op's pairs at block boundaries, sorted by block then order. */
@@ -933,6 +959,19 @@ static int unmap_from(struct dfstore *ds, struct datafile *df, uint64_t first_fb
     return rc;
 }
 
+/* Completes a write-like op and the writes that rode along with it, in
+ * queue order, all with its status. */
+static void op_finish_group(struct df_op *op)
+{
+    struct df_op *f = op->next;
+
+    op_complete(op);
+    for (uint32_t i = 0; i < op->nfollow; i++, f = f->next) {
+        f->status = op->status;
+        op_complete(f);
+    }
+}
+
 static void op_finish_write(struct df_op *op)
 {
     struct dfstore *ds = op->ds;
@@ -944,7 +983,7 @@ static void op_finish_write(struct df_op *op)
         for (uint32_t i = 0; i < op->nios; i++)
             if (op->ios[i].is_new)
                 bit_clear(ds, op->ios[i].vblock);
-        op_complete(op);
+        op_finish_group(op);
         return;
     }
     ds->dirty = 1;
@@ -969,7 +1008,7 @@ static void op_finish_write(struct df_op *op)
         op->status = rc;
     }
     op->value = op->kind == OP_WRITE ? op->value : df->size;
-    op_complete(op);
+    op_finish_group(op);
 }
 
 static void start_io_rounds(struct df_op *op)
@@ -982,24 +1021,104 @@ static void start_io_rounds(struct df_op *op)
     op_round(op, rmw ? rmw_read_issue : write_issue);
 }
 
-static void write_start(struct df_op *op)
+/* Bytes and furthest end of a write's pairs. */
+static void write_measure(struct df_op *op)
 {
-    uint32_t npieces, nnew;
-    int rc;
-
     for (uint32_t p = 0; p < op->npairs; p++) {
         uint64_t end = op->pairs[p].offset + op->pairs[p].len;
         op->value += op->pairs[p].len;
         if (op->pairs[p].len && end > op->new_end)
             op->new_end = end;
     }
-    if ((rc = plan_pieces(op, &npieces)) < 0 || (rc = plan_blocks(op, npieces, &nnew)) < 0 ||
-        (rc = alloc_new_blocks(op->ds, op, nnew)) < 0) {
-        op->status = rc;
-        op_complete(op);
+}
+
+/* Write gathering: most writes a group takes along, and most pieces. */
+#define GROUP_MAX_OPS 16u
+#define GROUP_MAX_PIECES (4u * IPVFS_MAX_PAIRS)
+
+/* Takes one queued write f into leader's pieces (n of them, sorted by
+ * offset, no overlap) if its pieces overlap neither each other nor the
+ * leader's, and the group's blocks surely fit (at most one new block a
+ * piece), so that no member can fail for another's sake.  Returns 1 when
+ * taken, 0 when not (f untouched), or -ENOMEM. */
+static int group_take(struct df_op *leader, uint32_t *n, struct df_op *f)
+{
+    struct dfstore *ds = leader->ds;
+    struct piece *all;
+    uint32_t fn;
+
+    if (plan_pieces(f, &fn) < 0)
+        return -ENOMEM;
+    if (fn == 0 || *n + fn > GROUP_MAX_PIECES || *n + fn > ds->total_blocks - ds->used_blocks)
+        goto refuse;
+    if (!(all = realloc(leader->pieces, (*n + fn) * sizeof(*all)))) {
+        free(f->pieces);
+        f->pieces = NULL;
+        return -ENOMEM;
+    }
+    leader->pieces = all;
+    for (uint32_t i = 0; i < fn; i++) {
+        all[*n + i] = f->pieces[i];
+        all[*n + i].order = *n + i;
+    }
+    qsort(all, *n + fn, sizeof(*all), piece_off_cmp);
+    if (pieces_overlap(all, *n + fn)) {
+        /* drop f's pieces again: the group's are numbered below *n */
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < *n + fn; i++)
+            if (all[i].order < *n)
+                all[k++] = all[i];
+        goto refuse;
+    }
+    *n += fn;
+    free(f->pieces);
+    f->pieces = NULL;
+    return 1;
+refuse:
+    free(f->pieces);
+    f->pieces = NULL;
+    return 0;
+}
+
+/* Gathers the writes queued right behind the leader (see the top of the
+ * file) while the leader's own pieces do not overlap.  Followers are
+ * marked started and wait for the leader; *n grows to the group's pieces. */
+static void gather_group(struct df_op *leader, uint32_t *n)
+{
+    qsort(leader->pieces, *n, sizeof(*leader->pieces), piece_off_cmp);
+    if (pieces_overlap(leader->pieces, *n)) {
+        qsort(leader->pieces, *n, sizeof(*leader->pieces), piece_cmp);
         return;
     }
+    for (struct df_op *f = leader->next; f && leader->nfollow < GROUP_MAX_OPS; f = f->next) {
+        if (f->kind != OP_WRITE || f->started || group_take(leader, n, f) != 1)
+            return;
+        f->started = PHASE_WRITE;
+        write_measure(f);
+        if (f->new_end > leader->new_end)
+            leader->new_end = f->new_end;
+        leader->nfollow++;
+        leader->ds->writes_gathered++;
+    }
+}
+
+static void write_start(struct df_op *op)
+{
+    uint32_t npieces, nnew;
+    int rc;
+
+    write_measure(op);
+    if ((rc = plan_pieces(op, &npieces)) < 0)
+        goto fail;
+    if (npieces > 0)
+        gather_group(op, &npieces);
+    if ((rc = plan_blocks(op, npieces, &nnew)) < 0 || (rc = alloc_new_blocks(op->ds, op, nnew)) < 0)
+        goto fail;
     start_io_rounds(op);
+    return;
+fail:
+    op->status = rc;
+    op_finish_group(op);
 }
 
 /* Truncate: unmap whole blocks past the end, zero the tail of the block
@@ -1315,7 +1434,7 @@ void dfstore_stats(const struct dfstore *ds, struct dfstore_stats *out)
     for (uint64_t i = 0; i < ds->files.cap; i++)
         if (ds->files.used[i] && ((struct datafile *)(uintptr_t)ds->files.vals[i])->exists)
             n++;
-    *out = (struct dfstore_stats){ n, ds->used_blocks, ds->total_blocks };
+    *out = (struct dfstore_stats){ n, ds->used_blocks, ds->total_blocks, ds->writes_gathered };
 }
 
 /* ---- open / close ---- */

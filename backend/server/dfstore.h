@@ -45,6 +45,10 @@
  *   counts them as used until then.
  * - A failed volume flush or LMDB commit fails the syncs waiting for it
  *   with that error; the changes stay pending and are retried.
+ * - Write gathering: writes queued on one datafile behind a starting write
+ *   join its volume I/O when no two of their bytes overlap (and the free
+ *   blocks surely suffice); they still complete in submission order, all
+ *   with the group's status.  Overlapping writes stay apart, in order.
  * - Never call dfstore_close() from a dfstore callback.
  */
 #ifndef IPVFS_DFSTORE_H
@@ -65,6 +69,7 @@ struct dfstore_stats {
     uint64_t datafiles;
     uint64_t blocks_used;
     uint64_t blocks_total;
+    uint64_t writes_gathered;   /* writes that rode along with an earlier one */
 };
 
 int dfstore_open(struct evloop *loop, struct iraid_volume *vol, const char *dir,

@@ -239,6 +239,7 @@ struct dfstore {
     struct u64map files;             /* handle -> struct datafile * */
     uint64_t *bitmap;
     uint64_t total_blocks, used_blocks, alloc_cursor;
+    uint64_t writes;                 /* write operations submitted */
     uint64_t writes_gathered;        /* followers taken into write groups */
     struct log_entry *log;
     size_t log_len, log_cap;
@@ -1369,8 +1370,11 @@ int dfstore_write(struct dfstore *ds, uint64_t handle, const struct ipvfs_pair *
         return -EINVAL;
     if ((rc = check_pairs(pairs, npairs, data)) < 0)
         return rc;
-    return submit(ds, handle, OP_WRITE, (struct df_op){ .pairs = pairs, .npairs = npairs,
-                                                         .wdata = data, .cb = cb, .user = user });
+    rc = submit(ds, handle, OP_WRITE, (struct df_op){ .pairs = pairs, .npairs = npairs,
+                                                       .wdata = data, .cb = cb, .user = user });
+    if (rc == 0)
+        ds->writes++;
+    return rc;
 }
 
 int dfstore_read(struct dfstore *ds, uint64_t handle, const struct ipvfs_pair *pairs,
@@ -1434,7 +1438,8 @@ void dfstore_stats(const struct dfstore *ds, struct dfstore_stats *out)
     for (uint64_t i = 0; i < ds->files.cap; i++)
         if (ds->files.used[i] && ((struct datafile *)(uintptr_t)ds->files.vals[i])->exists)
             n++;
-    *out = (struct dfstore_stats){ n, ds->used_blocks, ds->total_blocks, ds->writes_gathered };
+    *out = (struct dfstore_stats){ n, ds->used_blocks, ds->total_blocks, ds->writes,
+                                   ds->writes_gathered };
 }
 
 /* ---- open / close ---- */
@@ -1626,6 +1631,8 @@ void dfstore_close(struct dfstore *ds)
     if (done < 0)
         log_error("dfstore: final sync failed (%s): unsynced changes are lost",
                   strerror(-done));
+    log_info("dfstore: %" PRIu64 " writes, %" PRIu64 " of them gathered into an earlier one's "
+             "volume I/O", ds->writes, ds->writes_gathered);
     if (ds->deliver_timer)
         evloop_del_timer(ds->loop, ds->deliver_timer);
     evloop_del_timer(ds->loop, ds->commit_timer);

@@ -69,7 +69,8 @@ struct dfstore_stats {
     uint64_t datafiles;
     uint64_t blocks_used;
     uint64_t blocks_total;
-    uint64_t writes_gathered;   /* writes that rode along with an earlier one */
+    uint64_t writes;            /* write operations submitted */
+    uint64_t writes_gathered;   /* of them, rode along with an earlier one */
 };
 
 int dfstore_open(struct evloop *loop, struct iraid_volume *vol, const char *dir,

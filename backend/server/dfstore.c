@@ -1025,6 +1025,8 @@ static void start_io_rounds(struct df_op *op)
 /* Bytes and furthest end of a write's pairs. */
 static void write_measure(struct df_op *op)
 {
+    op->value = 0;
+    op->new_end = 0;
     for (uint32_t p = 0; p < op->npairs; p++) {
         uint64_t end = op->pairs[p].offset + op->pairs[p].len;
         op->value += op->pairs[p].len;
@@ -1033,9 +1035,11 @@ static void write_measure(struct df_op *op)
     }
 }
 
-/* Write gathering: most writes a group takes along, and most pieces. */
+/* Write gathering: most writes a group takes along, most pieces, and
+ * most data bytes (what one volume operation may have in flight). */
 #define GROUP_MAX_OPS 16u
 #define GROUP_MAX_PIECES (4u * IPVFS_MAX_PAIRS)
+#define GROUP_MAX_BYTES ((uint64_t)2 * IPVFS_MAX_IO_BYTES)
 
 /* Takes one queued write f into leader's pieces (n of them, sorted by
  * offset, no overlap) if its pieces overlap neither each other nor the
@@ -1086,16 +1090,21 @@ refuse:
  * marked started and wait for the leader; *n grows to the group's pieces. */
 static void gather_group(struct df_op *leader, uint32_t *n)
 {
+    uint64_t bytes = leader->value;
+
     qsort(leader->pieces, *n, sizeof(*leader->pieces), piece_off_cmp);
     if (pieces_overlap(leader->pieces, *n)) {
         qsort(leader->pieces, *n, sizeof(*leader->pieces), piece_cmp);
         return;
     }
     for (struct df_op *f = leader->next; f && leader->nfollow < GROUP_MAX_OPS; f = f->next) {
-        if (f->kind != OP_WRITE || f->started || group_take(leader, n, f) != 1)
+        if (f->kind != OP_WRITE || f->started)
             return;
-        f->started = PHASE_WRITE;
         write_measure(f);
+        if (bytes + f->value > GROUP_MAX_BYTES || group_take(leader, n, f) != 1)
+            return;
+        bytes += f->value;
+        f->started = PHASE_WRITE;
         if (f->new_end > leader->new_end)
             leader->new_end = f->new_end;
         leader->nfollow++;

@@ -12,7 +12,7 @@
 #include "adio/client/plan.h"
 #include "adio/client/sched.h"
 
-static const struct plan_limits big = { 1u << 30, 1u << 20 };
+static const struct plan_limits big = { 1u << 30, 1u << 20, 0 };
 
 static char buf[1 << 16];
 
@@ -85,7 +85,7 @@ static void odd_offsets_rotated(void **state)
 static void byte_limit_splits(void **state)
 {
     struct stripe_layout l = { .unit = 100, .factor = 1, .first_server = 0, .nio = 1 };
-    struct plan_limits lim = { 30, 100 };
+    struct plan_limits lim = { 30, 100, 0 };
     struct ipvfs_extent e = { .offset = 5, .len = 70 };
     struct iovec m = { .iov_base = buf, .iov_len = 70 };
     struct plan p;
@@ -100,11 +100,44 @@ static void byte_limit_splits(void **state)
     plan_free(&p);
 }
 
+/* The run limit (schedule block b) cuts a contiguous access into requests
+ * of b bytes, while short pieces with gaps share one request however many
+ * bytes they add up to; a long piece after short ones fills the request's
+ * run room first, then goes on in new requests. */
+static void run_limit_cuts_runs_only(void **state)
+{
+    struct stripe_layout l = { .unit = 1000, .factor = 1, .first_server = 0, .nio = 1 };
+    struct plan_limits lim = { 1000, 100, 40 };
+    struct ipvfs_extent contig = { 0, 100 };
+    struct ipvfs_extent rows[6] = { { 0, 30 }, { 50, 30 }, { 100, 30 }, { 150, 30 },
+                                    { 200, 30 }, { 300, 90 } };
+    struct iovec m = { .iov_base = buf, .iov_len = 100 };
+    struct plan p;
+
+    assert_int_equal(plan_build(&l, &contig, 1, &m, 1, &lim, &p), 0);
+    assert_int_equal(p.nreqs, 3);
+    assert_int_equal(p.reqs[0].bytes, 40);
+    assert_int_equal(p.reqs[1].pairs[0].offset, 40);
+    assert_int_equal(p.reqs[2].bytes, 20);
+    plan_free(&p);
+    m.iov_len = 240;
+    assert_int_equal(plan_build(&l, rows, 6, &m, 1, &lim, &p), 0);
+    assert_int_equal(p.nreqs, 3);
+    assert_int_equal(p.reqs[0].npairs, 6);      /* five rows + 40 bytes of the long piece */
+    assert_int_equal(p.reqs[0].bytes, 190);
+    assert_int_equal(p.reqs[0].pairs[5].len, 40);
+    assert_int_equal(p.reqs[1].pairs[0].offset, 340);
+    assert_int_equal(p.reqs[1].bytes, 40);
+    assert_int_equal(p.reqs[2].bytes, 10);
+    assert_ptr_equal(p.reqs[2].iov[0].iov_base, buf + 230);
+    plan_free(&p);
+}
+
 /* The pair limit splits a request; touching pairs merge instead. */
 static void pair_limit_splits(void **state)
 {
     struct stripe_layout l = { .unit = 1000, .factor = 1, .first_server = 0, .nio = 1 };
-    struct plan_limits lim = { 1000, 2 };
+    struct plan_limits lim = { 1000, 2, 0 };
     struct ipvfs_extent e[5] = { { 0, 1 }, { 2, 1 }, { 3, 1 }, { 6, 1 }, { 9, 1 } };
     struct iovec m = { .iov_base = buf, .iov_len = 5 };
     struct plan p;
@@ -182,7 +215,7 @@ static void empty_access_plans_nothing(void **state)
 static void round_trip_matches_layout(void **state)
 {
     struct stripe_layout l = { .unit = 7, .factor = 3, .first_server = 1, .nio = 4 };
-    struct plan_limits lim = { 11, 3 };
+    struct plan_limits lim = { 11, 3, 0 };
     struct ipvfs_extent e = { .offset = 5, .len = 200 };
     struct iovec m = { .iov_base = buf, .iov_len = 200 };
     struct plan p;
@@ -223,7 +256,7 @@ static void sched_plan(struct plan *p)
 {
     static char big[1 << 12];
     struct stripe_layout l = { .unit = 64, .factor = 4, .first_server = 0, .nio = 4 };
-    struct plan_limits lim = { 64, 1000 };
+    struct plan_limits lim = { 64, 1000, 0 };
     struct ipvfs_extent e = { .offset = 0, .len = 1024 };
     struct iovec m = { .iov_base = big, .iov_len = 1024 };
 
@@ -286,7 +319,7 @@ static void sched_hash_steps(void **state)
 static void sched_hash_skips_finished(void **state)
 {
     struct stripe_layout l = { .unit = 10, .factor = 3, .first_server = 0, .nio = 3 };
-    struct plan_limits lim = { 10, 100 };
+    struct plan_limits lim = { 10, 100, 0 };
     struct ipvfs_extent e = { .offset = 0, .len = 40 };  /* servers 0,1,2,0 */
     struct iovec m = { .iov_base = buf, .iov_len = 40 };
     struct plan p;
@@ -346,6 +379,7 @@ int main(void)
         cmocka_unit_test(odd_offsets_rotated),
         cmocka_unit_test(byte_limit_splits),
         cmocka_unit_test(pair_limit_splits),
+        cmocka_unit_test(run_limit_cuts_runs_only),
         cmocka_unit_test(scattered_memory_high_offsets),
         cmocka_unit_test(length_mismatch_is_einval),
         cmocka_unit_test(empty_access_plans_nothing),

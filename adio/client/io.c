@@ -92,17 +92,17 @@ static int batch_schedule(struct io_batch *b, const struct ipvfs_file *f)
     return rc;
 }
 
-/* Requests carry at most the schedule block b of data: the pieces the
- * heuristics order. */
+/* A request's runs of adjacent bytes are at most the schedule block b:
+ * a large contiguous access goes out in pieces of b that the heuristics
+ * order; the short pieces of a noncontiguous one share a request per
+ * server (list I/O), up to the protocol's limits (plan.h). */
 static int batch_build(struct io_batch *b, const struct ipvfs_file *f, int writing,
                        const struct ipvfs_extent *ext, size_t next, const struct iovec *mem,
                        int memcnt)
 {
-    struct plan_limits limits = { IPVFS_MAX_IO_BYTES, IPVFS_MAX_PAIRS };
+    struct plan_limits limits = { IPVFS_MAX_IO_BYTES, IPVFS_MAX_PAIRS, f->opts.block };
     int rc;
 
-    if (f->opts.block < limits.max_bytes)
-        limits.max_bytes = f->opts.block;
     rc = plan_build(&f->layout, ext, next, mem, memcnt, &limits, &b->plan);
     if (rc == 0)
         rc = batch_schedule(b, f);

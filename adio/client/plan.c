@@ -124,8 +124,20 @@ static int take_mem(struct plan_state *st, struct plan_req *r, uint64_t len)
     return 0;
 }
 
+/* Bytes a pair at df_offset may still add to r's run of adjacent bytes:
+ * the run continues r's last pair when they touch. */
+static uint64_t run_room(const struct plan_state *st, const struct plan_req *r, uint64_t df_offset)
+{
+    uint64_t max = st->limits->max_run ? st->limits->max_run : st->limits->max_bytes;
+    const struct ipvfs_pair *last = r->npairs ? &r->pairs[r->npairs - 1] : NULL;
+
+    if (!last || last->offset + last->len != df_offset)
+        return max;
+    return last->len < max ? max - last->len : 0;
+}
+
 /* The request of server that can take a pair at df_offset, opening a new
- * one when the current one is full. */
+ * one when the current one is full or its run reached max_run. */
 static long req_for(struct plan_state *st, uint32_t server, uint64_t df_offset)
 {
     long i = st->open_req[server];
@@ -134,7 +146,7 @@ static long req_for(struct plan_state *st, uint32_t server, uint64_t df_offset)
     if (i < 0)
         return new_req(st, server);
     r = &st->plan->reqs[i];
-    if (r->bytes >= st->limits->max_bytes)
+    if (r->bytes >= st->limits->max_bytes || run_room(st, r, df_offset) == 0)
         return new_req(st, server);
     if (r->npairs >= st->limits->max_pairs &&
         r->pairs[r->npairs - 1].offset + r->pairs[r->npairs - 1].len != df_offset)
@@ -157,6 +169,8 @@ static int add_piece(struct plan_state *st, const struct stripe_pos *pos, uint64
             return (int)i;
         r = &st->plan->reqs[i];
         room = st->limits->max_bytes - r->bytes;
+        if (run_room(st, r, df_offset) < room)
+            room = run_room(st, r, df_offset);
         n = len < room ? len : room;
         rc = add_pair(r, df_offset, n);
         if (rc == 0)

@@ -5,8 +5,12 @@
  * splits the extents at stripe-unit boundaries and gives each piece to the
  * I/O node that holds it, as a datafile (offset, length) pair.  Per server,
  * pieces accumulate into one request until it would carry more than
- * max_bytes of data or max_pairs pairs; then a new request starts.  A pair
- * that continues the previous pair of its request in the datafile is merged
+ * max_bytes of data or max_pairs pairs, or a run of adjacent datafile bytes
+ * longer than max_run; then a new request starts.  So a large contiguous
+ * access is cut into requests of max_run bytes (the schedule block b the
+ * heuristics order), while the short pieces of a noncontiguous access
+ * travel together, one request per server (list I/O).  A pair that
+ * continues the previous pair of its request in the datafile is merged
  * into it, and memory segments that continue each other are merged too.
  * The data of a request is its memory segments in order, matching its
  * pairs in order. */
@@ -27,6 +31,7 @@
 struct plan_limits {
     uint64_t max_bytes;   /* data per request, > 0 */
     uint32_t max_pairs;   /* pairs per request, > 0 */
+    uint64_t max_run;     /* longest pair of a request; 0: max_bytes */
 };
 
 struct plan_req {

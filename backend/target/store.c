@@ -49,6 +49,9 @@ struct tgt_aio {
     int inflight;          /* submitted ios whose callback has not run */
     int efd;               /* completions wake the loop through it */
     int ring_ok;
+    int batch;             /* tgt_aio_batch_begin() depth */
+    int ring_pending;      /* prepared SQEs the kernel has not taken */
+    uint64_t retry_timer;  /* a refused io_uring_submit() is retried */
 #ifdef HAVE_LIBURING
     struct io_uring ring;
 #endif
@@ -205,13 +208,49 @@ static int pool_start(struct tgt_aio *aio)
 /* ---- io_uring engine ---- */
 
 #ifdef HAVE_LIBURING
+static void ring_push(struct tgt_aio *aio);
+
+static void ring_retry(struct evloop *loop, uint64_t id, void *user)
+{
+    struct tgt_aio *aio = user;
+
+    aio->retry_timer = 0;
+    ring_push(aio);
+}
+
+/* Hands the prepared SQEs to the kernel.  A refusal (memory, completion
+ * queue overflow) leaves them in the ring, so nothing would wake us to
+ * try again: a timer does, 1 ms later. */
+static void ring_push(struct tgt_aio *aio)
+{
+    int rc;
+
+    if (!aio->ring_pending)
+        return;
+    rc = io_uring_submit(&aio->ring);
+    if (rc >= 0) {
+        aio->ring_pending = 0;
+        return;
+    }
+    if (aio->retry_timer)
+        return;
+    log_warn("target: io_uring refused %d backing ios (%s), retrying", aio->ring_pending,
+             strerror(-rc));
+    aio->retry_timer = evloop_add_timer(aio->srv->loop, 1, ring_retry, aio);
+    if (!aio->retry_timer)
+        log_error("target: no timer to retry the backing io submission");
+}
+
+/* Prepares one SQE for io.  Inside a batch (tgt_aio_batch_begin) the
+ * kernel gets the SQEs at the end of the batch, in one io_uring_enter for
+ * all the commands of a loop turn; outside one, at once.  -EAGAIN: the
+ * ring has no room (nothing was prepared), the pool takes io instead. */
 static int ring_prep(struct tgt_aio *aio, int fd, struct tgt_io *io)
 {
     struct io_uring_sqe *sqe = io_uring_get_sqe(&aio->ring);
 
     if (!sqe) {
-        if (io_uring_submit(&aio->ring) < 0)
-            return -EAGAIN;
+        ring_push(aio);
         sqe = io_uring_get_sqe(&aio->ring);
         if (!sqe)
             return -EAGAIN;
@@ -236,7 +275,10 @@ static int ring_prep(struct tgt_aio *aio, int fd, struct tgt_io *io)
         break;
     }
     io_uring_sqe_set_data(sqe, io);
-    return io_uring_submit(&aio->ring) < 0 ? -EAGAIN : 0;
+    aio->ring_pending++;
+    if (!aio->batch)
+        ring_push(aio);
+    return 0;
 }
 
 /* One completion: finish short transfers, then tell the owner.  A rest
@@ -294,11 +336,18 @@ static int ring_setup(struct tgt_aio *aio)
 
 static void ring_teardown(struct tgt_aio *aio)
 {
+    if (aio->retry_timer)
+        evloop_del_timer(aio->srv->loop, aio->retry_timer);
+    aio->retry_timer = 0;
     if (aio->ring_ok)
         io_uring_queue_exit(&aio->ring);
     aio->ring_ok = 0;
 }
 #else
+static void ring_push(struct tgt_aio *aio)
+{
+}
+
 static void ring_reap(struct tgt_aio *aio)
 {
 }
@@ -322,9 +371,24 @@ static void aio_event(struct evloop *loop, int fd, int events, void *user)
 
     if (read(aio->efd, &cnt, sizeof(cnt)) < 0 && errno != EAGAIN)
         log_warn("target: reading the backing-io eventfd: %s", strerror(errno));
+    /* Callbacks queue responses and start follow-up ios: one send per
+     * connection and one submission for all of them. */
+    tgt_batch_begin(aio->srv);
     if (aio->ring_ok)
         ring_reap(aio);
     pool_reap(aio);
+    tgt_batch_end(aio->srv);
+}
+
+void tgt_aio_batch_begin(struct tgt_aio *aio)
+{
+    aio->batch++;
+}
+
+void tgt_aio_batch_end(struct tgt_aio *aio)
+{
+    if (--aio->batch == 0 && aio->ring_ok)
+        ring_push(aio);
 }
 
 /* io_uring unless the kernel refuses a ring or the environment asks for
@@ -417,7 +481,11 @@ static void wait_completions(struct tgt_aio *aio)
 {
     struct pollfd p = { .fd = aio->efd, .events = POLLIN };
 
-    if (poll(&p, 1, -1) < 0 && errno != EINTR)
+    /* SQEs the kernel refused are retried here: the loop's timer no
+     * longer runs. */
+    if (aio->ring_ok)
+        ring_push(aio);
+    if (poll(&p, 1, aio->ring_pending ? 1 : -1) < 0 && errno != EINTR)
         log_warn("target: waiting for backing ios: %s", strerror(errno));
     aio_event(aio->srv->loop, aio->efd, EV_READ, aio);
 }

@@ -1134,6 +1134,12 @@ int scsi_prepare(struct tgt_task *t)
         t->conn->ua_reset &= ~(1ull << l->index);
         return fail(t, KEY_UNIT_ATTENTION, ASC_RESET_OCCURRED);
     }
+    if (l && !(op->flags & OPF_NO_UA) && t->conn->ua_pr[l->index]) {
+        uint16_t asc = t->conn->ua_pr[l->index];
+
+        t->conn->ua_pr[l->index] = 0;
+        return fail(t, KEY_UNIT_ATTENTION, asc);
+    }
     if (l && l->reserved_by && l->reserved_by != t->conn && !(op->flags & OPF_NO_CONFLICT)) {
         t->status = ST_CONFLICT;
         return -1;

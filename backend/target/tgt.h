@@ -256,6 +256,8 @@ struct tgt_conn {
     int digests_on;              /* negotiated digests apply (full feature) */
     struct tgt_login *login;
     uint64_t ua_reset;       /* LUNs with a pending reset unit attention */
+    uint16_t ua_pr[TGT_MAX_LUNS]; /* per LUN: ASC of a pending persistent
+                                   * reservation unit attention, 0: none */
 
     /* receive state machine */
     enum rx_phase rx_phase;

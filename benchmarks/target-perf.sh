@@ -6,15 +6,20 @@
 # IOPS and MiB/s (2^20 bytes) for both targets and the MiB/s ratio
 # ipvfs/tgtd.  iscsi-perf's own MB/s figure is an integer; MiB/s is
 # computed here from its IOPS average and the request size instead.
+# Each figure is the median of PERF_REPEAT runs, ours and tgtd taking
+# turns, so that a burst of other load on a shared machine hits both
+# targets alike and one unlucky run does not decide a row.
 #
 #   benchmarks/target-perf.sh [BUILDDIR]    (PERF_SECONDS=4, PERF_SIZE=512M,
-#                                            PERF_ROWS="read write")
+#                                            PERF_ROWS="read write",
+#                                            PERF_REPEAT=3)
 set -u
 srcdir=$(cd "$(dirname "$0")/.." && pwd)
 builddir=$(cd "${1:-${IPVFS_BUILDDIR:-$srcdir/_build}}" && pwd)
 secs=${PERF_SECONDS:-4}
 size=${PERF_SIZE:-512M}
 rows=${PERF_ROWS:-read write}
+repeat=${PERF_REPEAT:-3}
 target=$builddir/backend/ipvfs-target
 wperf=$builddir/backend/target/ipvfs-iscsi-wperf
 for p in iscsi-perf tgtd tgtadm; do
@@ -70,6 +75,22 @@ write_perf() {
     "$wperf" "$1" "$2" "$3" "$4" 16 "$secs" | sed -n 's/^iops \([0-9]*\) MiB\/s \([0-9.]*\)$/\1 \2/p'
 }
 
+# The "IOPS MiB/s" line of the median MiB/s among the lines on stdin.
+median() {
+    sort -k2,2n | awk '{ l[NR] = $0 } END { if (NR) print l[int((NR + 1) / 2)] }'
+}
+# Runs "$1 ARGS_OURS" and "$1 ARGS_TGTD" in turns, repeat times each;
+# prints the two medians on two lines.
+measure() {
+    local fn=$1 ours=$2 tgtd=$3 i a= b=
+    for ((i = 0; i < repeat; i++)); do
+        a+=$($fn $ours)$'\n'
+        b+=$($fn $tgtd)$'\n'
+    done
+    printf '%s' "$a" | grep . | median
+    printf '%s' "$b" | grep . | median
+}
+
 printf '%-18s %23s %23s %7s\n' "workload" "ipvfs-target IOPS MiB/s" "tgtd IOPS MiB/s" "ratio"
 row() {
     local name=$1 a=$2 b=$3
@@ -80,13 +101,13 @@ row() {
 }
 [[ " $rows " == *" read "* ]] &&
 for blocks in 8 128 2048; do
-    a=$(read_perf "$ours_url" $blocks)
-    b=$(read_perf "$tgtd_url" $blocks)
+    { read -r a; read -r b; } < <(measure read_perf "$ours_url $blocks" "$tgtd_url $blocks")
     row "read $((blocks / 2))KiB x16" "$a" "$b"
 done
 [[ " $rows " == *" write "* ]] &&
 for bytes in 4096 65536 1048576; do
-    a=$(write_perf "127.0.0.1:$oport" iqn.2026-01.org.ipvfs:perf 0 $bytes)
-    b=$(write_perf "127.0.0.1:$tport" iqn.2026-01.org.tgt:perf 1 $bytes)
+    { read -r a; read -r b; } < <(measure write_perf \
+        "127.0.0.1:$oport iqn.2026-01.org.ipvfs:perf 0 $bytes" \
+        "127.0.0.1:$tport iqn.2026-01.org.tgt:perf 1 $bytes")
     row "write $((bytes / 1024))KiB x16" "$a" "$b"
 done

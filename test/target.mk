@@ -16,3 +16,9 @@ test_test_target_cmds_SOURCES = test/test_target_cmds.c test/test_target_helpers
 test_test_target_cmds_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(ISCSI_CFLAGS)
 test_test_target_cmds_LDADD = backend/target/libipvfs-target.la common/libipvfs-common.la \
 	$(ISCSI_LIBS) $(CMOCKA_LIBS)
+
+# byte-exact block I/O through an initiator, for t_target_blockdev.sh
+check_PROGRAMS += test/iscsi_blockio
+test_iscsi_blockio_SOURCES = test/iscsi_blockio.c
+test_iscsi_blockio_CFLAGS = $(AM_CFLAGS) $(ISCSI_CFLAGS)
+test_iscsi_blockio_LDADD = $(ISCSI_LIBS)

@@ -348,8 +348,44 @@ void tgt_conn_tx(struct tgt_conn *c)
 
 static void tx_kick(struct tgt_conn *c)
 {
-    if (!c->in_rx)
+    struct tgt_server *srv = c->srv;
+
+    if (c->in_rx)
+        return;   /* tgt_conn_rx() sends at its end */
+    if (!srv->batch) {
         tgt_conn_tx(c);
+        return;
+    }
+    if (c->tx_queued)
+        return;
+    c->tx_queued = 1;
+    c->refs++;
+    c->tx_next = srv->tx_pending;
+    srv->tx_pending = c;
+}
+
+void tgt_batch_begin(struct tgt_server *srv)
+{
+    if (srv->batch++ == 0 && srv->aio)
+        tgt_aio_batch_begin(srv->aio);
+}
+
+/* Backing ios first, so the disk works while the responses go out. */
+void tgt_batch_end(struct tgt_server *srv)
+{
+    if (--srv->batch > 0)
+        return;
+    if (srv->aio)
+        tgt_aio_batch_end(srv->aio);
+    while (srv->tx_pending) {
+        struct tgt_conn *c = srv->tx_pending;
+
+        srv->tx_pending = c->tx_next;
+        c->tx_queued = 0;
+        if (c->state != CONN_CLOSED)
+            tgt_conn_tx(c);
+        tgt_conn_put(c);
+    }
 }
 
 /* ---- responses ---- */
@@ -1084,8 +1120,10 @@ static int rx_defer(struct tgt_conn *c)
 
 void tgt_conn_rx(struct tgt_conn *c)
 {
+    struct tgt_server *srv = c->srv;
     int pdus = 0;
 
+    tgt_batch_begin(srv);
     c->in_rx = 1;
     while (c->state != CONN_CLOSED) {
         size_t need = c->rx_need - c->rx_have;
@@ -1124,7 +1162,8 @@ void tgt_conn_rx(struct tgt_conn *c)
     }
     c->in_rx = 0;
     if (c->state != CONN_CLOSED)
-        tgt_conn_tx(c);
+        tx_kick(c);
+    tgt_batch_end(srv);
 }
 
 /* ---- lifecycle ---- */

@@ -725,9 +725,11 @@ static void exec_inquiry(struct tgt_task *t)
         put_be16(d + 6, 8);                           /* optimal granularity: 4 KiB */
         put_be32(d + 8, TGT_MAX_XFER_BLOCKS);
         put_be32(d + 12, 2048);                       /* optimal: 1 MiB */
-        put_be32(d + 20, MAX_UNMAP_LBAS);
-        put_be32(d + 24, MAX_UNMAP_DESCS);
-        put_be32(d + 28, 8);                          /* unmap granularity 4 KiB */
+        if (t->lun->can_punch) {
+            put_be32(d + 20, MAX_UNMAP_LBAS);
+            put_be32(d + 24, MAX_UNMAP_DESCS);
+            put_be32(d + 28, 8);                      /* unmap granularity 4 KiB */
+        }
         /* MAXIMUM WRITE SAME LENGTH 0: no limit (see WS_CHUNK_BLOCKS) */
         break;
     case 0xb1:
@@ -736,8 +738,10 @@ static void exec_inquiry(struct tgt_task *t)
         break;
     case 0xb2:
         n = 8;
-        d[5] = 0x80 | 0x40 | 0x20 | 0x04;             /* LBPU LBPWS LBPWS10 LBPRZ */
-        d[6] = 0x02;                                  /* thin provisioned */
+        if (t->lun->can_punch) {
+            d[5] = 0x80 | 0x40 | 0x20 | 0x04;         /* LBPU LBPWS LBPWS10 LBPRZ */
+            d[6] = 0x02;                              /* thin provisioned */
+        }
         break;
     default:
         scsi_set_sense(t, KEY_ILLEGAL, ASC_INVALID_FIELD_CDB);
@@ -1129,6 +1133,12 @@ int scsi_prepare(struct tgt_task *t)
     if (l && !(op->flags & OPF_NO_UA) && (t->conn->ua_reset & (1ull << l->index))) {
         t->conn->ua_reset &= ~(1ull << l->index);
         return fail(t, KEY_UNIT_ATTENTION, ASC_RESET_OCCURRED);
+    }
+    if (l && !(op->flags & OPF_NO_UA) && t->conn->ua_pr[l->index]) {
+        uint16_t asc = t->conn->ua_pr[l->index];
+
+        t->conn->ua_pr[l->index] = 0;
+        return fail(t, KEY_UNIT_ATTENTION, asc);
     }
     if (l && l->reserved_by && l->reserved_by != t->conn && !(op->flags & OPF_NO_CONFLICT)) {
         t->status = ST_CONFLICT;

@@ -8,9 +8,15 @@
  * connection) but not a restart of the target, so REPORT CAPABILITIES
  * says PTPL_C=0 and APTPL is refused.  There is one target port, so
  * ALL_TG_PT is accepted and changes nothing.
- * PREEMPT AND ABORT preempts like PREEMPT; the preempted nexuses' tasks
- * run to completion (each connection is its own session, so they cannot
- * be told apart from the preempting one's in flight).
+ * PREEMPT AND ABORT preempts like PREEMPT and aborts the preempted
+ * nexuses' tasks on the LUN (each connection is its own session, so a
+ * nexus's tasks are its connection's).
+ * Changes that take a nexus's registration or reservation away leave it
+ * a unit attention (SPC-4 5.13.11): REGISTRATIONS PREEMPTED for the
+ * registrations PREEMPT removes, RESERVATIONS PREEMPTED for the others'
+ * on CLEAR, RESERVATIONS RELEASED for the other registrants when a
+ * registrants-only or all-registrants reservation is released.  A nexus
+ * with no connection at that time is not told.
  */
 #include "config.h"
 
@@ -265,6 +271,31 @@ int scsi_pr_prep_out(struct tgt_task *t)
     return 0;
 }
 
+/* Unit attention asc (and, when abort, the end of its tasks on the LUN)
+ * for the connections of nexus r other than t's. */
+static void notify_nexus(struct tgt_task *t, const struct pr_reg *r, uint16_t asc, int abort)
+{
+    struct tgt_lun *l = t->lun;
+
+    for (struct tgt_conn *o = l->srv->conns; o; o = o->next) {
+        if (o == t->conn || o->state == CONN_CLOSED || o->discovery ||
+            strcmp(o->initiator, r->initiator) != 0 || memcmp(o->isid, r->isid, 6) != 0)
+            continue;
+        o->ua_pr[l->index] = asc;
+        if (abort)
+            tgt_conn_abort_tasks(o, l);
+    }
+}
+
+/* The same for every registrant but t's nexus. */
+static void notify_registrants(struct tgt_task *t, uint16_t asc)
+{
+    const struct tgt_pr *pr = t->lun->pr;
+
+    for (int i = 0; i < pr->nregs; i++)
+        notify_nexus(t, &pr->regs[i], asc, 0);
+}
+
 static int pr_get(struct tgt_lun *l)
 {
     if (!l->pr) {
@@ -337,17 +368,22 @@ static void out_release(struct tgt_task *t, int reg, uint8_t type)
     }
     pr->reserved = 0;
     pr->holder = -1;
+    if (pr->type != PR_WE && pr->type != PR_EA)
+        notify_registrants(t, ASC_RESERVATIONS_RELEASED);
     scsi_complete_status(t, ST_GOOD);
 }
 
-/* Removes every registration with key sark but keep; returns how many. */
-static int remove_key(struct tgt_pr *pr, uint64_t sark, int *keep)
+/* Removes every registration with key sark but keep, telling their
+ * nexuses (PREEMPT AND ABORT: and ending their tasks); returns how many. */
+static int remove_key(struct tgt_task *t, uint64_t sark, int *keep, int abort)
 {
+    struct tgt_pr *pr = t->lun->pr;
     int removed = 0;
 
     for (int i = pr->nregs - 1; i >= 0; i--) {
         if (i == *keep || (sark != 0 && pr->regs[i].key != sark))
             continue;
+        notify_nexus(t, &pr->regs[i], ASC_REGISTRATIONS_PREEMPTED, abort);
         if (*keep == pr->nregs - 1)
             *keep = i;   /* remove_reg() moves the last entry to i */
         remove_reg(pr, i);
@@ -356,7 +392,7 @@ static int remove_key(struct tgt_pr *pr, uint64_t sark, int *keep)
     return removed;
 }
 
-static void out_preempt(struct tgt_task *t, int reg, uint8_t type, uint64_t sark)
+static void out_preempt(struct tgt_task *t, int reg, uint8_t type, uint64_t sark, int abort)
 {
     struct tgt_pr *pr = t->lun->pr;
     int take;
@@ -377,7 +413,7 @@ static void out_preempt(struct tgt_task *t, int reg, uint8_t type, uint64_t sark
         pr->reserved = 0;
         pr->holder = -1;
     }
-    if (remove_key(pr, sark, &reg) == 0 && !take) {
+    if (remove_key(t, sark, &reg, abort) == 0 && !take) {
         scsi_complete_status(t, ST_CONFLICT);
         return;
     }
@@ -433,6 +469,7 @@ void scsi_pr_exec_out(struct tgt_task *t)
         out_release(t, reg, type);
         break;
     case PRO_CLEAR:
+        notify_registrants(t, ASC_RESERVATIONS_PREEMPTED);
         l->pr->nregs = 0;
         l->pr->reserved = 0;
         l->pr->holder = -1;
@@ -440,7 +477,7 @@ void scsi_pr_exec_out(struct tgt_task *t)
         scsi_complete_status(t, ST_GOOD);
         break;
     default:
-        out_preempt(t, reg, type, sark);
+        out_preempt(t, reg, type, sark, sa == PRO_PREEMPT_ABORT);
         break;
     }
 }

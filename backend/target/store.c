@@ -29,6 +29,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -49,6 +50,9 @@ struct tgt_aio {
     int inflight;          /* submitted ios whose callback has not run */
     int efd;               /* completions wake the loop through it */
     int ring_ok;
+    int batch;             /* tgt_aio_batch_begin() depth */
+    int ring_pending;      /* prepared SQEs the kernel has not taken */
+    uint64_t retry_timer;  /* a refused io_uring_submit() is retried */
 #ifdef HAVE_LIBURING
     struct io_uring ring;
 #endif
@@ -205,13 +209,49 @@ static int pool_start(struct tgt_aio *aio)
 /* ---- io_uring engine ---- */
 
 #ifdef HAVE_LIBURING
+static void ring_push(struct tgt_aio *aio);
+
+static void ring_retry(struct evloop *loop, uint64_t id, void *user)
+{
+    struct tgt_aio *aio = user;
+
+    aio->retry_timer = 0;
+    ring_push(aio);
+}
+
+/* Hands the prepared SQEs to the kernel.  A refusal (memory, completion
+ * queue overflow) leaves them in the ring, so nothing would wake us to
+ * try again: a timer does, 1 ms later. */
+static void ring_push(struct tgt_aio *aio)
+{
+    int rc;
+
+    if (!aio->ring_pending)
+        return;
+    rc = io_uring_submit(&aio->ring);
+    if (rc >= 0) {
+        aio->ring_pending = 0;
+        return;
+    }
+    if (aio->retry_timer)
+        return;
+    log_warn("target: io_uring refused %d backing ios (%s), retrying", aio->ring_pending,
+             strerror(-rc));
+    aio->retry_timer = evloop_add_timer(aio->srv->loop, 1, ring_retry, aio);
+    if (!aio->retry_timer)
+        log_error("target: no timer to retry the backing io submission");
+}
+
+/* Prepares one SQE for io.  Inside a batch (tgt_aio_batch_begin) the
+ * kernel gets the SQEs at the end of the batch, in one io_uring_enter for
+ * all the commands of a loop turn; outside one, at once.  -EAGAIN: the
+ * ring has no room (nothing was prepared), the pool takes io instead. */
 static int ring_prep(struct tgt_aio *aio, int fd, struct tgt_io *io)
 {
     struct io_uring_sqe *sqe = io_uring_get_sqe(&aio->ring);
 
     if (!sqe) {
-        if (io_uring_submit(&aio->ring) < 0)
-            return -EAGAIN;
+        ring_push(aio);
         sqe = io_uring_get_sqe(&aio->ring);
         if (!sqe)
             return -EAGAIN;
@@ -236,7 +276,10 @@ static int ring_prep(struct tgt_aio *aio, int fd, struct tgt_io *io)
         break;
     }
     io_uring_sqe_set_data(sqe, io);
-    return io_uring_submit(&aio->ring) < 0 ? -EAGAIN : 0;
+    aio->ring_pending++;
+    if (!aio->batch)
+        ring_push(aio);
+    return 0;
 }
 
 /* One completion: finish short transfers, then tell the owner.  A rest
@@ -294,11 +337,18 @@ static int ring_setup(struct tgt_aio *aio)
 
 static void ring_teardown(struct tgt_aio *aio)
 {
+    if (aio->retry_timer)
+        evloop_del_timer(aio->srv->loop, aio->retry_timer);
+    aio->retry_timer = 0;
     if (aio->ring_ok)
         io_uring_queue_exit(&aio->ring);
     aio->ring_ok = 0;
 }
 #else
+static void ring_push(struct tgt_aio *aio)
+{
+}
+
 static void ring_reap(struct tgt_aio *aio)
 {
 }
@@ -322,9 +372,24 @@ static void aio_event(struct evloop *loop, int fd, int events, void *user)
 
     if (read(aio->efd, &cnt, sizeof(cnt)) < 0 && errno != EAGAIN)
         log_warn("target: reading the backing-io eventfd: %s", strerror(errno));
+    /* Callbacks queue responses and start follow-up ios: one send per
+     * connection and one submission for all of them. */
+    tgt_batch_begin(aio->srv);
     if (aio->ring_ok)
         ring_reap(aio);
     pool_reap(aio);
+    tgt_batch_end(aio->srv);
+}
+
+void tgt_aio_batch_begin(struct tgt_aio *aio)
+{
+    aio->batch++;
+}
+
+void tgt_aio_batch_end(struct tgt_aio *aio)
+{
+    if (--aio->batch == 0 && aio->ring_ok)
+        ring_push(aio);
 }
 
 /* io_uring unless the kernel refuses a ring or the environment asks for
@@ -417,7 +482,11 @@ static void wait_completions(struct tgt_aio *aio)
 {
     struct pollfd p = { .fd = aio->efd, .events = POLLIN };
 
-    if (poll(&p, 1, -1) < 0 && errno != EINTR)
+    /* SQEs the kernel refused are retried here: the loop's timer no
+     * longer runs. */
+    if (aio->ring_ok)
+        ring_push(aio);
+    if (poll(&p, 1, aio->ring_pending ? 1 : -1) < 0 && errno != EINTR)
         log_warn("target: waiting for backing ios: %s", strerror(errno));
     aio_event(aio->srv->loop, aio->efd, EV_READ, aio);
 }
@@ -515,6 +584,37 @@ static int file_lba_status(struct tgt_lun *lun, uint64_t lba, uint64_t *nblocks,
     return 0;
 }
 
+/* UNMAP of a block LUN is fallocate(PUNCH_HOLE) on the device, which the
+ * kernel turns into WRITE ZEROES with unmapping allowed and never emulates
+ * (so it is quick, and the blocks read as zeros after, as LBPRZ says).
+ * It needs a device that takes WRITE ZEROES and whose logical blocks are
+ * no larger than ours, since our ranges are aligned only to 512 bytes.
+ * Without that the LUN reports no logical block provisioning. */
+static int block_can_punch(int fd, const struct stat *st)
+{
+    static const char *const where[] = { "queue", "../queue" };   /* disk, partition */
+    char path[96];
+    unsigned long long max = 0;
+    int lbs;
+
+    if (ioctl(fd, BLKSSZGET, &lbs) < 0 || lbs > (int)TGT_BLOCK_SIZE)
+        return 0;
+    for (size_t i = 0; i < sizeof(where) / sizeof(where[0]); i++) {
+        FILE *f;
+        int ok;
+
+        snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/%s/write_zeroes_max_bytes",
+                 major(st->st_rdev), minor(st->st_rdev), where[i]);
+        f = fopen(path, "re");
+        if (!f)
+            continue;
+        ok = fscanf(f, "%llu", &max) == 1;
+        fclose(f);
+        return ok && max > 0;
+    }
+    return 0;
+}
+
 static int block_open(struct tgt_lun *lun, const struct tgt_lun_config *cfg)
 {
     uint64_t bytes;
@@ -538,7 +638,10 @@ static int block_open(struct tgt_lun *lun, const struct tgt_lun_config *cfg)
     }
     lun->size = cfg->size && cfg->size < bytes ? cfg->size : bytes;
     lun->fd = fd;
-    lun->can_punch = 1;
+    lun->can_punch = block_can_punch(fd, &st);
+    if (!lun->can_punch)
+        log_info("target: LUN %d: %s cannot zero ranges (WRITE ZEROES), UNMAP is not offered",
+                 lun->index, cfg->path);
     return 0;
 undo_open:
     close(fd);

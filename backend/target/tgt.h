@@ -138,6 +138,11 @@ void tgt_aio_destroy(struct tgt_aio *aio);
 /* "io_uring" or "thread pool", for the log. */
 const char *tgt_aio_name(const struct tgt_aio *aio);
 
+/* Inside a batch, ring submissions wait for the end of the outermost one
+ * (tgt_batch_end() in conn.c brackets them). */
+void tgt_aio_batch_begin(struct tgt_aio *aio);
+void tgt_aio_batch_end(struct tgt_aio *aio);
+
 /* Starts io on io->lun through its store (see tgt_io_done_fn). */
 void tgt_io_submit(struct tgt_io *io);
 /* Used by stores: run io on fd through the server's engine. */
@@ -185,6 +190,10 @@ struct tgt_server {
     uint32_t next_ttt;
     struct tgt_aio *aio;
     struct tgt_stats stats;
+    /* Batch of one loop turn (tgt_batch_begin): connections whose
+     * responses wait for its end, each holding a reference. */
+    int batch;
+    struct tgt_conn *tx_pending;
 };
 
 /* ---- connections (conn.c) ---- */
@@ -247,6 +256,8 @@ struct tgt_conn {
     int digests_on;              /* negotiated digests apply (full feature) */
     struct tgt_login *login;
     uint64_t ua_reset;       /* LUNs with a pending reset unit attention */
+    uint16_t ua_pr[TGT_MAX_LUNS]; /* per LUN: ASC of a pending persistent
+                                   * reservation unit attention, 0: none */
 
     /* receive state machine */
     enum rx_phase rx_phase;
@@ -269,6 +280,8 @@ struct tgt_conn {
     /* transmit queue */
     struct tgt_txpdu *tx_head, *tx_tail;
     int tx_blocked;              /* waiting for EV_WRITE */
+    struct tgt_conn *tx_next;    /* on srv->tx_pending */
+    int tx_queued;
 
     struct tgt_task *tasks;
     uint32_t ntasks;
@@ -342,6 +355,12 @@ struct tgt_task {
 };
 
 /* conn.c */
+/* A batch spans one event's work (a receive run, a round of backing io
+ * completions): the backing ios it starts go to the kernel in one
+ * submission and each connection's responses in one send, at the end of
+ * the outermost batch.  Batches nest. */
+void tgt_batch_begin(struct tgt_server *srv);
+void tgt_batch_end(struct tgt_server *srv);
 int tgt_conn_create(struct tgt_server *srv, int fd, const struct tgt_transport *tp,
                     void *tp_user, struct tgt_conn **out);
 void tgt_conn_close(struct tgt_conn *c, const char *why);

@@ -27,8 +27,12 @@
  *   ipvfs_io_schedule     first | random | hash (default hash): the order
  *                    in which a rank sends its pieces to the I/O nodes
  *                    (enum ipvfs_schedule in ipvfs_client.h).
- *   ipvfs_schedule_block  b, bytes (default 65536): the data one request
- *                    carries at most (and never more than IPVFS_MAX_IO_BYTES).
+ *   ipvfs_schedule_block  b, bytes (default 65536): the longest run of
+ *                    adjacent bytes one request carries: a large contiguous
+ *                    access goes out in pieces of b that the heuristic
+ *                    orders; the short pieces of a noncontiguous access
+ *                    share one list request per server (at most
+ *                    IPVFS_MAX_PAIRS pairs and IPVFS_MAX_IO_BYTES).
  *   ipvfs_listio     enable (default) | disable: disable sends a
  *                    noncontiguous access one contiguous piece per round
  *                    trip (the way without list I/O; for comparisons).

@@ -291,6 +291,14 @@ static void test_pr_two_sessions(void **state)
                            SCSI_PERSISTENT_RESERVE_TYPE_EXCLUSIVE_ACCESS, 0xbb, 0xaa),
                      SCSI_STATUS_GOOD);
     assert_int_equal(write_status(b), SCSI_STATUS_GOOD);
+    /* A's next command reports the preemption (SPC-4 5.14.12): UNIT
+     * ATTENTION, REGISTRATIONS PREEMPTED, once; then A conflicts */
+    t = iscsi_read10_sync(a, 0, 5, BS, BS, 0, 0, 0, 0, 0);
+    assert_non_null(t);
+    assert_int_equal(t->status, SCSI_STATUS_CHECK_CONDITION);
+    assert_int_equal(t->sense.key, SCSI_SENSE_UNIT_ATTENTION);
+    assert_int_equal(t->sense.ascq, 0x2a05);
+    scsi_free_scsi_task(t);
     assert_int_equal(read_status(a), SCSI_STATUS_RESERVATION_CONFLICT);
     assert_int_equal(prout(a, SCSI_PERSISTENT_RESERVE_RELEASE,
                            SCSI_PERSISTENT_RESERVE_TYPE_EXCLUSIVE_ACCESS, 0xaa, 0),

@@ -31,7 +31,7 @@
 # BENCH_NP (ranks, default 4), BENCH_NIO (I/O nodes: sched 4, else 2),
 # BENCH_NT (targets per I/O node, default 1), BENCH_MIB (sched: MiB per
 # rank, default 32), BENCH_BLOCKS (sched: list of b), BENCH_REPS (tile,
-# default 2), BENCH_N (btio: cells per side, default 96), BENCH_CB_NODES,
+# default 4), BENCH_N (btio: cells per side, default 96), BENCH_CB_NODES,
 # BENCH_TRIALS (sched: default 3, tile and btio: 5).  Each runs every variant
 # once per trial, the variants taking turns, so load from elsewhere hits
 # them alike; every trial goes to OUTDIR/NAME-trials.csv, the table and
@@ -157,7 +157,7 @@ bench_sched() {
 }
 
 bench_tile() {
-    local reps=${BENCH_REPS:-2} blocks=${BENCH_TILE_BLOCKS:-"65536 1048576"} b mode v t line wr rd
+    local reps=${BENCH_REPS:-4} blocks=${BENCH_TILE_BLOCKS:-"65536 1048576"} b mode v t line wr rd
     local variants=
     for b in $blocks; do
         variants+=" listio-b$b piecewise-b$b"

@@ -350,6 +350,50 @@ static void test_pr_two_sessions(void **state)
     assert_int_equal(srv_stop(&sp), 0);
 }
 
+/* The next command of ic reports a unit attention with asc_ascq, once. */
+static void expect_ua(struct iscsi_context *ic, int asc_ascq)
+{
+    struct scsi_task *t = iscsi_read10_sync(ic, 0, 5, BS, BS, 0, 0, 0, 0, 0);
+
+    assert_non_null(t);
+    assert_int_equal(t->status, SCSI_STATUS_CHECK_CONDITION);
+    assert_int_equal(t->sense.key, SCSI_SENSE_UNIT_ATTENTION);
+    assert_int_equal(t->sense.ascq, asc_ascq);
+    scsi_free_scsi_task(t);
+    assert_int_equal(read_status(ic), SCSI_STATUS_GOOD);
+}
+
+/* SPC-4 5.14.11/5.14.12: releasing a registrants-only reservation tells
+ * the other registrants RESERVATIONS RELEASED (2A/04); a CLEAR tells them
+ * RESERVATIONS PREEMPTED (2A/03); the initiator that acted is not told. */
+static void test_pr_unit_attentions(void **state)
+{
+    char path[128];
+    struct tgt_lun_config lun;
+    struct tgt_config cfg;
+    struct srv_proc sp;
+    struct iscsi_context *a = start_file_lun(&sp, &lun, &cfg, path, sizeof(path), "prua"), *b;
+    const int wero = SCSI_PERSISTENT_RESERVE_TYPE_WRITE_EXCLUSIVE_REGISTRANTS_ONLY;
+
+    assert_non_null(a);
+    b = srv_login(&sp, IQN, 0, "iqn.2026-01.org.ipvfs:init-b");
+    assert_non_null(b);
+    assert_int_equal(prout(a, SCSI_PERSISTENT_RESERVE_REGISTER, 0, 0, 0xaa), SCSI_STATUS_GOOD);
+    assert_int_equal(prout(b, SCSI_PERSISTENT_RESERVE_REGISTER, 0, 0, 0xbb), SCSI_STATUS_GOOD);
+    assert_int_equal(prout(a, SCSI_PERSISTENT_RESERVE_RESERVE, wero, 0xaa, 0), SCSI_STATUS_GOOD);
+    assert_int_equal(write_status(b), SCSI_STATUS_GOOD);     /* a registrant may write */
+    assert_int_equal(prout(a, SCSI_PERSISTENT_RESERVE_RELEASE, wero, 0xaa, 0), SCSI_STATUS_GOOD);
+    assert_int_equal(read_status(a), SCSI_STATUS_GOOD);
+    expect_ua(b, 0x2a04);
+    assert_int_equal(prout(a, SCSI_PERSISTENT_RESERVE_RESERVE, wero, 0xaa, 0), SCSI_STATUS_GOOD);
+    assert_int_equal(prout(b, SCSI_PERSISTENT_RESERVE_CLEAR, 0, 0xbb, 0), SCSI_STATUS_GOOD);
+    assert_int_equal(read_status(b), SCSI_STATUS_GOOD);
+    expect_ua(a, 0x2a03);
+    iscsi_destroy_context(a);
+    iscsi_destroy_context(b);
+    assert_int_equal(srv_stop(&sp), 0);
+}
+
 static void test_write_same_to_end(void **state)
 {
     char path[128];
@@ -391,6 +435,7 @@ int main(void)
         cmocka_unit_test_teardown(test_get_lba_status_hole, srv_kill_all),
         cmocka_unit_test_teardown(test_orwrite, srv_kill_all),
         cmocka_unit_test_teardown(test_pr_two_sessions, srv_kill_all),
+        cmocka_unit_test_teardown(test_pr_unit_attentions, srv_kill_all),
         cmocka_unit_test_teardown(test_write_same_to_end, srv_kill_all),
     };
     int rc;

@@ -308,12 +308,19 @@ static void bit_clear(struct dfstore *ds, uint64_t b)
 {
     ds->bitmap[b / 64] &= ~(1ull << (b % 64));
     ds->used_blocks--;
+    if (b < ds->alloc_cursor)
+        ds->alloc_cursor = b;
 }
 
-/* Next-fit; the caller checked that a block is free. */
+/* Lowest free block first: every block below alloc_cursor is in use
+ * (bit_clear moves the cursor back).  Reusing freed blocks before fresh
+ * ones keeps a sparse (thin) target's backing files as small as the live
+ * data: a volume block never written costs the target new space, one
+ * freed by a remove does not, so removing files makes room again on a
+ * full backing disk.  The caller checked that a block is free. */
 static uint64_t block_alloc(struct dfstore *ds)
 {
-    uint64_t b = ds->alloc_cursor;
+    uint64_t b = ds->alloc_cursor < ds->total_blocks ? ds->alloc_cursor : 0;
 
     for (uint64_t n = 0; n < ds->total_blocks; n++, b = (b + 1) % ds->total_blocks) {
         if (b % 64 == 0 && ds->bitmap[b / 64] == ~0ull && b + 64 <= ds->total_blocks) {
@@ -323,7 +330,7 @@ static uint64_t block_alloc(struct dfstore *ds)
         }
         if (!bit_test(ds, b)) {
             bit_set(ds, b);
-            ds->alloc_cursor = (b + 1) % ds->total_blocks;
+            ds->alloc_cursor = b + 1;
             return b;
         }
     }

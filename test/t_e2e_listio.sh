@@ -48,26 +48,17 @@ for impl in ipvfs generic; do
     e2e_run 60 e2e_listio "ipvfs:/listio/coll-count-$impl" --count "$stats" --count-coll 1 \
         --cb-nodes 2 --coll "$impl" || ipvfs_fail "e2e_listio --count-coll failed ($impl)"
     python3 - "$stats" "$impl" <<'PY' || ipvfs_fail "collective aggregator traffic ($impl)"
-import json, sys
+import os, sys
+sys.path.insert(0, os.environ["IPVFS_SRCDIR"] + "/test")
+import ipvfs_stats
 prefix, impl = sys.argv[1], sys.argv[2]
-snaps = [json.load(open("%s.%d.json" % (prefix, i))) for i in range(3)]
-
-def per_client(snap):
-    out = {}
-    for r in snap["ranks"]:
-        if r["role"] not in ("io", "metadata"):
-            continue
-        for c in r.get("clients", []):
-            out[(r["rank"], c["client_id"])] = c
-    return out
+snaps = ipvfs_stats.load(prefix, 3)
 
 ok = True
 for phase, name, key in ((1, "collective write", "bytes_in"), (2, "collective read", "bytes_out")):
-    a, b = per_client(snaps[phase - 1]), per_client(snaps[phase])
     servers = {}
-    for (rank, cid), now in sorted(b.items()):
-        was = a.get((rank, cid), {key: 0})
-        if now[key] - was[key] > 0:
+    for (rank, cid), d in ipvfs_stats.changes(snaps[phase - 1], snaps[phase]).items():
+        if d[key] > 0:
             servers.setdefault(cid, set()).add(rank)
     print("%s (%s): I/O node ranks per client: %s" % (name, impl, servers))
     one_each = len(servers) == 2 and all(len(s) == 1 for s in servers.values()) and \
@@ -90,33 +81,22 @@ for block in 8388608 16384 512; do
     e2e_run 60 e2e_listio "ipvfs:/listio/count-$block" --count "$stats" --block "$block" ||
         ipvfs_fail "e2e_listio --count failed (block $block)"
     python3 - "$stats" "$block" "$E2E_NP" <<'PY' || ipvfs_fail "request counts (block $block)"
-import json, sys
+import os, sys
+sys.path.insert(0, os.environ["IPVFS_SRCDIR"] + "/test")
+import ipvfs_stats
 prefix, block, nprocs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 ROW = 1152
-snaps = [json.load(open("%s.%d.json" % (prefix, i))) for i in range(3)]
-
-def per_client(snap):
-    out = {}
-    for r in snap["ranks"]:
-        if r["role"] not in ("io", "metadata"):
-            continue
-        for c in r.get("clients", []):
-            out[(r["rank"], c["client_id"])] = c
-    return out
+snaps = ipvfs_stats.load(prefix, 3)
 
 ok = True
 for phase, name, key in ((1, "tile write", "bytes_in"), (2, "tile read", "bytes_out")):
-    a, b = per_client(snaps[phase - 1]), per_client(snaps[phase])
+    moved = ipvfs_stats.changes(snaps[phase - 1], snaps[phase])
     for cid in range(nprocs):
         touched = 0
-        for (rank, c), now in sorted(b.items()):
+        for (rank, c), d in moved.items():
             if c != cid:
                 continue
-            was = a.get((rank, c), {"requests": 0, "bytes_in": 0, "bytes_out": 0})
-            reqs = now["requests"] - was["requests"]
-            nbytes = now[key] - was[key]
-            if nbytes == 0 and reqs == 0:
-                continue
+            reqs, nbytes = d["requests"], d[key]
             touched += 1
             if block >= ROW:
                 least, limit = 1, 1

@@ -8,27 +8,10 @@
 # back but stale) with a clear error, and opens only when forced.
 # timeout: 120
 set -u
-src=${IPVFS_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
-build=${IPVFS_BUILDDIR:-$src/_build}
-tool=$build/test/iraid-model-tool
-[ -x "$tool" ] || { echo "iraid-model-tool not built"; exit 77; }
-. "$src/benchmarks/iraid-targets.sh"
-
-dir=$(mktemp -d /tmp/ipvfs-iraidwh.XXXXXX)
+. "$(dirname "$0")/iraid_lib.sh"
 crash_pid=
-cleanup() {
-    [ -n "$crash_pid" ] && kill -9 "$crash_pid" 2>/dev/null
-    iraid_targets_stop
-    rm -rf "$dir"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-
-iraid_targets_start "$dir" 4 8
-rc=$?
-[ $rc -eq 0 ] || exit $rc
-members=()
-for i in 0 1 2 3; do members+=("${IRAID_URLS[$i]}:${IRAID_FILES[$i]}"); done
+iraid_test_cleanup() { [ -n "$crash_pid" ] && kill -9 "$crash_pid" 2>/dev/null; }
+iraid_test_start iraidwh 4 8
 
 for round in 1 2; do
     echo "== round $round: partial-stripe writes, SIGKILL mid-way"

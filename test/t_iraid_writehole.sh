@@ -13,19 +13,28 @@ crash_pid=
 iraid_test_cleanup() { [ -n "$crash_pid" ] && kill -9 "$crash_pid" 2>/dev/null; }
 iraid_test_start iraidwh 4 8
 
-for round in 1 2; do
-    echo "== round $round: partial-stripe writes, SIGKILL mid-way"
-    "$tool" crash 5 65536 "${members[@]}" >"$dir/crash.out" 2>"$dir/crash.log" &
+# crash_until WANT MEMBER...: a crash run over the members, killed with
+# SIGKILL once it says WANT writes are synced (or after some 10 s, or once it
+# has exited); $synced is the last count it said before the kill.
+crash_until() {
+    local want=$1
+    shift
+    "$tool" crash 5 65536 "$@" >"$dir/crash.out" 2>"$dir/crash.log" &
     crash_pid=$!
     for _ in $(seq 200); do
         synced=$(sed -n 's/^synced //p' "$dir/crash.out" | tail -n 1)
-        [ "${synced:-0}" -ge $((round * 40)) ] && break
+        [ "${synced:-0}" -ge "$want" ] && break
         kill -0 "$crash_pid" 2>/dev/null || break
         sleep 0.05
     done
     kill -9 "$crash_pid" 2>/dev/null
     wait "$crash_pid" 2>/dev/null
     crash_pid=
+}
+
+for round in 1 2; do
+    echo "== round $round: partial-stripe writes, SIGKILL mid-way"
+    crash_until $((round * 40)) "${members[@]}"
     synced=$(sed -n 's/^synced //p' "$dir/crash.out" | tail -n 1)
     [ "${synced:-0}" -gt 0 ] || { tail "$dir/crash.log"; echo "FAILED: crash run synced nothing"; exit 1; }
     echo "killed after $synced synced writes"
@@ -50,17 +59,7 @@ bitmap_dirty() {
 sys.exit(0 if any(f.read(65536 - 4096)) else 1)' "${IRAID_FILES[0]}"
 }
 for attempt in 1 2 3; do
-    "$tool" crash 5 65536 "${degraded[@]}" >"$dir/crash.out" 2>"$dir/crash.log" &
-    crash_pid=$!
-    for _ in $(seq 200); do
-        synced=$(sed -n 's/^synced //p' "$dir/crash.out" | tail -n 1)
-        [ "${synced:-0}" -ge 40 ] && break
-        kill -0 "$crash_pid" 2>/dev/null || break
-        sleep 0.05
-    done
-    kill -9 "$crash_pid" 2>/dev/null
-    wait "$crash_pid" 2>/dev/null
-    crash_pid=
+    crash_until 40 "${degraded[@]}"
     [ "${synced:-0}" -gt 0 ] ||
         { tail "$dir/crash.log"; echo "FAILED: degraded crash run synced nothing"; exit 1; }
     bitmap_dirty && break

@@ -10,6 +10,12 @@
 #                             others in .../failed
 #   wait_synced N             until N files are synced (60 s at most)
 #   verify_synced DIR WHEN    every synced file reads back byte-exact
+#   writer_start DIR          writer DIR in its own process group, its pid
+#                             in $writer_pid (the test's cleanup kills
+#                             -$writer_pid); returns once 2 files are synced
+#   writer_finish             after a failure caused meanwhile: 3 more files
+#                             are synced, the writer is stopped, and no
+#                             write failed
 
 # A hung rank makes ipvfs-ctl wait out its limit and exit 1, with that rank
 # "unreachable" in the JSON: the assertions judge.
@@ -61,4 +67,24 @@ verify_synced() {
         e2e_run 60 e2e_persist verify "ipvfs:$dir/$n" "$n" >/dev/null ||
             ipvfs_fail "$dir/$n differs ($when)"
     done <"$IPVFS_CLUSTER_DIR/synced"
+}
+
+# set -m: the writer leads its own process group, so that one kill also
+# ends the e2e run it has going.
+writer_start() {
+    set -m
+    writer "$1" &
+    writer_pid=$!
+    set +m
+    wait_synced 2 || ipvfs_fail "the writer synced nothing within 60 s"
+}
+
+writer_finish() {
+    local before
+    before=$(synced_count)
+    wait_synced $((before + 3)) || ipvfs_fail "the writes did not go on after the kill"
+    kill -9 -- "-$writer_pid" 2>/dev/null
+    wait "$writer_pid" 2>/dev/null
+    writer_pid=
+    [ ! -s "$IPVFS_CLUSTER_DIR/failed" ] || ipvfs_fail "writes failed: $(tr '\n' ' ' <"$IPVFS_CLUSTER_DIR/failed")"
 }

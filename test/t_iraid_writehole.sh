@@ -8,41 +8,33 @@
 # back but stale) with a clear error, and opens only when forced.
 # timeout: 120
 set -u
-src=${IPVFS_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
-build=${IPVFS_BUILDDIR:-$src/_build}
-tool=$build/test/iraid-model-tool
-[ -x "$tool" ] || { echo "iraid-model-tool not built"; exit 77; }
-. "$src/benchmarks/iraid-targets.sh"
-
-dir=$(mktemp -d /tmp/ipvfs-iraidwh.XXXXXX)
+. "$(dirname "$0")/iraid_lib.sh"
 crash_pid=
-cleanup() {
-    [ -n "$crash_pid" ] && kill -9 "$crash_pid" 2>/dev/null
-    iraid_targets_stop
-    rm -rf "$dir"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+iraid_test_cleanup() { [ -n "$crash_pid" ] && kill -9 "$crash_pid" 2>/dev/null; }
+iraid_test_start iraidwh 4 8
 
-iraid_targets_start "$dir" 4 8
-rc=$?
-[ $rc -eq 0 ] || exit $rc
-members=()
-for i in 0 1 2 3; do members+=("${IRAID_URLS[$i]}:${IRAID_FILES[$i]}"); done
-
-for round in 1 2; do
-    echo "== round $round: partial-stripe writes, SIGKILL mid-way"
-    "$tool" crash 5 65536 "${members[@]}" >"$dir/crash.out" 2>"$dir/crash.log" &
+# crash_until WANT MEMBER...: a crash run over the members, killed with
+# SIGKILL once it says WANT writes are synced (or after some 10 s, or once it
+# has exited); $synced is the last count it said before the kill.
+crash_until() {
+    local want=$1
+    shift
+    "$tool" crash 5 65536 "$@" >"$dir/crash.out" 2>"$dir/crash.log" &
     crash_pid=$!
     for _ in $(seq 200); do
         synced=$(sed -n 's/^synced //p' "$dir/crash.out" | tail -n 1)
-        [ "${synced:-0}" -ge $((round * 40)) ] && break
+        [ "${synced:-0}" -ge "$want" ] && break
         kill -0 "$crash_pid" 2>/dev/null || break
         sleep 0.05
     done
     kill -9 "$crash_pid" 2>/dev/null
     wait "$crash_pid" 2>/dev/null
     crash_pid=
+}
+
+for round in 1 2; do
+    echo "== round $round: partial-stripe writes, SIGKILL mid-way"
+    crash_until $((round * 40)) "${members[@]}"
     synced=$(sed -n 's/^synced //p' "$dir/crash.out" | tail -n 1)
     [ "${synced:-0}" -gt 0 ] || { tail "$dir/crash.log"; echo "FAILED: crash run synced nothing"; exit 1; }
     echo "killed after $synced synced writes"
@@ -67,17 +59,7 @@ bitmap_dirty() {
 sys.exit(0 if any(f.read(65536 - 4096)) else 1)' "${IRAID_FILES[0]}"
 }
 for attempt in 1 2 3; do
-    "$tool" crash 5 65536 "${degraded[@]}" >"$dir/crash.out" 2>"$dir/crash.log" &
-    crash_pid=$!
-    for _ in $(seq 200); do
-        synced=$(sed -n 's/^synced //p' "$dir/crash.out" | tail -n 1)
-        [ "${synced:-0}" -ge 40 ] && break
-        kill -0 "$crash_pid" 2>/dev/null || break
-        sleep 0.05
-    done
-    kill -9 "$crash_pid" 2>/dev/null
-    wait "$crash_pid" 2>/dev/null
-    crash_pid=
+    crash_until 40 "${degraded[@]}"
     [ "${synced:-0}" -gt 0 ] ||
         { tail "$dir/crash.log"; echo "FAILED: degraded crash run synced nothing"; exit 1; }
     bitmap_dirty && break

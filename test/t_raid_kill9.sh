@@ -39,19 +39,10 @@ PYEOF
 img=$IPVFS_CLUSTER_DIR/rank-2/lun0.img
 [ -f "$img" ] || ipvfs_fail "no backing file $img"
 
-set -m
-writer /k &
-writer_pid=$!
-set +m
-wait_synced 2 || ipvfs_fail "the writer synced nothing within 60 s"
+writer_start /k
 kill -9 "$pid" || ipvfs_fail "kill -9 $pid"
 echo "killed target rank 2 (pid $pid) after $(synced_count) synced files"
-before=$(synced_count)
-wait_synced $((before + 3)) || ipvfs_fail "the writes did not go on after the kill"
-kill -9 -- "-$writer_pid" 2>/dev/null
-wait "$writer_pid" 2>/dev/null
-writer_pid=
-[ ! -s "$IPVFS_CLUSTER_DIR/failed" ] || ipvfs_fail "writes failed: $(tr '\n' ' ' <"$IPVFS_CLUSTER_DIR/failed")"
+writer_finish
 status_check '
 assert r0["state"] == "degraded", r0
 assert st["ranks"][2]["state"] == "unreachable", st["ranks"][2]

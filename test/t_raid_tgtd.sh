@@ -50,19 +50,10 @@ status_check "assert vol['members'][3]['url'] == '$ext' and vol['missing'] == 0,
     ipvfs_fail "member 3 is not the tgtd LUN"
 
 # --- 1. kill -9 tgtd during a write stream
-set -m
-writer /x &
-writer_pid=$!
-set +m
-wait_synced 2 || ipvfs_fail "the writer synced nothing within 60 s"
+writer_start /x
 iraid_target_kill 0
 echo "killed tgtd after $(synced_count) synced files"
-before=$(synced_count)
-wait_synced $((before + 3)) || ipvfs_fail "the writes did not go on after the kill"
-kill -9 -- "-$writer_pid" 2>/dev/null
-wait "$writer_pid" 2>/dev/null
-writer_pid=
-[ ! -s "$IPVFS_CLUSTER_DIR/failed" ] || ipvfs_fail "writes failed: $(tr '\n' ' ' <"$IPVFS_CLUSTER_DIR/failed")"
+writer_finish
 status_check '
 assert r0["state"] == "degraded", r0
 assert vol["missing"] == 1 and vol["members"][3]["state"] in ("down", "reconnecting"), vol' ||

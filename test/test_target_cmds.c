@@ -438,17 +438,8 @@ int main(void)
         cmocka_unit_test_teardown(test_pr_unit_attentions, srv_kill_all),
         cmocka_unit_test_teardown(test_write_same_to_end, srv_kill_all),
     };
-    int rc;
 
-    signal(SIGPIPE, SIG_IGN);
-    if (!mkdtemp(tmpdir))
+    if (srv_tests_begin(tmpdir) < 0)
         return 1;
-    rc = cmocka_run_group_tests(tests, NULL, NULL);
-    {
-        char cmd[256];
-        snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-        if (system(cmd) != 0)
-            fprintf(stderr, "could not remove %s\n", tmpdir);
-    }
-    return rc;
+    return srv_tests_end(tmpdir, cmocka_run_group_tests(tests, NULL, NULL));
 }

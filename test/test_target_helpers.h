@@ -158,4 +158,26 @@ static void fill_pattern(unsigned char *p, size_t n, uint64_t seed)
     }
 }
 
+/* The start and end of a main() whose tests keep files in a scratch
+ * directory, tmpl a mkdtemp() template (made here, removed at the end).
+ * Inline: test_target_badinput has no such directory, and a static
+ * function it does not call would not build under -Werror. */
+static inline int srv_tests_begin(char *tmpl)
+{
+    /* a connection the target drops must fail a test, not kill the run */
+    signal(SIGPIPE, SIG_IGN);
+    return mkdtemp(tmpl) ? 0 : -1;
+}
+
+/* Removes dir; returns rc, the tests' result, to be main()'s. */
+static inline int srv_tests_end(const char *dir, int rc)
+{
+    char cmd[256];
+
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+    return rc;
+}
+
 #endif

@@ -31,7 +31,9 @@ sleep 1
 iraid_target_kill 2
 echo "killed target 2"
 line=
-while read -r -t 60 line <&"${IRAID_TOOL[0]}"; do
+# the degraded check reads the whole volume back: give it the tool's own
+# limit, not 60 s, which a loaded machine once ran past
+while read -r -t 140 line <&"${IRAID_TOOL[0]}"; do
     echo "$line"
     [ "$line" = degraded-ok ] && break
 done

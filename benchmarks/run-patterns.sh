@@ -111,6 +111,17 @@ medians() {
 # field NAME < RESULT line
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
 
+# trial_row TRIAL VARIANT LINES [write_data]: appends the trial's row to
+# $raw: write and read MiB/s from run_prog's RESULT lines, then, asked
+# for, the write figure before the sync.
+trial_row() {
+    local wr rd wd=
+    wr=$(grep 'op=write' <<<"$3" | field MiBps)
+    rd=$(grep 'op=read' <<<"$3" | field MiBps)
+    [ $# -lt 4 ] || wd=,$(grep 'op=write' <<<"$3" | field data_MiBps)
+    echo "$1,$2,$wr,$rd$wd" >>"$raw"
+}
+
 plot() {    # plot TITLE XLABEL LOGX? ; reads $csv columns set below
     command -v gnuplot >/dev/null || { echo "(gnuplot not found: no $png)"; return 0; }
     gnuplot -e "set terminal png size 900,500; set output '$png'; set datafile separator ',';
@@ -135,9 +146,7 @@ bench_sched() {
         for v in $variants; do
             line=$(run_prog sched ipvfs:/bench/sched "$mib" ipvfs_io_schedule=${v%-*} \
                 ipvfs_schedule_block=${v#*-}) || ipvfs_fail "sched run failed: no row"
-            wr=$(echo "$line" | grep 'op=write' | field MiBps)
-            rd=$(echo "$line" | grep 'op=read' | field MiBps)
-            echo "$t,$v,$wr,$rd" >>"$raw"
+            trial_row "$t" "$v" "$line"
         done
     done
     ipvfs_stop_cluster
@@ -171,10 +180,7 @@ bench_tile() {
             line=$(run_prog tile "ipvfs:/bench/tile-$mode" "$reps" ipvfs_schedule_block=$b \
                 ipvfs_listio=$([ $mode = listio ] && echo enable || echo disable)) ||
                 ipvfs_fail "tile run failed: no row"
-            wr=$(echo "$line" | grep 'op=write' | field MiBps)
-            wd=$(echo "$line" | grep 'op=write' | field data_MiBps)
-            rd=$(echo "$line" | grep 'op=read' | field MiBps)
-            echo "$t,$v,$wr,$rd,$wd" >>"$raw"
+            trial_row "$t" "$v" "$line" write_data
         done
     done
     ipvfs_stop_cluster
@@ -215,9 +221,7 @@ bench_btio() {
             esac
             line=$(run_prog btio "$file" "$n" "${hints[@]}") ||
                 ipvfs_fail "btio run failed: no row"
-            wr=$(echo "$line" | grep 'op=write' | field MiBps)
-            rd=$(echo "$line" | grep 'op=read' | field MiBps)
-            echo "$t,$name,$wr,$rd" >>"$raw"
+            trial_row "$t" "$name" "$line"
         done
     done
     ipvfs_stop_cluster

@@ -25,7 +25,7 @@ status_check() {
 import json, sys
 st = json.load(open(sys.argv[1]))
 r0 = st["ranks"][0]
-vol = r0["volume"]
+vol = r0.get("volume")
 exec(sys.argv[2])
 PYEOF
 }

@@ -16,26 +16,11 @@ set -u
 e2e_require
 export E2E_NP=2
 
-# status_check PYTHON-ASSERTIONS on `ipvfs-ctl status --json` (st, vol =
-# rank 0's volume object).
-status_check() {
-    ipvfs-ctl status --json >"$IPVFS_CLUSTER_DIR/status.json" || return 1
-    python3 - "$IPVFS_CLUSTER_DIR/status.json" "$1" <<'PYEOF'
-import json, sys
-st = json.load(open(sys.argv[1]))
-vol = st["ranks"][0].get("volume")
-exec(sys.argv[2])
-PYEOF
-}
+. "$IPVFS_SRCDIR/test/raid_lib.sh"
 
+# wait_all_up SECONDS: until every member of rank 0's volume is up again.
 wait_all_up() {
-    local i
-    for ((i = 0; i < $1 * 5; i++)); do
-        status_check 'assert vol["missing"] == 0 and all(m["state"] == "up" for m in vol["members"])' \
-            2>/dev/null && return 0
-        sleep 0.2
-    done
-    return 1
+    wait_status "$1" 'assert vol["missing"] == 0 and all(m["state"] == "up" for m in vol["members"])'
 }
 
 # Large enough members that a rebuild lasts a few seconds here.

@@ -8,6 +8,7 @@
 #   ipvfs_start_cluster 2 2                      # ...again on the same IPVFS_CLUSTER_DIR
 #   ipvfs_stop_cluster                           # ipvfs-ctl shutdown; fails if unclean
 #   kill -TERM <pids>; ipvfs_wait_cluster 30     # the job's exit status
+#   ipvfs_wait_log 'rebuilding -> up'            # a server log line, with a deadline
 #
 # Environment used: IPVFS_BUILDDIR (binaries: backend/ipvfs-server,
 # tools/ipvfs-ctl), TMPDIR, IPVFS_MPIEXEC_FLAGS (extra mpiexec flags, e.g.
@@ -156,6 +157,19 @@ ipvfs_wait_cluster() {
 ipvfs_kill_cluster() {
     [ -n "$_ipvfs_pid" ] || ipvfs_fail "no cluster is running"
     _ipvfs_kill9
+}
+
+# ipvfs_wait_log PATTERN [SECONDS]: waits (default 20 s) until the
+# server log has a line matching the extended regex PATTERN.  The ranks'
+# output reaches server.log through mpiexec, after the reply that caused
+# it, so a line that an action logs is waited for, never grepped at once.
+ipvfs_wait_log() {
+    local pattern=$1 limit=${2:-20} i
+    for ((i = 0; i < limit * 10; i++)); do
+        grep -Eq -- "$pattern" "$IPVFS_CLUSTER_DIR/server.log" && return 0
+        sleep 0.1
+    done
+    return 1
 }
 
 _ipvfs_cleanup() {

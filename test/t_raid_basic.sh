@@ -68,10 +68,10 @@ out=$(ipvfs-ctl scrub) || ipvfs_fail "scrub failed: $out"
 # -- rebuild of member 2 while the data stays readable
 ipvfs-ctl rebuild 0 7 2>/dev/null && ipvfs_fail "rebuild of member 7 of 4 succeeded"
 ipvfs-ctl rebuild 0 2 || ipvfs_fail "rebuild 0 2"
-grep -q "rebuild of member 2 requested" "$log" || ipvfs_fail "no rebuild request in the log"
+ipvfs_wait_log "rebuild of member 2 requested" || ipvfs_fail "no rebuild request in the log"
 e2e_run 60 e2e_persist verify ipvfs:/raid/a 4 || ipvfs_fail "verifying during the rebuild"
 wait_all_up 30 || ipvfs_fail "member 2 was not rebuilt within 30 s"
-grep -q "member 2 .*rebuilding -> up" "$log" || ipvfs_fail "no rebuild completion in the log"
+ipvfs_wait_log "member 2 .*rebuilding -> up" || ipvfs_fail "no rebuild completion in the log"
 status_check 'assert r0["state"] == "serving" and vol["missing"] == 0, r0' ||
     ipvfs_fail "state after the rebuild"
 out=$(ipvfs-ctl scrub) || ipvfs_fail "scrub after the rebuild: $out"

@@ -77,7 +77,7 @@ stopped=
 phase="rebuilt"
 wait_status 60 'assert r0["state"] == "serving" and vol["missing"] == 0, vol' ||
     ipvfs_fail "member 1 was not rebuilt within 60 s"
-grep -q "member 1 .*rebuilding -> up" "$log" || ipvfs_fail "no rebuild completion in the log"
+ipvfs_wait_log "member 1 .*rebuilding -> up" || ipvfs_fail "no rebuild completion in the log"
 out=$(ipvfs-ctl scrub) || ipvfs_fail "scrub after the rebuild: $out"
 [ "$out" = "I/O node 0: 0 mismatches, 0 stripes skipped" ] || ipvfs_fail "scrub said: $out"
 verify_files 1 2 3 4 5

@@ -48,7 +48,7 @@ assert r0["state"] == "degraded", r0
 assert st["ranks"][2]["state"] == "unreachable", st["ranks"][2]
 assert vol["missing"] == 1 and vol["members"][1]["state"] in ("down", "reconnecting"), vol' ||
     ipvfs_fail "status does not show member 1 down"
-grep -q "a rank of the job is gone; serving on" "$log" || ipvfs_fail "the survivors were not told"
+ipvfs_wait_log "a rank of the job is gone; serving on" || ipvfs_fail "the survivors were not told"
 verify_synced /k degraded
 echo "$(synced_count) files written and read back degraded"
 
@@ -57,7 +57,7 @@ ipvfs-target --portal "$portal" --iqn "$iqn" --lun "$img" >"$IPVFS_CLUSTER_DIR/t
 target_pid=$!
 wait_status 120 'assert r0["state"] == "serving" and vol["missing"] == 0, vol' ||
     ipvfs_fail "member 1 was not rebuilt within 120 s: $(tail -n 5 "$IPVFS_CLUSTER_DIR/target.log")"
-grep -q "member 1 .*rebuilding -> up" "$log" || ipvfs_fail "no rebuild completion in the log"
+ipvfs_wait_log "member 1 .*rebuilding -> up" || ipvfs_fail "no rebuild completion in the log"
 out=$(ipvfs-ctl scrub) || ipvfs_fail "scrub after the rebuild: $out"
 [ "$out" = "I/O node 0: 0 mismatches, 0 stripes skipped" ] || ipvfs_fail "scrub said: $out"
 verify_synced /k rebuilt

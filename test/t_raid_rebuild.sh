@@ -53,7 +53,7 @@ grep -q "cannot rebuild member 1: another member is missing or still rebuilding"
 status_check 'assert vol["members"][1]["state"] == "up", vol' ||
     ipvfs_fail "the refused rebuild touched member 1"
 wait_all_up 120 || ipvfs_fail "member 2 was not rebuilt within 120 s"
-grep -q "member 2 .*rebuilding -> up" "$log" || ipvfs_fail "no rebuild completion in the log"
+ipvfs_wait_log "member 2 .*rebuilding -> up" || ipvfs_fail "no rebuild completion in the log"
 out=$(ipvfs-ctl scrub) || ipvfs_fail "scrub after the rebuild: $out"
 [ "$out" = "I/O node 0: 0 mismatches, 0 stripes skipped" ] || ipvfs_fail "scrub said: $out"
 

@@ -77,7 +77,7 @@ echo "clean shutdown while degraded: restarted without --start-dirty-degraded, f
 iraid_target_restart 0 || ipvfs_fail "cannot restart tgtd"
 wait_status 120 'assert r0["state"] == "serving" and vol["missing"] == 0, vol' ||
     ipvfs_fail "member 3 was not rebuilt within 120 s"
-grep -q "member 3 .*rebuilding -> up" "$log" || ipvfs_fail "no rebuild completion in the log"
+ipvfs_wait_log "member 3 .*rebuilding -> up" || ipvfs_fail "no rebuild completion in the log"
 scrub_clean "after the rebuild onto tgtd"
 verify_synced /x "rebuilt onto tgtd"
 echo "rebuilt onto the restarted tgtd; scrub clean; files intact"
@@ -107,8 +107,9 @@ ipvfs_stop_cluster
 truncate -s 64K "${IRAID_FILES[2]}" || ipvfs_fail "truncate"
 ipvfs_start_cluster 1 4 --target-size 64M --no-bind --member "0:3=$repl"
 verify_synced /x "member 3 failing reads"
+ipvfs_wait_log 'member 3 \(.*\) failed a read' ||
+    ipvfs_fail "no read was served around member 3's read errors"
 repairs=$(grep -c "member 3 (.*) failed a read" "$log")
-[ "$repairs" -gt 0 ] || ipvfs_fail "no read was served around member 3's read errors"
 status_check 'assert vol["missing"] == 0, vol' || ipvfs_fail "member 3 did not stay up"
 echo "$repairs stripe reads served around member 3's medium errors; files intact"
 ipvfs_stop_cluster

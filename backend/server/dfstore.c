@@ -46,118 +46,13 @@
 #include <sys/stat.h>
 
 #include "common/log.h"
+#include "common/u64map.h"
 
 #define DF_MAX_SIZE (1ull << 50)          /* largest datafile (1 PiB) */
 #define DF_LMDB_MAPSIZE (4ull << 30)
 #define DF_COMMIT_MS 1000
-#define DF_NO_BLOCK UINT64_MAX
-
-/* ---- u64 -> u64 hash (open addressing, linear probing) ---- */
-
-struct u64map {
-    uint64_t *keys;
-    uint64_t *vals;
-    uint8_t *used;
-    uint64_t cap, count;               /* cap is a power of two or 0 */
-};
-
-static uint64_t u64_hash(uint64_t k)
-{
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdull;
-    k ^= k >> 33;
-    return k;
-}
-
-static uint64_t u64map_slot(const struct u64map *m, uint64_t key)
-{
-    uint64_t i = u64_hash(key) & (m->cap - 1);
-
-    while (m->used[i] && m->keys[i] != key)
-        i = (i + 1) & (m->cap - 1);
-    return i;
-}
-
-static uint64_t u64map_get(const struct u64map *m, uint64_t key)
-{
-    uint64_t i;
-
-    if (!m->cap)
-        return DF_NO_BLOCK;
-    i = u64map_slot(m, key);
-    return m->used[i] ? m->vals[i] : DF_NO_BLOCK;
-}
-
-static int u64map_put(struct u64map *m, uint64_t key, uint64_t val);
-
-static int u64map_grow(struct u64map *m)
-{
-    struct u64map n = { .cap = m->cap ? 2 * m->cap : 16 };
-
-    n.keys = malloc(n.cap * sizeof(*n.keys));
-    n.vals = malloc(n.cap * sizeof(*n.vals));
-    n.used = calloc(n.cap, 1);
-    if (!n.keys || !n.vals || !n.used) {
-        free(n.keys);
-        free(n.vals);
-        free(n.used);
-        return -ENOMEM;
-    }
-    for (uint64_t i = 0; i < m->cap; i++)
-        if (m->used[i])
-            u64map_put(&n, m->keys[i], m->vals[i]);
-    free(m->keys);
-    free(m->vals);
-    free(m->used);
-    *m = n;
-    return 0;
-}
-
-static int u64map_put(struct u64map *m, uint64_t key, uint64_t val)
-{
-    uint64_t i;
-    int rc;
-
-    if ((m->count + 1) * 4 > m->cap * 3 && (rc = u64map_grow(m)) < 0)
-        return rc;
-    i = u64map_slot(m, key);
-    if (!m->used[i])
-        m->count++;
-    m->used[i] = 1;
-    m->keys[i] = key;
-    m->vals[i] = val;
-    return 0;
-}
-
-/* Backward-shift deletion keeps probe chains intact without tombstones. */
-static void u64map_del(struct u64map *m, uint64_t key)
-{
-    uint64_t i, j;
-
-    if (!m->cap || !m->used[i = u64map_slot(m, key)])
-        return;
-    m->used[i] = 0;
-    m->count--;
-    for (j = (i + 1) & (m->cap - 1); m->used[j]; j = (j + 1) & (m->cap - 1)) {
-        uint64_t home = u64_hash(m->keys[j]) & (m->cap - 1);
-        /* j's entry may move to the hole i unless its home lies in (i, j]. */
-        if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
-            m->keys[i] = m->keys[j];
-            m->vals[i] = m->vals[j];
-            m->used[i] = 1;
-            m->used[j] = 0;
-            i = j;
-        }
-    }
-}
-
-static void u64map_free(struct u64map *m)
-{
-    free(m->keys);
-    free(m->vals);
-    free(m->used);
-    *m = (struct u64map){ 0 };
-}
+/* No volume block: also what a block map lookup of a hole gives. */
+#define DF_NO_BLOCK U64MAP_NONE
 
 /* ---- structures ---- */
 
@@ -948,18 +843,18 @@ static int set_size(struct dfstore *ds, struct datafile *df, uint64_t size)
 static int unmap_from(struct dfstore *ds, struct datafile *df, uint64_t first_fblock)
 {
     struct u64map *m = &df->blocks;
-    uint64_t *victims, n = 0;
+    uint64_t *victims, n = 0, pos = 0, fb, vb;
     int rc = 0;
 
     if (m->count == 0)
         return 0;
     if (!(victims = malloc(m->count * sizeof(*victims))))
         return -ENOMEM;
-    for (uint64_t i = 0; i < m->cap; i++)
-        if (m->used[i] && m->keys[i] >= first_fblock)
-            victims[n++] = m->keys[i];
+    while (u64map_next(m, &pos, &fb, &vb))
+        if (fb >= first_fblock)
+            victims[n++] = fb;
     for (uint64_t i = 0; i < n && rc == 0; i++) {
-        uint64_t vb = u64map_get(m, victims[i]);
+        vb = u64map_get(m, victims[i]);
         if ((rc = log_add(ds, LOG_UNMAP, df->handle, victims[i], vb, 0)) == 0)
             u64map_del(m, victims[i]);
     }
@@ -1449,10 +1344,10 @@ uint64_t dfstore_size(const struct dfstore *ds, uint64_t handle)
 
 void dfstore_stats(const struct dfstore *ds, struct dfstore_stats *out)
 {
-    uint64_t n = 0;
+    uint64_t n = 0, pos = 0, handle, v;
 
-    for (uint64_t i = 0; i < ds->files.cap; i++)
-        if (ds->files.used[i] && ((struct datafile *)(uintptr_t)ds->files.vals[i])->exists)
+    while (u64map_next(&ds->files, &pos, &handle, &v))
+        if (((const struct datafile *)(uintptr_t)v)->exists)
             n++;
     *out = (struct dfstore_stats){ n, ds->used_blocks, ds->total_blocks, ds->writes,
                                    ds->writes_gathered };
@@ -1567,12 +1462,13 @@ close_env:
 
 static void free_files(struct dfstore *ds)
 {
-    for (uint64_t i = 0; i < ds->files.cap; i++)
-        if (ds->files.used[i]) {
-            struct datafile *df = (struct datafile *)(uintptr_t)ds->files.vals[i];
-            u64map_free(&df->blocks);
-            free(df);
-        }
+    uint64_t pos = 0, handle, v;
+
+    while (u64map_next(&ds->files, &pos, &handle, &v)) {
+        struct datafile *df = (struct datafile *)(uintptr_t)v;
+        u64map_free(&df->blocks);
+        free(df);
+    }
     u64map_free(&ds->files);
 }
 

@@ -35,7 +35,7 @@
  *                               \--flush failed--> IDLE (waiters get the error)
  *   A round started while another runs sets `again`; syncs wait for the
  *   first round whose flush was issued after they became ready. */
-#include "backend/server/dfstore.h"
+#include "backend/dfstore/dfstore.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -2,15 +2,16 @@
  * block maps and sizes in LMDB (see dfstore.h for the contract).
  *
  * Memory holds the truth while running: per datafile its size and a hash
- * of file block -> volume block, plus a bitmap of volume blocks in use.
- * Every metadata change is also appended to a log of pending changes, and
- * only after the data it points to was written (a MAP is logged when the
- * write of its block completed).  A commit round (state machine below)
- * flushes the volume first and then writes the log entries that existed
- * when the flush was issued in one LMDB transaction; so committed metadata
- * never points at data that is not durable.  Blocks freed by truncate or
- * remove keep their bit in the bitmap until the round that commits the
- * UNMAP, so they cannot be reused before the freeing is durable.
+ * of file block -> volume block, plus the bitmap of volume blocks in use
+ * (space.h).  Every metadata change is also appended to the journal's log
+ * of pending changes (journal.h), and only after the data it points to
+ * was written (a MAP is logged when the write of its block completed).
+ * The commit path (commit.h) makes them durable: it flushes the volume
+ * first and then commits the entries that existed when the flush was
+ * issued, so committed metadata never points at data that is not durable.
+ * Blocks freed by truncate or remove keep their bit in the bitmap until
+ * the round that commits the UNMAP, so they cannot be reused before the
+ * freeing is durable.
  *
  * Invariant that makes zero-fill cheap: bytes of an allocated block at or
  * past the datafile's size are zero.  New blocks are written whole (zeros
@@ -25,32 +26,25 @@
  * the leader does the block I/O of all of them, so that the rows two
  * clients write into the same blocks become one volume write instead of
  * one per row; all complete, in order, when the leader's I/O is done.
- * dfstore_sync(0) waits in a
- * global list (all operations in submission order) until everything
- * submitted before it is done.  Completions are delivered from a
- * zero-delay timer, never inside the submitting call.
- *
- * Commit state machine:
- *   IDLE --commit_start--> FLUSHING --flush ok--> (LMDB txn) --> IDLE
- *                               \--flush failed--> IDLE (waiters get the error)
- *   A round started while another runs sets `again`; syncs wait for the
- *   first round whose flush was issued after they became ready. */
+ * dfstore_sync(0) waits in a global list (all operations in submission
+ * order) until everything submitted before it is done.  A sync waits for
+ * the first commit round issued after it became ready; the commit path
+ * reports each finished round to commit_round_done.  Completions are
+ * delivered from a zero-delay timer, never inside the submitting call. */
 #include "backend/dfstore/dfstore.h"
 
 #include <errno.h>
 #include <inttypes.h>
-#include <lmdb.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
+#include "backend/dfstore/commit.h"
+#include "backend/dfstore/journal.h"
+#include "backend/dfstore/space.h"
 #include "common/log.h"
 #include "common/u64map.h"
 
 #define DF_MAX_SIZE (1ull << 50)          /* largest datafile (1 PiB) */
-#define DF_LMDB_MAPSIZE (4ull << 30)
-#define DF_COMMIT_MS 1000
 /* No volume block: also what a block map lookup of a hole gives. */
 #define DF_NO_BLOCK U64MAP_NONE
 
@@ -116,34 +110,16 @@ struct df_op {
     uint32_t nfollow;                /* write leader: followers behind it */
 };
 
-enum log_kind { LOG_MAP, LOG_UNMAP, LOG_SIZE, LOG_REMOVE };
-
-struct log_entry {
-    enum log_kind kind;
-    uint64_t handle, fblock, vblock, size;
-};
-
-enum commit_state { COMMIT_IDLE, COMMIT_FLUSHING };
-
 struct dfstore {
     struct evloop *loop;
     struct iraid_volume *vol;
     uint32_t vbs;                    /* volume block size */
-    MDB_env *env;
-    MDB_dbi db_files, db_blocks;
+    struct df_journal journal;
+    struct df_space space;
+    struct df_commit commit;
     struct u64map files;             /* handle -> struct datafile * */
-    uint64_t *bitmap;
-    uint64_t total_blocks, used_blocks, alloc_cursor;
     uint64_t writes;                 /* write operations submitted */
     uint64_t writes_gathered;        /* followers taken into write groups */
-    struct log_entry *log;
-    size_t log_len, log_cap;
-    enum commit_state commit;
-    int commit_again;
-    int dirty;                       /* data written since the last flush */
-    uint64_t gen_issued, gen_done;   /* commit rounds */
-    size_t flush_mark;               /* log entries covered by this round */
-    uint64_t commit_timer;
     uint64_t deliver_timer;
     struct df_op *gfirst, *glast;    /* unfinished operations */
     struct df_op *done_first, *done_last;
@@ -151,164 +127,9 @@ struct dfstore {
     uint8_t *discard;                /* sink for unwanted sector bytes */
 };
 
-/* ---- LMDB: the one place LMDB codes become errno ---- */
-
-static int lmdb_errno(int rc, const char *what, uint64_t handle)
-{
-    int err;
-
-    if (rc == 0)
-        return 0;
-    if (rc == MDB_MAP_FULL)
-        err = -ENOSPC;
-    else if (rc == MDB_NOTFOUND)
-        err = -ENOENT;
-    else if (rc > 0)
-        err = -rc;
-    else
-        err = -EIO;
-    log_error("dfstore: %s (datafile %" PRIu64 "): %s", what, handle, mdb_strerror(rc));
-    return err;
-}
-
-static void be64(uint8_t *out, uint64_t v)
-{
-    for (int i = 7; i >= 0; i--, v >>= 8)
-        out[i] = (uint8_t)v;
-}
-
-static uint64_t from_be64(const uint8_t *in)
-{
-    uint64_t v = 0;
-
-    for (int i = 0; i < 8; i++)
-        v = v << 8 | in[i];
-    return v;
-}
-
-/* ---- free-space bitmap ---- */
-
-static int bit_test(const struct dfstore *ds, uint64_t b)
-{
-    return (int)(ds->bitmap[b / 64] >> (b % 64) & 1);
-}
-
-static void bit_set(struct dfstore *ds, uint64_t b)
-{
-    ds->bitmap[b / 64] |= 1ull << (b % 64);
-    ds->used_blocks++;
-}
-
-static void bit_clear(struct dfstore *ds, uint64_t b)
-{
-    ds->bitmap[b / 64] &= ~(1ull << (b % 64));
-    ds->used_blocks--;
-    if (b < ds->alloc_cursor)
-        ds->alloc_cursor = b;
-}
-
-/* Lowest free block first: every block below alloc_cursor is in use
- * (bit_clear moves the cursor back).  Reusing freed blocks before fresh
- * ones keeps a sparse (thin) target's backing files as small as the live
- * data: a volume block never written costs the target new space, one
- * freed by a remove does not, so removing files makes room again on a
- * full backing disk.  The caller checked that a block is free. */
-static uint64_t block_alloc(struct dfstore *ds)
-{
-    uint64_t b = ds->alloc_cursor < ds->total_blocks ? ds->alloc_cursor : 0;
-
-    for (uint64_t n = 0; n < ds->total_blocks; n++, b = (b + 1) % ds->total_blocks) {
-        if (b % 64 == 0 && ds->bitmap[b / 64] == ~0ull && b + 64 <= ds->total_blocks) {
-            b += 63;
-            n += 63;
-            continue;
-        }
-        if (!bit_test(ds, b)) {
-            bit_set(ds, b);
-            ds->alloc_cursor = b + 1;
-            return b;
-        }
-    }
-    return DF_NO_BLOCK;
-}
-
-/* ---- pending-change log ---- */
-
-static int log_add(struct dfstore *ds, enum log_kind kind, uint64_t handle, uint64_t fblock,
-                   uint64_t vblock, uint64_t size)
-{
-    if (ds->log_len == ds->log_cap) {
-        size_t cap = ds->log_cap ? 2 * ds->log_cap : 256;
-        struct log_entry *l = realloc(ds->log, cap * sizeof(*l));
-        if (!l)
-            return -ENOMEM;
-        ds->log = l;
-        ds->log_cap = cap;
-    }
-    ds->log[ds->log_len++] = (struct log_entry){ kind, handle, fblock, vblock, size };
-    return 0;
-}
-
-static int txn_apply(struct dfstore *ds, MDB_txn *txn, const struct log_entry *e)
-{
-    uint8_t key[16], sz[8];
-    MDB_val k = { 8, key }, v;
-    int rc;
-
-    be64(key, e->handle);
-    switch (e->kind) {
-    case LOG_MAP:
-    case LOG_UNMAP:
-        be64(key + 8, e->fblock);
-        k.mv_size = 16;
-        if (e->kind == LOG_UNMAP) {
-            rc = mdb_del(txn, ds->db_blocks, &k, NULL);
-            return rc == MDB_NOTFOUND ? 0 : lmdb_errno(rc, "unmap block", e->handle);
-        }
-        v = (MDB_val){ sizeof(e->vblock), (void *)&e->vblock };
-        return lmdb_errno(mdb_put(txn, ds->db_blocks, &k, &v, 0), "map block", e->handle);
-    case LOG_SIZE:
-        memcpy(sz, &e->size, 8);
-        v = (MDB_val){ 8, sz };
-        return lmdb_errno(mdb_put(txn, ds->db_files, &k, &v, 0), "set size", e->handle);
-    default:
-        rc = mdb_del(txn, ds->db_files, &k, NULL);
-        return rc == MDB_NOTFOUND ? 0 : lmdb_errno(rc, "remove", e->handle);
-    }
-}
-
-/* Writes the first n log entries in one transaction. */
-static int log_commit(struct dfstore *ds, size_t n)
-{
-    MDB_txn *txn;
-    int rc;
-
-    if (n == 0)
-        return 0;
-    if ((rc = lmdb_errno(mdb_txn_begin(ds->env, NULL, 0, &txn), "begin commit", 0)) < 0)
-        return rc;
-    for (size_t i = 0; i < n; i++)
-        if ((rc = txn_apply(ds, txn, &ds->log[i])) < 0)
-            goto abort_txn;
-    if ((rc = lmdb_errno(mdb_txn_commit(txn), "commit", 0)) < 0)
-        return rc;
-    /* The freeing is durable: those blocks may be reused now. */
-    for (size_t i = 0; i < n; i++)
-        if (ds->log[i].kind == LOG_UNMAP)
-            bit_clear(ds, ds->log[i].vblock);
-    memmove(ds->log, ds->log + n, (ds->log_len - n) * sizeof(*ds->log));
-    ds->log_len -= n;
-    return 0;
-
-abort_txn:
-    mdb_txn_abort(txn);
-    return rc;
-}
-
 /* ---- operation delivery ---- */
 
 static void op_start(struct df_op *op);
-static void commit_start(struct dfstore *ds);
 
 static void deliver(struct evloop *loop, uint64_t timer_id, void *user);
 
@@ -609,14 +430,14 @@ static int plan_blocks(struct df_op *op, uint32_t npieces, uint32_t *out_new)
 
 static int alloc_new_blocks(struct dfstore *ds, struct df_op *op, uint32_t nnew)
 {
-    if (nnew > ds->total_blocks - ds->used_blocks) {
+    if (nnew > ds->space.total_blocks - ds->space.used_blocks) {
         log_warn("dfstore: datafile %" PRIu64 ": %u blocks needed, %" PRIu64 " free",
-                 op->df->handle, nnew, ds->total_blocks - ds->used_blocks);
+                 op->df->handle, nnew, ds->space.total_blocks - ds->space.used_blocks);
         return -ENOSPC;
     }
     for (uint32_t i = 0; i < op->nios; i++)
         if (op->ios[i].is_new)
-            op->ios[i].vblock = block_alloc(ds);
+            op->ios[i].vblock = df_space_alloc(&ds->space);
     return 0;
 }
 
@@ -831,7 +652,7 @@ static int set_size(struct dfstore *ds, struct datafile *df, uint64_t size)
 
     if (df->exists && df->size == size)
         return 0;
-    if ((rc = log_add(ds, LOG_SIZE, df->handle, 0, 0, size)) < 0)
+    if ((rc = df_journal_add(&ds->journal, LOG_SIZE, df->handle, 0, 0, size)) < 0)
         return rc;
     df->size = size;
     df->exists = 1;
@@ -855,7 +676,7 @@ static int unmap_from(struct dfstore *ds, struct datafile *df, uint64_t first_fb
             victims[n++] = fb;
     for (uint64_t i = 0; i < n && rc == 0; i++) {
         vb = u64map_get(m, victims[i]);
-        if ((rc = log_add(ds, LOG_UNMAP, df->handle, victims[i], vb, 0)) == 0)
+        if ((rc = df_journal_add(&ds->journal, LOG_UNMAP, df->handle, victims[i], vb, 0)) == 0)
             u64map_del(m, victims[i]);
     }
     free(victims);
@@ -885,17 +706,17 @@ static void op_finish_write(struct df_op *op)
         /* Nothing points at the new blocks: give them back at once. */
         for (uint32_t i = 0; i < op->nios; i++)
             if (op->ios[i].is_new)
-                bit_clear(ds, op->ios[i].vblock);
+                df_space_clear(&ds->space, op->ios[i].vblock);
         op_finish_group(op);
         return;
     }
-    ds->dirty = 1;
+    ds->commit.dirty = 1;
     for (uint32_t i = 0; i < op->nios && rc == 0; i++) {
         struct blk_io *io = &op->ios[i];
         if (!io->is_new)
             continue;
         if ((rc = u64map_put(&df->blocks, io->fblock, io->vblock)) == 0)
-            rc = log_add(ds, LOG_MAP, df->handle, io->fblock, io->vblock, 0);
+            rc = df_journal_add(&ds->journal, LOG_MAP, df->handle, io->fblock, io->vblock, 0);
         if (rc == 0)
             io->is_new = 0;   /* now owned by the map */
     }
@@ -956,7 +777,7 @@ static int group_take(struct df_op *leader, uint32_t *n, struct df_op *f)
 
     if (plan_pieces(f, &fn) < 0)
         return -ENOMEM;
-    if (fn == 0 || *n + fn > GROUP_MAX_PIECES || *n + fn > ds->total_blocks - ds->used_blocks)
+    if (fn == 0 || *n + fn > GROUP_MAX_PIECES || *n + fn > ds->space.total_blocks - ds->space.used_blocks)
         goto refuse;
     if (!(all = realloc(leader->pieces, (*n + fn) * sizeof(*all)))) {
         free(f->pieces);
@@ -1100,7 +921,7 @@ static void remove_start(struct df_op *op)
     int rc = unmap_from(ds, df, 0);
 
     if (rc == 0 && df->exists)
-        rc = log_add(ds, LOG_REMOVE, df->handle, 0, 0, 0);
+        rc = df_journal_add(&ds->journal, LOG_REMOVE, df->handle, 0, 0, 0);
     if (rc == 0) {
         df->exists = 0;
         df->size = 0;
@@ -1114,8 +935,8 @@ static void sync_start(struct df_op *op)
 {
     struct dfstore *ds = op->ds;
 
-    op->need_gen = ds->gen_issued + 1;
-    commit_start(ds);
+    op->need_gen = ds->commit.gen_issued + 1;
+    df_commit_start(&ds->commit);
 }
 
 static void op_start(struct df_op *op)
@@ -1131,12 +952,13 @@ static void op_start(struct df_op *op)
     }
 }
 
-/* ---- commit rounds ---- */
+/* ---- commit rounds (run by commit.c) ---- */
 
 static void syncs_wake(struct dfstore *ds, int status)
 {
     for (struct df_op *op = ds->gfirst; op; op = op->gnext)
-        if (op->kind == OP_SYNC && op->started && op->need_gen && op->need_gen <= ds->gen_done) {
+        if (op->kind == OP_SYNC && op->started && op->need_gen &&
+            op->need_gen <= ds->commit.gen_done) {
             op->status = status;
             op->value = op->df ? op->df->size : 0;
             op->need_gen = 0;
@@ -1147,58 +969,19 @@ static void syncs_wake(struct dfstore *ds, int status)
 static int syncs_waiting(const struct dfstore *ds)
 {
     for (const struct df_op *op = ds->gfirst; op; op = op->gnext)
-        if (op->kind == OP_SYNC && op->need_gen > ds->gen_done)
+        if (op->kind == OP_SYNC && op->need_gen > ds->commit.gen_done)
             return 1;
     return 0;
 }
 
-static void flush_done(struct iraid_volume *vol, int status, void *user)
+/* A commit round ended: wake the syncs it was for; another round when
+ * some wait for a later one. */
+static int commit_round_done(void *user, int status)
 {
     struct dfstore *ds = user;
 
-    if (status == 0)
-        status = log_commit(ds, ds->flush_mark);
-    else
-        log_error("dfstore: volume flush failed (%s); metadata not committed",
-                  strerror(-status));
-    ds->commit = COMMIT_IDLE;
-    ds->gen_done = ds->gen_issued;
     syncs_wake(ds, status);
-    if (ds->commit_again || syncs_waiting(ds)) {
-        ds->commit_again = 0;
-        commit_start(ds);
-    }
-}
-
-static void commit_start(struct dfstore *ds)
-{
-    int rc;
-
-    if (ds->commit != COMMIT_IDLE) {
-        ds->commit_again = 1;
-        return;
-    }
-    ds->commit = COMMIT_FLUSHING;
-    ds->flush_mark = ds->log_len;
-    ds->dirty = 0;
-    ds->gen_issued++;
-    if ((rc = iraid_flush(ds->vol, flush_done, ds)) < 0) {
-        log_error("dfstore: cannot start a volume flush: %s", strerror(-rc));
-        ds->commit = COMMIT_IDLE;
-        ds->gen_done = ds->gen_issued;
-        ds->dirty = 1;
-        syncs_wake(ds, rc);
-    }
-}
-
-static void commit_tick(struct evloop *loop, uint64_t timer_id, void *user)
-{
-    struct dfstore *ds = user;
-
-    if (ds->log_len > 0 || ds->dirty)
-        commit_start(ds);
-    if (!(ds->commit_timer = evloop_add_timer(loop, DF_COMMIT_MS, commit_tick, ds)))
-        log_error("dfstore: cannot re-arm the commit timer: background commits stop");
+    return syncs_waiting(ds);
 }
 
 /* ---- submission ---- */
@@ -1349,116 +1132,46 @@ void dfstore_stats(const struct dfstore *ds, struct dfstore_stats *out)
     while (u64map_next(&ds->files, &pos, &handle, &v))
         if (((const struct datafile *)(uintptr_t)v)->exists)
             n++;
-    *out = (struct dfstore_stats){ n, ds->used_blocks, ds->total_blocks, ds->writes,
+    *out = (struct dfstore_stats){ n, ds->space.used_blocks, ds->space.total_blocks, ds->writes,
                                    ds->writes_gathered };
 }
 
 /* ---- open / close ---- */
 
-static int load_files(struct dfstore *ds, MDB_txn *txn)
+/* The journal's records at open: every datafile, then every block. */
+static int load_file(void *user, uint64_t handle, uint64_t size)
 {
-    MDB_cursor *cur;
-    MDB_val k, v;
-    int rc;
+    struct dfstore *ds = user;
+    struct datafile *df = df_get(ds, handle);
 
-    if ((rc = lmdb_errno(mdb_cursor_open(txn, ds->db_files, &cur), "open cursor", 0)) < 0)
-        return rc;
-    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
-         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-        struct datafile *df;
-        if (k.mv_size != 8 || v.mv_size != 8) {
-            log_error("dfstore: malformed datafile record");
-            rc = -EUCLEAN;
-            goto close_cursor;
-        }
-        if (!(df = df_get(ds, from_be64(k.mv_data)))) {
-            rc = -ENOMEM;
-            goto close_cursor;
-        }
-        memcpy(&df->size, v.mv_data, 8);
-        df->exists = 1;
-    }
-    rc = rc == MDB_NOTFOUND ? 0 : lmdb_errno(rc, "scan datafiles", 0);
-close_cursor:
-    mdb_cursor_close(cur);
-    return rc;
+    if (!df)
+        return -ENOMEM;
+    df->size = size;
+    df->exists = 1;
+    return 0;
 }
 
 /* Rebuilds block maps and the bitmap; refuses a map that points outside
  * the volume or gives one block to two owners. */
-static int load_blocks(struct dfstore *ds, MDB_txn *txn)
+static int load_block(void *user, uint64_t h, uint64_t fb, uint64_t vb)
 {
-    MDB_cursor *cur;
-    MDB_val k, v;
+    struct dfstore *ds = user;
+    uint64_t d = u64map_get(&ds->files, h);
     int rc;
 
-    if ((rc = lmdb_errno(mdb_cursor_open(txn, ds->db_blocks, &cur), "open cursor", 0)) < 0)
-        return rc;
-    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
-         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-        uint64_t h, fb, vb, d;
-        if (k.mv_size != 16 || v.mv_size != 8) {
-            log_error("dfstore: malformed block record");
-            rc = -EUCLEAN;
-            goto close_cursor;
-        }
-        h = from_be64(k.mv_data);
-        fb = from_be64((uint8_t *)k.mv_data + 8);
-        memcpy(&vb, v.mv_data, 8);
-        d = u64map_get(&ds->files, h);
-        if (d == DF_NO_BLOCK || vb >= ds->total_blocks || bit_test(ds, vb)) {
-            log_error("dfstore: datafile %" PRIu64 " block %" PRIu64 " -> volume block %" PRIu64
-                      ": %s", h, fb, vb, d == DF_NO_BLOCK ? "no such datafile" :
-                      vb >= ds->total_blocks ? "past the volume's end" : "block used twice");
-            rc = -EUCLEAN;
-            goto close_cursor;
-        }
-        if ((rc = u64map_put(&((struct datafile *)(uintptr_t)d)->blocks, fb, vb)) < 0)
-            goto close_cursor;
-        bit_set(ds, vb);
+    if (d == DF_NO_BLOCK || vb >= ds->space.total_blocks || df_space_test(&ds->space, vb)) {
+        log_error("dfstore: datafile %" PRIu64 " block %" PRIu64 " -> volume block %" PRIu64
+                  ": %s", h, fb, vb, d == DF_NO_BLOCK ? "no such datafile" :
+                  vb >= ds->space.total_blocks ? "past the volume's end" : "block used twice");
+        return -EUCLEAN;
     }
-    rc = rc == MDB_NOTFOUND ? 0 : lmdb_errno(rc, "scan blocks", 0);
-close_cursor:
-    mdb_cursor_close(cur);
-    return rc;
-}
-
-static int open_env(struct dfstore *ds, const char *dir)
-{
-    char path[4096];
-    MDB_txn *txn;
-    int rc;
-
-    if (snprintf(path, sizeof(path), "%s/dfstore.mdb", dir) >= (int)sizeof(path))
-        return -ENAMETOOLONG;
-    if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-        rc = -errno;
-        log_error("dfstore: cannot create %s: %s", dir, strerror(errno));
+    if ((rc = u64map_put(&((struct datafile *)(uintptr_t)d)->blocks, fb, vb)) < 0)
         return rc;
-    }
-    if ((rc = lmdb_errno(mdb_env_create(&ds->env), "create environment", 0)) < 0)
-        return rc;
-    mdb_env_set_maxdbs(ds->env, 4);
-    mdb_env_set_mapsize(ds->env, DF_LMDB_MAPSIZE);
-    if ((rc = lmdb_errno(mdb_env_open(ds->env, path, MDB_NOSUBDIR, 0600), path, 0)) < 0)
-        goto close_env;
-    if ((rc = lmdb_errno(mdb_txn_begin(ds->env, NULL, 0, &txn), "begin open", 0)) < 0)
-        goto close_env;
-    if ((rc = lmdb_errno(mdb_dbi_open(txn, "files", MDB_CREATE, &ds->db_files), "files", 0)) < 0 ||
-        (rc = lmdb_errno(mdb_dbi_open(txn, "blocks", MDB_CREATE, &ds->db_blocks), "blocks", 0)) < 0 ||
-        (rc = load_files(ds, txn)) < 0 || (rc = load_blocks(ds, txn)) < 0)
-        goto abort_txn;
-    if ((rc = lmdb_errno(mdb_txn_commit(txn), "commit open", 0)) < 0)
-        goto close_env;
+    df_space_set(&ds->space, vb);
     return 0;
-
-abort_txn:
-    mdb_txn_abort(txn);
-close_env:
-    mdb_env_close(ds->env);
-    ds->env = NULL;
-    return rc;
 }
+
+static const struct df_journal_loader loader = { load_file, load_block };
 
 static void free_files(struct dfstore *ds)
 {
@@ -1490,33 +1203,33 @@ int dfstore_open(struct evloop *loop, struct iraid_volume *vol, const char *dir,
     ds->loop = loop;
     ds->vol = vol;
     ds->vbs = iraid_block_size(vol);
-    ds->total_blocks = iraid_size(vol) / DFSTORE_BLOCK;
-    ds->bitmap = calloc((ds->total_blocks + 63) / 64 + 1, sizeof(*ds->bitmap));
+    if ((rc = df_space_init(&ds->space, iraid_size(vol) / DFSTORE_BLOCK)) < 0)
+        goto free_ds;
     ds->zeros = calloc(1, DFSTORE_BLOCK);
     ds->discard = malloc(ds->vbs);
-    if (!ds->bitmap || !ds->zeros || !ds->discard) {
+    if (!ds->zeros || !ds->discard) {
         rc = -ENOMEM;
         goto free_buffers;
     }
-    if ((rc = open_env(ds, dir)) < 0)
+    if ((rc = df_journal_open(&ds->journal, dir, &loader, ds)) < 0)
         goto free_files;
-    if (!(ds->commit_timer = evloop_add_timer(loop, DF_COMMIT_MS, commit_tick, ds))) {
-        rc = -ENOMEM;
-        goto close_env;
-    }
-    log_info("dfstore: %s: %" PRIu64 " of %" PRIu64 " blocks in use", dir, ds->used_blocks,
-             ds->total_blocks);
+    if ((rc = df_commit_init(&ds->commit, loop, vol, &ds->journal, &ds->space,
+                             commit_round_done, ds)) < 0)
+        goto close_journal;
+    log_info("dfstore: %s: %" PRIu64 " of %" PRIu64 " blocks in use", dir,
+             ds->space.used_blocks, ds->space.total_blocks);
     *out = ds;
     return 0;
 
-close_env:
-    mdb_env_close(ds->env);
+close_journal:
+    df_journal_close(&ds->journal);
 free_files:
     free_files(ds);
 free_buffers:
     free(ds->discard);
     free(ds->zeros);
-    free(ds->bitmap);
+    df_space_fini(&ds->space);
+free_ds:
     free(ds);
     return rc;
 }
@@ -1538,7 +1251,7 @@ void dfstore_close(struct dfstore *ds)
     if (dfstore_sync(ds, 0, close_done, &done) < 0)
         log_error("dfstore: cannot queue the final sync: unsynced changes are lost");
     else
-        while (done == 0 || ds->gfirst || ds->commit != COMMIT_IDLE)
+        while (done == 0 || ds->gfirst || ds->commit.state != COMMIT_IDLE)
             evloop_run_once(ds->loop, -1);
     if (done < 0)
         log_error("dfstore: final sync failed (%s): unsynced changes are lost",
@@ -1547,12 +1260,11 @@ void dfstore_close(struct dfstore *ds)
              "volume I/O", ds->writes, ds->writes_gathered);
     if (ds->deliver_timer)
         evloop_del_timer(ds->loop, ds->deliver_timer);
-    evloop_del_timer(ds->loop, ds->commit_timer);
-    mdb_env_close(ds->env);
+    df_commit_fini(&ds->commit);
+    df_journal_close(&ds->journal);
     free_files(ds);
-    free(ds->log);
     free(ds->discard);
     free(ds->zeros);
-    free(ds->bitmap);
+    df_space_fini(&ds->space);
     free(ds);
 }

@@ -391,7 +391,7 @@ static struct datafile *df_get(struct dfstore *ds, uint64_t handle)
     uint64_t v = u64map_get(&ds->files, handle);
     struct datafile *df;
 
-    if (v != DF_NO_BLOCK)
+    if (v != U64MAP_NONE)
         return (struct datafile *)(uintptr_t)v;
     if (!(df = calloc(1, sizeof(*df))))
         return NULL;
@@ -522,7 +522,7 @@ uint64_t dfstore_size(const struct dfstore *ds, uint64_t handle)
 {
     uint64_t v = u64map_get(&ds->files, handle);
 
-    return v == DF_NO_BLOCK ? 0 : ((const struct datafile *)(uintptr_t)v)->size;
+    return v == U64MAP_NONE ? 0 : ((const struct datafile *)(uintptr_t)v)->size;
 }
 
 void dfstore_stats(const struct dfstore *ds, struct dfstore_stats *out)
@@ -559,9 +559,9 @@ static int load_block(void *user, uint64_t h, uint64_t fb, uint64_t vb)
     uint64_t d = u64map_get(&ds->files, h);
     int rc;
 
-    if (d == DF_NO_BLOCK || vb >= ds->space.total_blocks || df_space_test(&ds->space, vb)) {
+    if (d == U64MAP_NONE || vb >= ds->space.total_blocks || df_space_test(&ds->space, vb)) {
         log_error("dfstore: datafile %" PRIu64 " block %" PRIu64 " -> volume block %" PRIu64
-                  ": %s", h, fb, vb, d == DF_NO_BLOCK ? "no such datafile" :
+                  ": %s", h, fb, vb, d == U64MAP_NONE ? "no such datafile" :
                   vb >= ds->space.total_blocks ? "past the volume's end" : "block used twice");
         return -EUCLEAN;
     }

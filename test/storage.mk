@@ -13,7 +13,7 @@ test_storage_volume_tool_LDADD = iraid/libiraid.la
 
 check_PROGRAMS += test/storage-dfstore-tool
 test_storage_dfstore_tool_SOURCES = test/test_storage_dfstore.c
-test_storage_dfstore_tool_LDADD = backend/server/libdfstore.la
+test_storage_dfstore_tool_LDADD = backend/dfstore/libdfstore.la
 
 dist_noinst_SCRIPTS += test/t_storage_volume.sh test/t_storage_dfstore.sh
 

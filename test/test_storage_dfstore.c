@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/server/dfstore.h"
+#include "backend/dfstore/dfstore.h"
 #include "common/evloop.h"
 #include "common/log.h"
 #include "iraid/volume.h"

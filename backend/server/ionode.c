@@ -20,7 +20,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "backend/server/dfstore.h"
+#include "backend/dfstore/dfstore.h"
 #include "backend/server/server.h"
 #include "common/log.h"
 #include "iraid/volume.h"

@@ -1,0 +1,96 @@
+/* Commit path of the datafile store (see commit.h). */
+#include "backend/dfstore/commit.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "backend/dfstore/journal.h"
+#include "backend/dfstore/space.h"
+#include "common/log.h"
+
+#define DF_COMMIT_MS 1000
+
+/* Commits the entries the finished flush covers; their unmapped blocks
+ * are free from now on. */
+static int commit_entries(struct df_commit *c)
+{
+    struct df_journal *j = c->journal;
+    int rc = df_journal_commit(j, c->flush_mark);
+
+    if (rc < 0)
+        return rc;
+    /* The freeing is durable: those blocks may be reused now. */
+    for (size_t i = 0; i < c->flush_mark; i++)
+        if (j->log[i].kind == LOG_UNMAP)
+            df_space_clear(c->space, j->log[i].vblock);
+    df_journal_drop(j, c->flush_mark);
+    return 0;
+}
+
+static void flush_done(struct iraid_volume *vol, int status, void *user)
+{
+    struct df_commit *c = user;
+    int waiting;
+
+    if (status == 0)
+        status = commit_entries(c);
+    else
+        log_error("dfstore: volume flush failed (%s); metadata not committed",
+                  strerror(-status));
+    c->state = COMMIT_IDLE;
+    c->gen_done = c->gen_issued;
+    waiting = c->round_done(c->ctx, status);
+    if (c->again || waiting) {
+        c->again = 0;
+        df_commit_start(c);
+    }
+}
+
+void df_commit_start(struct df_commit *c)
+{
+    int rc;
+
+    if (c->state != COMMIT_IDLE) {
+        c->again = 1;
+        return;
+    }
+    c->state = COMMIT_FLUSHING;
+    c->flush_mark = c->journal->log_len;
+    c->dirty = 0;
+    c->gen_issued++;
+    if ((rc = iraid_flush(c->vol, flush_done, c)) < 0) {
+        log_error("dfstore: cannot start a volume flush: %s", strerror(-rc));
+        c->state = COMMIT_IDLE;
+        c->gen_done = c->gen_issued;
+        c->dirty = 1;
+        /* No new round for syncs still waiting: the flush would fail again
+         * at once; the timer retries, since dirty is set. */
+        (void)c->round_done(c->ctx, rc);
+    }
+}
+
+static void commit_tick(struct evloop *loop, uint64_t timer_id, void *user)
+{
+    struct df_commit *c = user;
+
+    if (c->journal->log_len > 0 || c->dirty)
+        df_commit_start(c);
+    if (!(c->timer = evloop_add_timer(loop, DF_COMMIT_MS, commit_tick, c)))
+        log_error("dfstore: cannot re-arm the commit timer: background commits stop");
+}
+
+int df_commit_init(struct df_commit *c, struct evloop *loop, struct iraid_volume *vol,
+                   struct df_journal *journal, struct df_space *space,
+                   int (*round_done)(void *ctx, int status), void *ctx)
+{
+    *c = (struct df_commit){ .loop = loop, .vol = vol, .journal = journal, .space = space,
+                             .round_done = round_done, .ctx = ctx };
+    if (!(c->timer = evloop_add_timer(loop, DF_COMMIT_MS, commit_tick, c)))
+        return -ENOMEM;
+    return 0;
+}
+
+void df_commit_fini(struct df_commit *c)
+{
+    evloop_del_timer(c->loop, c->timer);
+}

@@ -1,0 +1,61 @@
+/* Commit path of the datafile store: rounds that make the journal's
+ * pending entries durable, for syncs and in the background.
+ *
+ * States (struct df_commit.state):
+ *   IDLE --df_commit_start--> FLUSHING --flush ok--> (LMDB txn) --> IDLE
+ *                                  \--flush failed--> IDLE (the error is reported)
+ * A round flushes the volume first, then commits the entries that were
+ * pending when the flush was issued (flush_mark), so committed metadata
+ * never points at data that is not durable; after the transaction the
+ * blocks those entries unmapped become free (space.h).  A start while a
+ * round runs sets `again`: another round follows.  Rounds are numbered:
+ * gen_issued counts rounds started, gen_done rounds finished (also when
+ * failed); a sync waits for the first round issued after it became ready.
+ * A timer starts a round every DF_COMMIT_MS while there are pending
+ * entries or unflushed data (`dirty`, set by the store after a write).
+ *
+ * Who owns what: the commit path owns its state and timer; it uses the
+ * volume, journal and space it was given.  At the end of every round it
+ * calls round_done(ctx, status) (the store wakes its syncs there); a
+ * non-zero return asks for another round (syncs still wait for a later
+ * one).  round_done may also run from inside df_commit_start when the
+ * flush cannot even be started. */
+#ifndef IPVFS_DFSTORE_COMMIT_H
+#define IPVFS_DFSTORE_COMMIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/evloop.h"
+#include "iraid/volume.h"
+
+struct df_journal;
+struct df_space;
+
+enum df_commit_state { COMMIT_IDLE, COMMIT_FLUSHING };
+
+struct df_commit {
+    struct evloop *loop;
+    struct iraid_volume *vol;
+    struct df_journal *journal;
+    struct df_space *space;
+    int (*round_done)(void *ctx, int status);
+    void *ctx;
+    enum df_commit_state state;
+    int again;
+    int dirty;                       /* data written since the last flush */
+    uint64_t gen_issued, gen_done;   /* commit rounds */
+    size_t flush_mark;               /* log entries covered by this round */
+    uint64_t timer;
+};
+
+/* Arms the background timer; 0 or -ENOMEM. */
+int df_commit_init(struct df_commit *c, struct evloop *loop, struct iraid_volume *vol,
+                   struct df_journal *journal, struct df_space *space,
+                   int (*round_done)(void *ctx, int status), void *ctx);
+/* Disarms the timer; call when the state is IDLE. */
+void df_commit_fini(struct df_commit *c);
+/* Starts a round, or asks for one more after the running one. */
+void df_commit_start(struct df_commit *c);
+
+#endif

@@ -11,7 +11,7 @@
  *   order.c   per-LUN write ordering: ORWRITE holds its range exclusively
  *   store.c   backing-store templates (file, block, memory) and the
  *             asynchronous I/O engine (io_uring, worker-thread fallback)
- *   md5.c     MD5 for CHAP (RFC 1321)
+ *   chap.c    CHAP responses (MD5 from nettle), checked in constant time
  *
  * Everything runs on the thread of the caller's evloop.
  *
@@ -430,7 +430,14 @@ int tgt_lun_open(struct tgt_server *srv, struct tgt_lun *lun, const struct tgt_l
 int tgt_lun_cached(const struct tgt_lun *lun, uint64_t off, size_t len);
 void tgt_lun_close(struct tgt_lun *lun);
 
-/* md5.c */
+/* chap.c */
+/* MD5 (RFC 1321) of the concatenation of nparts byte strings. */
 void tgt_md5(const uint8_t *const *parts, const size_t *lens, int nparts, uint8_t out[16]);
+/* The CHAP response MD5(id || secret || challenge) (RFC 1994 4.1). */
+void tgt_chap_response(uint8_t id, const char *secret, const uint8_t *chal, size_t clen,
+                       uint8_t out[16]);
+/* 1 when got is that response, 0 when not; takes the same time either way. */
+int tgt_chap_check(uint8_t id, const char *secret, const uint8_t *chal, size_t clen,
+                   const uint8_t got[16]);
 
 #endif

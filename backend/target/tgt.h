@@ -2,8 +2,12 @@
  *
  * Layering (one file per area):
  *   server.c  portal, accept, connection registry, public entry points
- *   conn.c    per-connection PDU receive/transmit state machine, full
- *             feature phase (SCSI command, Data-Out, NOP, TMF, logout, text)
+ *   conn.c    connection lifecycle (create, close, references) and its tasks
+ *   conn_rx.c PDU receive state machine, dispatch by opcode
+ *   conn_tx.c transmit queue, batching, responses (Data-In, SCSI Response)
+ *   ffp.c     full feature phase PDUs (SCSI command, Data-Out, R2T, NOP,
+ *             TMF, logout, text), CmdSN window, the PDU opcode table
+ *             (conn.h: what these four files share)
  *   login.c   login phases, key negotiation, CHAP, SendTargets
  *   scsi.c    SCSI opcode table, CDB decoding and execution, sense data
  *   scsi_pr.c persistent reservations (PERSISTENT RESERVE IN/OUT), in
@@ -139,7 +143,7 @@ void tgt_aio_destroy(struct tgt_aio *aio);
 const char *tgt_aio_name(const struct tgt_aio *aio);
 
 /* Inside a batch, ring submissions wait for the end of the outermost one
- * (tgt_batch_end() in conn.c brackets them). */
+ * (tgt_batch_end() in conn_tx.c brackets them). */
 void tgt_aio_batch_begin(struct tgt_aio *aio);
 void tgt_aio_batch_end(struct tgt_aio *aio);
 
@@ -196,7 +200,7 @@ struct tgt_server {
     struct tgt_conn *tx_pending;
 };
 
-/* ---- connections (conn.c) ---- */
+/* ---- connections (conn.c, conn_rx.c, conn_tx.c, ffp.c) ---- */
 
 enum tgt_conn_state { CONN_LOGIN, CONN_FULL, CONN_LOGOUT, CONN_CLOSED };
 
@@ -354,19 +358,22 @@ struct tgt_task {
     void (*ord_run)(struct tgt_task *t);
 };
 
-/* conn.c */
+/* conn_tx.c */
 /* A batch spans one event's work (a receive run, a round of backing io
  * completions): the backing ios it starts go to the kernel in one
  * submission and each connection's responses in one send, at the end of
  * the outermost batch.  Batches nest. */
 void tgt_batch_begin(struct tgt_server *srv);
 void tgt_batch_end(struct tgt_server *srv);
+/* conn.c */
 int tgt_conn_create(struct tgt_server *srv, int fd, const struct tgt_transport *tp,
                     void *tp_user, struct tgt_conn **out);
 void tgt_conn_close(struct tgt_conn *c, const char *why);
 void tgt_conn_put(struct tgt_conn *c);
-/* Runs the receive state machine over everything available. */
+void tgt_conn_abort_tasks(struct tgt_conn *c, const struct tgt_lun *lun);
+/* conn_rx.c: runs the receive state machine over everything available. */
 void tgt_conn_rx(struct tgt_conn *c);
+/* conn_tx.c */
 void tgt_conn_tx(struct tgt_conn *c);
 /* Queue a PDU with header h (48 bytes) and optional data (copied when
  * owned is NULL and task is NULL). Returns 0 or -ENOMEM. */
@@ -376,9 +383,6 @@ int tgt_conn_queue(struct tgt_conn *c, const uint8_t *h, const void *data, uint3
 int tgt_conn_send_mapped_ok(const struct tgt_conn *c);
 /* StatSN (advanced when advance), ExpCmdSN and MaxCmdSN of a response. */
 void tgt_conn_fill_sn(struct tgt_conn *c, uint8_t *h, int advance);
-/* Local address of the connection as "host:port" for TargetAddress. */
-void tgt_conn_local_addr(const struct tgt_conn *c, char *buf, size_t len);
-void tgt_conn_abort_tasks(struct tgt_conn *c, const struct tgt_lun *lun);
 /* Called by scsi.c when a command has its status. */
 void tgt_task_complete(struct tgt_task *t);
 
@@ -386,6 +390,8 @@ void tgt_task_complete(struct tgt_task *t);
 int tgt_login_pdu(struct tgt_conn *c, const uint8_t *bhs, const uint8_t *data, uint32_t dlen);
 int tgt_text_pdu(struct tgt_conn *c, const uint8_t *bhs, const uint8_t *data, uint32_t dlen);
 void tgt_login_free(struct tgt_conn *c);
+/* Local address of the connection as "host:port" for TargetAddress. */
+void tgt_conn_local_addr(const struct tgt_conn *c, char *buf, size_t len);
 
 /* scsi.c */
 /* Decodes the CDB: sets dir, xfer, lba, nblocks, or a CHECK CONDITION.

@@ -9,7 +9,14 @@
  *             TMF, logout, text), CmdSN window, the PDU opcode table
  *             (conn.h: what these four files share)
  *   login.c   login phases, key negotiation, CHAP, SendTargets
- *   scsi.c    SCSI opcode table, CDB decoding and execution, sense data
+ *   scsi.c    SCSI command entry (table checks, prepare, execute), sense
+ *             data, backing I/O of commands (scsi.h: what the scsi*.c
+ *             files share)
+ *   scsi_ops.c the SCSI operations table, nothing else
+ *   scsi_rw.c READ, WRITE, ORWRITE, VERIFY, SYNCHRONIZE CACHE
+ *   scsi_provision.c  WRITE SAME, UNMAP, GET LBA STATUS
+ *   scsi_info.c INQUIRY/VPD, MODE SENSE, READ CAPACITY, REPORT LUNS,
+ *             RESERVE/RELEASE, REQUEST SENSE, REPORT SUPPORTED OP CODES
  *   scsi_pr.c persistent reservations (PERSISTENT RESERVE IN/OUT), in
  *             memory per LUN, and the commands they forbid to a nexus
  *   order.c   per-LUN write ordering: ORWRITE holds its range exclusively
@@ -70,7 +77,7 @@
 #define TGT_MAX_BURST        16776192u
 #define TGT_MAX_OUT_R2T      4u
 /* Largest SCSI transfer of one command (Block Limits VPD): 32 MiB.
- * With no MAXIMUM WRITE SAME LENGTH (scsi.c) initiators write and unmap
+ * With no MAXIMUM WRITE SAME LENGTH (scsi.h) initiators write and unmap
  * 65536-block ranges in one command (libiscsi's WriteSame16.Unmap). */
 #define TGT_MAX_XFER_BLOCKS  65536u
 #define TGT_CMD_WINDOW       128u
@@ -383,7 +390,7 @@ int tgt_conn_queue(struct tgt_conn *c, const uint8_t *h, const void *data, uint3
 int tgt_conn_send_mapped_ok(const struct tgt_conn *c);
 /* StatSN (advanced when advance), ExpCmdSN and MaxCmdSN of a response. */
 void tgt_conn_fill_sn(struct tgt_conn *c, uint8_t *h, int advance);
-/* Called by scsi.c when a command has its status. */
+/* Called by the scsi*.c files when a command has its status. */
 void tgt_task_complete(struct tgt_task *t);
 
 /* login.c */
@@ -400,11 +407,11 @@ int scsi_prepare(struct tgt_task *t);
 /* Executes a prepared command whose Data-Out (if any) is in t->buf.
  * Ends, perhaps later, in tgt_task_complete(). */
 void scsi_execute(struct tgt_task *t);
-/* SPDTL > EDTL on a block write: cut it to the whole blocks of EDTL.
- * Returns -1 when the command cannot be cut. */
-int scsi_clip_write(struct tgt_task *t);
 void scsi_set_sense(struct tgt_task *t, uint8_t key, uint16_t asc);
 int scsi_lun_init(struct tgt_lun *lun);
+/* scsi_rw.c: SPDTL > EDTL on a block write: cut it to the whole blocks of
+ * EDTL.  Returns -1 when the command cannot be cut. */
+int scsi_clip_write(struct tgt_task *t);
 
 /* scsi_pr.c: persistent reservations (PERSISTENT RESERVE IN/OUT) */
 enum tgt_pr_access { PR_ALLOWED, PR_READS, PR_WRITES };

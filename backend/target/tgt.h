@@ -1,28 +1,30 @@
 /* Internals of the embedded iSCSI target, shared by its source files.
  *
  * Layering (one file per area):
- *   server.c  portal, accept, connection registry, public entry points
- *   conn.c    connection lifecycle (create, close, references) and its tasks
- *   conn_rx.c PDU receive state machine, dispatch by opcode
- *   conn_tx.c transmit queue, batching, responses (Data-In, SCSI Response)
- *   ffp.c     full feature phase PDUs (SCSI command, Data-Out, R2T, NOP,
- *             TMF, logout, text), CmdSN window, the PDU opcode table
- *             (conn.h: what these four files share)
- *   login.c   login phases, key negotiation, CHAP, SendTargets
- *   scsi.c    SCSI command entry (table checks, prepare, execute), sense
- *             data, backing I/O of commands (scsi.h: what the scsi*.c
- *             files share)
- *   scsi_ops.c the SCSI operations table, nothing else
- *   scsi_rw.c READ, WRITE, ORWRITE, VERIFY, SYNCHRONIZE CACHE
+ *   server.c          portal, accept, connection registry, public entry points
+ *   conn.c            connection lifecycle (create, close, references), tasks
+ *   conn_rx.c         PDU receive state machine, dispatch by opcode
+ *   conn_tx.c         transmit queue, batching, responses (Data-In, SCSI
+ *                     Response, Reject)
+ *   ffp.c             full feature phase PDUs (SCSI command, Data-Out, R2T,
+ *                     NOP, TMF, logout, text), CmdSN window, the PDU table
+ *                     (conn.h: what these four files share)
+ *   login.c           login phases, key negotiation, CHAP, SendTargets
+ *   chap.c            CHAP responses (MD5 from nettle), checked in constant time
+ *   scsi.c            SCSI command entry (table checks, prepare, execute),
+ *                     sense data, the commands' backing I/O
+ *                     (scsi.h: what the scsi*.c files share)
+ *   scsi_ops.c        the SCSI operations table, nothing else
+ *   scsi_rw.c         READ, WRITE, ORWRITE, VERIFY, SYNCHRONIZE CACHE
  *   scsi_provision.c  WRITE SAME, UNMAP, GET LBA STATUS
- *   scsi_info.c INQUIRY/VPD, MODE SENSE, READ CAPACITY, REPORT LUNS,
- *             RESERVE/RELEASE, REQUEST SENSE, REPORT SUPPORTED OP CODES
- *   scsi_pr.c persistent reservations (PERSISTENT RESERVE IN/OUT), in
- *             memory per LUN, and the commands they forbid to a nexus
- *   order.c   per-LUN write ordering: ORWRITE holds its range exclusively
- *   store.c   backing-store templates (file, block, memory) and the
- *             asynchronous I/O engine (io_uring, worker-thread fallback)
- *   chap.c    CHAP responses (MD5 from nettle), checked in constant time
+ *   scsi_info.c       INQUIRY/VPD, MODE SENSE, READ CAPACITY, REPORT LUNS,
+ *                     RESERVE/RELEASE, REQUEST SENSE, REPORT SUPPORTED
+ *                     OPERATION CODES
+ *   scsi_pr.c         persistent reservations (PERSISTENT RESERVE IN/OUT), in
+ *                     memory per LUN, and the commands they forbid to a nexus
+ *   order.c           per-LUN write ordering: ORWRITE holds its range alone
+ *   store.c           backing-store templates (file, block, memory) and the
+ *                     asynchronous I/O engine (io_uring, worker-thread fallback)
  *
  * Everything runs on the thread of the caller's evloop.
  *

@@ -17,10 +17,10 @@ bin=$builddir/test/fuzz_target
 mkdir -p "$builddir/test"
 libs="-lisal -lnettle"
 grep -q 'define HAVE_LIBURING 1' "$builddir/config.h" && libs="$libs -luring"
-# Every source of the target library: all of backend/target/ but the two
+# Every source of the target library: all of backend/iscsi/ but the two
 # programs' main files.
 srcs=()
-for f in "$srcdir"/backend/target/*.c; do
+for f in "$srcdir"/backend/iscsi/*.c; do
     case ${f##*/} in main.c|wperf.c) ;; *) srcs+=("$f") ;; esac
 done
 echo "building $bin"

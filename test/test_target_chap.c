@@ -17,7 +17,7 @@
 
 #include "test/test_target_helpers.h"
 
-#include "backend/target/tgt.h"
+#include "backend/iscsi/tgt.h"
 
 #define IQN "iqn.2026-01.org.ipvfs:test-chap"
 #define USER "bob"

@@ -18,7 +18,7 @@
 #include <iscsi/iscsi.h>
 #include <iscsi/scsi-lowlevel.h>
 
-#include "backend/target/target.h"
+#include "backend/iscsi/target.h"
 #include "common/evloop.h"
 
 struct srv_proc {

@@ -4,7 +4,7 @@
  * refuse says nothing about how many of its bytes were right. */
 #include "config.h"
 
-#include "backend/target/tgt.h"
+#include "backend/iscsi/tgt.h"
 
 #include <string.h>
 

@@ -5,8 +5,8 @@
  */
 #include "config.h"
 
-#include "backend/target/tgt.h"
-#include "backend/target/scsi.h"
+#include "backend/iscsi/tgt.h"
+#include "backend/iscsi/scsi.h"
 
 /* The CDB usage data of REPORT SUPPORTED OPERATION CODES, from byte 0 on. */
 #define U(...) { __VA_ARGS__ }

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "backend/target/tgt.h"
+#include "backend/iscsi/tgt.h"
 
 #define MAX_UNMAP_LBAS 0x100000u
 #define MAX_UNMAP_DESCS 256u

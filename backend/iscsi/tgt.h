@@ -67,8 +67,8 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
-#include "backend/target/target.h"
-#include "backend/target/iscsi_pdu.h"
+#include "backend/iscsi/target.h"
+#include "backend/iscsi/iscsi_pdu.h"
 
 #define TGT_BLOCK_SIZE       512u
 #define TGT_MAX_LUNS         64

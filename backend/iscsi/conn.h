@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "backend/target/tgt.h"
+#include "backend/iscsi/tgt.h"
 
 /* ---- CRC32C digests (RFC 7143 12.1) ---- */
 

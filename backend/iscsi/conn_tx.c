@@ -18,8 +18,8 @@
  */
 #include "config.h"
 
-#include "backend/target/tgt.h"
-#include "backend/target/conn.h"
+#include "backend/iscsi/tgt.h"
+#include "backend/iscsi/conn.h"
 
 #include <errno.h>
 #include <stdlib.h>

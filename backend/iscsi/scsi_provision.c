@@ -4,9 +4,9 @@
  */
 #include "config.h"
 
-#include "backend/target/tgt.h"
-#include "backend/target/scsi.h"
-#include "backend/target/scsi_sense.h"
+#include "backend/iscsi/tgt.h"
+#include "backend/iscsi/scsi.h"
+#include "backend/iscsi/scsi_sense.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -17,7 +17,7 @@
  */
 #include "config.h"
 
-#include "backend/target/tgt.h"
+#include "backend/iscsi/tgt.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>

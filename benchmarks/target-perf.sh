@@ -21,11 +21,11 @@ size=${PERF_SIZE:-512M}
 rows=${PERF_ROWS:-read write}
 repeat=${PERF_REPEAT:-3}
 target=$builddir/backend/ipvfs-target
-wperf=$builddir/backend/target/ipvfs-iscsi-wperf
+wperf=$builddir/backend/iscsi/ipvfs-iscsi-wperf
 for p in iscsi-perf tgtd tgtadm; do
     command -v $p >/dev/null || { echo "$p not installed"; exit 77; }
 done
-[ -x "$target" ] && [ -x "$wperf" ] || { echo "build backend/ipvfs-target and backend/target/ipvfs-iscsi-wperf first"; exit 1; }
+[ -x "$target" ] && [ -x "$wperf" ] || { echo "build backend/ipvfs-target and backend/iscsi/ipvfs-iscsi-wperf first"; exit 1; }
 
 work=$(mktemp -d /tmp/ipvfs-perf.XXXXXX)
 ours_pid= tgtd_pid= ctl=

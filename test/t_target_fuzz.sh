@@ -15,13 +15,19 @@ work=$(mktemp -d /tmp/ipvfs-fuzz.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 bin=$builddir/test/fuzz_target
 mkdir -p "$builddir/test"
-libs="-lisal"
+libs="-lisal -lnettle"
 grep -q 'define HAVE_LIBURING 1' "$builddir/config.h" && libs="$libs -luring"
+# Every source of the target library: all of backend/iscsi/ but the two
+# programs' main files.
+srcs=()
+for f in "$srcdir"/backend/iscsi/*.c; do
+    case ${f##*/} in main.c|wperf.c) ;; *) srcs+=("$f") ;; esac
+done
 echo "building $bin"
 clang -g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
     -fno-sanitize-recover=undefined -I"$srcdir" -I"$builddir" \
     "$srcdir/test/fuzz/fuzz_target.c" \
-    "$srcdir"/backend/target/{server,conn,login,scsi,scsi_pr,order,store,md5}.c \
+    "${srcs[@]}" \
     "$srcdir"/common/{log,net,evloop}.c $libs -o "$bin" || exit 1
 
 # Seeds: a login PDU, a READ(10) and a WRITE(10) with immediate data in

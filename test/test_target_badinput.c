@@ -12,9 +12,12 @@
 
 #include <cmocka.h>
 #include <isa-l/crc.h>
+#include <linux/sockios.h>
 #include <netinet/in.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 
 #include "test/test_target_helpers.h"
 
@@ -101,6 +104,54 @@ static int raw_login(int fd, const char *extra)
         dlen -= (uint32_t)n;
     }
     return r[36] << 8 | r[37];
+}
+
+/* Bytes the target has not read yet from its end of our connection fd:
+ * the receive queue of the socket from the portal port to fd's port, in
+ * /proc/net/tcp.  -1 while that socket is not listed. */
+static long target_unread(int fd)
+{
+    struct sockaddr_in me;
+    socklen_t len = sizeof(me);
+    char line[512];
+    long unread = -1;
+    FILE *f;
+
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&me, &len), 0);
+    f = fopen("/proc/net/tcp", "r");
+    assert_non_null(f);
+    while (fgets(line, sizeof(line), f)) {
+        unsigned lport, rport;
+        unsigned long txq, rxq;
+
+        if (sscanf(line, " %*u: %*x:%x %*x:%x %*x %lx:%lx", &lport, &rport, &txq, &rxq) == 4 &&
+            lport == sp.port && rport == ntohs(me.sin_port)) {
+            unread = (long)rxq;
+            break;
+        }
+    }
+    fclose(f);
+    return unread;
+}
+
+/* Waits until the target has read every byte sent on fd so far: first
+ * none left unacknowledged in fd's send queue (all arrived), then none
+ * unread at the target's end.  Fails the test after 10 s. */
+static void wait_target_read_all(int fd)
+{
+    struct timespec start, now;
+
+    assert_int_equal(clock_gettime(CLOCK_MONOTONIC, &start), 0);
+    for (;;) {
+        int outq;
+
+        assert_int_equal(ioctl(fd, SIOCOUTQ, &outq), 0);
+        if (outq == 0 && target_unread(fd) == 0)
+            return;
+        assert_int_equal(clock_gettime(CLOCK_MONOTONIC, &now), 0);
+        assert_true(now.tv_sec - start.tv_sec < 10);
+        poll(NULL, 0, 1);
+    }
 }
 
 static void good_session_works(void)
@@ -313,7 +364,7 @@ static void test_reset_during_data(void **state)
     fill_pattern(data, sizeof(data), 77);
     send_all(fd, h, 48);
     send_all(fd, data, len / 2);
-    usleep(300000);                               /* the target takes in the half */
+    wait_target_read_all(fd);                     /* the target takes in the half */
     assert_int_equal(iscsi_task_mgmt_lun_reset_sync(good, 0), 0);
     send_all(fd, data + len / 2, len - len / 2);
 

@@ -18,7 +18,7 @@
 #include <iscsi/iscsi.h>
 #include <iscsi/scsi-lowlevel.h>
 
-#include "backend/target/target.h"
+#include "backend/iscsi/target.h"
 #include "common/evloop.h"
 
 struct srv_proc {
@@ -125,9 +125,10 @@ static int srv_stop(struct srv_proc *sp)
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-/* A logged-in libiscsi context, or NULL. */
-static struct iscsi_context *srv_login(const struct srv_proc *sp, const char *iqn, int lun,
-                                       const char *initiator)
+/* A logged-in libiscsi context, or NULL.  Inline, as are the helpers below
+ * that not every test calls: an unused static function fails -Werror. */
+static inline struct iscsi_context *srv_login(const struct srv_proc *sp, const char *iqn,
+                                              int lun, const char *initiator)
 {
     struct iscsi_context *ic = iscsi_create_context(initiator);
     char portal[64];
@@ -146,7 +147,7 @@ static struct iscsi_context *srv_login(const struct srv_proc *sp, const char *iq
     return ic;
 }
 
-static void fill_pattern(unsigned char *p, size_t n, uint64_t seed)
+static inline void fill_pattern(unsigned char *p, size_t n, uint64_t seed)
 {
     uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
 

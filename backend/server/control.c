@@ -48,7 +48,7 @@
 #include <unistd.h>
 
 #include "backend/server/server.h"
-#include "backend/target/target.h"
+#include "backend/iscsi/target.h"
 #include "common/log.h"
 #include "common/net.h"
 #include "iraid/volume.h"

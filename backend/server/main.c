@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "backend/server/server.h"
-#include "backend/target/target.h"
+#include "backend/iscsi/target.h"
 #include "common/log.h"
 
 #define READY_POLL_MS    20

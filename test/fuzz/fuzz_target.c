@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/target/tgt.h"
+#include "backend/iscsi/tgt.h"
 #include "common/evloop.h"
 
 struct feed {

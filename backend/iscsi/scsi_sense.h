@@ -1,5 +1,5 @@
 /* SCSI status, sense keys and additional sense codes (ASC << 8 | ASCQ)
- * used by the command files of the target (scsi.c, scsi_pr.c). */
+ * used by the command files of the target (scsi*.c). */
 #ifndef IPVFS_TGT_SCSI_SENSE_H
 #define IPVFS_TGT_SCSI_SENSE_H
 

@@ -12,7 +12,7 @@
  */
 #include "config.h"
 
-#include "backend/target/tgt.h"
+#include "backend/iscsi/tgt.h"
 
 static int overlap(const struct tgt_task *a, const struct tgt_task *b)
 {

@@ -1,17 +1,30 @@
 /* Internals of the embedded iSCSI target, shared by its source files.
  *
  * Layering (one file per area):
- *   server.c  portal, accept, connection registry, public entry points
- *   conn.c    per-connection PDU receive/transmit state machine, full
- *             feature phase (SCSI command, Data-Out, NOP, TMF, logout, text)
- *   login.c   login phases, key negotiation, CHAP, SendTargets
- *   scsi.c    SCSI opcode table, CDB decoding and execution, sense data
- *   scsi_pr.c persistent reservations (PERSISTENT RESERVE IN/OUT), in
- *             memory per LUN, and the commands they forbid to a nexus
- *   order.c   per-LUN write ordering: ORWRITE holds its range exclusively
- *   store.c   backing-store templates (file, block, memory) and the
- *             asynchronous I/O engine (io_uring, worker-thread fallback)
- *   md5.c     MD5 for CHAP (RFC 1321)
+ *   server.c          portal, accept, connection registry, public entry points
+ *   conn.c            connection lifecycle (create, close, references), tasks
+ *   conn_rx.c         PDU receive state machine, dispatch by opcode
+ *   conn_tx.c         transmit queue, batching, responses (Data-In, SCSI
+ *                     Response, Reject)
+ *   ffp.c             full feature phase PDUs (SCSI command, Data-Out, R2T,
+ *                     NOP, TMF, logout, text), CmdSN window, the PDU table
+ *                     (conn.h: what these four files share)
+ *   login.c           login phases, key negotiation, CHAP, SendTargets
+ *   chap.c            CHAP responses (MD5 from nettle), checked in constant time
+ *   scsi.c            SCSI command entry (table checks, prepare, execute),
+ *                     sense data, the commands' backing I/O
+ *                     (scsi.h: what the scsi*.c files share)
+ *   scsi_ops.c        the SCSI operations table, nothing else
+ *   scsi_rw.c         READ, WRITE, ORWRITE, VERIFY, SYNCHRONIZE CACHE
+ *   scsi_provision.c  WRITE SAME, UNMAP, GET LBA STATUS
+ *   scsi_info.c       INQUIRY/VPD, MODE SENSE, READ CAPACITY, REPORT LUNS,
+ *                     RESERVE/RELEASE, REQUEST SENSE, REPORT SUPPORTED
+ *                     OPERATION CODES
+ *   scsi_pr.c         persistent reservations (PERSISTENT RESERVE IN/OUT), in
+ *                     memory per LUN, and the commands they forbid to a nexus
+ *   order.c           per-LUN write ordering: ORWRITE holds its range alone
+ *   store.c           backing-store templates (file, block, memory) and the
+ *                     asynchronous I/O engine (io_uring, worker-thread fallback)
  *
  * Everything runs on the thread of the caller's evloop.
  *
@@ -54,8 +67,8 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
-#include "backend/target/target.h"
-#include "backend/target/iscsi_pdu.h"
+#include "backend/iscsi/target.h"
+#include "backend/iscsi/iscsi_pdu.h"
 
 #define TGT_BLOCK_SIZE       512u
 #define TGT_MAX_LUNS         64
@@ -66,7 +79,7 @@
 #define TGT_MAX_BURST        16776192u
 #define TGT_MAX_OUT_R2T      4u
 /* Largest SCSI transfer of one command (Block Limits VPD): 32 MiB.
- * With no MAXIMUM WRITE SAME LENGTH (scsi.c) initiators write and unmap
+ * With no MAXIMUM WRITE SAME LENGTH (scsi.h) initiators write and unmap
  * 65536-block ranges in one command (libiscsi's WriteSame16.Unmap). */
 #define TGT_MAX_XFER_BLOCKS  65536u
 #define TGT_CMD_WINDOW       128u
@@ -139,7 +152,7 @@ void tgt_aio_destroy(struct tgt_aio *aio);
 const char *tgt_aio_name(const struct tgt_aio *aio);
 
 /* Inside a batch, ring submissions wait for the end of the outermost one
- * (tgt_batch_end() in conn.c brackets them). */
+ * (tgt_batch_end() in conn_tx.c brackets them). */
 void tgt_aio_batch_begin(struct tgt_aio *aio);
 void tgt_aio_batch_end(struct tgt_aio *aio);
 
@@ -196,7 +209,7 @@ struct tgt_server {
     struct tgt_conn *tx_pending;
 };
 
-/* ---- connections (conn.c) ---- */
+/* ---- connections (conn.c, conn_rx.c, conn_tx.c, ffp.c) ---- */
 
 enum tgt_conn_state { CONN_LOGIN, CONN_FULL, CONN_LOGOUT, CONN_CLOSED };
 
@@ -354,19 +367,22 @@ struct tgt_task {
     void (*ord_run)(struct tgt_task *t);
 };
 
-/* conn.c */
+/* conn_tx.c */
 /* A batch spans one event's work (a receive run, a round of backing io
  * completions): the backing ios it starts go to the kernel in one
  * submission and each connection's responses in one send, at the end of
  * the outermost batch.  Batches nest. */
 void tgt_batch_begin(struct tgt_server *srv);
 void tgt_batch_end(struct tgt_server *srv);
+/* conn.c */
 int tgt_conn_create(struct tgt_server *srv, int fd, const struct tgt_transport *tp,
                     void *tp_user, struct tgt_conn **out);
 void tgt_conn_close(struct tgt_conn *c, const char *why);
 void tgt_conn_put(struct tgt_conn *c);
-/* Runs the receive state machine over everything available. */
+void tgt_conn_abort_tasks(struct tgt_conn *c, const struct tgt_lun *lun);
+/* conn_rx.c: runs the receive state machine over everything available. */
 void tgt_conn_rx(struct tgt_conn *c);
+/* conn_tx.c */
 void tgt_conn_tx(struct tgt_conn *c);
 /* Queue a PDU with header h (48 bytes) and optional data (copied when
  * owned is NULL and task is NULL). Returns 0 or -ENOMEM. */
@@ -376,16 +392,15 @@ int tgt_conn_queue(struct tgt_conn *c, const uint8_t *h, const void *data, uint3
 int tgt_conn_send_mapped_ok(const struct tgt_conn *c);
 /* StatSN (advanced when advance), ExpCmdSN and MaxCmdSN of a response. */
 void tgt_conn_fill_sn(struct tgt_conn *c, uint8_t *h, int advance);
-/* Local address of the connection as "host:port" for TargetAddress. */
-void tgt_conn_local_addr(const struct tgt_conn *c, char *buf, size_t len);
-void tgt_conn_abort_tasks(struct tgt_conn *c, const struct tgt_lun *lun);
-/* Called by scsi.c when a command has its status. */
+/* Called by the scsi*.c files when a command has its status. */
 void tgt_task_complete(struct tgt_task *t);
 
 /* login.c */
 int tgt_login_pdu(struct tgt_conn *c, const uint8_t *bhs, const uint8_t *data, uint32_t dlen);
 int tgt_text_pdu(struct tgt_conn *c, const uint8_t *bhs, const uint8_t *data, uint32_t dlen);
 void tgt_login_free(struct tgt_conn *c);
+/* Local address of the connection as "host:port" for TargetAddress. */
+void tgt_conn_local_addr(const struct tgt_conn *c, char *buf, size_t len);
 
 /* scsi.c */
 /* Decodes the CDB: sets dir, xfer, lba, nblocks, or a CHECK CONDITION.
@@ -394,11 +409,11 @@ int scsi_prepare(struct tgt_task *t);
 /* Executes a prepared command whose Data-Out (if any) is in t->buf.
  * Ends, perhaps later, in tgt_task_complete(). */
 void scsi_execute(struct tgt_task *t);
-/* SPDTL > EDTL on a block write: cut it to the whole blocks of EDTL.
- * Returns -1 when the command cannot be cut. */
-int scsi_clip_write(struct tgt_task *t);
 void scsi_set_sense(struct tgt_task *t, uint8_t key, uint16_t asc);
 int scsi_lun_init(struct tgt_lun *lun);
+/* scsi_rw.c: SPDTL > EDTL on a block write: cut it to the whole blocks of
+ * EDTL.  Returns -1 when the command cannot be cut. */
+int scsi_clip_write(struct tgt_task *t);
 
 /* scsi_pr.c: persistent reservations (PERSISTENT RESERVE IN/OUT) */
 enum tgt_pr_access { PR_ALLOWED, PR_READS, PR_WRITES };
@@ -430,7 +445,14 @@ int tgt_lun_open(struct tgt_server *srv, struct tgt_lun *lun, const struct tgt_l
 int tgt_lun_cached(const struct tgt_lun *lun, uint64_t off, size_t len);
 void tgt_lun_close(struct tgt_lun *lun);
 
-/* md5.c */
+/* chap.c */
+/* MD5 (RFC 1321) of the concatenation of nparts byte strings. */
 void tgt_md5(const uint8_t *const *parts, const size_t *lens, int nparts, uint8_t out[16]);
+/* The CHAP response MD5(id || secret || challenge) (RFC 1994 4.1). */
+void tgt_chap_response(uint8_t id, const char *secret, const uint8_t *chal, size_t clen,
+                       uint8_t out[16]);
+/* 1 when got is that response, 0 when not; takes the same time either way. */
+int tgt_chap_check(uint8_t id, const char *secret, const uint8_t *chal, size_t clen,
+                   const uint8_t got[16]);
 
 #endif

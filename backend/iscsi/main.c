@@ -30,7 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "backend/target/target.h"
+#include "backend/iscsi/target.h"
 #include "common/evloop.h"
 #include "common/log.h"
 

@@ -14,7 +14,7 @@
  */
 #include "config.h"
 
-#include "backend/target/tgt.h"
+#include "backend/iscsi/tgt.h"
 
 #include <errno.h>
 #include <fcntl.h>

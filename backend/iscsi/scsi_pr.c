@@ -20,8 +20,8 @@
  */
 #include "config.h"
 
-#include "backend/target/tgt.h"
-#include "backend/target/scsi_sense.h"
+#include "backend/iscsi/tgt.h"
+#include "backend/iscsi/scsi_sense.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -17,7 +17,7 @@
  */
 #include "config.h"
 
-#include "backend/target/tgt.h"
+#include "backend/iscsi/tgt.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -150,15 +150,6 @@ static void hex_encode(const uint8_t *p, size_t n, char *out)
         snprintf(out + 2 + 2 * i, 3, "%02x", p[i]);
 }
 
-static void chap_hash(uint8_t id, const char *secret, const uint8_t *chal, size_t clen,
-                      uint8_t out[16])
-{
-    const uint8_t *parts[3] = { &id, (const uint8_t *)secret, chal };
-    size_t lens[3] = { 1, strlen(secret), clen };
-
-    tgt_md5(parts, lens, 3, out);
-}
-
 /* ---- key handlers ---- */
 
 struct keyctx {
@@ -242,8 +233,7 @@ static int chap_verify(struct keyctx *k)
         log_warn("target: %s: CHAP: unknown name or malformed response", k->c->peer);
         return LOGIN_ERR_AUTH_FAILED;
     }
-    chap_hash(l->chap_id, a->secret, l->chap_c, sizeof(l->chap_c), want);
-    if (memcmp(got, want, 16) != 0) {
+    if (!tgt_chap_check(l->chap_id, a->secret, l->chap_c, sizeof(l->chap_c), got)) {
         log_warn("target: %s: CHAP: wrong response for user %s", k->c->peer, a->user);
         return LOGIN_ERR_AUTH_FAILED;
     }
@@ -262,7 +252,7 @@ static int chap_verify(struct keyctx *k)
         log_warn("target: %s: CHAP: mutual challenge refused", k->c->peer);
         return LOGIN_ERR_AUTH_FAILED;
     }
-    chap_hash((uint8_t)iid, a->mutual_secret, ichal, clen, want);
+    tgt_chap_response((uint8_t)iid, a->mutual_secret, ichal, clen, want);
     hex_encode(want, 16, hex);
     rsp_add(l, "CHAP_N", a->mutual_user);
     rsp_add(l, "CHAP_R", hex);

@@ -2,7 +2,7 @@
  * accepting connections, LUN setup, flush, statistics and teardown. */
 #include "config.h"
 
-#include "backend/target/tgt.h"
+#include "backend/iscsi/tgt.h"
 
 #include <errno.h>
 #include <netinet/in.h>

@@ -31,7 +31,7 @@ struct iraid_meta {
     uint64_t *last_end;            /* per region: ms of the last write's end */
     uint64_t *set_gen;             /* per region: generation that set its bit */
     uint64_t events, stale, stale_gen;
-    struct stripe_op *waiters;
+    struct meta_intent *waiters;   /* stripe ops waiting for durable blocks */
     struct meta_sb_waiter *sb_waiters; /* meta_sb_wait() */
     int cleaning;
     uint64_t next_clean;
@@ -135,9 +135,9 @@ static uint32_t bit_put(struct iraid_meta *meta, uint64_t r, int on)
 
 /* ---- waiters ---- */
 
-static int waiter_ready(const struct iraid_meta *meta, const struct stripe_op *op)
+static int waiter_ready(const struct iraid_meta *meta, const struct meta_intent *mi)
 {
-    return meta->durable[0] >= op->need_sb && meta->durable[op->bm_blk] >= op->need_bm;
+    return meta->durable[0] >= mi->need_sb && meta->durable[mi->bm_blk] >= mi->need_bm;
 }
 
 /* Completes the meta_sb_wait() callers whose superblock is durable now (all
@@ -191,48 +191,48 @@ int meta_sb_wait(struct iraid_volume *vol, iraid_cb cb, void *user)
 static void meta_release(struct iraid_volume *vol, int status)
 {
     struct iraid_meta *meta = vol->meta;
-    struct stripe_op *ready = NULL, **tail = &ready, **pp = &meta->waiters;
+    struct meta_intent *ready = NULL, **tail = &ready, **pp = &meta->waiters;
 
     while (*pp) {
-        struct stripe_op *op = *pp;
-        if (status < 0 || waiter_ready(meta, op)) {
-            *pp = op->meta_next;
-            op->meta_next = NULL;
-            *tail = op;
-            tail = &op->meta_next;
+        struct meta_intent *mi = *pp;
+        if (status < 0 || waiter_ready(meta, mi)) {
+            *pp = mi->next;
+            mi->next = NULL;
+            *tail = mi;
+            tail = &mi->next;
         } else {
-            pp = &op->meta_next;
+            pp = &mi->next;
         }
     }
     while (ready) {
-        struct stripe_op *op = ready;
-        ready = op->meta_next;
-        op->meta_next = NULL;
-        sop_resume(op, status);
+        struct meta_intent *mi = ready;
+        ready = mi->next;
+        mi->next = NULL;
+        mi->ready(mi, status);
     }
     meta_release_sb_waiters(vol, status);
 }
 
-static int meta_wait(struct stripe_op *op)
+static int meta_wait(struct iraid_volume *vol, struct meta_intent *mi)
 {
-    struct iraid_meta *meta = op->vol->meta;
+    struct iraid_meta *meta = vol->meta;
 
-    if (waiter_ready(meta, op))
+    if (waiter_ready(meta, mi))
         return 0;
-    op->meta_next = meta->waiters;
-    meta->waiters = op;
+    mi->next = meta->waiters;
+    meta->waiters = mi;
     return 1;
 }
 
-void meta_cancel_waiter(struct iraid_volume *vol, struct stripe_op *op)
+void meta_cancel_waiter(struct iraid_volume *vol, struct meta_intent *mi)
 {
-    struct stripe_op **pp;
+    struct meta_intent **pp;
 
     if (!vol->meta)
         return;
-    for (pp = &vol->meta->waiters; *pp; pp = &(*pp)->meta_next)
-        if (*pp == op) {
-            *pp = op->meta_next;
+    for (pp = &vol->meta->waiters; *pp; pp = &(*pp)->next)
+        if (*pp == mi) {
+            *pp = mi->next;
             return;
         }
 }
@@ -315,42 +315,41 @@ fail:
 
 /* ---- intent ---- */
 
-int meta_intent_begin(struct stripe_op *op)
+int meta_intent_begin(struct iraid_volume *vol, struct meta_intent *mi, uint64_t stripe)
 {
-    struct iraid_volume *vol = op->vol;
     struct iraid_meta *meta = vol->meta;
-    uint64_t r = op->stripe / meta->region_stripes;
+    uint64_t r = stripe / meta->region_stripes;
 
-    op->region = (uint32_t)r;
-    op->in_region = 1;
+    mi->region = (uint32_t)r;
+    mi->in_region = 1;
     meta->active[r]++;
     meta->begins[r]++;
-    op->bm_blk = (uint32_t)((IRAID_META_BITMAP_OFF + r / 8) / meta->bs);
+    mi->bm_blk = (uint32_t)((IRAID_META_BITMAP_OFF + r / 8) / meta->bs);
     if (!bit_get(meta, r)) {
         bit_put(meta, r, 1);
-        meta->set_gen[r] = meta->gen[op->bm_blk];
-        meta_write_block(vol, op->bm_blk);
+        meta->set_gen[r] = meta->gen[mi->bm_blk];
+        meta_write_block(vol, mi->bm_blk);
     }
-    op->need_bm = meta->set_gen[r];
-    op->need_sb = meta->stale_gen;
-    return meta_wait(op);
+    mi->need_bm = meta->set_gen[r];
+    mi->need_sb = meta->stale_gen;
+    return meta_wait(vol, mi);
 }
 
-void meta_intent_end(struct stripe_op *op)
+void meta_intent_end(struct iraid_volume *vol, struct meta_intent *mi)
 {
-    struct iraid_meta *meta = op->vol->meta;
+    struct iraid_meta *meta = vol->meta;
 
-    meta->active[op->region]--;
-    meta->last_end[op->region] = evloop_now_ms();
-    op->in_region = 0;
+    meta->active[mi->region]--;
+    meta->last_end[mi->region] = evloop_now_ms();
+    mi->in_region = 0;
 }
 
-int meta_wait_sb(struct stripe_op *op)
+int meta_wait_sb(struct iraid_volume *vol, struct meta_intent *mi)
 {
-    op->bm_blk = 0;
-    op->need_bm = 0;
-    op->need_sb = op->vol->meta->stale_gen;
-    return meta_wait(op);
+    mi->bm_blk = 0;
+    mi->need_bm = 0;
+    mi->need_sb = vol->meta->stale_gen;
+    return meta_wait(vol, mi);
 }
 
 void meta_member_stale(struct iraid_volume *vol, uint32_t member, int stale)
@@ -374,6 +373,11 @@ uint64_t meta_dirty_regions(const struct iraid_volume *vol)
     for (uint64_t r = 0; r < vol->meta->nregions; r++)
         n += bit_get(vol->meta, r);
     return n;
+}
+
+uint64_t meta_region_stripes(const struct iraid_volume *vol)
+{
+    return vol->meta->region_stripes;
 }
 
 int meta_region_dirty_stripe(struct iraid_volume *vol, uint64_t stripe)
@@ -421,16 +425,70 @@ void meta_tick(struct iraid_volume *vol)
             meta->cand[meta->ncand] = r;
             meta->cand_begins[meta->ncand++] = meta->begins[r];
         }
-    if (meta->ncand == 0 || !(req = req_new(vol, meta_clean_flushed, NULL)))
+    if (meta->ncand == 0 ||
+        !(req = req_new_flush(vol, IRAID_ALL_MEMBERS, meta_clean_flushed, NULL)))
         return;
     req->tolerate_down = 1;
-    for (uint32_t m = 0; m < vol->nmembers; m++)
-        if (!part_new(req, m, PART_FLUSH, 0)) {
-            req_free(req);
-            return;
-        }
     meta->cleaning = 1;
     req_launch(req);
+}
+
+/* ---- flush: iraid_flush() of a redundant level ---- */
+
+struct flush_wait {
+    iraid_cb cb;
+    void *user;
+};
+
+/* A member lost during the flush may not have made its earlier writes
+ * durable; the flush may report them durable only once the superblock
+ * that marks that member stale is on the others, or a crash now would
+ * let a restart trust it (a degraded write waits the same way). */
+static void flush_parts_done(struct iraid_volume *vol, int status, void *user)
+{
+    struct flush_wait fw = *(struct flush_wait *)user;
+    int rc;
+
+    free(user);
+    /* members lost during the flush: it holds only if the rest can stand for them */
+    if (status == 0 && members_not_live(vol) > vol_redundancy(vol))
+        status = -EIO;
+    if (status == 0 && !vol->closing) {
+        if ((rc = meta_sb_wait(vol, fw.cb, fw.user)) == 0)
+            return;
+        if (rc < 0)
+            status = rc;
+    }
+    fw.cb(vol, status, fw.user);
+}
+
+/* The live members flush (a member lost meanwhile is no error while the
+ * others can stand for it), then the superblock is waited for (above).
+ * Returns 0, or -EIO (too many members missing), -ENOMEM, or the
+ * submission error; cb never runs then. */
+int meta_flush(struct iraid_volume *vol, iraid_cb cb, void *user)
+{
+    struct flush_wait *fw;
+    struct iraid_req *req;
+    int rc;
+
+    if (members_not_live(vol) > vol_redundancy(vol))
+        return -EIO;
+    if (!(fw = malloc(sizeof(*fw))))
+        return -ENOMEM;
+    *fw = (struct flush_wait){ .cb = cb, .user = user };
+    if (!(req = req_new_flush(vol, IRAID_ALL_MEMBERS, flush_parts_done, fw))) {
+        rc = -ENOMEM;
+        goto free_wait;
+    }
+    req->tolerate_down = 1;
+    /* A failed submission never calls back, so fw is still ours then. */
+    if ((rc = req_start(req)) < 0)
+        goto free_wait;
+    return 0;
+free_wait:
+    free(fw);
+    return rc;
 }
 
 /* ---- clean close ----
@@ -536,7 +594,7 @@ int meta_mark_clean(struct iraid_volume *vol, iraid_cb cb, void *user)
     }
     mc->cb = cb;
     mc->user = user;
-    if ((rc = iraid_flush(vol, clean_flushed, mc)) < 0) {
+    if ((rc = meta_flush(vol, clean_flushed, mc)) < 0) {
         free(mc->need);
         free(mc);
     }
@@ -554,6 +612,7 @@ static int meta_alloc(struct iraid_volume *vol)
     if (!meta)
         return -ENOMEM;
     vol->meta = meta;
+    vol->member_stale = meta_member_stale;
     meta->bs = vol->block_size;
     meta->region_stripes = (stripes + IRAID_META_MAX_REGIONS - 1) / IRAID_META_MAX_REGIONS;
     if (meta->region_stripes < min)
@@ -602,36 +661,14 @@ void iraid_meta_close(struct iraid_volume *vol)
     free(meta->cand_begins);
     free(meta);
     vol->meta = NULL;
-}
-
-struct open_wait {
-    int done;
-    int status;
-};
-
-static void open_done(struct iraid_volume *vol, int status, void *user)
-{
-    struct open_wait *w = user;
-
-    w->done = 1;
-    w->status = status;
-}
-
-static int open_run(struct iraid_volume *vol, struct open_wait *w)
-{
-    while (!w->done) {
-        int rc = evloop_run_once(vol->loop, -1);
-        if (rc < 0 && rc != -EINTR)
-            return rc;
-    }
-    return w->status;
+    vol->member_stale = NULL;
 }
 
 /* Reads the used part of the area from every live member into areas. */
 static int meta_read_all(struct iraid_volume *vol, uint8_t *areas, uint64_t len)
 {
-    struct open_wait w = { 0 };
-    struct iraid_req *req = req_new(vol, open_done, &w);
+    struct req_sync w = { 0 };
+    struct iraid_req *req = req_new(vol, req_sync_done, &w);
 
     if (!req)
         return -ENOMEM;
@@ -645,7 +682,7 @@ static int meta_read_all(struct iraid_volume *vol, uint8_t *areas, uint64_t len)
         p->len = len;
     }
     req_launch(req);
-    return open_run(vol, &w);
+    return req_sync_run(vol, &w);
 }
 
 /* A new volume may skip its first resync only when the caller vouches
@@ -714,10 +751,7 @@ static int meta_apply_stale(struct iraid_volume *vol)
             meta->stale |= 1ull << m;
         else if (meta->stale >> m & 1) {
             log_warn("iraid: member %u (%s) missed writes: rebuilding it", m, mb->url);
-            mb->state = IRAID_MEMBER_REBUILDING;
-            mb->rebuild_next = 0;
-            mb->epoch++;
-            vol->rebuild_retry_at = evloop_now_ms();
+            member_needs_rebuild(mb);
         }
         missing += meta->stale >> m & 1;
     }
@@ -756,11 +790,6 @@ static int meta_write_all(struct iraid_volume *vol)
     return any_live(vol) ? 0 : -EIO;
 }
 
-/* The open-time resync is waited for by meta_resync itself. */
-static void resync_finished(struct iraid_volume *vol, struct iraid_sweep *sw)
-{
-}
-
 /* A RAID-5 stripe with a member missing or stale cannot be resynced:
  * parity is then the only copy of that member's data, and a write the
  * crash tore made parity disagree with the data, so the member's data
@@ -776,7 +805,7 @@ static int meta_check_dirty_degraded(struct iraid_volume *vol)
     uint64_t dirty = meta_dirty_regions(vol);
     uint32_t not_up = 0;
 
-    if (vol->ops != &iraid_raid5_ops || dirty == 0)
+    if (vol->layout.level != 5 || dirty == 0)
         return 0;
     for (uint32_t m = 0; m < vol->nmembers; m++)
         not_up += !member_live(&vol->members[m]) || (vol->meta->stale >> m & 1);
@@ -795,44 +824,18 @@ static int meta_check_dirty_degraded(struct iraid_volume *vol)
     return 0;
 }
 
-static int meta_resync(struct iraid_volume *vol)
+/* After the resync (sweep.c) made every dirty region consistent and
+ * flushed it: the whole bitmap is cleared and written. */
+int meta_clear_bitmap(struct iraid_volume *vol)
 {
     struct iraid_meta *meta = vol->meta;
-    uint64_t dirty = meta_dirty_regions(vol);
-    struct open_wait w = { 0 };
-    struct iraid_req *req;
-    int rc;
 
-    if (dirty == 0)
-        return 0;
-    log_info("iraid: resyncing %" PRIu64 " dirty region(s) of %" PRIu64 " stripes", dirty,
-             meta->region_stripes);
-    vol->resync = (struct iraid_sweep){ .kind = SOP_RESYNC, .end = vol->layout.stripes,
-                                        .want = meta_region_dirty_stripe,
-                                        .finished = resync_finished };
-    sweep_start(vol, &vol->resync);
-    while (vol->resync.running)
-        if ((rc = evloop_run_once(vol->loop, -1)) < 0 && rc != -EINTR)
-            return rc;
-    if (vol->resync.status < 0)
-        return vol->resync.status;
-    /* Resynced stripes are clean once on the media. */
-    if (!(req = req_new(vol, open_done, &w)))
-        return -ENOMEM;
-    req->tolerate_down = 1;
-    for (uint32_t m = 0; m < vol->nmembers; m++)
-        if (!part_new(req, m, PART_FLUSH, 0)) {
-            req_free(req);
-            return -ENOMEM;
-        }
-    req_launch(req);
-    if ((rc = open_run(vol, &w)) < 0)
-        return rc;
     memset(meta->image + IRAID_META_BITMAP_OFF, 0, IRAID_META_BYTES - IRAID_META_BITMAP_OFF);
     return meta_write_all(vol);
 }
 
-/* Called by iraid_open on a private loop: read, adopt, stamp, resync. */
+/* Called by iraid_open on a private loop: read, adopt, stamp (the resync
+ * of dirty regions follows: sweep_resync_dirty()). */
 int iraid_meta_open(struct iraid_volume *vol)
 {
     uint64_t len;
@@ -848,8 +851,7 @@ int iraid_meta_open(struct iraid_volume *vol)
     if (rc == 0)
         meta_adopt(vol, areas, len);
     free(areas);
-    if (rc < 0 || (rc = meta_check_dirty_degraded(vol)) < 0 || (rc = meta_apply_stale(vol)) < 0 ||
-        (rc = meta_write_all(vol)) < 0)
+    if (rc < 0 || (rc = meta_check_dirty_degraded(vol)) < 0 || (rc = meta_apply_stale(vol)) < 0)
         return rc;
-    return meta_resync(vol);
+    return meta_write_all(vol);
 }

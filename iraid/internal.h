@@ -4,7 +4,7 @@
  * see volume.h for the contracts.  The state machines are described at
  * the top of the file that drives them: members in member.c, requests in
  * request.c, stripe ops in stripe.c, user I/O in io.c, sweeps in sweep.c,
- * the metadata in meta.c, the volume in volume.c.
+ * the metadata in meta.c (and meta_open.c), the volume in volume.c.
  *
  * Commands go only to live members (UP, REBUILDING).  A REBUILDING member
  * holds current data only below rebuild_next (in stripes): the stripe
@@ -268,7 +268,6 @@ int iraid_striped_read(struct iraid_req *req, uint64_t off, uint64_t len,
                        struct iov_cursor *cur);
 
 /* ---- meta.c: superblock and write-intent bitmap (RAID-1/5) ---- */
-int iraid_meta_open(struct iraid_volume *vol);
 void iraid_meta_close(struct iraid_volume *vol);
 /* Write intent of a write to stripe: 0 when it may write now; 1 when mi
  * was queued and mi->ready runs once the metadata it needs is durable. */
@@ -292,6 +291,9 @@ void meta_tick(struct iraid_volume *vol);
 uint64_t meta_dirty_regions(const struct iraid_volume *vol);
 uint64_t meta_region_stripes(const struct iraid_volume *vol);
 int meta_region_dirty_stripe(struct iraid_volume *vol, uint64_t stripe);
+
+/* ---- meta_open.c: reading and stamping the metadata at open ---- */
+int iraid_meta_open(struct iraid_volume *vol);
 int meta_clear_bitmap(struct iraid_volume *vol);
 
 /* ---- stripe.c: stripe ops ---- */

@@ -1,13 +1,27 @@
-/* Superblock and write-intent bitmap of the redundant levels (format and
- * protocol in meta.h).
+/* Superblock and write-intent bitmap of the redundant levels while the
+ * volume runs (format and protocol in meta.h; the image and its
+ * generations in meta_image.h; opening it in meta_open.c).  Calls only
+ * request.c and member.c: whoever waits on it hands it a callback.
  *
- * In memory the metadata area is one image; each device block of it has
- * a generation (bumped on every change), the generation last made durable
- * on every live member, and the generation being written (one write per
- * block at a time; a block changed meanwhile is written again when that
- * write ends).  A stripe op that needs a bit (or the stale mask) durable
- * waits on meta->waiters until the block's durable generation reaches the
- * one it needs. */
+ * A metadata block: CLEAN (durable == gen) --changed--> DIRTY (gen bumped)
+ *   --meta_write_block--> WRITING (one FUA write to every live member)
+ *   --written--> CLEAN, or DIRTY again if it changed meanwhile (written
+ *   again at once); a failed write fails every waiter with the error.
+ * A region's bit: set (and written) by the first write to the region
+ *   (meta_intent_begin; the write waits until it is durable), cleared by
+ *   the tick once the region saw no write for IRAID_META_LINGER_MS and a
+ *   flush made its writes durable, or at once by meta_mark_clean().
+ * A waiter: a stripe op (struct meta_intent, on meta->waiters) or a
+ *   callback (struct meta_sb_waiter: meta_sb_wait, meta_mark_clean) waits
+ *   until the blocks it needs reach their generation, then its callback
+ *   runs once with 0 or the error.
+ * Cleanup: iraid_close() stops the writes (vol->closing), takes the
+ *   stripe ops off the list (meta_cancel_waiter), then iraid_meta_close()
+ *   calls the remaining callbacks with -ECANCELED and frees it all.
+ *
+ * Ownership: vol->meta owns the image and its counters; each block write
+ * owns a copy of its block (struct meta_write); waiters stay their
+ * owners'. */
 #include "iraid/meta.h"
 
 #include <errno.h>
@@ -19,24 +33,7 @@
 
 #include "common/log.h"
 #include "iraid/internal.h"
-
-struct iraid_meta {
-    uint32_t bs;                   /* device block: the unit of writes */
-    uint32_t nblk;                 /* blocks in use: superblock and bitmap */
-    uint8_t *image;
-    uint64_t *gen, *durable, *writing;
-    uint64_t region_stripes, nregions;
-    uint32_t *active;              /* per region: writes in progress */
-    uint64_t *begins;              /* per region: writes ever begun */
-    uint64_t *last_end;            /* per region: ms of the last write's end */
-    uint64_t *set_gen;             /* per region: generation that set its bit */
-    uint64_t events, stale, stale_gen;
-    struct meta_intent *waiters;   /* stripe ops waiting for durable blocks */
-    struct meta_sb_waiter *sb_waiters; /* meta_sb_wait() */
-    int cleaning;
-    uint64_t next_clean;
-    uint64_t *cand, *cand_begins, ncand;
-};
+#include "iraid/meta_image.h"
 
 /* Waits until block blk of the metadata is durable at generation need
  * (meta_sb_wait: the superblock; meta_mark_clean: bitmap blocks). */
@@ -69,25 +66,7 @@ static void put64(uint8_t *p, uint64_t v)
         p[i] = (uint8_t)(v >> (8 * i));
 }
 
-static uint32_t get32(const uint8_t *p)
-{
-    uint32_t v = 0;
-
-    for (int i = 3; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-    uint64_t v = 0;
-
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
-static void sb_encode(const struct iraid_volume *vol, uint8_t *sb)
+void meta_sb_encode(const struct iraid_volume *vol, uint8_t *sb)
 {
     const struct iraid_meta *meta = vol->meta;
 
@@ -102,20 +81,6 @@ static void sb_encode(const struct iraid_volume *vol, uint8_t *sb)
     put64(sb + 48, meta->events);
     put64(sb + 56, meta->stale);
     put32(sb + 64, crc32_iscsi(sb, 64, 0));
-}
-
-/* 1: a valid superblock of this volume's geometry; 0: not ours;
- * -1: valid but of another geometry. */
-static int sb_matches(const struct iraid_volume *vol, const uint8_t *sb)
-{
-    if (memcmp(sb, IRAID_META_MAGIC, sizeof(IRAID_META_MAGIC)) != 0 ||
-        get32(sb + 64) != crc32_iscsi((unsigned char *)sb, 64, 0))
-        return 0;
-    if (get32(sb + 8) != (uint32_t)vol->layout.level || get32(sb + 12) != vol->nmembers ||
-        get32(sb + 16) != vol->block_size || get64(sb + 24) != vol->layout.chunk ||
-        get64(sb + 32) != vol->layout.stripes || get64(sb + 40) != vol->meta->region_stripes)
-        return -1;
-    return 1;
 }
 
 static int bit_get(const struct iraid_meta *meta, uint64_t r)
@@ -239,9 +204,7 @@ void meta_cancel_waiter(struct iraid_volume *vol, struct meta_intent *mi)
 
 /* ---- block writes ---- */
 
-static void meta_write_block(struct iraid_volume *vol, uint32_t blk);
-
-static int any_live(const struct iraid_volume *vol)
+int meta_any_live(const struct iraid_volume *vol)
 {
     for (uint32_t i = 0; i < vol->nmembers; i++)
         if (member_live(&vol->members[i]))
@@ -256,7 +219,7 @@ static void meta_written(struct iraid_volume *vol, int status, void *user)
     uint32_t blk = mw->blk;
 
     meta->writing[blk] = 0;
-    if (status == 0 && !any_live(vol))
+    if (status == 0 && !meta_any_live(vol))
         status = -EIO;
     if (status == 0 && mw->gen > meta->durable[blk])
         meta->durable[blk] = mw->gen;
@@ -276,7 +239,7 @@ static void meta_written(struct iraid_volume *vol, int status, void *user)
 /* Writes block blk of the image (FUA) to every live member, unless it is
  * durable already or a write of it is in flight (that one's end writes it
  * again if it changed). */
-static void meta_write_block(struct iraid_volume *vol, uint32_t blk)
+void meta_write_block(struct iraid_volume *vol, uint32_t blk)
 {
     struct iraid_meta *meta = vol->meta;
     struct meta_write *mw;
@@ -361,7 +324,7 @@ void meta_member_stale(struct iraid_volume *vol, uint32_t member, int stale)
         return;
     meta->stale = mask;
     meta->events++;
-    sb_encode(vol, meta->image);
+    meta_sb_encode(vol, meta->image);
     meta->stale_gen = ++meta->gen[0];
     meta_write_block(vol, 0);
 }
@@ -493,7 +456,7 @@ free_wait:
 
 /* ---- clean close ----
  *
- * meta_mark_clean: FLUSHING (iraid_flush of the live members) -> clear
+ * meta_mark_clean: FLUSHING (meta_flush of the live members) -> clear
  * the bits of idle regions -> WRITING (each changed bitmap block waited
  * for in turn until durable) -> cb.  The lazy clearing above waits
  * IRAID_META_LINGER_MS for a region to go quiet, so without this a clean
@@ -601,41 +564,7 @@ int meta_mark_clean(struct iraid_volume *vol, iraid_cb cb, void *user)
     return rc;
 }
 
-/* ---- open ---- */
-
-static int meta_alloc(struct iraid_volume *vol)
-{
-    struct iraid_meta *meta = calloc(1, sizeof(*meta));
-    uint64_t stripes = vol->layout.stripes, min = IRAID_META_MIN_REGION_BYTES / vol->layout.chunk;
-    void *image;
-
-    if (!meta)
-        return -ENOMEM;
-    vol->meta = meta;
-    vol->member_stale = meta_member_stale;
-    meta->bs = vol->block_size;
-    meta->region_stripes = (stripes + IRAID_META_MAX_REGIONS - 1) / IRAID_META_MAX_REGIONS;
-    if (meta->region_stripes < min)
-        meta->region_stripes = min ? min : 1;
-    meta->nregions = (stripes + meta->region_stripes - 1) / meta->region_stripes;
-    meta->nblk = (uint32_t)((IRAID_META_BITMAP_OFF + (meta->nregions + 7) / 8 + meta->bs - 1) /
-                            meta->bs);
-    if (posix_memalign(&image, 64, IRAID_META_BYTES) != 0)
-        return -ENOMEM;
-    meta->image = image;
-    memset(image, 0, IRAID_META_BYTES);
-    if (!(meta->gen = calloc(meta->nblk, sizeof(uint64_t))) ||
-        !(meta->durable = calloc(meta->nblk, sizeof(uint64_t))) ||
-        !(meta->writing = calloc(meta->nblk, sizeof(uint64_t))) ||
-        !(meta->active = calloc(meta->nregions, sizeof(uint32_t))) ||
-        !(meta->begins = calloc(meta->nregions, sizeof(uint64_t))) ||
-        !(meta->last_end = calloc(meta->nregions, sizeof(uint64_t))) ||
-        !(meta->set_gen = calloc(meta->nregions, sizeof(uint64_t))) ||
-        !(meta->cand = calloc(meta->nregions, sizeof(uint64_t))) ||
-        !(meta->cand_begins = calloc(meta->nregions, sizeof(uint64_t))))
-        return -ENOMEM;
-    return 0;
-}
+/* ---- close ---- */
 
 void iraid_meta_close(struct iraid_volume *vol)
 {
@@ -662,196 +591,4 @@ void iraid_meta_close(struct iraid_volume *vol)
     free(meta);
     vol->meta = NULL;
     vol->member_stale = NULL;
-}
-
-/* Reads the used part of the area from every live member into areas. */
-static int meta_read_all(struct iraid_volume *vol, uint8_t *areas, uint64_t len)
-{
-    struct req_sync w = { 0 };
-    struct iraid_req *req = req_new(vol, req_sync_done, &w);
-
-    if (!req)
-        return -ENOMEM;
-    req->tolerate_down = 1;
-    for (uint32_t m = 0; m < vol->nmembers; m++) {
-        struct iraid_part *p = part_new(req, m, PART_READ, 0);
-        if (!p || part_add_iov(p, areas + m * len, len) < 0) {
-            req_free(req);
-            return -ENOMEM;
-        }
-        p->len = len;
-    }
-    req_launch(req);
-    return req_sync_run(vol, &w);
-}
-
-/* A new volume may skip its first resync only when the caller vouches
- * for zeroed members and the live members agree: their metadata areas
- * hold nothing at all (no superblock of any kind, no bitmap). */
-static int meta_new_is_clean(const struct iraid_volume *vol, const uint8_t *areas, uint64_t len)
-{
-    if (!vol->assume_clean)
-        return 0;
-    for (uint32_t m = 0; m < vol->nmembers; m++) {
-        const uint8_t *a = areas + m * len;
-        if (!member_live(&vol->members[m]))
-            continue;
-        for (uint64_t i = 0; i < len; i++)
-            if (a[i])
-                return 0;
-    }
-    return 1;
-}
-
-/* Adopts the newest valid superblock and the OR of all bitmaps; a volume
- * without one is new and entirely dirty (clean when assumed so). */
-static void meta_adopt(struct iraid_volume *vol, const uint8_t *areas, uint64_t len)
-{
-    struct iraid_meta *meta = vol->meta;
-    int best = -1, foreign = 0;
-
-    for (uint32_t m = 0; m < vol->nmembers; m++) {
-        const uint8_t *a = areas + m * len;
-        int match = member_live(&vol->members[m]) ? sb_matches(vol, a) : 0;
-        foreign |= match < 0;
-        if (match <= 0)
-            continue;
-        if (best < 0 || get64(a + 48) > get64(areas + (uint64_t)best * len + 48))
-            best = (int)m;
-        for (uint64_t i = IRAID_META_BITMAP_OFF; i < len; i++)
-            meta->image[i] |= a[i];
-    }
-    if (best < 0) {
-        if (!foreign && meta_new_is_clean(vol, areas, len)) {
-            log_info("iraid: new volume on zeroed members: assumed clean, no resync");
-            return;
-        }
-        if (foreign)
-            log_warn("iraid: members hold a volume of another geometry: initializing anew");
-        else
-            log_info("iraid: new volume: resyncing all of it");
-        for (uint64_t r = 0; r < meta->nregions; r++)
-            meta->image[IRAID_META_BITMAP_OFF + r / 8] |= (uint8_t)(1u << (r % 8));
-        return;
-    }
-    meta->events = get64(areas + (uint64_t)best * len + 48);
-    meta->stale = get64(areas + (uint64_t)best * len + 56);
-}
-
-/* Members the superblock calls stale are rebuilt; members unreachable now
- * become stale. */
-static int meta_apply_stale(struct iraid_volume *vol)
-{
-    struct iraid_meta *meta = vol->meta;
-    uint32_t missing = 0;
-
-    for (uint32_t m = 0; m < vol->nmembers; m++) {
-        struct iraid_member *mb = &vol->members[m];
-        if (!member_live(mb))
-            meta->stale |= 1ull << m;
-        else if (meta->stale >> m & 1) {
-            log_warn("iraid: member %u (%s) missed writes: rebuilding it", m, mb->url);
-            member_needs_rebuild(mb);
-        }
-        missing += meta->stale >> m & 1;
-    }
-    if (missing > vol_redundancy(vol)) {
-        log_error("iraid: %u members are missing or stale: cannot open", missing);
-        return -EIO;
-    }
-    return 0;
-}
-
-/* Writes every used block (superblock with events + 1) and waits. */
-static int meta_write_all(struct iraid_volume *vol)
-{
-    struct iraid_meta *meta = vol->meta;
-
-    meta->events++;
-    sb_encode(vol, meta->image);
-    for (uint32_t b = 0; b < meta->nblk; b++) {
-        meta->gen[b]++;
-        meta_write_block(vol, b);
-    }
-    meta->stale_gen = meta->gen[0];
-    for (;;) {
-        int pending = 0, writing = 0, rc;
-        for (uint32_t b = 0; b < meta->nblk; b++) {
-            pending |= meta->durable[b] < meta->gen[b];
-            writing |= meta->writing[b] != 0;
-        }
-        if (!pending)
-            break;
-        if (!writing)
-            return -EIO;
-        if ((rc = evloop_run_once(vol->loop, -1)) < 0 && rc != -EINTR)
-            return rc;
-    }
-    return any_live(vol) ? 0 : -EIO;
-}
-
-/* A RAID-5 stripe with a member missing or stale cannot be resynced:
- * parity is then the only copy of that member's data, and a write the
- * crash tore made parity disagree with the data, so the member's data
- * would be reconstructed silently wrong.  Clearing the bits anyway (as a
- * resync that skipped those stripes would) hides that, so refuse, as md
- * does without start_dirty_degraded.  A stale member rebuilds from stripe
- * 0, so any member unreachable or stale leaves every dirty stripe
- * unresyncable.  Runs before meta_apply_stale() records the unreachable
- * ones as stale: a refused open must not make a member stale that missed
- * nothing, or its return could never clear the refusal. */
-static int meta_check_dirty_degraded(struct iraid_volume *vol)
-{
-    uint64_t dirty = meta_dirty_regions(vol);
-    uint32_t not_up = 0;
-
-    if (vol->layout.level != 5 || dirty == 0)
-        return 0;
-    for (uint32_t m = 0; m < vol->nmembers; m++)
-        not_up += !member_live(&vol->members[m]) || (vol->meta->stale >> m & 1);
-    if (not_up == 0 || not_up > vol_redundancy(vol))
-        return 0;  /* too many missing: meta_apply_stale() says so */
-    if (!vol->start_dirty_degraded) {
-        log_error("iraid: the volume is dirty (%" PRIu64 " region(s) may hold a write torn by a "
-                  "crash) and %u member(s) are missing or stale, so those regions cannot be "
-                  "resynced and the missing data there may be wrong: refusing to start; bring "
-                  "the member(s) back, or force it (ipvfs-server --start-dirty-degraded)",
-                  dirty, not_up);
-        return -EUCLEAN;
-    }
-    log_warn("iraid: starting dirty and degraded as forced: %" PRIu64 " region(s) not resynced, "
-             "the missing member's data there may be wrong", dirty);
-    return 0;
-}
-
-/* After the resync (sweep.c) made every dirty region consistent and
- * flushed it: the whole bitmap is cleared and written. */
-int meta_clear_bitmap(struct iraid_volume *vol)
-{
-    struct iraid_meta *meta = vol->meta;
-
-    memset(meta->image + IRAID_META_BITMAP_OFF, 0, IRAID_META_BYTES - IRAID_META_BITMAP_OFF);
-    return meta_write_all(vol);
-}
-
-/* Called by iraid_open on a private loop: read, adopt, stamp (the resync
- * of dirty regions follows: sweep_resync_dirty()). */
-int iraid_meta_open(struct iraid_volume *vol)
-{
-    uint64_t len;
-    uint8_t *areas;
-    int rc;
-
-    if ((rc = meta_alloc(vol)) < 0)
-        return rc;
-    len = (uint64_t)vol->meta->nblk * vol->meta->bs;
-    if (!(areas = calloc(vol->nmembers, len)))
-        return -ENOMEM;
-    rc = meta_read_all(vol, areas, len);
-    if (rc == 0)
-        meta_adopt(vol, areas, len);
-    free(areas);
-    if (rc < 0 || (rc = meta_check_dirty_degraded(vol)) < 0 || (rc = meta_apply_stale(vol)) < 0)
-        return rc;
-    return meta_write_all(vol);
 }

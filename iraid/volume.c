@@ -8,7 +8,8 @@
  *   member.c   member sessions and states: login, fail, reconnect
  *   request.c  requests: parts, rounds, completion
  *   raid0.c    RAID-0 planning (and straight reads of the others)
- *   meta.c     superblock and write-intent bitmap (RAID-1/5)
+ *   meta.c     superblock and write-intent bitmap (RAID-1/5) at run time
+ *   meta_open.c  reading and stamping them at open
  *   stripe.c   stripe ops: per-stripe lock, rounds, retries
  *   raid1.c, raid5.c   what a stripe op of each level reads and writes
  *   io.c       user reads and writes
@@ -21,7 +22,7 @@
  *
  *   OPENING  iraid_open(): members logged in (member.c), geometry fixed;
  *            RAID-1/5: on a private loop the metadata is read and written
- *            (meta.c) and dirty regions resynced (sweep.c); then the
+ *            (meta_open.c) and dirty regions resynced (sweep.c); then the
  *            members' sockets and the tick move to the caller's loop
  *   OPENING --any step fails--> unwound in reverse, freed, error returned
  *   OPEN     requests (io.c), sweeps, the tick every IRAID_TICK_MS
@@ -73,7 +74,7 @@ static const struct iraid_level_ops *ops_for_level(int level)
     }
 }
 
-/* ---- flush, clean close, geometry ---- */
+/* ---- flush, clean close, size ---- */
 
 /* RAID-0 needs every member; the redundant levels flush the live ones
  * and wait for the superblock (meta_flush). */

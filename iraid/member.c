@@ -15,7 +15,7 @@
  *   RECONNECTING --login fails, deadline passes, capacity too small--> DOWN
  *                                              (backoff doubles, at most 5 s)
  *   REBUILDING --every stripe rebuilt and flushed (sweep.c)--> UP
- *   (open, meta.c) UP, but the superblock calls it stale --> REBUILDING
+ *   (open, meta_open.c) UP, but the superblock calls it stale --> REBUILDING
  *
  * Cleanup: DOWN with teardown set means "session still to drop";
  * member_teardown() cancels its commands and destroys the context, never

@@ -1,18 +1,10 @@
-/* iRAID internals shared by volume.c (members, requests, event loop,
- * public entry points), stripe.c (per-stripe operations of the redundant
- * levels, background sweeps) and meta.c (superblock and write-intent
- * bitmap).  Nothing here is API; see volume.h for the contracts.
- *
- * Member state machine (struct iraid_member.state):
- *
- *   UP --session breaks / command times out / replace--> DOWN
- *   REBUILDING --session breaks / command times out / replace--> DOWN
- *   DOWN --retry time reached (tick)--> RECONNECTING   (async login started)
- *   RECONNECTING --login and READ CAPACITY good--> REBUILDING (RAID-1/5)
- *                                              \-> UP (RAID-0: nothing to rebuild)
- *   RECONNECTING --login fails, deadline passes, capacity too small--> DOWN
- *                                              (backoff doubles, at most 5 s)
- *   REBUILDING --every stripe rebuilt and flushed--> UP
+/* iRAID internals: the structures every file of iraid/ shares, and each
+ * file's internal functions, listed bottom-up (a file calls only those
+ * above it; volume.c's comment lists the layers).  Nothing here is API;
+ * see volume.h for the contracts.  The state machines are described at
+ * the top of the file that drives them: members in member.c, requests in
+ * request.c, stripe ops in stripe.c, user I/O in io.c, sweeps in sweep.c,
+ * the metadata in meta.c (and meta_open.c), the volume in volume.c.
  *
  * Commands go only to live members (UP, REBUILDING).  A REBUILDING member
  * holds current data only below rebuild_next (in stripes): the stripe
@@ -38,6 +30,8 @@
 #define IRAID_MAX_PART (16u << 20)
 #define IRAID_BACKOFF_MIN_MS 200
 #define IRAID_BACKOFF_MAX_MS 5000
+/* req_new_flush(): every member rather than one. */
+#define IRAID_ALL_MEMBERS UINT32_MAX
 
 enum part_op { PART_READ, PART_WRITE, PART_FLUSH };
 
@@ -116,6 +110,19 @@ struct iraid_io {
     struct iraid_io *dnext;        /* vol->deferred */
 };
 
+/* A stripe write's claim on its region of the write-intent bitmap, and
+ * its place among the metadata's waiters.  meta.c owns every field but
+ * ready, which the owner sets: meta.c calls it once the metadata waited
+ * for is durable (status 0) or could not be written (the error). */
+struct meta_intent {
+    uint32_t region;
+    int in_region;                 /* counted in the region's active writes */
+    uint32_t bm_blk;               /* metadata block and generations waited for */
+    uint64_t need_bm, need_sb;
+    struct meta_intent *next;      /* meta's list of waiters */
+    void (*ready)(struct meta_intent *mi, int status);
+};
+
 enum sop_kind { SOP_READ, SOP_WRITE, SOP_RESYNC, SOP_SCRUB, SOP_REBUILD };
 
 struct stripe_op;
@@ -147,12 +154,8 @@ struct stripe_op {
     void *user;
     struct stripe_op *prev, *next; /* vol->active: holders of a stripe lock */
     struct stripe_op *wait_next;   /* queued behind this holder */
-    struct stripe_op *meta_next;   /* waiting for the metadata to be durable */
-    uint32_t region;
-    int in_region;                 /* counted in the region's active writes */
     int skipped;                   /* RESYNC/SCRUB: a member missing, nothing done */
-    uint32_t bm_blk;               /* metadata block and generations waited for */
-    uint64_t need_bm, need_sb;
+    struct meta_intent intent;     /* WRITE: the region's bit; degraded: the stale mask */
 };
 
 /* Per-level behaviour.  RAID-0 plans reads and writes straight into parts;
@@ -207,13 +210,31 @@ struct iraid_volume {
     uint64_t rebuild_retry_at;     /* 0: no rebuild wanted */
     uint64_t read_repairs;         /* stripe reads served around a member's read error */
     struct iraid_io *deferred;     /* completions waiting for their timer */
+    /* meta_member_stale() while the metadata is open, else NULL: member.c
+     * sits below meta.c and reports a failed member through it. */
+    void (*member_stale)(struct iraid_volume *vol, uint32_t member, int stale);
 };
 
-/* volume.c */
+/* ---- member.c: member sessions and states ---- */
+int member_errno(const struct iraid_member *m, const char *what, int status,
+                 const struct scsi_task *task, uint64_t lba);
 int member_live(const struct iraid_member *m);
 int member_ok(const struct iraid_member *m, uint64_t stripe);
+void member_watch(struct iraid_member *m, int force);
 void member_fail(struct iraid_member *m, const char *why);
 void member_rebuilt(struct iraid_member *m);
+void member_needs_rebuild(struct iraid_member *m);
+void member_tick(struct iraid_member *m);
+uint32_t vol_redundancy(const struct iraid_volume *vol);
+uint32_t members_not_live(const struct iraid_volume *vol);
+uint32_t members_not_up(const struct iraid_volume *vol);
+int all_members_up(const struct iraid_volume *vol);
+uint32_t stripe_missing(const struct iraid_volume *vol, uint64_t stripe);
+void members_cancel_all(struct iraid_volume *vol);
+int members_login(struct iraid_volume *vol, const struct iraid_config *cfg, int level);
+void members_logout(struct iraid_volume *vol);
+
+/* ---- request.c: requests, parts, cursors ---- */
 struct iraid_req *req_new(struct iraid_volume *vol, iraid_cb cb, void *user);
 void req_free(struct iraid_req *req);
 struct iraid_part *part_new(struct iraid_req *req, uint32_t member, enum part_op op,
@@ -222,47 +243,85 @@ struct iraid_part *part_for(struct iraid_req *req, uint32_t member, enum part_op
                             uint64_t member_off, uint64_t len);
 int part_add_iov(struct iraid_part *p, void *base, size_t len);
 int part_take(struct iraid_part *p, struct iov_cursor *cur, uint64_t len);
+void cursor_skip(struct iov_cursor *cur, uint64_t len);
+void cursor_copy(struct iov_cursor *cur, uint8_t *buf, uint64_t len, int to_buf);
 /* Queues an internal request; on failure it completes it (cb with the
  * error) before returning, so the caller only ever waits for cb. */
 void req_launch(struct iraid_req *req);
-void cursor_skip(struct iov_cursor *cur, uint64_t len);
-void cursor_copy(struct iov_cursor *cur, uint8_t *buf, uint64_t len, int to_buf);
+/* First submission from a public entry point: on failure req ends without
+ * calling cb and the error is returned. */
+int req_start(struct iraid_req *req);
+struct iraid_req *req_new_flush(struct iraid_volume *vol, uint32_t member, iraid_cb cb,
+                                void *user);
+/* iraid_open()'s waits on its private loop: req_sync_done as the cb, user
+ * a struct req_sync; req_sync_run() runs the loop until it is done. */
+struct req_sync {
+    int done;
+    int status;
+};
+void req_sync_done(struct iraid_volume *vol, int status, void *user);
+int req_sync_run(struct iraid_volume *vol, struct req_sync *w);
+
+/* ---- raid0.c ---- */
+extern const struct iraid_level_ops iraid_raid0_ops;
 int iraid_striped_read(struct iraid_req *req, uint64_t off, uint64_t len,
                        struct iov_cursor *cur);
-uint32_t vol_redundancy(const struct iraid_volume *vol);
-void io_piece_done(struct iraid_io *io, int status);
 
-/* stripe.c */
-extern const struct iraid_level_ops iraid_raid1_ops, iraid_raid5_ops;
-int io_submit_stripes(struct iraid_io *io);
-void sop_start(struct stripe_op *op);
-void sop_cancel_waiting(struct iraid_volume *vol);
-void sweep_start(struct iraid_volume *vol, struct iraid_sweep *sw);
-void rebuild_kick(struct iraid_volume *vol);
-uint32_t stripe_missing(const struct iraid_volume *vol, uint64_t stripe);
-
-/* meta.c */
-int iraid_meta_open(struct iraid_volume *vol);
+/* ---- meta.c: superblock and write-intent bitmap (RAID-1/5) ---- */
 void iraid_meta_close(struct iraid_volume *vol);
-/* Write intent: 0 when op may write now; 1 when it was queued and
- * sop_resume() runs it once the metadata it needs is durable. */
-int meta_intent_begin(struct stripe_op *op);
-void meta_intent_end(struct stripe_op *op);
-/* 0 when the superblock is durable, else op is queued as above. */
-int meta_wait_sb(struct stripe_op *op);
+/* Write intent of a write to stripe: 0 when it may write now; 1 when mi
+ * was queued and mi->ready runs once the metadata it needs is durable. */
+int meta_intent_begin(struct iraid_volume *vol, struct meta_intent *mi, uint64_t stripe);
+void meta_intent_end(struct iraid_volume *vol, struct meta_intent *mi);
+/* 0 when the superblock is durable, else mi is queued as above. */
+int meta_wait_sb(struct iraid_volume *vol, struct meta_intent *mi);
+void meta_cancel_waiter(struct iraid_volume *vol, struct meta_intent *mi);
 /* The same for a caller without a stripe op: 1 when the superblock (stale
  * mask) as of now is durable already (cb is not called); 0 when queued:
  * cb runs once later, with 0 or the metadata write's error, or with
  * -ECANCELED from iraid_close(); -ENOMEM. */
 int meta_sb_wait(struct iraid_volume *vol, iraid_cb cb, void *user);
+/* iraid_flush() of a redundant level: the one flush that leaves the
+ * metadata consistent with what it reports durable. */
+int meta_flush(struct iraid_volume *vol, iraid_cb cb, void *user);
 /* iraid_mark_clean() of a redundant level (contract in volume.h). */
 int meta_mark_clean(struct iraid_volume *vol, iraid_cb cb, void *user);
 void meta_member_stale(struct iraid_volume *vol, uint32_t member, int stale);
 void meta_tick(struct iraid_volume *vol);
 uint64_t meta_dirty_regions(const struct iraid_volume *vol);
+uint64_t meta_region_stripes(const struct iraid_volume *vol);
 int meta_region_dirty_stripe(struct iraid_volume *vol, uint64_t stripe);
-void meta_resync_done(struct iraid_volume *vol);
-void sop_resume(struct stripe_op *op, int status);
-void meta_cancel_waiter(struct iraid_volume *vol, struct stripe_op *op);
+
+/* ---- meta_open.c: reading and stamping the metadata at open ---- */
+int iraid_meta_open(struct iraid_volume *vol);
+int meta_clear_bitmap(struct iraid_volume *vol);
+
+/* ---- stripe.c: stripe ops ---- */
+struct stripe_op *sop_new(struct iraid_volume *vol, enum sop_kind kind, uint64_t stripe,
+                          sop_done_fn done, void *user);
+void sop_start(struct stripe_op *op);
+void sop_cancel_waiting(struct iraid_volume *vol);
+/* For the levels' plans: member's chunk of the op's row buffer, buffers
+ * allocated on first use, and parts moving rows [lo, hi) of the stripe. */
+uint8_t *sop_mbuf(const struct stripe_op *op, uint32_t member);
+int sop_buffers(struct stripe_op *op);
+int sop_read_rows(struct iraid_req *req, struct stripe_op *op, uint32_t member, uint64_t lo,
+                  uint64_t hi);
+int sop_write_rows(struct iraid_req *req, struct stripe_op *op, uint32_t member,
+                   uint8_t *rows, uint64_t lo, uint64_t hi);
+int sop_direct_rows(struct iraid_req *req, struct stripe_op *op, uint32_t member,
+                    enum part_op opc, struct iov_cursor *cur, uint64_t lo, uint64_t hi);
+
+/* ---- raid1.c, raid5.c ---- */
+extern const struct iraid_level_ops iraid_raid1_ops, iraid_raid5_ops;
+
+/* ---- io.c: user reads and writes (iraid_readv/iraid_writev) ---- */
+void io_cancel_deferred(struct iraid_volume *vol);
+
+/* ---- sweep.c: rebuild, scrub, resync ---- */
+void sweep_start(struct iraid_volume *vol, struct iraid_sweep *sw);
+void rebuild_kick(struct iraid_volume *vol);
+void sweep_cancel_timers(struct iraid_volume *vol);
+int sweep_resync_dirty(struct iraid_volume *vol);
 
 #endif

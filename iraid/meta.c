@@ -1,13 +1,27 @@
-/* Superblock and write-intent bitmap of the redundant levels (format and
- * protocol in meta.h).
+/* Superblock and write-intent bitmap of the redundant levels while the
+ * volume runs (format and protocol in meta.h; the image and its
+ * generations in meta_image.h; opening it in meta_open.c).  Calls only
+ * request.c and member.c: whoever waits on it hands it a callback.
  *
- * In memory the metadata area is one image; each device block of it has
- * a generation (bumped on every change), the generation last made durable
- * on every live member, and the generation being written (one write per
- * block at a time; a block changed meanwhile is written again when that
- * write ends).  A stripe op that needs a bit (or the stale mask) durable
- * waits on meta->waiters until the block's durable generation reaches the
- * one it needs. */
+ * A metadata block: CLEAN (durable == gen) --changed--> DIRTY (gen bumped)
+ *   --meta_write_block--> WRITING (one FUA write to every live member)
+ *   --written--> CLEAN, or DIRTY again if it changed meanwhile (written
+ *   again at once); a failed write fails every waiter with the error.
+ * A region's bit: set (and written) by the first write to the region
+ *   (meta_intent_begin; the write waits until it is durable), cleared by
+ *   the tick once the region saw no write for IRAID_META_LINGER_MS and a
+ *   flush made its writes durable, or at once by meta_mark_clean().
+ * A waiter: a stripe op (struct meta_intent, on meta->waiters) or a
+ *   callback (struct meta_sb_waiter: meta_sb_wait, meta_mark_clean) waits
+ *   until the blocks it needs reach their generation, then its callback
+ *   runs once with 0 or the error.
+ * Cleanup: iraid_close() stops the writes (vol->closing), takes the
+ *   stripe ops off the list (meta_cancel_waiter), then iraid_meta_close()
+ *   calls the remaining callbacks with -ECANCELED and frees it all.
+ *
+ * Ownership: vol->meta owns the image and its counters; each block write
+ * owns a copy of its block (struct meta_write); waiters stay their
+ * owners'. */
 #include "iraid/meta.h"
 
 #include <errno.h>
@@ -19,24 +33,7 @@
 
 #include "common/log.h"
 #include "iraid/internal.h"
-
-struct iraid_meta {
-    uint32_t bs;                   /* device block: the unit of writes */
-    uint32_t nblk;                 /* blocks in use: superblock and bitmap */
-    uint8_t *image;
-    uint64_t *gen, *durable, *writing;
-    uint64_t region_stripes, nregions;
-    uint32_t *active;              /* per region: writes in progress */
-    uint64_t *begins;              /* per region: writes ever begun */
-    uint64_t *last_end;            /* per region: ms of the last write's end */
-    uint64_t *set_gen;             /* per region: generation that set its bit */
-    uint64_t events, stale, stale_gen;
-    struct stripe_op *waiters;
-    struct meta_sb_waiter *sb_waiters; /* meta_sb_wait() */
-    int cleaning;
-    uint64_t next_clean;
-    uint64_t *cand, *cand_begins, ncand;
-};
+#include "iraid/meta_image.h"
 
 /* Waits until block blk of the metadata is durable at generation need
  * (meta_sb_wait: the superblock; meta_mark_clean: bitmap blocks). */
@@ -69,25 +66,7 @@ static void put64(uint8_t *p, uint64_t v)
         p[i] = (uint8_t)(v >> (8 * i));
 }
 
-static uint32_t get32(const uint8_t *p)
-{
-    uint32_t v = 0;
-
-    for (int i = 3; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-    uint64_t v = 0;
-
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
-static void sb_encode(const struct iraid_volume *vol, uint8_t *sb)
+void meta_sb_encode(const struct iraid_volume *vol, uint8_t *sb)
 {
     const struct iraid_meta *meta = vol->meta;
 
@@ -102,20 +81,6 @@ static void sb_encode(const struct iraid_volume *vol, uint8_t *sb)
     put64(sb + 48, meta->events);
     put64(sb + 56, meta->stale);
     put32(sb + 64, crc32_iscsi(sb, 64, 0));
-}
-
-/* 1: a valid superblock of this volume's geometry; 0: not ours;
- * -1: valid but of another geometry. */
-static int sb_matches(const struct iraid_volume *vol, const uint8_t *sb)
-{
-    if (memcmp(sb, IRAID_META_MAGIC, sizeof(IRAID_META_MAGIC)) != 0 ||
-        get32(sb + 64) != crc32_iscsi((unsigned char *)sb, 64, 0))
-        return 0;
-    if (get32(sb + 8) != (uint32_t)vol->layout.level || get32(sb + 12) != vol->nmembers ||
-        get32(sb + 16) != vol->block_size || get64(sb + 24) != vol->layout.chunk ||
-        get64(sb + 32) != vol->layout.stripes || get64(sb + 40) != vol->meta->region_stripes)
-        return -1;
-    return 1;
 }
 
 static int bit_get(const struct iraid_meta *meta, uint64_t r)
@@ -135,9 +100,9 @@ static uint32_t bit_put(struct iraid_meta *meta, uint64_t r, int on)
 
 /* ---- waiters ---- */
 
-static int waiter_ready(const struct iraid_meta *meta, const struct stripe_op *op)
+static int waiter_ready(const struct iraid_meta *meta, const struct meta_intent *mi)
 {
-    return meta->durable[0] >= op->need_sb && meta->durable[op->bm_blk] >= op->need_bm;
+    return meta->durable[0] >= mi->need_sb && meta->durable[mi->bm_blk] >= mi->need_bm;
 }
 
 /* Completes the meta_sb_wait() callers whose superblock is durable now (all
@@ -191,57 +156,55 @@ int meta_sb_wait(struct iraid_volume *vol, iraid_cb cb, void *user)
 static void meta_release(struct iraid_volume *vol, int status)
 {
     struct iraid_meta *meta = vol->meta;
-    struct stripe_op *ready = NULL, **tail = &ready, **pp = &meta->waiters;
+    struct meta_intent *ready = NULL, **tail = &ready, **pp = &meta->waiters;
 
     while (*pp) {
-        struct stripe_op *op = *pp;
-        if (status < 0 || waiter_ready(meta, op)) {
-            *pp = op->meta_next;
-            op->meta_next = NULL;
-            *tail = op;
-            tail = &op->meta_next;
+        struct meta_intent *mi = *pp;
+        if (status < 0 || waiter_ready(meta, mi)) {
+            *pp = mi->next;
+            mi->next = NULL;
+            *tail = mi;
+            tail = &mi->next;
         } else {
-            pp = &op->meta_next;
+            pp = &mi->next;
         }
     }
     while (ready) {
-        struct stripe_op *op = ready;
-        ready = op->meta_next;
-        op->meta_next = NULL;
-        sop_resume(op, status);
+        struct meta_intent *mi = ready;
+        ready = mi->next;
+        mi->next = NULL;
+        mi->ready(mi, status);
     }
     meta_release_sb_waiters(vol, status);
 }
 
-static int meta_wait(struct stripe_op *op)
+static int meta_wait(struct iraid_volume *vol, struct meta_intent *mi)
 {
-    struct iraid_meta *meta = op->vol->meta;
+    struct iraid_meta *meta = vol->meta;
 
-    if (waiter_ready(meta, op))
+    if (waiter_ready(meta, mi))
         return 0;
-    op->meta_next = meta->waiters;
-    meta->waiters = op;
+    mi->next = meta->waiters;
+    meta->waiters = mi;
     return 1;
 }
 
-void meta_cancel_waiter(struct iraid_volume *vol, struct stripe_op *op)
+void meta_cancel_waiter(struct iraid_volume *vol, struct meta_intent *mi)
 {
-    struct stripe_op **pp;
+    struct meta_intent **pp;
 
     if (!vol->meta)
         return;
-    for (pp = &vol->meta->waiters; *pp; pp = &(*pp)->meta_next)
-        if (*pp == op) {
-            *pp = op->meta_next;
+    for (pp = &vol->meta->waiters; *pp; pp = &(*pp)->next)
+        if (*pp == mi) {
+            *pp = mi->next;
             return;
         }
 }
 
 /* ---- block writes ---- */
 
-static void meta_write_block(struct iraid_volume *vol, uint32_t blk);
-
-static int any_live(const struct iraid_volume *vol)
+int meta_any_live(const struct iraid_volume *vol)
 {
     for (uint32_t i = 0; i < vol->nmembers; i++)
         if (member_live(&vol->members[i]))
@@ -256,7 +219,7 @@ static void meta_written(struct iraid_volume *vol, int status, void *user)
     uint32_t blk = mw->blk;
 
     meta->writing[blk] = 0;
-    if (status == 0 && !any_live(vol))
+    if (status == 0 && !meta_any_live(vol))
         status = -EIO;
     if (status == 0 && mw->gen > meta->durable[blk])
         meta->durable[blk] = mw->gen;
@@ -276,7 +239,7 @@ static void meta_written(struct iraid_volume *vol, int status, void *user)
 /* Writes block blk of the image (FUA) to every live member, unless it is
  * durable already or a write of it is in flight (that one's end writes it
  * again if it changed). */
-static void meta_write_block(struct iraid_volume *vol, uint32_t blk)
+void meta_write_block(struct iraid_volume *vol, uint32_t blk)
 {
     struct iraid_meta *meta = vol->meta;
     struct meta_write *mw;
@@ -315,42 +278,41 @@ fail:
 
 /* ---- intent ---- */
 
-int meta_intent_begin(struct stripe_op *op)
+int meta_intent_begin(struct iraid_volume *vol, struct meta_intent *mi, uint64_t stripe)
 {
-    struct iraid_volume *vol = op->vol;
     struct iraid_meta *meta = vol->meta;
-    uint64_t r = op->stripe / meta->region_stripes;
+    uint64_t r = stripe / meta->region_stripes;
 
-    op->region = (uint32_t)r;
-    op->in_region = 1;
+    mi->region = (uint32_t)r;
+    mi->in_region = 1;
     meta->active[r]++;
     meta->begins[r]++;
-    op->bm_blk = (uint32_t)((IRAID_META_BITMAP_OFF + r / 8) / meta->bs);
+    mi->bm_blk = (uint32_t)((IRAID_META_BITMAP_OFF + r / 8) / meta->bs);
     if (!bit_get(meta, r)) {
         bit_put(meta, r, 1);
-        meta->set_gen[r] = meta->gen[op->bm_blk];
-        meta_write_block(vol, op->bm_blk);
+        meta->set_gen[r] = meta->gen[mi->bm_blk];
+        meta_write_block(vol, mi->bm_blk);
     }
-    op->need_bm = meta->set_gen[r];
-    op->need_sb = meta->stale_gen;
-    return meta_wait(op);
+    mi->need_bm = meta->set_gen[r];
+    mi->need_sb = meta->stale_gen;
+    return meta_wait(vol, mi);
 }
 
-void meta_intent_end(struct stripe_op *op)
+void meta_intent_end(struct iraid_volume *vol, struct meta_intent *mi)
 {
-    struct iraid_meta *meta = op->vol->meta;
+    struct iraid_meta *meta = vol->meta;
 
-    meta->active[op->region]--;
-    meta->last_end[op->region] = evloop_now_ms();
-    op->in_region = 0;
+    meta->active[mi->region]--;
+    meta->last_end[mi->region] = evloop_now_ms();
+    mi->in_region = 0;
 }
 
-int meta_wait_sb(struct stripe_op *op)
+int meta_wait_sb(struct iraid_volume *vol, struct meta_intent *mi)
 {
-    op->bm_blk = 0;
-    op->need_bm = 0;
-    op->need_sb = op->vol->meta->stale_gen;
-    return meta_wait(op);
+    mi->bm_blk = 0;
+    mi->need_bm = 0;
+    mi->need_sb = vol->meta->stale_gen;
+    return meta_wait(vol, mi);
 }
 
 void meta_member_stale(struct iraid_volume *vol, uint32_t member, int stale)
@@ -362,7 +324,7 @@ void meta_member_stale(struct iraid_volume *vol, uint32_t member, int stale)
         return;
     meta->stale = mask;
     meta->events++;
-    sb_encode(vol, meta->image);
+    meta_sb_encode(vol, meta->image);
     meta->stale_gen = ++meta->gen[0];
     meta_write_block(vol, 0);
 }
@@ -374,6 +336,11 @@ uint64_t meta_dirty_regions(const struct iraid_volume *vol)
     for (uint64_t r = 0; r < vol->meta->nregions; r++)
         n += bit_get(vol->meta, r);
     return n;
+}
+
+uint64_t meta_region_stripes(const struct iraid_volume *vol)
+{
+    return vol->meta->region_stripes;
 }
 
 int meta_region_dirty_stripe(struct iraid_volume *vol, uint64_t stripe)
@@ -421,21 +388,75 @@ void meta_tick(struct iraid_volume *vol)
             meta->cand[meta->ncand] = r;
             meta->cand_begins[meta->ncand++] = meta->begins[r];
         }
-    if (meta->ncand == 0 || !(req = req_new(vol, meta_clean_flushed, NULL)))
+    if (meta->ncand == 0 ||
+        !(req = req_new_flush(vol, IRAID_ALL_MEMBERS, meta_clean_flushed, NULL)))
         return;
     req->tolerate_down = 1;
-    for (uint32_t m = 0; m < vol->nmembers; m++)
-        if (!part_new(req, m, PART_FLUSH, 0)) {
-            req_free(req);
-            return;
-        }
     meta->cleaning = 1;
     req_launch(req);
 }
 
+/* ---- flush: iraid_flush() of a redundant level ---- */
+
+struct flush_wait {
+    iraid_cb cb;
+    void *user;
+};
+
+/* A member lost during the flush may not have made its earlier writes
+ * durable; the flush may report them durable only once the superblock
+ * that marks that member stale is on the others, or a crash now would
+ * let a restart trust it (a degraded write waits the same way). */
+static void flush_parts_done(struct iraid_volume *vol, int status, void *user)
+{
+    struct flush_wait fw = *(struct flush_wait *)user;
+    int rc;
+
+    free(user);
+    /* members lost during the flush: it holds only if the rest can stand for them */
+    if (status == 0 && members_not_live(vol) > vol_redundancy(vol))
+        status = -EIO;
+    if (status == 0 && !vol->closing) {
+        if ((rc = meta_sb_wait(vol, fw.cb, fw.user)) == 0)
+            return;
+        if (rc < 0)
+            status = rc;
+    }
+    fw.cb(vol, status, fw.user);
+}
+
+/* The live members flush (a member lost meanwhile is no error while the
+ * others can stand for it), then the superblock is waited for (above).
+ * Returns 0, or -EIO (too many members missing), -ENOMEM, or the
+ * submission error; cb never runs then. */
+int meta_flush(struct iraid_volume *vol, iraid_cb cb, void *user)
+{
+    struct flush_wait *fw;
+    struct iraid_req *req;
+    int rc;
+
+    if (members_not_live(vol) > vol_redundancy(vol))
+        return -EIO;
+    if (!(fw = malloc(sizeof(*fw))))
+        return -ENOMEM;
+    *fw = (struct flush_wait){ .cb = cb, .user = user };
+    if (!(req = req_new_flush(vol, IRAID_ALL_MEMBERS, flush_parts_done, fw))) {
+        rc = -ENOMEM;
+        goto free_wait;
+    }
+    req->tolerate_down = 1;
+    /* A failed submission never calls back, so fw is still ours then. */
+    if ((rc = req_start(req)) < 0)
+        goto free_wait;
+    return 0;
+free_wait:
+    free(fw);
+    return rc;
+}
+
 /* ---- clean close ----
  *
- * meta_mark_clean: FLUSHING (iraid_flush of the live members) -> clear
+ * meta_mark_clean: FLUSHING (meta_flush of the live members) -> clear
  * the bits of idle regions -> WRITING (each changed bitmap block waited
  * for in turn until durable) -> cb.  The lazy clearing above waits
  * IRAID_META_LINGER_MS for a region to go quiet, so without this a clean
@@ -536,47 +557,14 @@ int meta_mark_clean(struct iraid_volume *vol, iraid_cb cb, void *user)
     }
     mc->cb = cb;
     mc->user = user;
-    if ((rc = iraid_flush(vol, clean_flushed, mc)) < 0) {
+    if ((rc = meta_flush(vol, clean_flushed, mc)) < 0) {
         free(mc->need);
         free(mc);
     }
     return rc;
 }
 
-/* ---- open ---- */
-
-static int meta_alloc(struct iraid_volume *vol)
-{
-    struct iraid_meta *meta = calloc(1, sizeof(*meta));
-    uint64_t stripes = vol->layout.stripes, min = IRAID_META_MIN_REGION_BYTES / vol->layout.chunk;
-    void *image;
-
-    if (!meta)
-        return -ENOMEM;
-    vol->meta = meta;
-    meta->bs = vol->block_size;
-    meta->region_stripes = (stripes + IRAID_META_MAX_REGIONS - 1) / IRAID_META_MAX_REGIONS;
-    if (meta->region_stripes < min)
-        meta->region_stripes = min ? min : 1;
-    meta->nregions = (stripes + meta->region_stripes - 1) / meta->region_stripes;
-    meta->nblk = (uint32_t)((IRAID_META_BITMAP_OFF + (meta->nregions + 7) / 8 + meta->bs - 1) /
-                            meta->bs);
-    if (posix_memalign(&image, 64, IRAID_META_BYTES) != 0)
-        return -ENOMEM;
-    meta->image = image;
-    memset(image, 0, IRAID_META_BYTES);
-    if (!(meta->gen = calloc(meta->nblk, sizeof(uint64_t))) ||
-        !(meta->durable = calloc(meta->nblk, sizeof(uint64_t))) ||
-        !(meta->writing = calloc(meta->nblk, sizeof(uint64_t))) ||
-        !(meta->active = calloc(meta->nregions, sizeof(uint32_t))) ||
-        !(meta->begins = calloc(meta->nregions, sizeof(uint64_t))) ||
-        !(meta->last_end = calloc(meta->nregions, sizeof(uint64_t))) ||
-        !(meta->set_gen = calloc(meta->nregions, sizeof(uint64_t))) ||
-        !(meta->cand = calloc(meta->nregions, sizeof(uint64_t))) ||
-        !(meta->cand_begins = calloc(meta->nregions, sizeof(uint64_t))))
-        return -ENOMEM;
-    return 0;
-}
+/* ---- close ---- */
 
 void iraid_meta_close(struct iraid_volume *vol)
 {
@@ -602,254 +590,5 @@ void iraid_meta_close(struct iraid_volume *vol)
     free(meta->cand_begins);
     free(meta);
     vol->meta = NULL;
-}
-
-struct open_wait {
-    int done;
-    int status;
-};
-
-static void open_done(struct iraid_volume *vol, int status, void *user)
-{
-    struct open_wait *w = user;
-
-    w->done = 1;
-    w->status = status;
-}
-
-static int open_run(struct iraid_volume *vol, struct open_wait *w)
-{
-    while (!w->done) {
-        int rc = evloop_run_once(vol->loop, -1);
-        if (rc < 0 && rc != -EINTR)
-            return rc;
-    }
-    return w->status;
-}
-
-/* Reads the used part of the area from every live member into areas. */
-static int meta_read_all(struct iraid_volume *vol, uint8_t *areas, uint64_t len)
-{
-    struct open_wait w = { 0 };
-    struct iraid_req *req = req_new(vol, open_done, &w);
-
-    if (!req)
-        return -ENOMEM;
-    req->tolerate_down = 1;
-    for (uint32_t m = 0; m < vol->nmembers; m++) {
-        struct iraid_part *p = part_new(req, m, PART_READ, 0);
-        if (!p || part_add_iov(p, areas + m * len, len) < 0) {
-            req_free(req);
-            return -ENOMEM;
-        }
-        p->len = len;
-    }
-    req_launch(req);
-    return open_run(vol, &w);
-}
-
-/* A new volume may skip its first resync only when the caller vouches
- * for zeroed members and the live members agree: their metadata areas
- * hold nothing at all (no superblock of any kind, no bitmap). */
-static int meta_new_is_clean(const struct iraid_volume *vol, const uint8_t *areas, uint64_t len)
-{
-    if (!vol->assume_clean)
-        return 0;
-    for (uint32_t m = 0; m < vol->nmembers; m++) {
-        const uint8_t *a = areas + m * len;
-        if (!member_live(&vol->members[m]))
-            continue;
-        for (uint64_t i = 0; i < len; i++)
-            if (a[i])
-                return 0;
-    }
-    return 1;
-}
-
-/* Adopts the newest valid superblock and the OR of all bitmaps; a volume
- * without one is new and entirely dirty (clean when assumed so). */
-static void meta_adopt(struct iraid_volume *vol, const uint8_t *areas, uint64_t len)
-{
-    struct iraid_meta *meta = vol->meta;
-    int best = -1, foreign = 0;
-
-    for (uint32_t m = 0; m < vol->nmembers; m++) {
-        const uint8_t *a = areas + m * len;
-        int match = member_live(&vol->members[m]) ? sb_matches(vol, a) : 0;
-        foreign |= match < 0;
-        if (match <= 0)
-            continue;
-        if (best < 0 || get64(a + 48) > get64(areas + (uint64_t)best * len + 48))
-            best = (int)m;
-        for (uint64_t i = IRAID_META_BITMAP_OFF; i < len; i++)
-            meta->image[i] |= a[i];
-    }
-    if (best < 0) {
-        if (!foreign && meta_new_is_clean(vol, areas, len)) {
-            log_info("iraid: new volume on zeroed members: assumed clean, no resync");
-            return;
-        }
-        if (foreign)
-            log_warn("iraid: members hold a volume of another geometry: initializing anew");
-        else
-            log_info("iraid: new volume: resyncing all of it");
-        for (uint64_t r = 0; r < meta->nregions; r++)
-            meta->image[IRAID_META_BITMAP_OFF + r / 8] |= (uint8_t)(1u << (r % 8));
-        return;
-    }
-    meta->events = get64(areas + (uint64_t)best * len + 48);
-    meta->stale = get64(areas + (uint64_t)best * len + 56);
-}
-
-/* Members the superblock calls stale are rebuilt; members unreachable now
- * become stale. */
-static int meta_apply_stale(struct iraid_volume *vol)
-{
-    struct iraid_meta *meta = vol->meta;
-    uint32_t missing = 0;
-
-    for (uint32_t m = 0; m < vol->nmembers; m++) {
-        struct iraid_member *mb = &vol->members[m];
-        if (!member_live(mb))
-            meta->stale |= 1ull << m;
-        else if (meta->stale >> m & 1) {
-            log_warn("iraid: member %u (%s) missed writes: rebuilding it", m, mb->url);
-            mb->state = IRAID_MEMBER_REBUILDING;
-            mb->rebuild_next = 0;
-            mb->epoch++;
-            vol->rebuild_retry_at = evloop_now_ms();
-        }
-        missing += meta->stale >> m & 1;
-    }
-    if (missing > vol_redundancy(vol)) {
-        log_error("iraid: %u members are missing or stale: cannot open", missing);
-        return -EIO;
-    }
-    return 0;
-}
-
-/* Writes every used block (superblock with events + 1) and waits. */
-static int meta_write_all(struct iraid_volume *vol)
-{
-    struct iraid_meta *meta = vol->meta;
-
-    meta->events++;
-    sb_encode(vol, meta->image);
-    for (uint32_t b = 0; b < meta->nblk; b++) {
-        meta->gen[b]++;
-        meta_write_block(vol, b);
-    }
-    meta->stale_gen = meta->gen[0];
-    for (;;) {
-        int pending = 0, writing = 0, rc;
-        for (uint32_t b = 0; b < meta->nblk; b++) {
-            pending |= meta->durable[b] < meta->gen[b];
-            writing |= meta->writing[b] != 0;
-        }
-        if (!pending)
-            break;
-        if (!writing)
-            return -EIO;
-        if ((rc = evloop_run_once(vol->loop, -1)) < 0 && rc != -EINTR)
-            return rc;
-    }
-    return any_live(vol) ? 0 : -EIO;
-}
-
-/* The open-time resync is waited for by meta_resync itself. */
-static void resync_finished(struct iraid_volume *vol, struct iraid_sweep *sw)
-{
-}
-
-/* A RAID-5 stripe with a member missing or stale cannot be resynced:
- * parity is then the only copy of that member's data, and a write the
- * crash tore made parity disagree with the data, so the member's data
- * would be reconstructed silently wrong.  Clearing the bits anyway (as a
- * resync that skipped those stripes would) hides that, so refuse, as md
- * does without start_dirty_degraded.  A stale member rebuilds from stripe
- * 0, so any member unreachable or stale leaves every dirty stripe
- * unresyncable.  Runs before meta_apply_stale() records the unreachable
- * ones as stale: a refused open must not make a member stale that missed
- * nothing, or its return could never clear the refusal. */
-static int meta_check_dirty_degraded(struct iraid_volume *vol)
-{
-    uint64_t dirty = meta_dirty_regions(vol);
-    uint32_t not_up = 0;
-
-    if (vol->ops != &iraid_raid5_ops || dirty == 0)
-        return 0;
-    for (uint32_t m = 0; m < vol->nmembers; m++)
-        not_up += !member_live(&vol->members[m]) || (vol->meta->stale >> m & 1);
-    if (not_up == 0 || not_up > vol_redundancy(vol))
-        return 0;  /* too many missing: meta_apply_stale() says so */
-    if (!vol->start_dirty_degraded) {
-        log_error("iraid: the volume is dirty (%" PRIu64 " region(s) may hold a write torn by a "
-                  "crash) and %u member(s) are missing or stale, so those regions cannot be "
-                  "resynced and the missing data there may be wrong: refusing to start; bring "
-                  "the member(s) back, or force it (ipvfs-server --start-dirty-degraded)",
-                  dirty, not_up);
-        return -EUCLEAN;
-    }
-    log_warn("iraid: starting dirty and degraded as forced: %" PRIu64 " region(s) not resynced, "
-             "the missing member's data there may be wrong", dirty);
-    return 0;
-}
-
-static int meta_resync(struct iraid_volume *vol)
-{
-    struct iraid_meta *meta = vol->meta;
-    uint64_t dirty = meta_dirty_regions(vol);
-    struct open_wait w = { 0 };
-    struct iraid_req *req;
-    int rc;
-
-    if (dirty == 0)
-        return 0;
-    log_info("iraid: resyncing %" PRIu64 " dirty region(s) of %" PRIu64 " stripes", dirty,
-             meta->region_stripes);
-    vol->resync = (struct iraid_sweep){ .kind = SOP_RESYNC, .end = vol->layout.stripes,
-                                        .want = meta_region_dirty_stripe,
-                                        .finished = resync_finished };
-    sweep_start(vol, &vol->resync);
-    while (vol->resync.running)
-        if ((rc = evloop_run_once(vol->loop, -1)) < 0 && rc != -EINTR)
-            return rc;
-    if (vol->resync.status < 0)
-        return vol->resync.status;
-    /* Resynced stripes are clean once on the media. */
-    if (!(req = req_new(vol, open_done, &w)))
-        return -ENOMEM;
-    req->tolerate_down = 1;
-    for (uint32_t m = 0; m < vol->nmembers; m++)
-        if (!part_new(req, m, PART_FLUSH, 0)) {
-            req_free(req);
-            return -ENOMEM;
-        }
-    req_launch(req);
-    if ((rc = open_run(vol, &w)) < 0)
-        return rc;
-    memset(meta->image + IRAID_META_BITMAP_OFF, 0, IRAID_META_BYTES - IRAID_META_BITMAP_OFF);
-    return meta_write_all(vol);
-}
-
-/* Called by iraid_open on a private loop: read, adopt, stamp, resync. */
-int iraid_meta_open(struct iraid_volume *vol)
-{
-    uint64_t len;
-    uint8_t *areas;
-    int rc;
-
-    if ((rc = meta_alloc(vol)) < 0)
-        return rc;
-    len = (uint64_t)vol->meta->nblk * vol->meta->bs;
-    if (!(areas = calloc(vol->nmembers, len)))
-        return -ENOMEM;
-    rc = meta_read_all(vol, areas, len);
-    if (rc == 0)
-        meta_adopt(vol, areas, len);
-    free(areas);
-    if (rc < 0 || (rc = meta_check_dirty_degraded(vol)) < 0 || (rc = meta_apply_stale(vol)) < 0 ||
-        (rc = meta_write_all(vol)) < 0)
-        return rc;
-    return meta_resync(vol);
+    vol->member_stale = NULL;
 }

@@ -22,6 +22,9 @@
  *   completes; never call them from a callback of the same loop.
  * - Never call iraid_close() from a callback of this volume's requests
  *   (libiscsi is still inside its service routine there).
+ * - The process must ignore SIGPIPE (ipvfs-server does): libiscsi writes
+ *   to the members' sockets with writev(), so a target that dies under a
+ *   write would otherwise kill the caller instead of failing the member.
  *
  * Errors (refinements):
  * - Submission: -EINVAL for a NULL cb, zero length, an offset or length

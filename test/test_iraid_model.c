@@ -40,6 +40,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -470,6 +471,11 @@ int main(int argc, char **argv)
         return 2;
     }
     ipvfs_log_set_ident("iraid-model");
+    /* libiscsi writes with writev(): a target killed under a write would
+     * otherwise end this process with SIGPIPE instead of failing a member
+     * (volume.h; ipvfs-server ignores it the same way). */
+    if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
+        FAIL("signal: %s", strerror(errno));
     cfg.level = atoi(argv[a]);
     chunk = strtoull(argv[a + 1], NULL, 0);
     for (int i = a + 2; i < argc; i++, nm++) {

@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -301,6 +302,10 @@ int main(int argc, char **argv)
         return 2;
     }
     ipvfs_log_set_ident("volume-test");
+    /* A target dying under a write must fail its member, not end this
+     * process with SIGPIPE (libiscsi writes with writev(); volume.h). */
+    if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
+        FAIL("signal: %s", strerror(errno));
     for (int i = 3; i < argc; i++, n++) {
         char *sep = strrchr(argv[i], ':');
         if (!sep)

@@ -1,0 +1,42 @@
+/* The in-memory metadata of a redundant volume (vol->meta), shared by
+ * meta.c (intent, waiters, block writes, cleaning, close) and meta_open.c
+ * (reading and stamping it at open).  No other file includes it: the rest
+ * of iraid/ reaches the metadata through the meta_* calls of internal.h.
+ *
+ * The metadata area is one image; each device block of it has a
+ * generation (gen: bumped on every change), the generation last made
+ * durable on every live member (durable), and the generation being
+ * written (writing: one write per block at a time; a block changed
+ * meanwhile is written again when that write ends). */
+#ifndef IPVFS_IRAID_META_IMAGE_H
+#define IPVFS_IRAID_META_IMAGE_H
+
+#include <stdint.h>
+
+#include "iraid/internal.h"
+
+struct iraid_meta {
+    uint32_t bs;                   /* device block: the unit of writes */
+    uint32_t nblk;                 /* blocks in use: superblock and bitmap */
+    uint8_t *image;
+    uint64_t *gen, *durable, *writing;
+    uint64_t region_stripes, nregions;
+    uint32_t *active;              /* per region: writes in progress */
+    uint64_t *begins;              /* per region: writes ever begun */
+    uint64_t *last_end;            /* per region: ms of the last write's end */
+    uint64_t *set_gen;             /* per region: generation that set its bit */
+    uint64_t events, stale, stale_gen;
+    struct meta_intent *waiters;   /* stripe ops waiting for durable blocks */
+    struct meta_sb_waiter *sb_waiters; /* meta_sb_wait() */
+    int cleaning;
+    uint64_t next_clean;
+    uint64_t *cand, *cand_begins, ncand;
+};
+
+void meta_sb_encode(const struct iraid_volume *vol, uint8_t *sb);
+/* Writes block blk of the image (FUA) to every live member unless it is
+ * durable already or being written. */
+void meta_write_block(struct iraid_volume *vol, uint32_t blk);
+int meta_any_live(const struct iraid_volume *vol);
+
+#endif

@@ -1,0 +1,241 @@
+/* iRAID background sweeps: the rebuild of a returning or replaced member,
+ * scrub, and the resync of dirty regions at open.  A sweep walks the
+ * stripes in order, one stripe op at a time (stripe.c: each under the
+ * stripe's lock, so writes meanwhile stay consistent); the next stripe
+ * starts from a zero timer, never from the op's callback.
+ *
+ * States of a sweep (struct iraid_sweep; vol->rebuild, scrub, resync):
+ *
+ *   IDLE --sweep_start()--> RUNNING (running = 1)
+ *   RUNNING --stripe op done, more stripes--> STEP (timer) --> RUNNING
+ *   RUNNING --past the end, an error, or the volume closing--> IDLE,
+ *           then finished(): rebuild_finished, sweep_report (scrub's cb),
+ *           resync_finished (iraid_open waits on running itself)
+ *   rebuild: IDLE --tick, a member REBUILDING, retry time reached
+ *           (rebuild_kick)--> RUNNING --done--> FLUSH of the target
+ *           --flushed--> member UP, its stale bit cleared;
+ *           a failure or a stale epoch retries 1 s later from the tick
+ *
+ * Cleanup: iraid_close() ends the running op through sop_cancel_waiting()
+ * (finished() then runs with -ECANCELED) and deletes the step timers
+ * (sweep_cancel_timers).
+ *
+ * Ownership: the sweeps live in the volume; each holds at most one stripe
+ * op, which points back at it (op->user). */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "iraid/internal.h"
+
+static void sweep_step(struct iraid_volume *vol, struct iraid_sweep *sw);
+
+static void sweep_timer(struct evloop *loop, uint64_t id, void *user)
+{
+    struct iraid_sweep *sw = user;
+
+    sw->timer = 0;
+    sweep_step(sw->vol, sw);
+}
+
+/* One stripe done.  The next one starts from a timer, never from here:
+ * stripes that finish without I/O would otherwise recurse. */
+static void sweep_op_done(struct stripe_op *op, int status)
+{
+    struct iraid_sweep *sw = op->user;
+    struct iraid_volume *vol = op->vol;
+    struct iraid_member *t = &vol->members[sw->target];
+
+    if (status < 0) {
+        sw->status = status;
+    } else {
+        sw->mismatches += op->mismatches;
+        sw->skipped += op->skipped;
+        sw->next++;
+        /* Still holding the stripe lock: writers planning after this see
+         * the stripe as current on the target. */
+        if (sw->kind == SOP_REBUILD) {
+            if (t->epoch == sw->epoch && t->state == IRAID_MEMBER_REBUILDING)
+                t->rebuild_next = sw->next;
+            else
+                sw->status = -ESTALE;
+        }
+    }
+    if (vol->closing || !(sw->timer = evloop_add_timer(vol->loop, 0, sweep_timer, sw))) {
+        if (sw->status == 0)
+            sw->status = vol->closing ? -ECANCELED : -ENOMEM;
+        sw->running = 0;
+        sw->finished(vol, sw);
+    }
+}
+
+static int sweep_can_scrub(const struct iraid_volume *vol, uint64_t stripe)
+{
+    return stripe_missing(vol, stripe) == 0;
+}
+
+static void sweep_step(struct iraid_volume *vol, struct iraid_sweep *sw)
+{
+    struct stripe_op *op;
+
+    while (sw->status == 0 && sw->next < sw->end &&
+           ((sw->want && !sw->want(vol, sw->next)) ||
+            (sw->kind == SOP_SCRUB && !sweep_can_scrub(vol, sw->next)))) {
+        sw->skipped += sw->kind == SOP_SCRUB;
+        sw->next++;
+    }
+    if (sw->status < 0 || sw->next >= sw->end || vol->closing) {
+        if (sw->status == 0 && vol->closing)
+            sw->status = -ECANCELED;
+        sw->running = 0;
+        sw->finished(vol, sw);
+        return;
+    }
+    if (!(op = sop_new(vol, sw->kind, sw->next, sweep_op_done, sw))) {
+        sw->status = -ENOMEM;
+        sw->running = 0;
+        sw->finished(vol, sw);
+        return;
+    }
+    op->target = sw->target;
+    sop_start(op);
+}
+
+static void sweep_report(struct iraid_volume *vol, struct iraid_sweep *sw)
+{
+    log_info("iraid: scrub done: %" PRIu64 " stripes disagree, %" PRIu64 " skipped%s%s",
+             sw->mismatches, sw->skipped, sw->status < 0 ? ": " : "",
+             sw->status < 0 ? strerror(-sw->status) : "");
+    sw->cb(vol, sw->status, sw->mismatches, sw->skipped, sw->user);
+}
+
+static void rebuild_flushed(struct iraid_volume *vol, int status, void *user)
+{
+    struct iraid_member *t = user;
+
+    if (status == 0 && t->state == IRAID_MEMBER_REBUILDING && t->epoch == vol->rebuild.epoch) {
+        member_rebuilt(t);
+        meta_member_stale(vol, t->idx, 0);
+        return;
+    }
+    if (!vol->closing)
+        vol->rebuild_retry_at = evloop_now_ms() + 1000;
+}
+
+static void rebuild_finished(struct iraid_volume *vol, struct iraid_sweep *sw)
+{
+    struct iraid_member *t = &vol->members[sw->target];
+    struct iraid_req *req;
+
+    if (sw->status < 0) {
+        if (!vol->closing) {
+            log_warn("iraid: rebuild of member %u stopped at stripe %" PRIu64 ": %s",
+                     t->idx, sw->next, strerror(-sw->status));
+            vol->rebuild_retry_at = evloop_now_ms() + 1000;
+        }
+        return;
+    }
+    /* Current on the target only once its cache is on its medium. */
+    if (!(req = req_new_flush(vol, t->idx, rebuild_flushed, t))) {
+        vol->rebuild_retry_at = evloop_now_ms() + 1000;
+        return;
+    }
+    req_launch(req);
+}
+
+/* From the tick: start (or restart) the rebuild of a REBUILDING member. */
+void rebuild_kick(struct iraid_volume *vol)
+{
+    struct iraid_member *t = NULL;
+
+    if (vol->rebuild.running || !vol->rebuild_retry_at || evloop_now_ms() < vol->rebuild_retry_at)
+        return;
+    vol->rebuild_retry_at = 0;
+    for (uint32_t i = 0; i < vol->nmembers && !t; i++)
+        if (vol->members[i].state == IRAID_MEMBER_REBUILDING)
+            t = &vol->members[i];
+    if (!t)
+        return;
+    log_info("iraid: rebuilding member %u (%s) from stripe %" PRIu64 " of %" PRIu64, t->idx,
+             t->url, t->rebuild_next, vol->layout.stripes);
+    vol->rebuild = (struct iraid_sweep){ .kind = SOP_REBUILD, .next = t->rebuild_next,
+                                         .end = vol->layout.stripes, .target = t->idx,
+                                         .epoch = t->epoch, .finished = rebuild_finished };
+    sweep_start(vol, &vol->rebuild);
+}
+
+void sweep_start(struct iraid_volume *vol, struct iraid_sweep *sw)
+{
+    sw->vol = vol;
+    sw->running = 1;
+    sw->status = 0;
+    if (!sw->finished)
+        sw->finished = sweep_report;
+    sweep_step(vol, sw);
+}
+
+/* iraid_close(): after sop_cancel_waiting() no sweep waits for an op. */
+void sweep_cancel_timers(struct iraid_volume *vol)
+{
+    for (struct iraid_sweep *sw = &vol->rebuild; sw <= &vol->resync; sw++)
+        if (sw->timer) {
+            evloop_del_timer(vol->loop, sw->timer);
+            sw->timer = 0;
+        }
+}
+
+/* ---- scrub ---- */
+
+int iraid_scrub(struct iraid_volume *vol, iraid_scrub_cb cb, void *user)
+{
+    if (!vol || !cb)
+        return -EINVAL;
+    if (!vol->meta)
+        return -EOPNOTSUPP;
+    if (vol->scrub.running)
+        return -EBUSY;
+    vol->scrub = (struct iraid_sweep){ .kind = SOP_SCRUB, .end = vol->layout.stripes, .cb = cb,
+                                       .user = user };
+    sweep_start(vol, &vol->scrub);
+    return 0;
+}
+
+/* ---- resync at open ---- */
+
+/* The open-time resync is waited for by sweep_resync_dirty itself. */
+static void resync_finished(struct iraid_volume *vol, struct iraid_sweep *sw)
+{
+}
+
+/* iraid_open(), on its private loop, once the metadata is read: resyncs
+ * every dirty region, flushes, and writes the bitmap cleared. */
+int sweep_resync_dirty(struct iraid_volume *vol)
+{
+    uint64_t dirty = meta_dirty_regions(vol);
+    struct req_sync w = { 0 };
+    struct iraid_req *req;
+    int rc;
+
+    if (dirty == 0)
+        return 0;
+    log_info("iraid: resyncing %" PRIu64 " dirty region(s) of %" PRIu64 " stripes", dirty,
+             meta_region_stripes(vol));
+    vol->resync = (struct iraid_sweep){ .kind = SOP_RESYNC, .end = vol->layout.stripes,
+                                        .want = meta_region_dirty_stripe,
+                                        .finished = resync_finished };
+    sweep_start(vol, &vol->resync);
+    while (vol->resync.running)
+        if ((rc = evloop_run_once(vol->loop, -1)) < 0 && rc != -EINTR)
+            return rc;
+    if (vol->resync.status < 0)
+        return vol->resync.status;
+    /* Resynced stripes are clean once on the media. */
+    if (!(req = req_new_flush(vol, IRAID_ALL_MEMBERS, req_sync_done, &w)))
+        return -ENOMEM;
+    req->tolerate_down = 1;
+    req_launch(req);
+    if ((rc = req_sync_run(vol, &w)) < 0)
+        return rc;
+    return meta_clear_bitmap(vol);
+}

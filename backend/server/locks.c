@@ -14,7 +14,7 @@
  * UNLOCK or a closed connection).  Nothing here ever blocks the loop.
  *
  * Re-entrancy: replying to a connection whose peer already hung up
- * (a ZOMBIE in conn.c) destroys it at once, which calls locks_conn_closed
+ * (a ZOMBIE in srvconn.c) destroys it at once, which calls locks_conn_closed
  * and so changes the lists (and may grant more) while a grant is under
  * way.  grant_ready therefore never keeps a pointer across conn_reply: it
  * looks for the next grantable request from scratch each time.

@@ -5,10 +5,10 @@
 
 #include "backend/server/server.h"
 
-/* LOCK and UNLOCK; conn.c dispatches through it like the other tables. */
+/* LOCK and UNLOCK; srvconn.c dispatches through it like the other tables. */
 extern const struct op_entry lock_ops[];
 
-/* conn.c calls this while it destroys a connection, whatever its state:
+/* srvconn.c calls this while it destroys a connection, whatever its state:
  * releases the connection's locks, forgets its waiting request and grants
  * what that unblocks.  It may reply to (and so destroy) other connections. */
 void locks_conn_closed(struct conn *c);

@@ -2,9 +2,9 @@
  *
  *   main.c     MPI start-up, roles, readiness, teardown, MPI_Finalize
  *   topo.c     hwloc core binding
- *   conn.c     listener and the per-connection state machine, HELLO,
+ *   srvconn.c  listener and the per-connection state machine, HELLO,
  *              counters, dispatch through the ops table
- *   meta.c     metadata service (LOOKUP REMOVE MKDIR READDIR) over metadb,
+ *   metasvc.c  metadata service (LOOKUP REMOVE MKDIR READDIR) over metadb,
  *              and MPI-IO shared file pointers (SHFP) in memory
  *   locks.c    byte-range locks for MPI atomic mode (LOCK UNLOCK)
  *   ionode.c   I/O node service (READ WRITE DF_*) over dfstore
@@ -93,7 +93,7 @@ struct server {
     int peer_lost;              /* mpiexec said a rank died (SIGUSR1) */
 };
 
-/* ---- connections (conn.c) ---------------------------------------------- */
+/* ---- connections (srvconn.c) ------------------------------------------- */
 
 int conn_listen(struct server *srv);
 /* Closes every connection (failing nothing in flight: call after the
@@ -132,7 +132,7 @@ struct op_entry {
     const char *name;
 };
 
-/* Ops tables of the service files; conn.c dispatches through them. */
+/* Ops tables of the service files; srvconn.c dispatches through them. */
 extern const struct op_entry meta_ops[];
 extern const struct op_entry ionode_ops[];
 extern const struct op_entry control_ops[];

@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 
 #include "backend/server/dfstore.h"
-#include "backend/server/server.h"
+#include "backend/server/ionode.h"
 #include "common/log.h"
 #include "iraid/volume.h"
 
@@ -455,8 +455,6 @@ static void read_next(struct server *srv)
 
 static void read_next_timer(struct evloop *loop, uint64_t id, void *user)
 {
-    (void)loop;
-    (void)id;
     read_next(user);
 }
 
@@ -585,7 +583,7 @@ static void handle_df(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t
         df_done(rc, 0, o);
 }
 
-const struct op_entry ionode_ops[] = {
+static const struct op_entry ionode_ops[] = {
     { IPVFS_OP_READ, IPVFS_ROLE_IO, handle_rw, "READ" },
     { IPVFS_OP_WRITE, IPVFS_ROLE_IO, handle_rw, "WRITE" },
     { IPVFS_OP_DF_GETSIZE, IPVFS_ROLE_IO, handle_df, "DF_GETSIZE" },
@@ -595,3 +593,5 @@ const struct op_entry ionode_ops[] = {
     { IPVFS_OP_DF_PREALLOC, IPVFS_ROLE_IO, handle_df, "DF_PREALLOC" },
     { 0, 0, NULL, NULL },
 };
+
+const struct service ionode_service = { .name = "I/O node", .ops = ionode_ops };

@@ -161,7 +161,8 @@ struct stop_ctx {
     int status;
 };
 
-/* Runs from a timer, outside any store callback, so closing is safe. */
+/* Runs from the outermost loop level, outside any store callback and any
+ * nested run, so closing (which runs the loop itself) is safe. */
 static void stop_close(struct evloop *loop, uint64_t id, void *user)
 {
     struct stop_ctx *s = user;
@@ -180,7 +181,7 @@ static void stop_synced(int status, uint64_t value, void *user)
     s->status = status;
     if (status < 0)
         log_error("final sync of the datafile store failed: %s", strerror(-status));
-    if (!evloop_add_timer(s->srv->loop, 0, stop_close, s))
+    if (!evloop_defer_outer(s->srv->loop, stop_close, s))
         stop_close(s->srv->loop, 0, s);
 }
 
@@ -307,7 +308,7 @@ static void sieve_pick(struct io_op *o)
 }
 
 static void read_next(struct server *srv);
-static void read_next_timer(struct evloop *loop, uint64_t id, void *user);
+static void read_next_deferred(struct evloop *loop, uint64_t id, void *user);
 
 static void io_done(int status, uint64_t value, void *user)
 {
@@ -317,9 +318,9 @@ static void io_done(int status, uint64_t value, void *user)
 
     if (o->in_store) {
         srv->reads.in_store--;
-        /* the freed place goes to a waiting READ from a fresh loop turn,
-         * outside this store callback; failing that, right now */
-        if (!evloop_add_timer(srv->loop, 0, read_next_timer, srv))
+        /* the freed place goes to a waiting READ once this store callback
+         * has returned; failing that, right now */
+        if (!evloop_defer(srv->loop, read_next_deferred, srv))
             read_next(srv);
     }
 
@@ -453,7 +454,7 @@ static void read_next(struct server *srv)
     }
 }
 
-static void read_next_timer(struct evloop *loop, uint64_t id, void *user)
+static void read_next_deferred(struct evloop *loop, uint64_t id, void *user)
 {
     read_next(user);
 }

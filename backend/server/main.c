@@ -427,7 +427,7 @@ static int start_readiness(struct server *srv, struct readiness *rd, int failed)
                  "starting the readiness vote") < 0)
         return -EIO;
     rd->pending = 1;
-    if (!evloop_add_timer(srv->loop, 0, poll_ready, rd)) {
+    if (!evloop_defer(srv->loop, poll_ready, rd)) {
         log_error("cannot arm the readiness timer");
         return -ENOMEM;
     }

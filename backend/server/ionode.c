@@ -65,13 +65,11 @@ struct io_op {
     struct io_op *next_wait;
 };
 
-int ionode_open(struct server *srv)
+/* The iSCSI URL of each member: its target rank's LUN, or the external
+ * LUN --member names.  -EHOSTDOWN when a target rank did not start. */
+static int member_urls(struct server *srv, char (*urls)[512], const char **url_ptrs)
 {
     uint32_t nt = srv->opts.nt, first = srv->io_index * (1 + nt) + 1;
-    char urls[64][512], initiator[256], dir[1200];
-    const char *url_ptrs[64];
-    struct iraid_config cfg;
-    int rc;
 
     for (uint32_t k = 0; k < nt; k++) {
         const struct ipvfs_map_rank *t = &srv->map.ranks[first + k];
@@ -80,17 +78,30 @@ int ionode_open(struct server *srv)
         url_ptrs[k] = urls[k];
         if (ext) {
             /* --member: the target rank of this slot stays a spare */
-            snprintf(urls[k], sizeof(urls[k]), "%s", ext);
+            snprintf(urls[k], 512, "%s", ext);
             log_info("member %u is external: %s (rank %u is a spare)", k, ext, first + k);
             continue;
         }
         server_target_iqn(srv, srv->io_index, k, iqn, sizeof(iqn));
-        snprintf(urls[k], sizeof(urls[k]), "iscsi://%s:%u/%s/0", t->host, t->iscsi_port, iqn);
+        snprintf(urls[k], 512, "iscsi://%s:%u/%s/0", t->host, t->iscsi_port, iqn);
         if (t->iscsi_port == 0) {
             log_error("target %u of this I/O node (rank %u) did not start", k, first + k);
             return -EHOSTDOWN;
         }
     }
+    return 0;
+}
+
+int ionode_open(struct server *srv)
+{
+    uint32_t nt = srv->opts.nt;
+    char urls[64][512], initiator[256], dir[1200];
+    const char *url_ptrs[64];
+    struct iraid_config cfg;
+    int rc;
+
+    if ((rc = member_urls(srv, urls, url_ptrs)) < 0)
+        return rc;
     server_initiator_iqn(srv, initiator, sizeof(initiator));
     cfg = (struct iraid_config){
         .level = srv->opts.raid,

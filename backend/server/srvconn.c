@@ -11,7 +11,7 @@
  *               handler replied before returning              -> WRITE
  *               handler went async                            -> BUSY
  *   BUSY      --conn_reply() from the completion-------------> WRITE
- *   WRITE     --reply fully written--------------------------> READ_HDR (or CLEANUP)
+ *   WRITE     --reply fully written--------------------------> READ_HDR (or DEAD)
  *   any state --peer hang-up, socket error, EOF--------------> DEAD, except
  *   BUSY      --peer hang-up--------------------------------> ZOMBIE
  *   ZOMBIE    --conn_reply() from the completion-------------> DEAD

@@ -24,6 +24,7 @@ struct ev_fd {
     void *user;
     int mask;
     int registered;
+    uint64_t reg_seq;           /* when it was registered (loop->nreg) */
 };
 
 enum slot_kind { SLOT_FREE, SLOT_TIMER, SLOT_DEFER, SLOT_DEFER_OUTER };
@@ -43,6 +44,7 @@ struct evloop {
     int epfd;
     struct ev_fd *fds;          /* indexed by fd */
     int nfds;
+    uint64_t nreg;              /* fd registrations so far */
 
     struct ev_slot *slots;
     uint32_t nslots;
@@ -126,10 +128,18 @@ int evloop_set_fd(struct evloop *loop, int fd, int mask, evloop_fd_cb cb, void *
         return -EINVAL;
     if (fd >= loop->nfds && (rc = grow_fds(loop, fd)) < 0)
         return rc;
-    if (epoll_ctl(loop->epfd, loop->fds[fd].registered ? EPOLL_CTL_MOD : EPOLL_CTL_ADD,
-                  fd, &ee) < 0)
+    if (loop->fds[fd].registered) {
+        if (epoll_ctl(loop->epfd, EPOLL_CTL_MOD, fd, &ee) < 0)
+            return -errno;
+        loop->fds[fd].cb = cb;
+        loop->fds[fd].user = user;
+        loop->fds[fd].mask = mask;
+        return 0;
+    }
+    if (epoll_ctl(loop->epfd, EPOLL_CTL_ADD, fd, &ee) < 0)
         return -errno;
-    loop->fds[fd] = (struct ev_fd){ .cb = cb, .user = user, .mask = mask, .registered = 1 };
+    loop->fds[fd] = (struct ev_fd){ .cb = cb, .user = user, .mask = mask, .registered = 1,
+                                    .reg_seq = ++loop->nreg };
     return 0;
 }
 
@@ -435,7 +445,8 @@ static void fire_timers(struct evloop *loop)
     }
 }
 
-static void dispatch_fd(struct evloop *loop, const struct epoll_event *ev)
+/* ev was collected when registrations up to waited_reg existed. */
+static void dispatch_fd(struct evloop *loop, const struct epoll_event *ev, uint64_t waited_reg)
 {
     int fd = ev->data.fd, events = 0;
     struct ev_fd *e;
@@ -443,6 +454,8 @@ static void dispatch_fd(struct evloop *loop, const struct epoll_event *ev)
     if (fd >= loop->nfds || !loop->fds[fd].registered)
         return; /* deleted by an earlier callback of this round */
     e = &loop->fds[fd];
+    if (e->reg_seq > waited_reg)
+        return; /* the number was closed and registered anew since: not its event */
     if (ev->events & EPOLLIN)
         events |= EV_READ;
     if (ev->events & EPOLLOUT)
@@ -456,15 +469,17 @@ static void dispatch_fd(struct evloop *loop, const struct epoll_event *ev)
 int evloop_run_once(struct evloop *loop, int timeout_ms)
 {
     struct epoll_event evs[64];
+    uint64_t waited_reg;
     int n, rc = 0;
 
     loop->depth++;
     run_deferred(loop);
-    n = epoll_wait(loop->epfd, evs, 64, loop->stop ? 0 : next_timeout(loop, timeout_ms));
+    waited_reg = loop->nreg;
+    n = epoll_wait(loop->epfd, evs, 64, next_timeout(loop, timeout_ms));
     if (n < 0 && errno != EINTR)
         rc = -errno;
     for (int i = 0; i < n && !loop->stop; i++)
-        dispatch_fd(loop, &evs[i]);
+        dispatch_fd(loop, &evs[i], waited_reg);
     fire_timers(loop);
     loop->depth--;
     return rc;

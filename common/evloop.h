@@ -18,9 +18,11 @@
  *   call evloop_stop().  After evloop_del_fd(fd) returns, fd's callback is
  *   not called again, even for events already collected in this round; this
  *   holds when the callback removes its own fd, or another fd's callback
- *   removes (and closes) it first.  Delete an fd before closing it: a closed
- *   number reused by a new registration in the same round gets only events
- *   of the new registration's later rounds.
+ *   removes (and closes) it first.  Delete an fd before closing it.  When a
+ *   callback closes an fd and the number comes back (a new socket, a new
+ *   pipe) and is registered again in the same round, the events collected
+ *   for the old one are dropped: the new registration sees only its own,
+ *   from the next round on.
  * - Timers fire once, no earlier than their delay, in deadline order (equal
  *   deadlines in the order they were added); a periodic timer re-arms itself
  *   from its callback.  A timer added by a timer callback fires in a later

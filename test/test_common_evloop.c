@@ -1,7 +1,8 @@
 /* common/evloop: timers in deadline order, cancel, many timers, deferred
  * calls (after the current event, before the next poll, outer ones never in
  * a nested run), fd readiness, and fds removed during their own callback or
- * another fd's.  Every wait is bounded: a broken loop fails, never hangs. */
+ * another fd's, their number reused at once.  Every wait is bounded: a
+ * broken loop fails, never hangs. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -98,6 +99,30 @@ static void test_timer_cancel(void **state)
     evloop_del_timer(loop, idc);
     evloop_del_timer(loop, idc + 1000);
     run_until(loop, &t, 3);
+    evloop_destroy(loop);
+}
+
+static void rearm_zero(struct evloop *loop, uint64_t id, void *user)
+{
+    int *count = user;
+
+    if (++*count < 1000)
+        assert_true(evloop_add_timer(loop, 0, rearm_zero, count) > 0);
+}
+
+/* A timer that re-arms itself with delay 0 fires once per round, so the
+ * loop still polls its fds in between. */
+static void test_timer_rearm_waits_a_round(void **state)
+{
+    struct evloop *loop = evloop_create();
+    int count = 0;
+
+    (void)state;
+    assert_true(evloop_add_timer(loop, 0, rearm_zero, &count) > 0);
+    assert_int_equal(evloop_run_once(loop, 100), 0);
+    assert_int_equal(count, 1);
+    assert_int_equal(evloop_run_once(loop, 100), 0);
+    assert_int_equal(count, 2);
     evloop_destroy(loop);
 }
 
@@ -472,6 +497,66 @@ static void test_fd_removed_by_other_callback(void **state)
     evloop_destroy(loop);
 }
 
+struct reuse {
+    struct evloop *loop;
+    struct reuse *other;
+    int fds[2];
+    int calls;
+    int fresh[2];               /* the pipe that took the other's number */
+    struct fd_seen fresh_seen;
+};
+
+/* Closes the other pipe's read end and takes its number for a new, empty
+ * pipe registered at once. */
+static void close_other_and_reuse(struct evloop *loop, int fd, int events, void *user)
+{
+    struct reuse *r = user, *o = r->other;
+    int old = o->fds[0];
+
+    r->calls++;
+    if (old < 0)
+        return;
+    evloop_del_fd(loop, old);
+    close(old);
+    o->fds[0] = -1;
+    assert_int_equal(pipe(r->fresh), 0);
+    assert_int_equal(r->fresh[0], old);         /* lowest free number */
+    assert_int_equal(evloop_set_fd(loop, r->fresh[0], EV_READ, note_fd, &r->fresh_seen), 0);
+}
+
+/* Both read ends ready in one round; the first callback closes the other
+ * and a new empty pipe gets its number: the event collected for the old
+ * fd must not reach the new registration. */
+static void test_fd_number_reused_in_round(void **state)
+{
+    struct evloop *loop = evloop_create();
+    struct reuse a = { 0 }, b = { 0 }, *first;
+
+    (void)state;
+    a.other = &b;
+    b.other = &a;
+    assert_int_equal(pipe(a.fds), 0);
+    assert_int_equal(pipe(b.fds), 0);
+    assert_int_equal(write(a.fds[1], "x", 1), 1);
+    assert_int_equal(write(b.fds[1], "x", 1), 1);
+    assert_int_equal(evloop_set_fd(loop, a.fds[0], EV_READ, close_other_and_reuse, &a), 0);
+    assert_int_equal(evloop_set_fd(loop, b.fds[0], EV_READ, close_other_and_reuse, &b), 0);
+    assert_int_equal(evloop_run_once(loop, 1000), 0);
+    assert_int_equal(a.calls + b.calls, 1);
+    first = a.calls ? &a : &b;
+    assert_int_equal(first->fresh_seen.calls, 0);
+    assert_int_equal(evloop_run_once(loop, 20), 0);
+    assert_int_equal(first->fresh_seen.calls, 0);  /* still nothing to read */
+    evloop_del_fd(loop, first->fds[0]);
+    evloop_del_fd(loop, first->fresh[0]);
+    close(first->fds[0]);
+    close(first->fds[1]);
+    close(first->fresh[0]);
+    close(first->fresh[1]);
+    close(first->other->fds[1]);
+    evloop_destroy(loop);
+}
+
 /* Pending timers and deferred calls are freed, never called. */
 static void test_destroy_with_pending(void **state)
 {
@@ -492,6 +577,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_timers_deadline_order),
         cmocka_unit_test(test_timer_cancel),
+        cmocka_unit_test(test_timer_rearm_waits_a_round),
         cmocka_unit_test(test_many_timers),
         cmocka_unit_test(test_defer_after_current_event),
         cmocka_unit_test(test_defer_before_next_poll),
@@ -501,6 +587,7 @@ int main(void)
         cmocka_unit_test(test_fd_readiness),
         cmocka_unit_test(test_fd_removed_in_own_callback),
         cmocka_unit_test(test_fd_removed_by_other_callback),
+        cmocka_unit_test(test_fd_number_reused_in_round),
         cmocka_unit_test(test_destroy_with_pending),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,10 +8,11 @@
  *
  * SCRUB runs in the background (iraid_scrub): the loop serves on and the
  * reply goes out from the scrub's callback.  One scrub per node at a time
- * (iraid says EBUSY to a second); its requester lives in static state, so
- * that a requester gone meanwhile, or a scrub callback that never comes
- * because the volume closed between two stripes, costs nothing: a local
- * stop answers the waiting requester with ECANCELED itself.
+ * (iraid says EBUSY to a second); its requester lives in srv->ctl, so
+ * that a requester gone meanwhile (the conn_closed hook forgets it), or a
+ * scrub callback that never comes because the volume closed between two
+ * stripes, costs nothing: a local stop answers the waiting requester with
+ * ECANCELED itself.
  *
  * Cluster shutdown (SHUTDOWN without IPVFS_SHUTDOWN_LOCAL, to rank 0):
  *   1. every other I/O node gets SHUTDOWN|LOCAL (all at once, so that their
@@ -47,8 +48,10 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
-#include "backend/server/server.h"
 #include "backend/iscsi/target.h"
+#include "backend/server/control.h"
+#include "backend/server/ionode.h"
+#include "backend/server/server.h"
 #include "common/log.h"
 #include "common/net.h"
 #include "iraid/volume.h"
@@ -125,7 +128,7 @@ static int volume_degraded(struct server *srv)
     return srv->vol && iraid_get_status(srv->vol, &st) == 0 && st.missing > 0;
 }
 
-void control_fill_status(struct server *srv, struct ipvfs_status_rep *out)
+static void fill_status(struct server *srv, struct ipvfs_status_rep *out)
 {
     memset(out, 0, sizeof(*out));
     out->rank = (uint32_t)srv->rank;
@@ -174,7 +177,7 @@ static void handle_status(struct conn *c, const struct ipvfs_hdr *hdr, const uin
         memcpy(rep + len, &vs, sizeof(vs));
         memcpy(rep + len + sizeof(vs), ms, nm * sizeof(ms[0]));
     }
-    control_fill_status(srv, (struct ipvfs_status_rep *)rep);
+    fill_status(srv, (struct ipvfs_status_rep *)rep);
     memcpy(rep + sizeof(struct ipvfs_status_rep), head, sizeof(head));
     cs = (struct ipvfs_client_stat *)(rep + sizeof(struct ipvfs_status_rep) + 8);
     for (uint32_t i = 0; i < n; i++)
@@ -191,26 +194,15 @@ static void handle_status(struct conn *c, const struct ipvfs_hdr *hdr, const uin
 
 /* ---- SCRUB and REBUILD (I/O nodes) -------------------------------------- */
 
-static struct {
-    struct conn *requester;     /* NULL: gone, or answered already */
-    int running;
-} scrub;
-
-static void scrub_requester_gone(struct server *srv, void *arg)
-{
-    scrub.requester = NULL;
-}
-
 /* Answers the scrub's requester, if it is still there. */
-static void scrub_answer(int status, uint64_t mismatches, uint64_t skipped)
+static void scrub_answer(struct server *srv, int status, uint64_t mismatches, uint64_t skipped)
 {
-    struct conn *c = scrub.requester;
+    struct conn *c = srv->ctl.scrub_requester;
     struct ipvfs_scrub_rep *rep;
 
-    scrub.requester = NULL;
+    srv->ctl.scrub_requester = NULL;
     if (!c)
         return;
-    conn_on_close(c, NULL, NULL);
     if (status < 0) {
         conn_reply_err(c, -status, "scrub failed: %s", strerror(-status));
     } else if (!(rep = malloc(sizeof(*rep)))) {
@@ -224,11 +216,13 @@ static void scrub_answer(int status, uint64_t mismatches, uint64_t skipped)
 static void scrub_done(struct iraid_volume *vol, int status, uint64_t mismatches,
                        uint64_t skipped, void *user)
 {
-    scrub.running = 0;
+    struct server *srv = user;
+
+    srv->ctl.scrub_running = 0;
     if (status == 0)
         log_info("scrub: %llu stripes disagree, %llu skipped",
                  (unsigned long long)mismatches, (unsigned long long)skipped);
-    scrub_answer(status, mismatches, skipped);
+    scrub_answer(srv, status, mismatches, skipped);
 }
 
 static void handle_scrub(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body)
@@ -244,20 +238,18 @@ static void handle_scrub(struct conn *c, const struct ipvfs_hdr *hdr, const uint
         conn_reply_err(c, EAGAIN, "I/O node %u is not serving", srv->io_index);
         return;
     }
-    if (scrub.running) {
+    if (srv->ctl.scrub_running) {
         conn_reply_err(c, EBUSY, "a scrub of I/O node %u is running", srv->io_index);
         return;
     }
     /* Armed before the call: when no stripe needs I/O (every one skipped)
      * iraid_scrub runs scrub_done before it returns. */
-    scrub.running = 1;
-    scrub.requester = c;
-    conn_on_close(c, scrub_requester_gone, NULL);
+    srv->ctl.scrub_running = 1;
+    srv->ctl.scrub_requester = c;
     log_info("scrub of I/O node %u starting", srv->io_index);
-    if ((rc = iraid_scrub(srv->vol, scrub_done, NULL)) < 0) {
-        scrub.running = 0;
-        scrub.requester = NULL;
-        conn_on_close(c, NULL, NULL);
+    if ((rc = iraid_scrub(srv->vol, scrub_done, srv)) < 0) {
+        srv->ctl.scrub_running = 0;
+        srv->ctl.scrub_requester = NULL;
         conn_reply_err(c, -rc, "cannot scrub: %s",
                        rc == -EOPNOTSUPP ? "RAID-0 has no redundancy to check" : strerror(-rc));
     }
@@ -339,35 +331,33 @@ static void handle_rebuild(struct conn *c, const struct ipvfs_hdr *hdr, const ui
 
 /* ---- leaving the loop --------------------------------------------------- */
 
-static uint64_t grace_timer;
-static int *held_fds;       /* rank 0: connections to stopped ranks, kept open */
-static int nheld;
-
 /* Rank 0: closing these tells the stopped ranks to leave (step 5). */
-static void release_peers(void)
+static void release_peers(struct control_state *ctl)
 {
-    for (int i = 0; i < nheld; i++)
-        close(held_fds[i]);
-    free(held_fds);
-    held_fds = NULL;
-    nheld = 0;
+    for (int i = 0; i < ctl->nheld; i++)
+        close(ctl->held_fds[i]);
+    free(ctl->held_fds);
+    ctl->held_fds = NULL;
+    ctl->nheld = 0;
 }
 
 static void leave_loop(struct server *srv, void *arg)
 {
-    if (grace_timer)
-        evloop_del_timer(srv->loop, grace_timer);
-    grace_timer = 0;
-    release_peers();
+    evloop_del_timer(srv->loop, srv->ctl.grace_timer);
+    srv->ctl.grace_timer = 0;
+    srv->ctl.leave_on_close = NULL;
+    release_peers(&srv->ctl);
     evloop_stop(srv->loop);
 }
 
 static void grace_expired(struct evloop *loop, uint64_t id, void *user)
 {
-    grace_timer = 0;
+    struct server *srv = user;
+
+    srv->ctl.grace_timer = 0;
     log_warn("the stop did not complete in time (reply not collected, or no release "
              "from rank 0); leaving anyway");
-    leave_loop(user, NULL);
+    leave_loop(srv, NULL);
 }
 
 /* Replies to c (NULL: nobody asked), then leaves the loop: once the reply
@@ -375,14 +365,17 @@ static void grace_expired(struct evloop *loop, uint64_t id, void *user)
 static void reply_and_leave(struct server *srv, struct conn *c, int status, const char *msg,
                             int wait_for_close)
 {
-    grace_timer = evloop_add_timer(srv->loop, wait_for_close ? RELEASE_WAIT_MS : STOP_GRACE_MS,
-                                   grace_expired, srv);
+    srv->ctl.grace_timer = evloop_add_timer(srv->loop,
+                                            wait_for_close ? RELEASE_WAIT_MS : STOP_GRACE_MS,
+                                            grace_expired, srv);
+    if (!srv->ctl.grace_timer)
+        log_warn("no memory for the stop's time limit: waiting without one");
     if (!c) {
         leave_loop(srv, NULL);
         return;
     }
     if (wait_for_close)
-        conn_on_close(c, leave_loop, NULL);
+        srv->ctl.leave_on_close = c;    /* see control_conn_closed */
     else
         conn_on_reply_sent(c, leave_loop, NULL);
     if (status)
@@ -393,17 +386,17 @@ static void reply_and_leave(struct server *srv, struct conn *c, int status, cons
 
 /* ---- local stop --------------------------------------------------------- */
 
-/* Who sent SHUTDOWN|LOCAL, if anyone: the rank leaves once that requester
- * closes the connection (step 5), RELEASE_WAIT_MS at most. */
-static struct conn *local_requester;
-static uint64_t drain_deadline;
-
+/* Who sent SHUTDOWN|LOCAL, if anyone (srv->ctl.local_requester): the rank
+ * leaves once that requester closes the connection (step 5),
+ * RELEASE_WAIT_MS at most. */
 static void local_stopped(struct server *srv, int status)
 {
+    struct conn *c = srv->ctl.local_requester;
+
     log_info("rank %d stopped", srv->rank);
-    reply_and_leave(srv, local_requester, status < 0 ? -status : 0,
+    srv->ctl.local_requester = NULL;
+    reply_and_leave(srv, c, status < 0 ? -status : 0,
                     status < 0 ? "local stop failed; see the server log" : "", 1);
-    local_requester = NULL;
 }
 
 static void target_drain(struct evloop *loop, uint64_t id, void *user)
@@ -413,7 +406,7 @@ static void target_drain(struct evloop *loop, uint64_t id, void *user)
     int rc;
 
     tgt_server_stats(srv->tgt, &st);
-    if (st.sessions > 0 && evloop_now_ms() < drain_deadline &&
+    if (st.sessions > 0 && evloop_now_ms() < srv->ctl.drain_deadline &&
         evloop_add_timer(loop, 50, target_drain, srv))
         return;
     if (st.sessions > 0)
@@ -429,11 +422,11 @@ static void target_drain(struct evloop *loop, uint64_t id, void *user)
 void control_local_stop(struct server *srv)
 {
     srv->state = IPVFS_STATE_STOPPING;
-    scrub_answer(-ECANCELED, 0, 0);
+    scrub_answer(srv, -ECANCELED, 0, 0);
     if (srv->role & IPVFS_ROLE_IO) {
         ionode_stop(srv, local_stopped);
     } else if (srv->tgt) {
-        drain_deadline = evloop_now_ms() + TARGET_DRAIN_MS;
+        srv->ctl.drain_deadline = evloop_now_ms() + TARGET_DRAIN_MS;
         target_drain(srv->loop, 0, srv);
     } else {
         local_stopped(srv, 0);
@@ -506,11 +499,12 @@ static int peer_stop_send(struct server *srv, uint32_t rank)
  * all.  Returns how many did not confirm. */
 static int peers_stop(struct server *srv, uint32_t roles)
 {
+    struct control_state *ctl = &srv->ctl;
     uint64_t deadline;
     int *fds, failures = 0, rc;
 
     if (!(fds = malloc((size_t)srv->nranks * sizeof(*fds))) ||
-        (!held_fds && !(held_fds = malloc((size_t)srv->nranks * sizeof(*held_fds))))) {
+        (!ctl->held_fds && !(ctl->held_fds = malloc((size_t)srv->nranks * sizeof(*fds))))) {
         free(fds);
         log_error("out of memory");
         return srv->nranks;
@@ -533,36 +527,35 @@ static int peers_stop(struct server *srv, uint32_t roles)
             close(fds[r]);
         } else {
             log_info("rank %d stopped", r);
-            held_fds[nheld++] = fds[r]; /* closed by release_peers() */
+            ctl->held_fds[ctl->nheld++] = fds[r]; /* closed by release_peers() */
         }
     }
     free(fds);
     return failures;
 }
 
-static struct conn *cluster_requester;
-static int cluster_failures;
-
 static void cluster_io_stopped(struct server *srv, int status)
 {
+    struct control_state *ctl = &srv->ctl;
+    struct conn *c = ctl->cluster_requester;
     char msg[128];
 
     if (status < 0)
-        cluster_failures++;
-    cluster_failures += peers_stop(srv, IPVFS_ROLE_TARGET);
+        ctl->cluster_failures++;
+    ctl->cluster_failures += peers_stop(srv, IPVFS_ROLE_TARGET);
     snprintf(msg, sizeof(msg), "%d ranks did not stop cleanly; see the server log",
-             cluster_failures);
-    log_info("cluster stopped%s", cluster_failures ? " with errors" : "");
-    reply_and_leave(srv, cluster_requester, cluster_failures ? EIO : 0, msg, 0);
-    cluster_requester = NULL;
+             ctl->cluster_failures);
+    log_info("cluster stopped%s", ctl->cluster_failures ? " with errors" : "");
+    ctl->cluster_requester = NULL;
+    reply_and_leave(srv, c, ctl->cluster_failures ? EIO : 0, msg, 0);
 }
 
 static void cluster_stop(struct server *srv, struct conn *c)
 {
     log_info("cluster shutdown requested");
     srv->state = IPVFS_STATE_STOPPING;
-    cluster_requester = c;
-    cluster_failures += peers_stop(srv, IPVFS_ROLE_IO);
+    srv->ctl.cluster_requester = c;
+    srv->ctl.cluster_failures += peers_stop(srv, IPVFS_ROLE_IO);
     ionode_stop(srv, cluster_io_stopped);
 }
 
@@ -576,7 +569,7 @@ static void handle_shutdown(struct conn *c, const struct ipvfs_hdr *hdr, const u
         conn_reply_err(c, EALREADY, "rank %d is already stopping", srv->rank);
     } else if (hdr->flags & IPVFS_SHUTDOWN_LOCAL) {
         log_info("local stop requested");
-        local_requester = c;
+        srv->ctl.local_requester = c;
         control_local_stop(srv);
     } else if (srv->rank != 0) {
         conn_reply_err(c, EINVAL, "cluster shutdown goes to rank 0, not rank %d", srv->rank);
@@ -587,7 +580,7 @@ static void handle_shutdown(struct conn *c, const struct ipvfs_hdr *hdr, const u
     }
 }
 
-const struct op_entry control_ops[] = {
+static const struct op_entry control_ops[] = {
     { IPVFS_OP_STATUS, IPVFS_ROLE_METADATA | IPVFS_ROLE_IO | IPVFS_ROLE_TARGET, handle_status,
       "STATUS" },
     { IPVFS_OP_SHUTDOWN, IPVFS_ROLE_METADATA | IPVFS_ROLE_IO | IPVFS_ROLE_TARGET,
@@ -595,6 +588,26 @@ const struct op_entry control_ops[] = {
     { IPVFS_OP_SCRUB, IPVFS_ROLE_IO, handle_scrub, "SCRUB" },
     { IPVFS_OP_REBUILD, IPVFS_ROLE_IO, handle_rebuild, "REBUILD" },
     { 0, 0, NULL, NULL },
+};
+
+/* A requester that goes away is never answered; the one whose close tells
+ * a stopped rank to leave (step 5) ends the loop. */
+static void control_conn_closed(struct server *srv, struct conn *c)
+{
+    struct control_state *ctl = &srv->ctl;
+
+    if (c == ctl->scrub_requester)
+        ctl->scrub_requester = NULL;
+    if (c == ctl->local_requester)
+        ctl->local_requester = NULL;
+    if (c == ctl->cluster_requester)
+        ctl->cluster_requester = NULL;
+    if (c == ctl->leave_on_close)
+        leave_loop(srv, NULL);
+}
+
+const struct service control_service = {
+    .name = "control", .ops = control_ops, .conn_closed = control_conn_closed,
 };
 
 /* ---- signals ------------------------------------------------------------ */

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 
 #include "backend/dfstore/dfstore.h"
+#include "backend/server/ionode.h"
 #include "backend/server/server.h"
 #include "common/log.h"
 #include "iraid/volume.h"
@@ -65,13 +66,11 @@ struct io_op {
     struct io_op *next_wait;
 };
 
-int ionode_open(struct server *srv)
+/* The iSCSI URL of each member: its target rank's LUN, or the external
+ * LUN --member names.  -EHOSTDOWN when a target rank did not start. */
+static int member_urls(struct server *srv, char (*urls)[512], const char **url_ptrs)
 {
     uint32_t nt = srv->opts.nt, first = srv->io_index * (1 + nt) + 1;
-    char urls[64][512], initiator[256], dir[1200];
-    const char *url_ptrs[64];
-    struct iraid_config cfg;
-    int rc;
 
     for (uint32_t k = 0; k < nt; k++) {
         const struct ipvfs_map_rank *t = &srv->map.ranks[first + k];
@@ -80,17 +79,30 @@ int ionode_open(struct server *srv)
         url_ptrs[k] = urls[k];
         if (ext) {
             /* --member: the target rank of this slot stays a spare */
-            snprintf(urls[k], sizeof(urls[k]), "%s", ext);
+            snprintf(urls[k], 512, "%s", ext);
             log_info("member %u is external: %s (rank %u is a spare)", k, ext, first + k);
             continue;
         }
         server_target_iqn(srv, srv->io_index, k, iqn, sizeof(iqn));
-        snprintf(urls[k], sizeof(urls[k]), "iscsi://%s:%u/%s/0", t->host, t->iscsi_port, iqn);
+        snprintf(urls[k], 512, "iscsi://%s:%u/%s/0", t->host, t->iscsi_port, iqn);
         if (t->iscsi_port == 0) {
             log_error("target %u of this I/O node (rank %u) did not start", k, first + k);
             return -EHOSTDOWN;
         }
     }
+    return 0;
+}
+
+int ionode_open(struct server *srv)
+{
+    uint32_t nt = srv->opts.nt;
+    char urls[64][512], initiator[256], dir[1200];
+    const char *url_ptrs[64];
+    struct iraid_config cfg;
+    int rc;
+
+    if ((rc = member_urls(srv, urls, url_ptrs)) < 0)
+        return rc;
     server_initiator_iqn(srv, initiator, sizeof(initiator));
     cfg = (struct iraid_config){
         .level = srv->opts.raid,
@@ -161,7 +173,8 @@ struct stop_ctx {
     int status;
 };
 
-/* Runs from a timer, outside any store callback, so closing is safe. */
+/* Runs from the outermost loop level, outside any store callback and any
+ * nested run, so closing (which runs the loop itself) is safe. */
 static void stop_close(struct evloop *loop, uint64_t id, void *user)
 {
     struct stop_ctx *s = user;
@@ -180,7 +193,7 @@ static void stop_synced(int status, uint64_t value, void *user)
     s->status = status;
     if (status < 0)
         log_error("final sync of the datafile store failed: %s", strerror(-status));
-    if (!evloop_add_timer(s->srv->loop, 0, stop_close, s))
+    if (!evloop_defer_outer(s->srv->loop, stop_close, s))
         stop_close(s->srv->loop, 0, s);
 }
 
@@ -307,7 +320,7 @@ static void sieve_pick(struct io_op *o)
 }
 
 static void read_next(struct server *srv);
-static void read_next_timer(struct evloop *loop, uint64_t id, void *user);
+static void read_next_deferred(struct evloop *loop, uint64_t id, void *user);
 
 static void io_done(int status, uint64_t value, void *user)
 {
@@ -317,9 +330,9 @@ static void io_done(int status, uint64_t value, void *user)
 
     if (o->in_store) {
         srv->reads.in_store--;
-        /* the freed place goes to a waiting READ from a fresh loop turn,
-         * outside this store callback; failing that, right now */
-        if (!evloop_add_timer(srv->loop, 0, read_next_timer, srv))
+        /* the freed place goes to a waiting READ once this store callback
+         * has returned; failing that, right now */
+        if (!evloop_defer(srv->loop, read_next_deferred, srv))
             read_next(srv);
     }
 
@@ -453,10 +466,8 @@ static void read_next(struct server *srv)
     }
 }
 
-static void read_next_timer(struct evloop *loop, uint64_t id, void *user)
+static void read_next_deferred(struct evloop *loop, uint64_t id, void *user)
 {
-    (void)loop;
-    (void)id;
     read_next(user);
 }
 
@@ -585,7 +596,7 @@ static void handle_df(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t
         df_done(rc, 0, o);
 }
 
-const struct op_entry ionode_ops[] = {
+static const struct op_entry ionode_ops[] = {
     { IPVFS_OP_READ, IPVFS_ROLE_IO, handle_rw, "READ" },
     { IPVFS_OP_WRITE, IPVFS_ROLE_IO, handle_rw, "WRITE" },
     { IPVFS_OP_DF_GETSIZE, IPVFS_ROLE_IO, handle_df, "DF_GETSIZE" },
@@ -595,3 +606,5 @@ const struct op_entry ionode_ops[] = {
     { IPVFS_OP_DF_PREALLOC, IPVFS_ROLE_IO, handle_df, "DF_PREALLOC" },
     { 0, 0, NULL, NULL },
 };
+
+const struct service ionode_service = { .name = "I/O node", .ops = ionode_ops };

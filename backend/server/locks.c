@@ -13,18 +13,17 @@
  * the grant sends the reply later, from whatever event unblocked it (an
  * UNLOCK or a closed connection).  Nothing here ever blocks the loop.
  *
- * Re-entrancy: replying to a connection whose peer already hung up
- * (a ZOMBIE in conn.c) destroys it at once, which calls locks_conn_closed
- * and so changes the lists (and may grant more) while a grant is under
- * way.  grant_ready therefore never keeps a pointer across conn_reply: it
- * looks for the next grantable request from scratch each time.
+ * Re-entrancy: conn_reply never frees a connection (srvconn.h: the loop
+ * does, later), and the conn_closed hook runs from the loop, so the lists
+ * change only under the handler or hook that is running.
  *
- * The lists live in this file's memory: one server per process, and they
- * only matter while connections are open, so a restart loses nothing. */
+ * The lists live in srv->locks: they only matter while connections are
+ * open, so a restart loses nothing. */
 #include <errno.h>
 #include <stdlib.h>
 
 #include "backend/server/locks.h"
+#include "backend/server/srvconn.h"
 #include "common/log.h"
 
 enum lock_state { LOCK_WAITING, LOCK_GRANTED };
@@ -43,8 +42,6 @@ struct lock_file {
     struct range_lock *first;
     struct lock_file *next;
 };
-
-static struct lock_file *lock_files;
 
 static int conflicts(const struct range_lock *a, const struct range_lock *b)
 {
@@ -67,50 +64,50 @@ static int grantable(const struct lock_file *lf, const struct range_lock *w)
     return 1;
 }
 
-static struct range_lock *next_grantable(void)
+static struct range_lock *next_grantable(struct server *srv)
 {
-    for (struct lock_file *lf = lock_files; lf; lf = lf->next)
+    for (struct lock_file *lf = srv->locks; lf; lf = lf->next)
         for (struct range_lock *l = lf->first; l; l = l->next)
             if (l->state == LOCK_WAITING && grantable(lf, l))
                 return l;
     return NULL;
 }
 
-/* Grants every waiter that can go now (see Re-entrancy above). */
-static void grant_ready(void)
+/* Grants every waiter that can go now. */
+static void grant_ready(struct server *srv)
 {
     struct range_lock *l;
 
-    while ((l = next_grantable()) != NULL) {
+    while ((l = next_grantable(srv)) != NULL) {
         l->state = LOCK_GRANTED;
         conn_reply(l->owner, 0, NULL, 0);
     }
 }
 
-static struct lock_file *file_find(uint64_t handle)
+static struct lock_file *file_find(struct server *srv, uint64_t handle)
 {
-    for (struct lock_file *lf = lock_files; lf; lf = lf->next)
+    for (struct lock_file *lf = srv->locks; lf; lf = lf->next)
         if (lf->handle == handle)
             return lf;
     return NULL;
 }
 
-static struct lock_file *file_get(uint64_t handle)
+static struct lock_file *file_get(struct server *srv, uint64_t handle)
 {
-    struct lock_file *lf = file_find(handle);
+    struct lock_file *lf = file_find(srv, handle);
 
     if (lf || !(lf = calloc(1, sizeof(*lf))))
         return lf;
     lf->handle = handle;
-    lf->next = lock_files;
-    lock_files = lf;
+    lf->next = srv->locks;
+    srv->locks = lf;
     return lf;
 }
 
 /* Frees the files left without locks. */
-static void files_prune(void)
+static void files_prune(struct server *srv)
 {
-    struct lock_file **pp = &lock_files;
+    struct lock_file **pp = &srv->locks;
 
     while (*pp) {
         struct lock_file *lf = *pp;
@@ -158,18 +155,19 @@ static int parse_req(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t 
 static void handle_lock(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body)
 {
     const struct ipvfs_lock_req *req = (const struct ipvfs_lock_req *)body;
+    struct server *srv = conn_server(c);
     struct range_lock want, *l;
     struct lock_file *lf;
 
     if (parse_req(c, hdr, body, "LOCK", &want) < 0)
         return;
-    if (!(lf = file_get(req->handle))) {
+    if (!(lf = file_get(srv, req->handle))) {
         conn_reply_err(c, ENOMEM, "no memory for the locks of handle %llu",
                        (unsigned long long)req->handle);
         return;
     }
     if (!(l = malloc(sizeof(*l)))) {
-        files_prune();
+        files_prune(srv);
         conn_reply_err(c, ENOMEM, "no memory for a lock of handle %llu",
                        (unsigned long long)req->handle);
         return;
@@ -188,12 +186,13 @@ static void handle_lock(struct conn *c, const struct ipvfs_hdr *hdr, const uint8
 static void handle_unlock(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body)
 {
     const struct ipvfs_lock_req *req = (const struct ipvfs_lock_req *)body;
+    struct server *srv = conn_server(c);
     struct lock_file *lf;
     struct range_lock want, **pp;
 
     if (parse_req(c, hdr, body, "UNLOCK", &want) < 0)
         return;
-    lf = file_find(req->handle);
+    lf = file_find(srv, req->handle);
     for (pp = lf ? &lf->first : NULL; pp && *pp; pp = &(*pp)->next) {
         struct range_lock *l = *pp;
 
@@ -201,9 +200,9 @@ static void handle_unlock(struct conn *c, const struct ipvfs_hdr *hdr, const uin
             l->end == want.end && l->exclusive == want.exclusive) {
             *pp = l->next;
             free(l);
-            files_prune();
+            files_prune(srv);
             conn_reply(c, 0, NULL, 0);
-            grant_ready();
+            grant_ready(srv);
             return;
         }
     }
@@ -211,11 +210,13 @@ static void handle_unlock(struct conn *c, const struct ipvfs_hdr *hdr, const uin
                    (unsigned long long)req->handle);
 }
 
-void locks_conn_closed(struct conn *c)
+/* The service's conn_closed hook: releases the connection's locks, forgets
+ * its waiting request and grants what that unblocks. */
+static void locks_conn_closed(struct server *srv, struct conn *c)
 {
     int dropped = 0;
 
-    for (struct lock_file *lf = lock_files; lf; lf = lf->next) {
+    for (struct lock_file *lf = srv->locks; lf; lf = lf->next) {
         struct range_lock **pp = &lf->first;
 
         while (*pp) {
@@ -233,12 +234,16 @@ void locks_conn_closed(struct conn *c)
     if (!dropped)
         return;
     log_debug("closed connection released %d lock(s) or lock request(s)", dropped);
-    files_prune();
-    grant_ready();
+    files_prune(srv);
+    grant_ready(srv);
 }
 
-const struct op_entry lock_ops[] = {
+static const struct op_entry lock_ops[] = {
     { IPVFS_OP_LOCK, IPVFS_ROLE_METADATA, handle_lock, "LOCK" },
     { IPVFS_OP_UNLOCK, IPVFS_ROLE_METADATA, handle_unlock, "UNLOCK" },
     { 0, 0, NULL, NULL },
+};
+
+const struct service locks_service = {
+    .name = "locks", .ops = lock_ops, .conn_closed = locks_conn_closed,
 };

@@ -3,14 +3,9 @@
 #ifndef IPVFS_SERVER_LOCKS_H
 #define IPVFS_SERVER_LOCKS_H
 
-#include "backend/server/server.h"
+#include "backend/server/srvconn.h"
 
-/* LOCK and UNLOCK; conn.c dispatches through it like the other tables. */
-extern const struct op_entry lock_ops[];
-
-/* conn.c calls this while it destroys a connection, whatever its state:
- * releases the connection's locks, forgets its waiting request and grants
- * what that unblocks.  It may reply to (and so destroy) other connections. */
-void locks_conn_closed(struct conn *c);
+/* Its conn_closed hook releases the locks of a closed connection. */
+extern const struct service locks_service;
 
 #endif

@@ -26,8 +26,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "backend/server/server.h"
 #include "backend/iscsi/target.h"
+#include "backend/server/control.h"
+#include "backend/server/ionode.h"
+#include "backend/server/locks.h"
+#include "backend/server/metasvc.h"
+#include "backend/server/server.h"
 #include "common/log.h"
 
 #define READY_POLL_MS    20
@@ -95,18 +99,7 @@ static void assign_role(struct server *srv)
     ipvfs_log_set_ident(ident);
 }
 
-/* ---- names and directories ------------------------------------------------ */
-
-void server_target_iqn(const struct server *srv, uint32_t io, uint32_t k, char *out,
-                       size_t outlen)
-{
-    snprintf(out, outlen, "iqn.2026-11.org.ipvfs:%s.t%u.%u", srv->cluster, io, k);
-}
-
-void server_initiator_iqn(const struct server *srv, char *out, size_t outlen)
-{
-    snprintf(out, outlen, "iqn.2026-11.org.ipvfs:%s.io%u", srv->cluster, srv->io_index);
-}
+/* ---- directories ------------------------------------------------------------ */
 
 static int make_dir(const char *path)
 {
@@ -273,7 +266,7 @@ static int exchange_addresses(struct server *srv)
     memset(&mine, 0, sizeof(mine));
     mine = (struct rank_rec){ .role = srv->role, .io_index = srv->io_index,
                               .target_index = srv->target_index, .pid = (uint32_t)getpid(),
-                              .port = srv->port, .iscsi_port = srv->iscsi_port,
+                              .port = srv->conns.port, .iscsi_port = srv->iscsi_port,
                               .flags = srv->lun_created ? REC_NEW_LUN : 0 };
     snprintf(mine.host, sizeof(mine.host), "%s", srv->host);
     if (!(all = calloc((size_t)srv->nranks, sizeof(*all))) ||
@@ -323,6 +316,12 @@ static void publish_host(struct server *srv)
 
 /* ---- start-up and readiness ------------------------------------------------ */
 
+/* Every rank registers every service: a request for an op that this rank's
+ * role does not serve gets EOPNOTSUPP, not a protocol error. */
+static const struct service *const services[] = {
+    &control_service, &metasvc_service, &locks_service, &ionode_service,
+};
+
 static int set_up(struct server *srv)
 {
     int rc;
@@ -331,7 +330,10 @@ static int set_up(struct server *srv)
         return rc;
     topo_bind(srv);
     publish_host(srv);
-    if ((rc = conn_listen(srv)) < 0)
+    for (size_t i = 0; i < sizeof(services) / sizeof(services[0]); i++)
+        if ((rc = srvconn_register(srv, services[i])) < 0)
+            return rc;
+    if ((rc = srvconn_listen(srv)) < 0)
         return rc;
     if ((rc = control_signals(srv)) < 0)
         return rc;
@@ -349,7 +351,7 @@ static int set_up_services(struct server *srv)
 
     if (srv->role & IPVFS_ROLE_IO && (rc = ionode_open(srv)) < 0)
         return rc;
-    if (srv->role & IPVFS_ROLE_METADATA && (rc = meta_service_open(srv)) < 0)
+    if (srv->role & IPVFS_ROLE_METADATA && (rc = metasvc_open(srv)) < 0)
         return rc;
     return 0;
 }
@@ -426,7 +428,7 @@ static int start_readiness(struct server *srv, struct readiness *rd, int failed)
                  "starting the readiness vote") < 0)
         return -EIO;
     rd->pending = 1;
-    if (!evloop_add_timer(srv->loop, 0, poll_ready, rd)) {
+    if (!evloop_defer(srv->loop, poll_ready, rd)) {
         log_error("cannot arm the readiness timer");
         return -ENOMEM;
     }
@@ -492,8 +494,8 @@ static void tear_down(struct server *srv)
         tgt_server_destroy(srv->tgt);
         srv->tgt = NULL;
     }
-    meta_service_close(srv);
-    conn_close_all(srv);
+    metasvc_close(srv);
+    srvconn_close_all(srv);
     if (srv->signal_fd >= 0) {
         evloop_del_fd(srv->loop, srv->signal_fd);
         close(srv->signal_fd);
@@ -532,8 +534,8 @@ static void tune_malloc(void)
 
 int main(int argc, char **argv)
 {
-    static struct server srv = { .listen_fd = -1, .signal_fd = -1, .target_index = -1,
-                                 .state = IPVFS_STATE_STARTING };
+    struct server srv = { .conns.listen_fd = -1, .signal_fd = -1, .target_index = -1,
+                          .state = IPVFS_STATE_STARTING };
     struct readiness rd = { 0 };
     int verdict, failed, rc;
 

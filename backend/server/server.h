@@ -1,16 +1,23 @@
-/* ipvfs-server internals shared by its service files.
+/* ipvfs-server: the state of one rank, shared by its files.
  *
- *   main.c     MPI start-up, roles, readiness, teardown, MPI_Finalize
- *   topo.c     hwloc core binding
- *   conn.c     listener and the per-connection state machine, HELLO,
- *              counters, dispatch through the ops table
- *   meta.c     metadata service (LOOKUP REMOVE MKDIR READDIR) over metadb,
- *              and MPI-IO shared file pointers (SHFP) in memory
- *   locks.c    byte-range locks for MPI atomic mode (LOCK UNLOCK)
- *   ionode.c   I/O node service (READ WRITE DF_*) over dfstore
- *   control.c  STATUS, SHUTDOWN (cluster-wide and local), signals
+ * Files, each calling only those listed below it (no cycle):
  *
- * Everything runs on one thread, in callbacks of srv->loop. */
+ *   main.c     MPI start-up, roles, readiness, teardown, MPI_Finalize;
+ *              registers the services with the connection layer
+ *   control.c  control service: STATUS, SHUTDOWN (cluster-wide and
+ *              local), SCRUB, REBUILD, signals
+ *   ionode.c   I/O node service: READ WRITE DF_* over dfstore
+ *   metasvc.c  metadata service: LOOKUP REMOVE MKDIR READDIR ORPHANS over
+ *              metadb, and MPI-IO shared file pointers (SHFP) in memory
+ *   locks.c    lock service: byte-range locks for MPI atomic mode
+ *   srvconn.c  connection layer: listener, the per-connection state
+ *              machine, HELLO, dispatch to the registered services
+ *   server.c   helpers of every file: iSCSI names, per-client counters
+ *   topo.c     hwloc core binding (main.c only)
+ *
+ * All state lives in the one struct server below, which main() owns and
+ * passes to every service; no file keeps state of its own.  Everything
+ * runs on one thread, in callbacks of srv->loop. */
 #ifndef IPVFS_SERVER_H
 #define IPVFS_SERVER_H
 
@@ -27,6 +34,7 @@ struct iraid_volume;
 struct dfstore;
 struct metadb;
 struct conn;
+struct service;
 
 /* Request and byte counters, per rank and per client id. */
 struct counters {
@@ -56,6 +64,37 @@ struct read_order {
     uint64_t rng;               /* RANDOM's generator */
 };
 
+#define SERVER_MAX_SERVICES 8
+
+/* The connection layer's state (srvconn.c). */
+struct conn_layer {
+    int listen_fd;
+    uint16_t port;
+    struct conn *live;          /* every connection not yet closed */
+    struct conn *dead;          /* closed, waiting for the loop to free them */
+    uint64_t reap_id;           /* the deferred call that frees them */
+    uint64_t progress_timer;    /* armed while a connection may be BUSY */
+    const struct service *services[SERVER_MAX_SERVICES];
+    size_t nservices;
+};
+
+/* The control service's state (control.c). */
+struct control_state {
+    struct conn *scrub_requester;   /* NULL: gone, or answered already */
+    int scrub_running;
+    struct conn *local_requester;   /* who sent SHUTDOWN|LOCAL, if anyone */
+    struct conn *cluster_requester; /* rank 0: who asked the cluster to stop */
+    int cluster_failures;           /* ranks that did not confirm their stop */
+    struct conn *leave_on_close;    /* the loop ends when this one closes */
+    uint64_t grace_timer;           /* leave even if nobody lets us */
+    uint64_t drain_deadline;        /* a stopping target waits this long */
+    int *held_fds;                  /* rank 0: connections to stopped ranks */
+    int nheld;
+};
+
+struct shfp;
+struct lock_file;
+
 struct server {
     struct server_opts opts;
     int rank, nranks;
@@ -68,9 +107,8 @@ struct server {
     char cluster[24];           /* names the cluster inside iSCSI names */
 
     struct evloop *loop;
-    int listen_fd;
-    uint16_t port;
     int signal_fd;
+    struct conn_layer conns;
 
     struct tgt_server *tgt;     /* target ranks */
     uint16_t iscsi_port;
@@ -78,13 +116,16 @@ struct server {
     int fresh_volume;           /* I/O node: every target's LUN is new */
     struct iraid_volume *vol;   /* I/O nodes */
     struct dfstore *ds;
+    struct read_order reads;    /* I/O nodes */
     struct metadb *mdb;         /* rank 0 */
+    struct shfp *shfps;         /* rank 0: shared file pointers (metasvc.c) */
+    struct lock_file *locks;    /* rank 0: files with byte-range locks */
+    struct control_state ctl;
 
     uint8_t secret[IPVFS_SECRET_LEN];
     struct ipvfs_map map;       /* every rank's address, after the exchange */
 
     struct counters total;
-    struct read_order reads;    /* I/O nodes */
     struct client_counters *clients;
     size_t nclients;
 
@@ -93,81 +134,23 @@ struct server {
     int peer_lost;              /* mpiexec said a rank died (SIGUSR1) */
 };
 
-/* ---- connections (conn.c) ---------------------------------------------- */
+/* ---- server.c -------------------------------------------------------------- */
 
-int conn_listen(struct server *srv);
-/* Closes every connection (failing nothing in flight: call after the
- * stores are closed) and the listener. */
-void conn_close_all(struct server *srv);
-
-/* How a handler finishes a request: exactly one conn_reply* per request,
- * either before the handler returns or later from an async completion.
- * conn_reply takes ownership of body (malloc'd, or NULL with len 0).  The
- * request body given to the handler stays valid until the reply is sent. */
-void conn_reply(struct conn *c, uint32_t status, void *body, size_t len);
-/* Error reply: status is a positive errno; the message (printf format) is
- * logged and sent as the NUL-terminated body. */
-void conn_reply_err(struct conn *c, int status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-/* After this request's reply is written (or the connection dies), run cb. */
-void conn_on_reply_sent(struct conn *c, void (*cb)(struct server *srv, void *arg), void *arg);
-/* When the connection goes away (peer closed, error, teardown), run cb. */
-void conn_on_close(struct conn *c, void (*cb)(struct server *srv, void *arg), void *arg);
-/* Closes the connection after the reply instead of reading the next one. */
-void conn_close_after_reply(struct conn *c);
-struct server *conn_server(const struct conn *c);
-/* Counters of the connection's client (set by HELLO). */
-void conn_count_bytes(struct conn *c, uint64_t in, uint64_t out);
-/* The client id HELLO named, and its counters (NULL without memory). */
-uint32_t conn_client_id(const struct conn *c);
-struct client_counters *conn_client_counters(struct conn *c);
-
-/* Handler of one op.  hdr and body (body_len bytes) are the request. */
-typedef void (*op_handler)(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body);
-
-struct op_entry {
-    uint16_t op;
-    uint32_t roles;             /* which ranks serve it (enum ipvfs_role bits) */
-    op_handler handler;
-    const char *name;
-};
-
-/* Ops tables of the service files; conn.c dispatches through them. */
-extern const struct op_entry meta_ops[];
-extern const struct op_entry ionode_ops[];
-extern const struct op_entry control_ops[];
-
-/* ---- services ---------------------------------------------------------- */
-
-int meta_service_open(struct server *srv);
-void meta_service_close(struct server *srv);
-
-int ionode_open(struct server *srv);
-/* Async local stop of the I/O node: syncs and closes the datafile store,
- * then the volume; calls done from a loop callback, exactly once. */
-void ionode_stop(struct server *srv, void (*done)(struct server *srv, int status));
-/* Synchronous close for teardown paths (nothing may be in flight). */
-void ionode_close(struct server *srv);
-
-/* Signals (signalfd) and the local stop of any role. */
-int control_signals(struct server *srv);
-/* Stops this rank's services from inside the loop (stores synced and
- * closed, target flushed and destroyed), then leaves the loop. */
-void control_local_stop(struct server *srv);
-void control_fill_status(struct server *srv, struct ipvfs_status_rep *out);
-
-/* ---- misc -------------------------------------------------------------- */
-
-int topo_bind(struct server *srv);
-
-/* iSCSI names (main.c): target k of I/O node io, and I/O node initiators. */
+/* iSCSI names: target k of I/O node io, and this I/O node's initiator. */
 void server_target_iqn(const struct server *srv, uint32_t io, uint32_t k, char *out,
                        size_t outlen);
 void server_initiator_iqn(const struct server *srv, char *out, size_t outlen);
+
+/* The counters of client id, created on first use; NULL without memory. */
+struct client_counters *server_client_counters(struct server *srv, uint32_t id);
 
 static inline const char *role_name(uint32_t role)
 {
     return (role & IPVFS_ROLE_METADATA) ? "metadata" : (role & IPVFS_ROLE_IO) ? "io" : "target";
 }
+
+/* ---- topo.c ---------------------------------------------------------------- */
+
+int topo_bind(struct server *srv);
 
 #endif

@@ -11,10 +11,10 @@
 #include <string.h>
 
 #include "backend/server/metadb.h"
-#include "backend/server/server.h"
+#include "backend/server/metasvc.h"
 #include "common/log.h"
 
-int meta_service_open(struct server *srv)
+int metasvc_open(struct server *srv)
 {
     char dir[1200], msg[512];
     int rc;
@@ -26,11 +26,11 @@ int meta_service_open(struct server *srv)
     return rc;
 }
 
-static void shfp_free_all(void);
+static void shfp_free_all(struct server *srv);
 
-void meta_service_close(struct server *srv)
+void metasvc_close(struct server *srv)
 {
-    shfp_free_all();
+    shfp_free_all(srv);
     metadb_close(srv->mdb);
     srv->mdb = NULL;
 }
@@ -191,9 +191,9 @@ static void handle_readdir(struct conn *c, const struct ipvfs_hdr *hdr, const ui
         conn_reply(c, 0, list, list_len);
 }
 
-/* Shared file pointers by (handle, instance), most recently used first:
- * a process holds few open instances that use them, and an instance's
- * ranks hit the same one in bursts.  One server per process. */
+/* Shared file pointers by (handle, instance) in srv->shfps, most recently
+ * used first: a process holds few open instances that use them, and an
+ * instance's ranks hit the same one in bursts. */
 struct shfp {
     uint64_t handle;
     uint64_t instance;
@@ -201,58 +201,56 @@ struct shfp {
     struct shfp *next;
 };
 
-static struct shfp *shfps;
-
 /* Finds the pointer and moves it to the front; NULL when unknown. */
-static struct shfp *shfp_find(uint64_t handle, uint64_t instance)
+static struct shfp *shfp_find(struct server *srv, uint64_t handle, uint64_t instance)
 {
-    for (struct shfp **pp = &shfps; *pp; pp = &(*pp)->next) {
+    for (struct shfp **pp = &srv->shfps; *pp; pp = &(*pp)->next) {
         struct shfp *p = *pp;
 
         if (p->handle != handle || p->instance != instance)
             continue;
         *pp = p->next;
-        p->next = shfps;
-        shfps = p;
+        p->next = srv->shfps;
+        srv->shfps = p;
         return p;
     }
     return NULL;
 }
 
 /* A pointer never set reads as 0, so it is created on first use. */
-static struct shfp *shfp_get(uint64_t handle, uint64_t instance)
+static struct shfp *shfp_get(struct server *srv, uint64_t handle, uint64_t instance)
 {
-    struct shfp *p = shfp_find(handle, instance);
+    struct shfp *p = shfp_find(srv, handle, instance);
 
     if (p || !(p = calloc(1, sizeof(*p))))
         return p;
     p->handle = handle;
     p->instance = instance;
-    p->next = shfps;
-    shfps = p;
+    p->next = srv->shfps;
+    srv->shfps = p;
     return p;
 }
 
 /* Forgets the pointer (it is at the front after shfp_find). */
-static int64_t shfp_release(uint64_t handle, uint64_t instance)
+static int64_t shfp_release(struct server *srv, uint64_t handle, uint64_t instance)
 {
-    struct shfp *p = shfp_find(handle, instance);
+    struct shfp *p = shfp_find(srv, handle, instance);
     int64_t last;
 
     if (!p)
         return 0;
     last = p->value;
-    shfps = p->next;
+    srv->shfps = p->next;
     free(p);
     return last;
 }
 
-static void shfp_free_all(void)
+static void shfp_free_all(struct server *srv)
 {
-    while (shfps) {
-        struct shfp *p = shfps;
+    while (srv->shfps) {
+        struct shfp *p = srv->shfps;
 
-        shfps = p->next;
+        srv->shfps = p->next;
         free(p);
     }
 }
@@ -274,6 +272,7 @@ static int shfp_apply(struct shfp *p, uint32_t op, int64_t value)
 
 static void handle_shfp(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body)
 {
+    struct server *srv = conn_server(c);
     struct ipvfs_shfp_rep *rep;
     struct ipvfs_shfp_req req;
     struct shfp *p;
@@ -294,11 +293,11 @@ static void handle_shfp(struct conn *c, const struct ipvfs_hdr *hdr, const uint8
         return;
     }
     if (req.op == IPVFS_SHFP_RELEASE) {
-        rep->previous = shfp_release(req.handle, req.instance);
+        rep->previous = shfp_release(srv, req.handle, req.instance);
         conn_reply(c, 0, rep, sizeof(*rep));
         return;
     }
-    if (!(p = shfp_get(req.handle, req.instance))) {
+    if (!(p = shfp_get(srv, req.handle, req.instance))) {
         free(rep);
         conn_reply_err(c, ENOMEM, "no memory for a shared file pointer");
         return;
@@ -314,7 +313,7 @@ static void handle_shfp(struct conn *c, const struct ipvfs_hdr *hdr, const uint8
     conn_reply(c, 0, rep, sizeof(*rep));
 }
 
-const struct op_entry meta_ops[] = {
+static const struct op_entry meta_ops[] = {
     { IPVFS_OP_LOOKUP, IPVFS_ROLE_METADATA, handle_lookup, "LOOKUP" },
     { IPVFS_OP_REMOVE, IPVFS_ROLE_METADATA, handle_remove, "REMOVE" },
     { IPVFS_OP_MKDIR, IPVFS_ROLE_METADATA, handle_mkdir, "MKDIR" },
@@ -323,3 +322,5 @@ const struct op_entry meta_ops[] = {
     { IPVFS_OP_SHFP, IPVFS_ROLE_METADATA, handle_shfp, "SHFP" },
     { 0, 0, NULL, NULL },
 };
+
+const struct service metasvc_service = { .name = "metadata", .ops = meta_ops };

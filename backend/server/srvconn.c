@@ -1,4 +1,5 @@
-/* Client connections: one nonblocking state machine per socket.
+/* The connection layer (srvconn.h): one nonblocking state machine per
+ * client socket, and dispatch to the registered services.
  *
  * States and transitions (the only ones there are):
  *
@@ -10,16 +11,20 @@
  *               handler replied before returning              -> WRITE
  *               handler went async                            -> BUSY
  *   BUSY      --conn_reply() from the completion-------------> WRITE
- *   WRITE     --reply fully written--------------------------> READ_HDR (or CLEANUP)
- *   any state --peer hang-up, socket error, EOF--------------> CLEANUP, except
+ *   WRITE     --reply fully written--------------------------> READ_HDR (or DEAD)
+ *   any state --peer hang-up, socket error, EOF--------------> DEAD, except
  *   BUSY      --peer hang-up--------------------------------> ZOMBIE
- *   ZOMBIE    --conn_reply() from the completion-------------> CLEANUP
+ *   ZOMBIE    --conn_reply() from the completion-------------> DEAD
  *
- * CLEANUP (conn_destroy) deregisters and closes the socket, runs a pending
- * reply-sent hook and the close hook, releases the connection's byte-range
- * locks (locks.c), frees the buffers and the connection.  A connection in
- * BUSY has a completion outstanding that holds a pointer to it, so it is
- * never freed there: it becomes a ZOMBIE that the completion frees.
+ * DEAD (conn_kill) deregisters and closes the socket at once and moves the
+ * connection to srv->conns.dead.  A call deferred to the outermost loop
+ * level (reap_dead) then runs a pending reply-sent hook and every service's
+ * conn_closed hook, and frees the buffers and the connection: never inside
+ * a nested run of the loop (the stores run one while they close) and never
+ * inside another connection's teardown, so no hook re-enters another.  A
+ * connection in BUSY has a completion outstanding that holds a pointer to
+ * it, so it is not killed then: it becomes a ZOMBIE that the completion's
+ * reply kills.
  *
  * Buffers: the connection owns the request body (c->body, malloc'd per
  * request, freed when the reply is written, so handlers may point into it
@@ -50,12 +55,11 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "backend/server/locks.h"
-#include "backend/server/server.h"
+#include "backend/server/srvconn.h"
 #include "common/log.h"
 #include "common/net.h"
 
-enum conn_state { READ_HDR, READ_BODY, BUSY, WRITE, ZOMBIE };
+enum conn_state { READ_HDR, READ_BODY, BUSY, WRITE, ZOMBIE, DEAD };
 
 struct conn {
     struct server *srv;
@@ -81,35 +85,13 @@ struct conn {
 
     void (*sent_cb)(struct server *srv, void *arg);
     void *sent_arg;
-    void (*close_cb)(struct server *srv, void *arg);
-    void *close_arg;
 
-    struct conn *prev, *next;
+    struct conn *prev, *next;   /* srv->conns.live, or .dead (next only) */
 };
-
-static struct conn *conns; /* every live connection, for conn_close_all */
-static uint64_t progress_timer; /* armed while a connection may be BUSY */
-
-static const struct op_entry *const op_tables[] = { meta_ops, ionode_ops, control_ops, lock_ops };
 
 struct server *conn_server(const struct conn *c)
 {
     return c->srv;
-}
-
-static struct client_counters *client_counters(struct server *srv, uint32_t id)
-{
-    struct client_counters *grown;
-
-    for (size_t i = 0; i < srv->nclients; i++)
-        if (srv->clients[i].client_id == id)
-            return &srv->clients[i];
-    grown = realloc(srv->clients, (srv->nclients + 1) * sizeof(*grown));
-    if (!grown)
-        return NULL;
-    srv->clients = grown;
-    srv->clients[srv->nclients] = (struct client_counters){ .client_id = id };
-    return &srv->clients[srv->nclients++];
 }
 
 uint32_t conn_client_id(const struct conn *c)
@@ -119,12 +101,12 @@ uint32_t conn_client_id(const struct conn *c)
 
 struct client_counters *conn_client_counters(struct conn *c)
 {
-    return client_counters(c->srv, c->client_id);
+    return server_client_counters(c->srv, c->client_id);
 }
 
 void conn_count_bytes(struct conn *c, uint64_t in, uint64_t out)
 {
-    struct client_counters *cc = client_counters(c->srv, c->client_id);
+    struct client_counters *cc = server_client_counters(c->srv, c->client_id);
 
     c->srv->total.bytes_in += in;
     c->srv->total.bytes_out += out;
@@ -136,37 +118,69 @@ void conn_count_bytes(struct conn *c, uint64_t in, uint64_t out)
 
 static void count_request(struct conn *c)
 {
-    struct client_counters *cc = client_counters(c->srv, c->client_id);
+    struct client_counters *cc = server_client_counters(c->srv, c->client_id);
 
     c->srv->total.requests++;
     if (cc)
         cc->c.requests++;
 }
 
-static void conn_destroy(struct conn *c)
+/* Runs the hooks of a dead connection and frees it. */
+static void conn_free(struct conn *c)
 {
+    struct conn_layer *cl = &c->srv->conns;
     void (*cb)(struct server *, void *) = c->sent_cb;
 
-    evloop_del_fd(c->srv->loop, c->fd);
-    close(c->fd);
-    if (c->prev)
-        c->prev->next = c->next;
-    else
-        conns = c->next;
-    if (c->next)
-        c->next->prev = c->prev;
-    free(c->body);
-    free(c->rep_body);
     c->sent_cb = NULL;
     if (cb)
         cb(c->srv, c->sent_arg);
-    if (c->close_cb)
-        c->close_cb(c->srv, c->close_arg);
-    locks_conn_closed(c); /* atomic-mode locks die with their connection */
+    for (size_t i = 0; i < cl->nservices; i++)
+        if (cl->services[i]->conn_closed)
+            cl->services[i]->conn_closed(c->srv, c);
+    free(c->body);
+    free(c->rep_body);
     free(c);
 }
 
-/* Peer gone or socket broken: free now, or leave it to the completion. */
+/* Frees the dead connections, those that die meanwhile included. */
+static void reap_dead(struct evloop *loop, uint64_t id, void *user)
+{
+    struct conn_layer *cl = &((struct server *)user)->conns;
+
+    while (cl->dead) {
+        struct conn *c = cl->dead;
+
+        cl->dead = c->next;
+        conn_free(c);
+    }
+    cl->reap_id = 0;
+}
+
+/* Takes c off its socket now; the loop frees it (see the header). */
+static void conn_kill(struct conn *c)
+{
+    struct conn_layer *cl = &c->srv->conns;
+
+    if (c->state == DEAD)
+        return;
+    evloop_del_fd(c->srv->loop, c->fd);
+    close(c->fd);
+    c->fd = -1;
+    c->state = DEAD;
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        cl->live = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    c->prev = NULL;
+    c->next = cl->dead;
+    cl->dead = c;
+    if (!cl->reap_id && !(cl->reap_id = evloop_defer_outer(c->srv->loop, reap_dead, c->srv)))
+        log_warn("no memory to schedule freeing closed connections; they wait for the next");
+}
+
+/* Peer gone or socket broken: kill now, or leave it to the completion. */
 static void conn_fail(struct conn *c, const char *why)
 {
     log_debug("connection %s: %s", c->peer, why);
@@ -175,14 +189,14 @@ static void conn_fail(struct conn *c, const char *why)
         c->state = ZOMBIE;
         return;
     }
-    conn_destroy(c);
+    conn_kill(c);
 }
 
 void conn_reply(struct conn *c, uint32_t status, void *body, size_t len)
 {
-    if (c->state == ZOMBIE) {
+    if (c->state == ZOMBIE || c->state == DEAD) {
         free(body);
-        conn_destroy(c);
+        conn_kill(c);
         return;
     }
     c->rep_hdr = (struct ipvfs_hdr){
@@ -225,21 +239,30 @@ void conn_on_reply_sent(struct conn *c, void (*cb)(struct server *srv, void *arg
     c->sent_arg = arg;
 }
 
-void conn_on_close(struct conn *c, void (*cb)(struct server *srv, void *arg), void *arg)
-{
-    c->close_cb = cb;
-    c->close_arg = arg;
-}
-
 void conn_close_after_reply(struct conn *c)
 {
     c->close_after = 1;
 }
 
-static const struct op_entry *find_op(uint16_t op)
+int srvconn_register(struct server *srv, const struct service *svc)
 {
-    for (size_t t = 0; t < sizeof(op_tables) / sizeof(op_tables[0]); t++)
-        for (const struct op_entry *e = op_tables[t]; e->handler; e++)
+    struct conn_layer *cl = &srv->conns;
+
+    if (cl->nservices == SERVER_MAX_SERVICES) {
+        log_error("cannot register service %s: %d services at most", svc->name,
+                  SERVER_MAX_SERVICES);
+        return -ENOSPC;
+    }
+    cl->services[cl->nservices++] = svc;
+    return 0;
+}
+
+static const struct op_entry *find_op(const struct server *srv, uint16_t op)
+{
+    const struct conn_layer *cl = &srv->conns;
+
+    for (size_t i = 0; i < cl->nservices; i++)
+        for (const struct op_entry *e = cl->services[i]->ops; e->handler; e++)
             if (e->op == op)
                 return e;
     return NULL;
@@ -314,36 +337,38 @@ static void send_progress(struct conn *c, uint64_t now)
 
 static void progress_tick(struct evloop *loop, uint64_t timer_id, void *user)
 {
+    struct conn_layer *cl = &((struct server *)user)->conns;
     uint64_t now = evloop_now_ms();
     int busy = 0;
 
-    progress_timer = 0;
-    for (struct conn *c = conns, *next; c; c = next) {
-        next = c->next;   /* conn_fail may free c (not while BUSY, but be safe) */
+    cl->progress_timer = 0;
+    for (struct conn *c = cl->live; c; c = c->next) {
         if (c->state != BUSY)
             continue;
-        send_progress(c, now);
+        send_progress(c, now);  /* a BUSY connection may turn ZOMBIE, stays listed */
         busy = 1;
     }
     if (busy)
-        progress_timer = evloop_add_timer(loop, IPVFS_PROGRESS_MS / 4, progress_tick, user);
+        cl->progress_timer = evloop_add_timer(loop, IPVFS_PROGRESS_MS / 4, progress_tick, user);
 }
 
 /* Called when c goes BUSY: keepalives start IPVFS_PROGRESS_MS from now. */
 static void progress_watch(struct conn *c)
 {
+    struct conn_layer *cl = &c->srv->conns;
+
     c->busy_since_ms = evloop_now_ms();
     c->progress_sent_ms = 0;
-    if (!progress_timer)
-        progress_timer = evloop_add_timer(c->srv->loop, IPVFS_PROGRESS_MS / 4, progress_tick,
-                                          c->srv);
-    if (!progress_timer)
+    if (!cl->progress_timer)
+        cl->progress_timer = evloop_add_timer(c->srv->loop, IPVFS_PROGRESS_MS / 4,
+                                              progress_tick, c->srv);
+    if (!cl->progress_timer)
         log_warn("connection %s: no keepalive timer; a slow request may time out", c->peer);
 }
 
 static void dispatch(struct conn *c)
 {
-    const struct op_entry *e = c->hdr.op == IPVFS_OP_HELLO ? &conn_ops[0] : find_op(c->hdr.op);
+    const struct op_entry *e = c->hdr.op == IPVFS_OP_HELLO ? &conn_ops[0] : find_op(c->srv, c->hdr.op);
 
     /* HELLO counts for the client it names (known only after it) */
     if (c->hdr.op != IPVFS_OP_HELLO)
@@ -377,7 +402,7 @@ static int check_header(struct conn *c)
         log_warn("connection %s: bad magic %#x or version %u", c->peer, h->magic, h->version);
         return EPROTO;
     }
-    if (h->op != IPVFS_OP_HELLO && !find_op(h->op)) {
+    if (h->op != IPVFS_OP_HELLO && !find_op(c->srv, h->op)) {
         log_warn("connection %s: unknown op %u", c->peer, h->op);
         return EPROTO;
     }
@@ -457,14 +482,14 @@ static void reply_done(struct conn *c)
     c->body = NULL;
     c->hdr_got = 0;
     if (c->close_after) {
-        conn_destroy(c);
+        conn_kill(c);
     } else {
         c->state = READ_HDR;
         if (evloop_mod_fd(c->srv->loop, c->fd, EV_READ) < 0)
             conn_fail(c, "cannot wait for the socket");
     }
     if (cb)
-        cb(srv, arg); /* c may be gone by now */
+        cb(srv, arg); /* c may be dead by now */
 }
 
 static void on_writable(struct conn *c)
@@ -542,46 +567,49 @@ static void on_accept(struct evloop *loop, int fd, int events, void *user)
             free(c);
             continue;
         }
-        c->next = conns;
-        if (conns)
-            conns->prev = c;
-        conns = c;
+        c->next = srv->conns.live;
+        if (c->next)
+            c->next->prev = c;
+        srv->conns.live = c;
     }
     if (cfd != -EAGAIN)
         log_warn("accept failed: %s", strerror(-cfd));
 }
 
-int conn_listen(struct server *srv)
+int srvconn_listen(struct server *srv)
 {
-    int fd = net_listen(srv->opts.listen, 0, &srv->port);
+    int fd = net_listen(srv->opts.listen, 0, &srv->conns.port);
 
     if (fd < 0) {
         log_error("cannot listen on %s: %s", srv->opts.listen, strerror(-fd));
         return fd;
     }
-    srv->listen_fd = fd;
+    srv->conns.listen_fd = fd;
     if (net_set_nonblock(fd, 1) < 0 || evloop_set_fd(srv->loop, fd, EV_READ, on_accept, srv) < 0) {
         log_error("cannot watch the listening socket");
         close(fd);
-        srv->listen_fd = -1;
+        srv->conns.listen_fd = -1;
         return -EIO;
     }
     return 0;
 }
 
-void conn_close_all(struct server *srv)
+void srvconn_close_all(struct server *srv)
 {
-    if (progress_timer)
-        evloop_del_timer(srv->loop, progress_timer);
-    progress_timer = 0;
-    while (conns) {
-        struct conn *c = conns;
-        c->state = READ_HDR; /* the stores are closed: nothing completes later */
-        conn_destroy(c);
+    struct conn_layer *cl = &srv->conns;
+
+    evloop_del_timer(srv->loop, cl->progress_timer);
+    cl->progress_timer = 0;
+    while (cl->live) {
+        cl->live->state = READ_HDR; /* the stores are closed: nothing completes later */
+        conn_kill(cl->live);
     }
-    if (srv->listen_fd >= 0) {
-        evloop_del_fd(srv->loop, srv->listen_fd);
-        close(srv->listen_fd);
-        srv->listen_fd = -1;
+    /* Outside the loop now: nothing else will reap them. */
+    evloop_del_timer(srv->loop, cl->reap_id);
+    reap_dead(srv->loop, 0, srv);
+    if (srv->conns.listen_fd >= 0) {
+        evloop_del_fd(srv->loop, srv->conns.listen_fd);
+        close(srv->conns.listen_fd);
+        srv->conns.listen_fd = -1;
     }
 }

@@ -1,0 +1,19 @@
+/* The I/O node service (ionode.c): READ WRITE DF_* on the datafile store
+ * over this node's iRAID volume. */
+#ifndef IPVFS_SERVER_IONODE_H
+#define IPVFS_SERVER_IONODE_H
+
+#include "backend/server/srvconn.h"
+
+extern const struct service ionode_service;
+
+/* Logs in to the targets, opens the volume and the store; 0 or -errno. */
+int ionode_open(struct server *srv);
+/* Async local stop of the I/O node: syncs and closes the datafile store,
+ * then the volume; calls done from the outermost loop level, exactly once. */
+void ionode_stop(struct server *srv, void (*done)(struct server *srv, int status));
+/* Synchronous close for teardown paths (nothing may be in flight); runs the
+ * loop itself, so never from inside a store or volume callback. */
+void ionode_close(struct server *srv);
+
+#endif

@@ -61,7 +61,7 @@ static void io_piece_done(struct iraid_io *io, int status)
     if (--io->pending > 0)
         return;
     if (io->submitting && !io->vol->closing &&
-        (io->timer = evloop_add_timer(io->vol->loop, 0, io_deferred, io))) {
+        (io->timer = evloop_defer(io->vol->loop, io_deferred, io))) {
         io->dnext = io->vol->deferred;
         io->vol->deferred = io;
         return;

@@ -40,9 +40,9 @@ static void op_complete(struct df_op *op)
     else
         ds->done_first = op;
     ds->done_last = op;
-    if (!ds->deliver_timer && !(ds->deliver_timer = evloop_add_timer(ds->loop, 0, deliver, ds)))
-        log_error("dfstore: cannot arm the completion timer; completions wait for the next "
-                  "commit tick");
+    if (!ds->deliver_timer && !(ds->deliver_timer = evloop_defer(ds->loop, deliver, ds)))
+        log_error("dfstore: out of memory deferring completions; they go out with the next "
+                  "completion");
 }
 
 static void op_free(struct df_op *op)

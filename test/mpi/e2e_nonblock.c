@@ -24,8 +24,10 @@
  *     to check the order the nodes served the waiting READs in.
  *   e2e_nonblock collwait FILE
  *     Nonblocking collectives must not spin while they wait: rank 0 joins
- *     MPI_File_iwrite_at_all 2 s late, so the other ranks wait that long
- *     in MPI_Wait; their CPU time (getrusage) over the wait must stay
+ *     MPI_File_iwrite_at_all 2 s after the other ranks have posted theirs
+ *     (they tell it), so they wait that long in MPI_Wait (the 2 s is the
+ *     period measured, not a guess at how long something takes); their
+ *     CPU time (getrusage) over the wait must stay
  *     under a tenth of its wall time (a polling wait takes all the core
  *     it can get: a third to all of it on the shared 2-core VM; napping
  *     takes a few percent).  Run it with 2 ranks, so that the waiting
@@ -213,12 +215,24 @@ static void quiet_wait_check(MPI_Request * req, MPI_Count want, const char *what
               cpu, wall);
 }
 
+/* Rank 0 comes late to a nonblocking collective: it posts COLL_LATE after
+ * every other rank has posted (they call posted()), however long those
+ * took to get there, so that their MPI_Wait lasts about COLL_LATE. */
 static void late(void)
 {
     struct timespec ts = { (time_t) COLL_LATE, 0 };
 
-    if (e2e_rank == 0)
-        nanosleep(&ts, NULL);
+    if (e2e_rank != 0)
+        return;
+    for (int r = 1; r < e2e_nprocs; r++)
+        E2E_MPI(MPI_Recv(NULL, 0, MPI_BYTE, r, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    nanosleep(&ts, NULL);
+}
+
+static void posted(void)
+{
+    if (e2e_rank != 0)
+        E2E_MPI(MPI_Send(NULL, 0, MPI_BYTE, 0, 0, MPI_COMM_WORLD));
 }
 
 static int mode_collwait(const char *path)
@@ -235,6 +249,7 @@ static int mode_collwait(const char *path)
     late();
     E2E_MPI(MPI_File_iwrite_at_all(fh, (MPI_Offset) e2e_rank * COLL_LEN, buf, COLL_LEN,
                                    MPI_BYTE, &req));
+    posted();
     quiet_wait_check(&req, COLL_LEN, "iwrite_at_all");
     E2E_MPI(MPI_File_sync(fh));
     MPI_Barrier(MPI_COMM_WORLD);
@@ -251,6 +266,7 @@ static int mode_collwait(const char *path)
     memset(buf, 0, COLL_LEN);
     late();
     E2E_MPI(MPI_File_iread_all(fh, buf, COLL_LEN / 2, MPI_BYTE, &req));
+    posted();
     quiet_wait_check(&req, COLL_LEN / 2, "iread_all");
     for (size_t k = 0; k < COLL_LEN / 2; k += 4096) {
         uint64_t off = (uint64_t) peer * COLL_LEN + k / 4096 * 8192;
@@ -297,7 +313,10 @@ static void warm_up(MPI_File fh, unsigned char *buf, size_t len)
 }
 
 /* MPI_Wait on an iwrite the stopped servers hold back for 2 s (a shell
- * resumes them) must sleep, not spin: under a tenth of the wait in CPU. */
+ * resumes them) must sleep, not spin: under a tenth of the wait in CPU.
+ * The 2 s is the period over which the CPU time is measured, so it stays a
+ * time; the clocks start before the shell does, so a slow start of the
+ * shell only lengthens the period. */
 static void quiet_wait_stopped(MPI_File fh, unsigned char *buf, size_t len, const char *pids)
 {
     char cmd[600];
@@ -308,10 +327,10 @@ static void quiet_wait_stopped(MPI_File fh, unsigned char *buf, size_t len, cons
     e2e_fill(buf, 2 * len, len, 2);
     signal_all(pids, SIGSTOP);
     E2E_MPI(MPI_File_iwrite_at(fh, (MPI_Offset) (2 * len), buf, (int) len, MPI_BYTE, &req));
-    snprintf(cmd, sizeof(cmd), "(sleep 2; kill -CONT %s) &", pids);
-    E2E_CHECK(system(cmd) == 0, "cannot schedule the servers' resumption");
     w0 = now_s();
     c0 = cpu_s();
+    snprintf(cmd, sizeof(cmd), "(sleep 2; kill -CONT %s) &", pids);
+    E2E_CHECK(system(cmd) == 0, "cannot schedule the servers' resumption");
     E2E_MPI(MPI_Wait(&req, &st));
     wall = now_s() - w0;
     cpu = cpu_s() - c0;
@@ -322,8 +341,11 @@ static void quiet_wait_stopped(MPI_File fh, unsigned char *buf, size_t len, cons
     read_back(fh, (MPI_Offset) (2 * len), len, 2);
 }
 
+#define TEST_DEADLINE 60      /* seconds MPI_Test may take to complete 32 MiB */
+
 static int mode_overlap(const char *path, const char *pids)
 {
+    const struct timespec poll_nap = { 0, 1000 * 1000 };
     MPI_File fh = open_file(path);
     size_t len = 32u << 20;
     unsigned char *buf = malloc(len);
@@ -341,7 +363,6 @@ static int mode_overlap(const char *path, const char *pids)
         t_post = now_s() - t0;
         E2E_MPI(MPI_Test(&req, &flag, &st));
         E2E_CHECK(!flag, "the iwrite completed while the servers were stopped");
-        usleep(500000);
         signal_all(pids, SIGCONT);
         t0 = now_s();
         E2E_MPI(MPI_Wait(&req, &st));
@@ -357,12 +378,12 @@ static int mode_overlap(const char *path, const char *pids)
         /* MPI_Test alone drives a request to completion */
         e2e_fill(buf, len, len, 2);
         E2E_MPI(MPI_File_iwrite_at(fh, (MPI_Offset) len, buf, (int) len, MPI_BYTE, &req));
-        for (flag = 0; !flag && polls < 100000; polls++) {
+        for (t0 = now_s(), flag = 0; !flag && now_s() - t0 < TEST_DEADLINE; polls++) {
             E2E_MPI(MPI_Test(&req, &flag, &st));
             if (!flag)
-                usleep(1000);
+                nanosleep(&poll_nap, NULL);
         }
-        E2E_CHECK(flag, "MPI_Test never completed the iwrite");
+        E2E_CHECK(flag, "MPI_Test did not complete the iwrite in %d s", TEST_DEADLINE);
         E2E_CHECK(polls > 1, "the iwrite of 32 MiB was complete on the first MPI_Test");
         check_count(&st, (MPI_Count) len, "iwrite_at by MPI_Test", 0);
         printf("overlap: MPI_Test completed the second iwrite after %d polls\n", polls);

@@ -202,6 +202,8 @@ ensure_built
 [ -z "$localdir" ] || mkdir -p -- "$localdir" || die "cannot create $localdir"
 logdir=$work/logs/$(date +%Y%m%d-%H%M%S)-$$
 mkdir -p "$logdir/cwd" "$logdir/bin" || die "cannot create $logdir"
+# the logs of the last few runs are enough
+ls -d "$work"/logs/*/ | head -n -6 | xargs -r rm -rf
 ulimit -c 0
 export MPITEST_RETURN_WITH_CODE=yes
 launch=("$MPIEXEC" -genv LD_PRELOAD "$lib${LD_PRELOAD:+:$LD_PRELOAD}")
@@ -209,6 +211,7 @@ launch=("$MPIEXEC" -genv LD_PRELOAD "$lib${LD_PRELOAD:+:$LD_PRELOAD}")
 # Our library must really serve the tests' MPI-IO calls.
 which=$(cd "$logdir/cwd" && timeout -k 5 60 "${launch[@]}" -n 1 "$work/bin/rt_util" which 2>&1) ||
     die "cannot run an MPI program: $which"
+[ "$(grep -cE '^P?MPI_' <<< "$which")" = 2 ] || die "rt_util which named no library: $which"
 while read -r sym obj; do
     [ "$(readlink -f "$obj" 2>/dev/null)" = "$lib" ] ||
         die "LD_PRELOAD of $lib does not interpose $sym (it comes from $obj)"
@@ -225,7 +228,7 @@ while IFS='|' read -r name dir file np check size args; do
     fi
     case $size in
         large) if [ "$large" -lt 1 ]; then
-                   echo "SKIP $name: large (a 4 GB file, 6.5 GB of memory; IPVFS_ROMIO_LARGE=1 runs it)"
+                   echo "SKIP $name: large (up to a 4 GB file and 6.5 GB of memory; IPVFS_ROMIO_LARGE=1 runs it)"
                    skipped=$((skipped + 1))
                    continue
                fi ;;

@@ -248,26 +248,31 @@ static void hold_lock_until_killed(const char *path, int ready_fd)
         pause();
 }
 
-/* Requests that client `id` has made of the metadata rank, from
- * `ipvfs-ctl stats --json` (one line per rank); 0 when it has made none,
- * -1 when the tool fails. */
-static long long meta_requests(int id)
+/* The requests that each rank (client id) has made of the metadata rank,
+ * into n[0..e2e_nprocs-1], from `ipvfs-ctl stats --json` (one line per
+ * rank; 0 for a client it does not list).  -1 when the tool fails. */
+static int meta_requests(long long *n)
 {
     static char line[1 << 16];
-    char needle[64];
-    long long n = 0;
     FILE *p = popen("ipvfs-ctl stats --json", "r");
 
     if (p == NULL)
         return -1;
-    snprintf(needle, sizeof(needle), "{\"client_id\": %d, \"requests\": ", id);
+    for (int r = 0; r < e2e_nprocs; r++)
+        n[r] = 0;
     while (fgets(line, sizeof(line), p) != NULL) {
-        char *at = strstr(line, needle);
+        if (strstr(line, "\"role\": \"metadata\"") == NULL)
+            continue;
+        for (int r = 0; r < e2e_nprocs; r++) {
+            char needle[64], *at;
 
-        if (strstr(line, "\"role\": \"metadata\"") != NULL && at != NULL)
-            n = strtoll(at + strlen(needle), NULL, 10);
+            snprintf(needle, sizeof(needle), "{\"client_id\": %d, \"requests\": ", r);
+            at = strstr(line, needle);
+            if (at != NULL)
+                n[r] = strtoll(at + strlen(needle), NULL, 10);
+        }
     }
-    return pclose(p) == 0 ? n : -1;
+    return pclose(p) == 0 ? 0 : -1;
 }
 
 /* Rank 0: waits until every other rank has made a request of the metadata
@@ -276,23 +281,24 @@ static long long meta_requests(int id)
 static int wait_for_lock_requests(const long long *base, double deadline_s)
 {
     const struct timespec nap = { 0, 50 * 1000 * 1000 };
+    long long *n = calloc((size_t)e2e_nprocs, sizeof(*n));
     double end = now() + deadline_s;
+    int rc = -1;
 
-    for (;;) {
+    while (n != NULL && now() <= end) {
         int waiting = 0;
 
-        for (int r = 1; r < e2e_nprocs; r++) {
-            long long n = meta_requests(r);
-
-            if (n > base[r])
-                waiting++;
+        if (meta_requests(n) == 0)
+            for (int r = 1; r < e2e_nprocs; r++)
+                waiting += n[r] > base[r];
+        if (waiting == e2e_nprocs - 1) {
+            rc = 0;
+            break;
         }
-        if (waiting == e2e_nprocs - 1)
-            return 0;
-        if (now() > end)
-            return -1;
         nanosleep(&nap, NULL);
     }
+    free(n);
+    return rc;
 }
 
 /* The locks of a killed holder are released: its LOCK granted, a child of
@@ -329,10 +335,7 @@ static void test_dead_holder(const char *path)
             E2E_CHECK(read(pipefd[0], &c, 1) == 1, "the lock holder did not get its lock");
             close(pipefd[0]);
         }
-        for (int r = 1; r < e2e_nprocs; r++) {
-            base[r] = meta_requests(r);
-            E2E_CHECK(base[r] >= 0, "ipvfs-ctl stats --json failed");
-        }
+        E2E_CHECK(meta_requests(base) == 0, "ipvfs-ctl stats --json failed");
     }
     MPI_Barrier(MPI_COMM_WORLD);
     if (e2e_rank == 0) {

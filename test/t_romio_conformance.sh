@@ -3,7 +3,8 @@
 # directory: ROMIO's and MPICH's MPI-IO test programs, 4 ranks, through
 # the project's harness test/romio-conformance/run.sh (which prints a line
 # per test and a summary).  Passes when no test fails; the only skips are
-# the large tests, named with their reason (IPVFS_ROMIO_LARGE runs them).
+# the large tests, named with their reason: they cost minutes, so they are
+# opt-in (IPVFS_ROMIO_LARGE=1 runs them, see test/romio-conformance/tests.txt).
 # test/t_romio_conformance_ipvfs.sh runs the same harness on ipvfs:.
 # timeout: 900
 set -eu

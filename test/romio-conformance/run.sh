@@ -228,12 +228,12 @@ while IFS='|' read -r name dir file np check size args; do
     fi
     case $size in
         large) if [ "$large" -lt 1 ]; then
-                   echo "SKIP $name: large (up to a 4 GB file and 6.5 GB of memory; IPVFS_ROMIO_LARGE=1 runs it)"
+                   echo "SKIP $name: large, not run by default (4 GB file, 6.5 GB of memory, minutes; IPVFS_ROMIO_LARGE=1 runs it)"
                    skipped=$((skipped + 1))
                    continue
                fi ;;
         huge)  if [ "$large" -lt 2 ]; then
-                   echo "SKIP $name: huge (14 GB of file and memory; IPVFS_ROMIO_LARGE=2 runs it)"
+                   echo "SKIP $name: huge, not run by default (14 GB of file and of memory; IPVFS_ROMIO_LARGE=2 runs it)"
                    skipped=$((skipped + 1))
                    continue
                fi ;;

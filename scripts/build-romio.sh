@@ -14,6 +14,9 @@
 #                    has sources and BUILDDIR/adio/client/.libs/libipvfs-client.a
 #                    exists; yes: require it; no: ufs/nfs/testfs only
 #   --jobs N         parallel make jobs for ROMIO (default 2)
+#   --print-source   only make sure the mpich source tarball is in the cache
+#                    (step 1's fetch) and print its path; build nothing
+#                    (test/romio-conformance takes the MPI-IO tests from it)
 #   -h, --help       this text
 # Environment: MPICC (default mpicc), IPVFS_CACHE.
 #
@@ -45,6 +48,7 @@ output=
 cache=${IPVFS_CACHE:-}
 want_ipvfs=auto
 jobs=2
+print_source=0
 while [ $# -gt 0 ]; do
     case $1 in
         --srcdir) srcdir=${2:?--srcdir needs a value}; shift 2 ;;
@@ -53,6 +57,7 @@ while [ $# -gt 0 ]; do
         --cache) cache=${2:?--cache needs a value}; shift 2 ;;
         --ipvfs) want_ipvfs=${2:?--ipvfs needs a value}; shift 2 ;;
         --jobs) jobs=${2:?--jobs needs a value}; shift 2 ;;
+        --print-source) print_source=1; shift ;;
         -h|--help) usage; exit 0 ;;
         *) usage >&2; die "unknown argument: $1" ;;
     esac
@@ -113,15 +118,25 @@ pristine=$dl/romio-$upver
 mkdir -p "$dl" || die "cannot create cache dir $dl"
 exec 8> "$dl/.lock"
 flock 8 || die "cannot lock $dl/.lock"
-if [ ! -f "$pristine/.complete" ]; then
+
+# Sets orig to the source tarball in the cache, fetching it when missing.
+fetch_orig() {
     orig=$(ls "$dl"/mpich_"$upver".orig.tar.* 2>/dev/null | head -n 1)
-    if [ -z "$orig" ]; then
-        note "fetching the source of mpich $srcver into $dl"
-        (cd "$dl" && apt-get source --download-only "mpich=$srcver") >&2 ||
-            die "apt-get source --download-only mpich=$srcver failed; is there a deb-src entry (scripts/setup-deps.sh adds one)?"
-        orig=$(ls "$dl"/mpich_"$upver".orig.tar.* 2>/dev/null | head -n 1)
-        [ -n "$orig" ] || die "no mpich_$upver.orig.tar.* in $dl after apt-get source"
-    fi
+    [ -z "$orig" ] || return 0
+    note "fetching the source of mpich $srcver into $dl"
+    (cd "$dl" && apt-get source --download-only "mpich=$srcver") >&2 ||
+        die "apt-get source --download-only mpich=$srcver failed; is there a deb-src entry (scripts/setup-deps.sh adds one)?"
+    orig=$(ls "$dl"/mpich_"$upver".orig.tar.* 2>/dev/null | head -n 1)
+    [ -n "$orig" ] || die "no mpich_$upver.orig.tar.* in $dl after apt-get source"
+}
+
+if [ $print_source = 1 ]; then
+    fetch_orig
+    echo "$orig"
+    exit 0
+fi
+if [ ! -f "$pristine/.complete" ]; then
+    fetch_orig
     note "unpacking ROMIO from $orig"
     rm -rf "$pristine" "$dl/unpack"
     mkdir -p "$dl/unpack"

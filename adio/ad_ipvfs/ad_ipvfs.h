@@ -48,7 +48,10 @@
  * MPI_File_open (or MPI_File_set_info/set_view) with MPI_ERR_ARG and a
  * message naming the hint.  The ipvfs_ keys may change after the open.  After the open,
  * MPI_File_get_info reports the file's actual striping_unit and
- * striping_factor, the ipvfs_map and the ipvfs_ keys in effect.
+ * striping_factor, the ipvfs_map and the ipvfs_ keys in effect; a handle
+ * opened with striping_factor=0 on a file striped over all I/O nodes
+ * reports 0, the setting in effect as the user wrote it (ROMIO's
+ * file_info test expects that echo).
  *
  * Semantics: MPI_File_sync is durable when it returns (DF_SYNC on every
  * datafile).  Shared file pointers live on the metadata rank
@@ -85,6 +88,7 @@ struct ADIOI_IPVFS_opts {
 struct ADIOI_IPVFS_fs {
     struct ipvfs_file *file;
     struct ADIOI_IPVFS_opts opts;
+    int factor_all;             /* get_info shows striping_factor 0 (ADIOI_IPVFS_Factor_all) */
 };
 
 static inline struct ipvfs_file *ADIOI_IPVFS_File(ADIO_File fd)
@@ -118,6 +122,11 @@ int ADIOI_IPVFS_Error(const char *myname, int line, const struct ipvfs_error *er
 
 /* The MPI_COMM_WORLD rank, our client id in HELLO. */
 int ADIOI_IPVFS_Client_id(void);
+
+/* 1 when get_info is to show striping_factor as 0 (fs->factor_all): the
+ * raw hint is 0 and the file is striped over all I/O nodes.  The open
+ * asks before Apply_opts, which replaces the raw hints in fd->info. */
+int ADIOI_IPVFS_Factor_all(ADIO_File fd);
 
 /* After a successful open: fd->info shows the hints in effect. */
 void ADIOI_IPVFS_Show_hints(ADIO_File fd, const char *map_path);

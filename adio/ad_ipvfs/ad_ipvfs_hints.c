@@ -139,7 +139,7 @@ static void show_in_effect(ADIO_File fd)
 
     snprintf(value, sizeof(value), "%llu", (unsigned long long) f->entry.stripe_unit);
     ADIOI_Info_set(fd->info, "striping_unit", value);
-    snprintf(value, sizeof(value), "%u", f->entry.stripe_factor);
+    snprintf(value, sizeof(value), "%u", fs->factor_all ? 0 : f->entry.stripe_factor);
     ADIOI_Info_set(fd->info, "striping_factor", value);
     ADIOI_Info_set(fd->info, "ipvfs_io_schedule", schedule_names[f->opts.schedule]);
     snprintf(value, sizeof(value), "%llu", (unsigned long long) f->opts.block);
@@ -185,6 +185,23 @@ void ADIOI_IPVFS_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
         *error_code = ADIOI_IPVFS_Error(myname, __LINE__, &err);
         show_in_effect(fd);
     }
+}
+
+/* Called by the open before Apply_opts, while fd->info still holds the
+ * user's raw striping_factor (keep_raw).  The value 0 means "all I/O
+ * nodes"; when the file is striped over all of them, 0 is the setting in
+ * effect, and get_info says so as the user wrote it (ROMIO's file_info test
+ * creates a file with striping_factor=0 and expects get_info to give 0
+ * back).  fd->hints keeps the real count for ROMIO's own code. */
+int ADIOI_IPVFS_Factor_all(ADIO_File fd)
+{
+    const struct ipvfs_file *f = ADIOI_IPVFS_File(fd);
+    char value[MPI_MAX_INFO_VAL + 1], *end;
+    int flag;
+
+    ADIOI_Info_get(fd->info, "striping_factor", MPI_MAX_INFO_VAL, value, &flag);
+    return flag && value[0] != '\0' && strtoull(value, &end, 10) == 0 && *end == '\0' &&
+        f->entry.stripe_factor == ipvfs_client_nio(f->client);
 }
 
 void ADIOI_IPVFS_Show_hints(ADIO_File fd, const char *map_path)

@@ -130,6 +130,7 @@ void ADIOI_IPVFS_Open(ADIO_File fd, int *error_code)
     fs->file = file;
     fd->fs_ptr = fs;
     fd->fd_sys = -1;
+    fs->factor_all = ADIOI_IPVFS_Factor_all(fd);
     if (ADIOI_IPVFS_Apply_opts(fd, &res.opts, &res.err) < 0) {
         /* rank 0 checked the values: only a broken broadcast gets here */
         ipvfs_file_close(file);

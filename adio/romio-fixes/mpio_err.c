@@ -220,6 +220,24 @@ int PMPI_Error_string(int errorcode, char *string, int *resultlen)
     return next(errorcode, string, resultlen);
 }
 
+/* The last predefined error class.  MPICH's MPI_ERR_LASTCODE is its last
+ * error *code*, far above the classes; the standard only promises that the
+ * predefined classes lie between MPI_SUCCESS and MPI_ERR_LASTCODE. */
+#ifdef MPICH_ERR_LAST_CLASS
+#define LAST_CLASS MPICH_ERR_LAST_CLASS
+#else
+#define LAST_CLASS MPI_ERR_LASTCODE
+#endif
+
+/* ROMIO and its drivers report errors in MPI's predefined classes.  Any
+ * other value would make MPI_Add_error_code build a code that MPICH
+ * rejects in MPI_Add_error_string, whose fatal error handler ends the job
+ * (or a code of an unrelated class), so it becomes MPI_ERR_IO. */
+static int valid_class(int error_class)
+{
+    return error_class > MPI_SUCCESS && error_class <= LAST_CLASS;
+}
+
 int MPIO_Err_create_code(int lastcode, int fatal, const char fcname[],
                          int line, int error_class, const char generic_msg[],
                          const char specific_msg[], ...)
@@ -251,6 +269,13 @@ int MPIO_Err_create_code(int lastcode, int fatal, const char fcname[],
         while (n > 0 && msg[n - 1] == ' ')
             msg[--n] = '\0';
         snprintf(msg + n, sizeof(msg) - n, " (in %s)", fcname);
+    }
+    if (!valid_class(error_class)) {
+        /* keep the message; say what was wrong for whoever debugs the driver */
+        size_t n = strlen(msg);
+        snprintf(msg + n, sizeof(msg) - n, " [reported with error class %d, not an MPI error"
+                 " class]", error_class);
+        error_class = MPI_ERR_IO;
     }
     return code_for(error_class, msg);
 }

@@ -17,15 +17,19 @@
  *     Server-side READ ordering: with ipvfs_io_schedule=SCHEDULE every
  *     rank writes 128 KiB at rank * 128 KiB (a stripe unit on each of two
  *     I/O nodes); then, with the servers stopped, the ranks post one
- *     MPI_File_iread_at each, highest rank first, so that the READs wait
- *     at the I/O nodes in descending client order; the servers resume and
+ *     MPI_File_iread_at each, highest rank first, each waiting until its
+ *     READs sit unread at the stopped I/O nodes before the next one posts
+ *     (seen in /proc/net/tcp), so that the READs wait at the I/O nodes in
+ *     descending client order; the servers resume and
  *     the reads are checked byte-exact.  `ipvfs-ctl stats --json` is
  *     saved to STATS.0.json before and STATS.1.json after for the script
  *     to check the order the nodes served the waiting READs in.
  *   e2e_nonblock collwait FILE
  *     Nonblocking collectives must not spin while they wait: rank 0 joins
- *     MPI_File_iwrite_at_all 2 s late, so the other ranks wait that long
- *     in MPI_Wait; their CPU time (getrusage) over the wait must stay
+ *     MPI_File_iwrite_at_all 2 s after the other ranks have posted theirs
+ *     (they tell it), so they wait that long in MPI_Wait (the 2 s is the
+ *     period measured, not a guess at how long something takes); their
+ *     CPU time (getrusage) over the wait must stay
  *     under a tenth of its wall time (a polling wait takes all the core
  *     it can get: a third to all of it on the shared 2-core VM; napping
  *     takes a few percent).  Run it with 2 ranks, so that the waiting
@@ -37,7 +41,9 @@
  *     fail with the time-limit message (run with a short IPVFS_TIMEOUT_MS)
  *     within 30 s; it resumes them at the end.
  */
+#include <dirent.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 #include <time.h>
@@ -213,12 +219,24 @@ static void quiet_wait_check(MPI_Request * req, MPI_Count want, const char *what
               cpu, wall);
 }
 
+/* Rank 0 comes late to a nonblocking collective: it posts COLL_LATE after
+ * every other rank has posted (they call posted()), however long those
+ * took to get there, so that their MPI_Wait lasts about COLL_LATE. */
 static void late(void)
 {
     struct timespec ts = { (time_t) COLL_LATE, 0 };
 
-    if (e2e_rank == 0)
-        nanosleep(&ts, NULL);
+    if (e2e_rank != 0)
+        return;
+    for (int r = 1; r < e2e_nprocs; r++)
+        E2E_MPI(MPI_Recv(NULL, 0, MPI_BYTE, r, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    nanosleep(&ts, NULL);
+}
+
+static void posted(void)
+{
+    if (e2e_rank != 0)
+        E2E_MPI(MPI_Send(NULL, 0, MPI_BYTE, 0, 0, MPI_COMM_WORLD));
 }
 
 static int mode_collwait(const char *path)
@@ -235,6 +253,7 @@ static int mode_collwait(const char *path)
     late();
     E2E_MPI(MPI_File_iwrite_at_all(fh, (MPI_Offset) e2e_rank * COLL_LEN, buf, COLL_LEN,
                                    MPI_BYTE, &req));
+    posted();
     quiet_wait_check(&req, COLL_LEN, "iwrite_at_all");
     E2E_MPI(MPI_File_sync(fh));
     MPI_Barrier(MPI_COMM_WORLD);
@@ -251,6 +270,7 @@ static int mode_collwait(const char *path)
     memset(buf, 0, COLL_LEN);
     late();
     E2E_MPI(MPI_File_iread_all(fh, buf, COLL_LEN / 2, MPI_BYTE, &req));
+    posted();
     quiet_wait_check(&req, COLL_LEN / 2, "iread_all");
     for (size_t k = 0; k < COLL_LEN / 2; k += 4096) {
         uint64_t off = (uint64_t) peer * COLL_LEN + k / 4096 * 8192;
@@ -297,7 +317,10 @@ static void warm_up(MPI_File fh, unsigned char *buf, size_t len)
 }
 
 /* MPI_Wait on an iwrite the stopped servers hold back for 2 s (a shell
- * resumes them) must sleep, not spin: under a tenth of the wait in CPU. */
+ * resumes them) must sleep, not spin: under a tenth of the wait in CPU.
+ * The 2 s is the period over which the CPU time is measured, so it stays a
+ * time; the clocks start before the shell does, so a slow start of the
+ * shell only lengthens the period. */
 static void quiet_wait_stopped(MPI_File fh, unsigned char *buf, size_t len, const char *pids)
 {
     char cmd[600];
@@ -308,10 +331,10 @@ static void quiet_wait_stopped(MPI_File fh, unsigned char *buf, size_t len, cons
     e2e_fill(buf, 2 * len, len, 2);
     signal_all(pids, SIGSTOP);
     E2E_MPI(MPI_File_iwrite_at(fh, (MPI_Offset) (2 * len), buf, (int) len, MPI_BYTE, &req));
-    snprintf(cmd, sizeof(cmd), "(sleep 2; kill -CONT %s) &", pids);
-    E2E_CHECK(system(cmd) == 0, "cannot schedule the servers' resumption");
     w0 = now_s();
     c0 = cpu_s();
+    snprintf(cmd, sizeof(cmd), "(sleep 2; kill -CONT %s) &", pids);
+    E2E_CHECK(system(cmd) == 0, "cannot schedule the servers' resumption");
     E2E_MPI(MPI_Wait(&req, &st));
     wall = now_s() - w0;
     cpu = cpu_s() - c0;
@@ -322,8 +345,11 @@ static void quiet_wait_stopped(MPI_File fh, unsigned char *buf, size_t len, cons
     read_back(fh, (MPI_Offset) (2 * len), len, 2);
 }
 
+#define TEST_DEADLINE 60      /* seconds MPI_Test may take to complete 32 MiB */
+
 static int mode_overlap(const char *path, const char *pids)
 {
+    const struct timespec poll_nap = { 0, 1000 * 1000 };
     MPI_File fh = open_file(path);
     size_t len = 32u << 20;
     unsigned char *buf = malloc(len);
@@ -341,7 +367,6 @@ static int mode_overlap(const char *path, const char *pids)
         t_post = now_s() - t0;
         E2E_MPI(MPI_Test(&req, &flag, &st));
         E2E_CHECK(!flag, "the iwrite completed while the servers were stopped");
-        usleep(500000);
         signal_all(pids, SIGCONT);
         t0 = now_s();
         E2E_MPI(MPI_Wait(&req, &st));
@@ -357,12 +382,12 @@ static int mode_overlap(const char *path, const char *pids)
         /* MPI_Test alone drives a request to completion */
         e2e_fill(buf, len, len, 2);
         E2E_MPI(MPI_File_iwrite_at(fh, (MPI_Offset) len, buf, (int) len, MPI_BYTE, &req));
-        for (flag = 0; !flag && polls < 100000; polls++) {
+        for (t0 = now_s(), flag = 0; !flag && now_s() - t0 < TEST_DEADLINE; polls++) {
             E2E_MPI(MPI_Test(&req, &flag, &st));
             if (!flag)
-                usleep(1000);
+                nanosleep(&poll_nap, NULL);
         }
-        E2E_CHECK(flag, "MPI_Test never completed the iwrite");
+        E2E_CHECK(flag, "MPI_Test did not complete the iwrite in %d s", TEST_DEADLINE);
         E2E_CHECK(polls > 1, "the iwrite of 32 MiB was complete on the first MPI_Test");
         check_count(&st, (MPI_Count) len, "iwrite_at by MPI_Test", 0);
         printf("overlap: MPI_Test completed the second iwrite after %d polls\n", polls);
@@ -418,6 +443,132 @@ static int mode_stopped(const char *path, const char *pids)
     return e2e_finish("e2e_nonblock stopped");
 }
 
+/* One TCP socket of /proc/net/tcp or tcp6. */
+struct tcp_sock {
+    char local[64], remote[64];
+    unsigned state;
+    unsigned long txq, rxq, inode;
+};
+
+/* Appends the sockets of /proc/net/FILE to *socks (n of them, cap room). */
+static int read_tcp(const char *file, struct tcp_sock **socks, size_t *n, size_t *cap)
+{
+    char path[64], line[512];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/net/%s", file);
+    f = fopen(path, "r");
+    if (f == NULL)
+        return -1;
+    while (fgets(line, sizeof(line), f) != NULL) {
+        struct tcp_sock t;
+
+        /* sl local rem st tx:rx tr:when retrnsmt uid timeout inode */
+        if (sscanf(line, " %*s %63s %63s %x %lx:%lx %*s %*s %*s %*s %lu", t.local, t.remote,
+                   &t.state, &t.txq, &t.rxq, &t.inode) != 6)
+            continue;           /* the header */
+        if (*n == *cap) {
+            struct tcp_sock *more = realloc(*socks, (*cap * 2 + 64) * sizeof(**socks));
+
+            if (more == NULL) {
+                fclose(f);
+                return -1;
+            }
+            *socks = more;
+            *cap = *cap * 2 + 64;
+        }
+        (*socks)[(*n)++] = t;
+    }
+    fclose(f);
+    return 0;
+}
+
+/* Whether process PID ("self" or a number) has socket INODE open. */
+static bool has_socket(const char *pid, unsigned long inode)
+{
+    char dir[64], path[320], link[64], want[64];
+    struct dirent *d;
+    bool found = false;
+    DIR *fds;
+
+    snprintf(dir, sizeof(dir), "/proc/%s/fd", pid);
+    snprintf(want, sizeof(want), "socket:[%lu]", inode);
+    fds = opendir(dir);
+    if (fds == NULL)
+        return false;
+    while (!found && (d = readdir(fds)) != NULL) {
+        ssize_t len;
+
+        snprintf(path, sizeof(path), "%s/%s", dir, d->d_name);
+        len = readlink(path, link, sizeof(link) - 1);
+        if (len > 0) {
+            link[len] = '\0';
+            found = strcmp(link, want) == 0;
+        }
+    }
+    closedir(fds);
+    return found;
+}
+
+static bool server_socket(const char *pids, unsigned long inode)
+{
+    char *copy = strdup(pids), *save = NULL;
+    bool found = false;
+
+    for (char *t = strtok_r(copy, " ", &save); t && !found; t = strtok_r(NULL, " ", &save))
+        found = has_socket(t, inode);
+    free(copy);
+    return found;
+}
+
+/* The number of this process's connections to the server processes PIDS
+ * whose server end holds bytes it has not read, or -1 while some of ours
+ * has bytes in flight (or /proc cannot be read).  With the servers
+ * stopped and every earlier request answered, that counts the servers
+ * our new requests have fully reached. */
+static int requests_at_servers(const char *pids)
+{
+    struct tcp_sock *socks = NULL;
+    size_t n = 0, cap = 0;
+    int count = 0;
+
+    if (read_tcp("tcp", &socks, &n, &cap) < 0 || read_tcp("tcp6", &socks, &n, &cap) < 0) {
+        free(socks);
+        return -1;
+    }
+    for (size_t i = 0; i < n && count >= 0; i++) {
+        if (socks[i].state != 1 || !has_socket("self", socks[i].inode))
+            continue;           /* not one of our established connections */
+        for (size_t k = 0; k < n; k++) {
+            if (strcmp(socks[k].local, socks[i].remote) || strcmp(socks[k].remote, socks[i].local)
+                || !server_socket(pids, socks[k].inode))
+                continue;
+            if (socks[i].txq > 0)
+                count = -1;
+            else if (socks[k].rxq > 0)
+                count++;
+            break;
+        }
+    }
+    free(socks);
+    return count;
+}
+
+/* Waits until this rank's new requests sit at `want` stopped servers; 0,
+ * or -1 after deadline_s. */
+static int wait_at_servers(const char *pids, int want, double deadline_s)
+{
+    const struct timespec nap = { 0, 10 * 1000 * 1000 };
+    double end = now_s() + deadline_s;
+
+    while (requests_at_servers(pids) < want) {
+        if (now_s() > end)
+            return -1;
+        nanosleep(&nap, NULL);
+    }
+    return 0;
+}
+
 static void snapshot(const char *stats, int n)
 {
     char cmd[1024];
@@ -453,12 +604,16 @@ static int mode_order(const char *path, const char *pids, const char *stats, con
     snapshot(stats, 0);
     if (e2e_rank == 0)
         signal_all(pids, SIGSTOP);
-    /* one rank at a time, highest first: the arrival order at the nodes */
+    /* one rank at a time, highest first: the arrival order at the nodes;
+     * each read's two stripe units are on two I/O nodes */
     for (int r = e2e_nprocs - 1; r >= 0; r--) {
-        if (r == e2e_rank)
+        if (r == e2e_rank) {
             E2E_MPI(MPI_File_iread_at(fh, off, buf, (int) len, MPI_BYTE, &req));
+            E2E_CHECK(wait_at_servers(pids, 2, 30) == 0,
+                      "rank %d: its READs did not reach both stopped I/O nodes in 30 s",
+                      e2e_rank);
+        }
         MPI_Barrier(MPI_COMM_WORLD);
-        usleep(100000);
     }
     if (e2e_rank == 0)
         signal_all(pids, SIGCONT);

@@ -11,9 +11,10 @@
  * atomic    with set_atomicity(1), every rank writes the same region at
  *           once (contiguous, then through a strided view) while others
  *           read it: every read and the final content are one writer's.
- * dead      a process holding a lock of the region is killed: the waiting
- *           atomic-mode writers go on (the server released its lock when
- *           its connection closed).
+ * dead      a process holding a lock of the region is killed once the
+ *           atomic-mode writers' LOCK requests wait at the metadata rank:
+ *           they complete, after the kill (the server released its lock
+ *           when its connection closed).
  *
  * The "dead" holder is a forked child of rank 0 that uses libipvfs-client
  * directly (linked into this program; the preloaded ROMIO's copy is
@@ -247,16 +248,82 @@ static void hold_lock_until_killed(const char *path, int ready_fd)
         pause();
 }
 
+/* The requests that each rank (client id) has made of the metadata rank,
+ * into n[0..e2e_nprocs-1], from `ipvfs-ctl stats --json` (one line per
+ * rank; 0 for a client it does not list).  -1 when the tool fails. */
+static int meta_requests(long long *n)
+{
+    static char line[1 << 16];
+    FILE *p = popen("ipvfs-ctl stats --json", "r");
+
+    if (p == NULL)
+        return -1;
+    for (int r = 0; r < e2e_nprocs; r++)
+        n[r] = 0;
+    while (fgets(line, sizeof(line), p) != NULL) {
+        if (strstr(line, "\"role\": \"metadata\"") == NULL)
+            continue;
+        for (int r = 0; r < e2e_nprocs; r++) {
+            char needle[64], *at;
+
+            snprintf(needle, sizeof(needle), "{\"client_id\": %d, \"requests\": ", r);
+            at = strstr(line, needle);
+            if (at != NULL)
+                n[r] = strtoll(at + strlen(needle), NULL, 10);
+        }
+    }
+    return pclose(p) == 0 ? 0 : -1;
+}
+
+/* Rank 0: waits until every other rank has made a request of the metadata
+ * rank since base[] (their LOCK: the holder's lock makes it wait there).
+ * 0 when they all have, -1 at the deadline. */
+static int wait_for_lock_requests(const long long *base, double deadline_s)
+{
+    const struct timespec nap = { 0, 50 * 1000 * 1000 };
+    long long *n = calloc((size_t)e2e_nprocs, sizeof(*n));
+    double end = now() + deadline_s;
+    int rc = -1;
+
+    while (n != NULL && now() <= end) {
+        int waiting = 0;
+
+        if (meta_requests(n) == 0)
+            for (int r = 1; r < e2e_nprocs; r++)
+                waiting += n[r] > base[r];
+        if (waiting == e2e_nprocs - 1) {
+            rc = 0;
+            break;
+        }
+        nanosleep(&nap, NULL);
+    }
+    free(n);
+    return rc;
+}
+
+/* The locks of a killed holder are released: its LOCK granted, a child of
+ * rank 0 holds the region; the other ranks' atomic writes must wait at the
+ * metadata rank (their LOCK requests are there, seen in its counters)
+ * until rank 0 kills the holder, and then complete.  The order is checked
+ * on CLOCK_MONOTONIC, which all ranks share on this one machine. */
 static void test_dead_holder(const char *path)
 {
     unsigned char *buf = malloc(REGION);
     MPI_File fh = open_fresh(path);
+    long long *base = calloc((size_t)e2e_nprocs, sizeof(*base));
+    double t_kill = 0, t_done = 0;
+    MPI_Offset pos;
     pid_t child = -1;
     MPI_Status st;
     int pipefd[2];
     char c;
 
+    E2E_CHECK(buf != NULL && base != NULL, "out of memory");
     E2E_MPI(MPI_File_set_atomicity(fh, 1));
+    /* a request of every rank to the metadata rank opens its connection
+     * there, so that its next request is the LOCK of its write */
+    E2E_MPI(MPI_File_get_position_shared(fh, &pos));
+    MPI_Barrier(MPI_COMM_WORLD);
     if (e2e_rank == 0) {
         if (pipe(pipefd) < 0 || (child = fork()) < 0) {
             E2E_FAIL("cannot start the lock holder");
@@ -268,23 +335,30 @@ static void test_dead_holder(const char *path)
             E2E_CHECK(read(pipefd[0], &c, 1) == 1, "the lock holder did not get its lock");
             close(pipefd[0]);
         }
+        E2E_CHECK(meta_requests(base) == 0, "ipvfs-ctl stats --json failed");
     }
     MPI_Barrier(MPI_COMM_WORLD);
     if (e2e_rank == 0) {
-        usleep(1500 * 1000);
+        E2E_CHECK(wait_for_lock_requests(base, 60) == 0,
+                  "the writers' LOCK requests did not reach the metadata rank in 60 s");
+        t_kill = now();
         if (child > 0) {
             kill(child, SIGKILL);
             waitpid(child, NULL, 0);
         }
     } else {
-        double t0 = now(), took;
+        double t0 = now();
 
         memset(buf, e2e_rank, REGION);
         E2E_MPI(MPI_File_write_at(fh, 0, buf, REGION, MPI_BYTE, &st));
-        took = now() - t0;
-        printf("rank %d: atomic write waited %.2f s for the killed holder\n", e2e_rank, took);
-        E2E_CHECK(took >= 1.0, "the write did not wait for the lock holder (%.2f s)", took);
+        t_done = now();
+        printf("rank %d: atomic write waited %.2f s for the killed holder\n", e2e_rank,
+               t_done - t0);
     }
+    MPI_Bcast(&t_kill, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    if (e2e_rank != 0)
+        E2E_CHECK(t_done > t_kill, "the write finished %.3f s before the lock holder was killed",
+                  t_kill - t_done);
     MPI_Barrier(MPI_COMM_WORLD);
     if (e2e_rank == 0) {
         E2E_MPI(MPI_File_read_at(fh, 0, buf, REGION, MPI_BYTE, &st));
@@ -292,6 +366,7 @@ static void test_dead_holder(const char *path)
                   "after the holder died the region is not one writer's");
     }
     E2E_MPI(MPI_File_close(&fh));
+    free(base);
     free(buf);
 }
 

@@ -40,7 +40,9 @@ static void sweep_timer(struct evloop *loop, uint64_t id, void *user)
 }
 
 /* One stripe done.  The next one starts from a timer, never from here:
- * stripes that finish without I/O would otherwise recurse. */
+ * stripes that finish without I/O would otherwise recurse.  A next-round
+ * timer rather than evloop_defer: the clients' I/O gets its turn between
+ * two stripes of a rebuild or scrub. */
 static void sweep_op_done(struct stripe_op *op, int status)
 {
     struct iraid_sweep *sw = op->user;

@@ -125,10 +125,16 @@ static int open_luns(struct tgt_server *srv, const struct tgt_config *cfg)
 
 static void close_luns(struct tgt_server *srv)
 {
-    for (int i = 0; i < srv->nluns; i++)
+    for (int i = 0; i < srv->nluns; i++) {
         tgt_lun_close(&srv->luns[i]);
+        scsi_pr_free(&srv->luns[i]);
+    }
     srv->nluns = 0;
 }
+
+/* The engine's completions run inside a batch (store.c sits below the
+ * connection files and reaches their batch only through these). */
+static const struct tgt_aio_hooks aio_hooks = { tgt_batch_begin, tgt_batch_end };
 
 int tgt_server_create(struct evloop *loop, const struct tgt_config *cfg,
                       struct tgt_server **out, uint16_t *out_port)
@@ -156,7 +162,7 @@ int tgt_server_create(struct evloop *loop, const struct tgt_config *cfg,
         rc = -ENOMEM;
         goto undo_strings;
     }
-    rc = tgt_aio_create(srv, &srv->aio);
+    rc = tgt_aio_create(srv, &aio_hooks, &srv->aio);
     if (rc < 0)
         goto undo_strings;
     rc = open_luns(srv, cfg);

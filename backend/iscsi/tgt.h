@@ -144,7 +144,15 @@ const struct tgt_store_ops *tgt_store_lookup(enum tgt_backing kind);
  * the io and its buffer; the engine only links it while it is in flight.
  * Create and destroy run on the loop thread. */
 struct tgt_aio;
-int tgt_aio_create(struct tgt_server *srv, struct tgt_aio **out);
+/* What the engine calls of the layer above: round_begin() and round_end()
+ * bracket each round of completion callbacks (conn_tx.c's batch, so that
+ * the ios and responses the callbacks start go out together). */
+struct tgt_aio_hooks {
+    void (*round_begin)(struct tgt_server *srv);
+    void (*round_end)(struct tgt_server *srv);
+};
+int tgt_aio_create(struct tgt_server *srv, const struct tgt_aio_hooks *hooks,
+                   struct tgt_aio **out);
 /* Waits for every io in flight (running its callback, which may submit
  * more, on the calling thread), joins the workers, then frees the engine. */
 void tgt_aio_destroy(struct tgt_aio *aio);
@@ -443,6 +451,8 @@ void tgt_order_leave(struct tgt_task *t);
 int tgt_lun_open(struct tgt_server *srv, struct tgt_lun *lun, const struct tgt_lun_config *cfg);
 /* 1 when len bytes at off are all in the page cache of lun->fd. */
 int tgt_lun_cached(const struct tgt_lun *lun, uint64_t off, size_t len);
+/* Flushes, unmaps and closes the store (the LUN's SCSI state, such as its
+ * persistent reservations, is the caller's: scsi_pr_free()). */
 void tgt_lun_close(struct tgt_lun *lun);
 
 /* chap.c */

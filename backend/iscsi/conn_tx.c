@@ -32,13 +32,6 @@
 
 /* ---- transmit ---- */
 
-int tgt_conn_send_mapped_ok(const struct tgt_conn *c)
-{
-    /* The digest would be computed at queueing time over bytes that a
-     * later write may change before they are sent. */
-    return !(c->p.data_digest && c->digests_on);
-}
-
 void tgt_conn_fill_sn(struct tgt_conn *c, uint8_t *h, int advance)
 {
     uint32_t window = TGT_CMD_WINDOW - (c->ntasks < TGT_CMD_WINDOW ? c->ntasks : TGT_CMD_WINDOW - 1);

@@ -136,6 +136,9 @@ static void close_luns(struct tgt_server *srv)
  * connection files and reaches their batch only through these). */
 static const struct tgt_aio_hooks aio_hooks = { tgt_batch_begin, tgt_batch_end };
 
+/* The SCSI files hand finished commands up to conn_tx.c through this. */
+static const struct tgt_scsi_upcalls scsi_upcalls = { tgt_task_complete };
+
 int tgt_server_create(struct evloop *loop, const struct tgt_config *cfg,
                       struct tgt_server **out, uint16_t *out_port)
 {
@@ -152,6 +155,7 @@ int tgt_server_create(struct evloop *loop, const struct tgt_config *cfg,
         return -ENOMEM;
     srv->loop = loop;
     srv->listen_fd = -1;
+    srv->scsi_up = &scsi_upcalls;
     srv->iqn = dup_opt(cfg->iqn, &failed);
     srv->portal_host = dup_opt(cfg->portal_host, &failed);
     srv->auth.user = dup_opt(cfg->chap_user, &failed);

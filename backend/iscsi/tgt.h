@@ -11,15 +11,16 @@
  *                     (conn.h: what these four files share)
  *   login.c           login phases, key negotiation, CHAP, SendTargets
  *   chap.c            CHAP responses (MD5 from nettle), checked in constant time
- *   scsi.c            SCSI command entry (table checks, prepare, execute),
- *                     sense data, the commands' backing I/O
+ *   scsi.c            SCSI command entry (table checks, prepare, execute)
  *                     (scsi.h: what the scsi*.c files share)
- *   scsi_ops.c        the SCSI operations table, nothing else
+ *   scsi_task.c       sense data, replies, completion, the commands'
+ *                     backing I/O
+ *   scsi_ops.c        the SCSI operations table, its lookup, REPORT
+ *                     SUPPORTED OPERATION CODES (which reports it)
  *   scsi_rw.c         READ, WRITE, ORWRITE, VERIFY, SYNCHRONIZE CACHE
  *   scsi_provision.c  WRITE SAME, UNMAP, GET LBA STATUS
  *   scsi_info.c       INQUIRY/VPD, MODE SENSE, READ CAPACITY, REPORT LUNS,
- *                     RESERVE/RELEASE, REQUEST SENSE, REPORT SUPPORTED
- *                     OPERATION CODES
+ *                     RESERVE/RELEASE, REQUEST SENSE
  *   scsi_pr.c         persistent reservations (PERSISTENT RESERVE IN/OUT), in
  *                     memory per LUN, and the commands they forbid to a nexus
  *   order.c           per-LUN write ordering: ORWRITE holds its range alone
@@ -90,6 +91,7 @@ struct tgt_conn;
 struct tgt_task;
 struct tgt_lun;
 struct tgt_pr;
+struct tgt_scsi_upcalls;
 
 /* ---- asynchronous backing I/O (store.c) ---- */
 
@@ -210,6 +212,7 @@ struct tgt_server {
     uint16_t next_tsih;
     uint32_t next_ttt;
     struct tgt_aio *aio;
+    const struct tgt_scsi_upcalls *scsi_up;   /* set by tgt_server_create() */
     struct tgt_stats stats;
     /* Batch of one loop turn (tgt_batch_begin): connections whose
      * responses wait for its end, each holding a reference. */
@@ -308,6 +311,14 @@ struct tgt_conn {
     uint32_t ntasks;
 };
 
+/* Whether Data-In of c may point into a LUN's mapping (no data digest):
+ * the digest would be computed at queueing time over bytes that a later
+ * write may change before they are sent. */
+static inline int tgt_conn_send_mapped_ok(const struct tgt_conn *c)
+{
+    return !(c->p.data_digest && c->digests_on);
+}
+
 /* ---- tasks ---- */
 
 enum tgt_dir { DIR_NONE, DIR_READ, DIR_WRITE };
@@ -396,11 +407,10 @@ void tgt_conn_tx(struct tgt_conn *c);
  * owned is NULL and task is NULL). Returns 0 or -ENOMEM. */
 int tgt_conn_queue(struct tgt_conn *c, const uint8_t *h, const void *data, uint32_t dlen,
                    struct tgt_task *task, int copy);
-/* Whether Data-In of c may point into a LUN's mapping (no data digest). */
-int tgt_conn_send_mapped_ok(const struct tgt_conn *c);
 /* StatSN (advanced when advance), ExpCmdSN and MaxCmdSN of a response. */
 void tgt_conn_fill_sn(struct tgt_conn *c, uint8_t *h, int advance);
-/* Called by the scsi*.c files when a command has its status. */
+/* Sends the response of a command that has its status (ffp.c calls it;
+ * the SCSI files reach it through srv->scsi_up->task_complete). */
 void tgt_task_complete(struct tgt_task *t);
 
 /* login.c */
@@ -410,35 +420,33 @@ void tgt_login_free(struct tgt_conn *c);
 /* Local address of the connection as "host:port" for TargetAddress. */
 void tgt_conn_local_addr(const struct tgt_conn *c, char *buf, size_t len);
 
+/* ---- the SCSI layer (scsi*.c; scsi.h: what its files share) ---- */
+
+/* What the SCSI layer calls of the connection layer above it, which
+ * tgt_server_create() sets (srv->scsi_up): the scsi*.c files never call
+ * conn_tx.c, ffp.c or login.c directly. */
+struct tgt_scsi_upcalls {
+    /* The command has its status (and its Data-In in t->buf or the LUN's
+     * mapping): send the response and let the task go.  It may close the
+     * connection and free t. */
+    void (*task_complete)(struct tgt_task *t);
+};
+
 /* scsi.c */
 /* Decodes the CDB: sets dir, xfer, lba, nblocks, or a CHECK CONDITION.
  * Returns 0 when the command may proceed to data transfer/execution. */
 int scsi_prepare(struct tgt_task *t);
 /* Executes a prepared command whose Data-Out (if any) is in t->buf.
- * Ends, perhaps later, in tgt_task_complete(). */
+ * Ends, perhaps later (after backing I/O), in srv->scsi_up->task_complete(). */
 void scsi_execute(struct tgt_task *t);
-void scsi_set_sense(struct tgt_task *t, uint8_t key, uint16_t asc);
 int scsi_lun_init(struct tgt_lun *lun);
-/* scsi_rw.c: SPDTL > EDTL on a block write: cut it to the whole blocks of
- * EDTL.  Returns -1 when the command cannot be cut. */
+/* SPDTL > EDTL on a block write: cut it to the whole blocks of EDTL.
+ * Returns -1 when the command cannot be cut. */
 int scsi_clip_write(struct tgt_task *t);
-
-/* scsi_pr.c: persistent reservations (PERSISTENT RESERVE IN/OUT) */
-enum tgt_pr_access { PR_ALLOWED, PR_READS, PR_WRITES };
-/* Whether a command of class acc from t's I_T nexus conflicts with the
- * persistent reservation of t->lun. */
-int scsi_pr_conflict(const struct tgt_task *t, enum tgt_pr_access acc);
-/* Whether any persistent registration exists (RESERVE(6) then conflicts). */
-int scsi_pr_active(const struct tgt_lun *lun);
-int scsi_pr_prep_in(struct tgt_task *t);
-void scsi_pr_exec_in(struct tgt_task *t);
-int scsi_pr_prep_out(struct tgt_task *t);
-void scsi_pr_exec_out(struct tgt_task *t);
+/* scsi_task.c: CHECK CONDITION with this sense key and ASC/ASCQ. */
+void scsi_set_sense(struct tgt_task *t, uint8_t key, uint16_t asc);
+/* scsi_pr.c: frees the LUN's persistent reservations (at LUN close). */
 void scsi_pr_free(struct tgt_lun *lun);
-/* scsi.c helpers for command files */
-void scsi_reply(struct tgt_task *t, const void *data, uint32_t n, uint32_t alloc);
-void scsi_complete_status(struct tgt_task *t, uint8_t status);
-void scsi_complete_sense(struct tgt_task *t, uint8_t key, uint16_t asc);
 
 /* order.c: overlapping writes against ORWRITE.  tgt_order_run() runs
  * run(t) now or once the exclusive (excl) or shared range [lba, lba+n)

@@ -278,7 +278,10 @@ struct tgt_conn {
     uint32_t exp_cmdsn, max_cmdsn, stat_sn;
     struct tgt_params p;
     int digests_on;              /* negotiated digests apply (full feature) */
-    struct tgt_login *login;
+    struct tgt_login *login;     /* login.c's state until full feature */
+    /* Frees login (set by login.c with it: conn.c, below login.c, calls
+     * it when the connection closes during login). */
+    void (*login_free)(struct tgt_conn *c);
     uint64_t ua_reset;       /* LUNs with a pending reset unit attention */
     uint16_t ua_pr[TGT_MAX_LUNS]; /* per LUN: ASC of a pending persistent
                                    * reservation unit attention, 0: none */
@@ -393,14 +396,19 @@ struct tgt_task {
  * the outermost batch.  Batches nest. */
 void tgt_batch_begin(struct tgt_server *srv);
 void tgt_batch_end(struct tgt_server *srv);
-/* conn.c */
+/* server.c: a new connection on fd, registered on the loop when fd >= 0;
+ * tp NULL: the socket transport. */
 int tgt_conn_create(struct tgt_server *srv, int fd, const struct tgt_transport *tp,
                     void *tp_user, struct tgt_conn **out);
+/* conn.c */
 void tgt_conn_close(struct tgt_conn *c, const char *why);
 void tgt_conn_put(struct tgt_conn *c);
 void tgt_conn_abort_tasks(struct tgt_conn *c, const struct tgt_lun *lun);
 /* conn_rx.c: runs the receive state machine over everything available. */
 void tgt_conn_rx(struct tgt_conn *c);
+/* conn_rx.c: sets the receive state machine to wait for a first header
+ * (a new connection). */
+void tgt_conn_rx_start(struct tgt_conn *c);
 /* conn_tx.c */
 void tgt_conn_tx(struct tgt_conn *c);
 /* Queue a PDU with header h (48 bytes) and optional data (copied when
@@ -416,7 +424,6 @@ void tgt_task_complete(struct tgt_task *t);
 /* login.c */
 int tgt_login_pdu(struct tgt_conn *c, const uint8_t *bhs, const uint8_t *data, uint32_t dlen);
 int tgt_text_pdu(struct tgt_conn *c, const uint8_t *bhs, const uint8_t *data, uint32_t dlen);
-void tgt_login_free(struct tgt_conn *c);
 /* Local address of the connection as "host:port" for TargetAddress. */
 void tgt_conn_local_addr(const struct tgt_conn *c, char *buf, size_t len);
 

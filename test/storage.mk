@@ -24,7 +24,7 @@ test_iraid_model_tool_SOURCES = test/test_iraid_model.c
 test_iraid_model_tool_LDADD = iraid/libiraid.la
 
 dist_noinst_SCRIPTS += test/t_iraid_raid5.sh test/t_iraid_writehole.sh test/t_iraid_twofail.sh \
-	test/t_iraid_flushlose.sh test/t_iraid_callgraph.sh
+	test/t_iraid_flushlose.sh
 EXTRA_DIST += test/iraid_lib.sh
 
 # iRAID throughput benchmark (benchmarks/iraid-bench.sh runs it).

@@ -1,8 +1,11 @@
-/* The life of one iSCSI connection and of the tasks it owns: creation on
- * the socket (or a test transport), the event callback, close, and the
+/* The life of one iSCSI connection and of the tasks it owns: close, the
  * reference counts that keep a closed connection's memory until the last
- * task lets go.  See tgt.h for the connection states; receiving is
- * conn_rx.c, sending conn_tx.c, the full feature phase PDUs ffp.c.
+ * task lets go, and the tasks themselves.  See tgt.h for the connection
+ * states.  This file sits below the SCSI files and the rest of the
+ * connection files, which all close connections and release tasks:
+ * creation on a socket and the event callback are server.c's, receiving
+ * conn_rx.c, sending conn_tx.c, the full feature phase PDUs ffp.c, login
+ * login.c (whose state a close frees through c->login_free).
  *
  * A task (struct tgt_task) lives while any of these holds it:
  *   linked   on c->tasks, from its SCSI Command until its response is
@@ -18,11 +21,9 @@
 #include "backend/iscsi/tgt.h"
 #include "backend/iscsi/conn.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "common/evloop.h"
@@ -42,25 +43,6 @@ void tgt_conn_fail(struct tgt_conn *c, const char *fmt, ...)
              c->initiator[0] ? c->initiator : "not logged in", why);
     tgt_conn_close(c, NULL);
 }
-
-/* ---- socket transport ---- */
-
-static ssize_t sock_recv(struct tgt_conn *c, void *buf, size_t len)
-{
-    ssize_t n = recv(c->fd, buf, len, 0);
-
-    return n < 0 ? -errno : n;
-}
-
-static ssize_t sock_sendv(struct tgt_conn *c, const struct iovec *iov, int iovcnt)
-{
-    struct msghdr m = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)iovcnt };
-    ssize_t n = sendmsg(c->fd, &m, MSG_NOSIGNAL);
-
-    return n < 0 ? -errno : n;
-}
-
-static const struct tgt_transport sock_transport = { sock_recv, sock_sendv };
 
 /* ---- tasks ---- */
 
@@ -161,52 +143,30 @@ void tgt_conn_abort_tasks(struct tgt_conn *c, const struct tgt_lun *lun)
     }
 }
 
-/* ---- lifecycle ---- */
+/* ---- transmit queue ---- */
 
-static void conn_event(struct evloop *loop, int fd, int events, void *user)
+void tgt_txpdu_free(struct tgt_txpdu *p)
 {
-    struct tgt_conn *c = user;
-
-    c->refs++;
-    if (events & (EV_READ | EV_ERROR))
-        tgt_conn_rx(c);
-    if ((events & EV_WRITE) && c->state != CONN_CLOSED)
-        tgt_conn_tx(c);
-    tgt_conn_put(c);
-}
-
-int tgt_conn_create(struct tgt_server *srv, int fd, const struct tgt_transport *tp,
-                    void *tp_user, struct tgt_conn **out)
-{
-    struct tgt_conn *c = calloc(1, sizeof(*c));
-    int rc;
-
-    if (!c)
-        return -ENOMEM;
-    c->srv = srv;
-    c->fd = fd;
-    c->tp = tp ? tp : &sock_transport;
-    c->tp_user = tp_user;
-    c->state = CONN_LOGIN;
-    c->refs = 1;
-    c->p = (struct tgt_params){ .peer_mrdsl = 8192, .max_burst = 262144, .first_burst = 65536,
-                                .max_r2t = 1, .immediate_data = 1, .initial_r2t = 1 };
-    tgt_conn_rx_start(c);
-    snprintf(c->peer, sizeof(c->peer), "fd %d", fd);
-    if (fd >= 0) {
-        rc = evloop_set_fd(srv->loop, fd, EV_READ, conn_event, c);
-        if (rc < 0) {
-            free(c);
-            return rc;
-        }
+    if (p->task) {
+        p->task->tx_refs--;
+        tgt_task_release(p->task);
     }
-    c->next = srv->conns;
-    if (srv->conns)
-        srv->conns->prev = c;
-    srv->conns = c;
-    *out = c;
-    return 0;
+    free(p->owned);
+    free(p);
 }
+
+void tgt_conn_tx_drop_all(struct tgt_conn *c)
+{
+    struct tgt_txpdu *p = c->tx_head, *next;
+
+    c->tx_head = c->tx_tail = NULL;
+    for (; p; p = next) {
+        next = p->next;
+        tgt_txpdu_free(p);
+    }
+}
+
+/* ---- close and references ---- */
 
 void tgt_conn_close(struct tgt_conn *c, const char *why)
 {
@@ -234,7 +194,8 @@ void tgt_conn_close(struct tgt_conn *c, const char *why)
     for (int i = 0; i < srv->nluns; i++)
         if (srv->luns[i].reserved_by == c)
             srv->luns[i].reserved_by = NULL;
-    tgt_login_free(c);
+    if (c->login_free)
+        c->login_free(c);
     tgt_conn_put(c);
 }
 

@@ -1,11 +1,13 @@
 /* Shared by the files of one connection only (conn.c, conn_rx.c,
- * conn_tx.c, ffp.c): what they call of each other beyond tgt.h.
+ * conn_tx.c, ffp.c): what they call of each other beyond tgt.h, listed
+ * bottom-up (a file calls only the sections above its own):
  *
- *   conn.c     lifecycle: create, event callback, close, references; tasks
- *   conn_rx.c  PDU receive state machine, dispatch through tgt_pdu_ops[]
+ *   conn.c     lifecycle: close, references, freeing the transmit queue;
+ *              tasks
  *   conn_tx.c  transmit queue, batching, responses (Data-In, SCSI Response,
  *              Reject)
  *   ffp.c      full feature phase PDUs, CmdSN window, tgt_pdu_ops[]
+ *   conn_rx.c  PDU receive state machine, dispatch through tgt_pdu_ops[]
  */
 #ifndef IPVFS_TGT_CONN_H
 #define IPVFS_TGT_CONN_H
@@ -63,11 +65,12 @@ void tgt_task_release(struct tgt_task *t);
 void tgt_task_hold(struct tgt_task *t);
 void tgt_task_drop(struct tgt_task *t);
 void tgt_task_abort(struct tgt_task *t);
+/* Frees a queued PDU (sent or not), releasing its task reference. */
+void tgt_txpdu_free(struct tgt_txpdu *p);
+/* Frees every queued PDU unsent (the connection is closing). */
+void tgt_conn_tx_drop_all(struct tgt_conn *c);
 
-/* ---- conn_rx.c ---- */
-
-/* Sets the receive state machine to wait for a first header. */
-void tgt_conn_rx_start(struct tgt_conn *c);
+/* ---- conn_rx.c's dispatch table (filled by ffp.c) ---- */
 
 /* How conn_rx.c receives a PDU of one opcode.  header(), when set, runs
  * in full feature phase once the header is in and chooses where the data
@@ -85,8 +88,6 @@ struct tgt_pdu_op {
 
 /* Sends c's queue now, or at the end of the current receive run or batch. */
 void tgt_conn_tx_kick(struct tgt_conn *c);
-/* Frees every queued PDU unsent (the connection is closing). */
-void tgt_conn_tx_drop_all(struct tgt_conn *c);
 /* Queues a Reject carrying the bad header. */
 void tgt_conn_reject(struct tgt_conn *c, const uint8_t *bad, uint8_t reason);
 /* tgt_conn_queue(), failing the connection when out of memory.  Returns 0,

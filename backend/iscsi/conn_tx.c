@@ -32,13 +32,6 @@
 
 /* ---- transmit ---- */
 
-int tgt_conn_send_mapped_ok(const struct tgt_conn *c)
-{
-    /* The digest would be computed at queueing time over bytes that a
-     * later write may change before they are sent. */
-    return !(c->p.data_digest && c->digests_on);
-}
-
 void tgt_conn_fill_sn(struct tgt_conn *c, uint8_t *h, int advance)
 {
     uint32_t window = TGT_CMD_WINDOW - (c->ntasks < TGT_CMD_WINDOW ? c->ntasks : TGT_CMD_WINDOW - 1);
@@ -50,16 +43,6 @@ void tgt_conn_fill_sn(struct tgt_conn *c, uint8_t *h, int advance)
     put_be32(h + 24, advance ? c->stat_sn++ : c->stat_sn);
     put_be32(h + 28, c->exp_cmdsn);
     put_be32(h + 32, c->max_cmdsn);
-}
-
-static void txpdu_free(struct tgt_txpdu *p)
-{
-    if (p->task) {
-        p->task->tx_refs--;
-        tgt_task_release(p->task);
-    }
-    free(p->owned);
-    free(p);
 }
 
 int tgt_conn_queue(struct tgt_conn *c, const uint8_t *h, const void *data, uint32_t dlen,
@@ -113,17 +96,6 @@ int tgt_conn_queue(struct tgt_conn *c, const uint8_t *h, const void *data, uint3
     return 0;
 }
 
-void tgt_conn_tx_drop_all(struct tgt_conn *c)
-{
-    struct tgt_txpdu *p = c->tx_head, *next;
-
-    c->tx_head = c->tx_tail = NULL;
-    for (; p; p = next) {
-        next = p->next;
-        txpdu_free(p);
-    }
-}
-
 /* Retire fully written PDUs after n bytes went out. Returns 1 when a
  * written PDU asked for the connection to close. */
 static int tx_advance(struct tgt_conn *c, size_t n)
@@ -146,7 +118,7 @@ static int tx_advance(struct tgt_conn *c, size_t n)
         if (!c->tx_head)
             c->tx_tail = NULL;
         close_now |= p->close_after;
-        txpdu_free(p);
+        tgt_txpdu_free(p);
     }
     return close_now;
 }

@@ -53,7 +53,7 @@ struct tgt_login {
     uint16_t status;        /* login status to answer with, 0 = success */
 };
 
-void tgt_login_free(struct tgt_conn *c)
+static void login_free(struct tgt_conn *c)
 {
     if (!c->login)
         return;
@@ -583,6 +583,7 @@ int tgt_login_pdu(struct tgt_conn *c, const uint8_t *h, const uint8_t *data, uin
         l = c->login = calloc(1, sizeof(*l));
         if (!l)
             return -ENOMEM;
+        c->login_free = login_free;
     }
     k.l = l;
     l->csg = csg;
@@ -621,7 +622,7 @@ int tgt_login_pdu(struct tgt_conn *c, const uint8_t *h, const uint8_t *data, uin
         log_info("target: %s: %s session for %s (TSIH %u, digests %s/%s)", c->peer,
                  c->discovery ? "discovery" : "normal", c->initiator, c->tsih,
                  c->p.header_digest ? "CRC32C" : "None", c->p.data_digest ? "CRC32C" : "None");
-        tgt_login_free(c);
+        login_free(c);
     }
     return 0;
 }

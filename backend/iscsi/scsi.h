@@ -1,14 +1,17 @@
-/* Shared by the SCSI command files only (scsi.c, scsi_ops.c, scsi_rw.c,
- * scsi_provision.c, scsi_info.c): the operations table's entry, the
- * helpers every command uses, and each command's prepare() and exec().
- * What the rest of the target calls is in tgt.h.
+/* Shared by the SCSI files only (scsi_task.c, scsi_rw.c,
+ * scsi_provision.c, scsi_info.c, scsi_pr.c, scsi_ops.c, scsi.c): the
+ * operations table's entry, the helpers every command uses, and each
+ * command's prepare() and exec(), listed bottom-up (a file calls only
+ * what is declared above its own section).  What the rest of the target
+ * calls is in tgt.h.
  *
  * A command's task goes: scsi_prepare() (table checks, prepare(): sets
  * dir, xfer, lba, nblocks, or a CHECK CONDITION) -> Data-Out, if any, in
  * t->buf (conn side) -> exec() -> backing I/O through scsi_submit(), whose
  * completion runs t->cont (a multi-step command chains several) -> a
- * completion helper below, which hands the task back with
- * tgt_task_complete().  A failing store ends the task with sense data.
+ * completion helper below, which hands the task back with scsi_done()
+ * (through srv->scsi_up, tgt.h).  A failing store ends the task with
+ * sense data.
  */
 #ifndef IPVFS_TGT_SCSI_H
 #define IPVFS_TGT_SCSI_H
@@ -47,14 +50,10 @@ struct scsi_op {
     uint8_t usage[16];
 };
 
-/* scsi_ops.c */
-extern const struct scsi_op scsi_ops[];
-extern const size_t scsi_nops;
+/* ---- scsi_task.c ---- */
 
-/* ---- scsi.c ---- */
-
-/* The table entry of a CDB, or NULL. */
-const struct scsi_op *scsi_op_lookup(const uint8_t *cdb);
+/* The command is over: hands t to the connection layer (srv->scsi_up). */
+void scsi_done(struct tgt_task *t);
 /* scsi_set_sense() and -1, for prepare() functions. */
 int scsi_fail(struct tgt_task *t, uint8_t key, uint16_t asc);
 /* Sets the INFORMATION field of the sense data. */
@@ -70,6 +69,10 @@ int scsi_check_range(struct tgt_task *t, uint64_t lba, uint64_t nblocks);
 void scsi_submit(struct tgt_task *t, enum tgt_io_op op, uint8_t *buf, uint64_t off, size_t len,
                  void (*cont)(struct tgt_task *));
 void scsi_complete_good(struct tgt_task *t);
+void scsi_complete_status(struct tgt_task *t, uint8_t status);
+void scsi_complete_sense(struct tgt_task *t, uint8_t key, uint16_t asc);
+/* Reply with n bytes of data, cut to the allocation length. */
+void scsi_reply(struct tgt_task *t, const void *data, uint32_t n, uint32_t alloc);
 int scsi_prep_none(struct tgt_task *t);        /* no CDB field to check */
 int scsi_prep_read_data(struct tgt_task *t);   /* returns data, sized at execution */
 void scsi_exec_good(struct tgt_task *t);       /* GOOD status, nothing else */
@@ -109,6 +112,26 @@ int scsi_prep_report_luns(struct tgt_task *t);
 void scsi_exec_report_luns(struct tgt_task *t);
 void scsi_exec_reserve(struct tgt_task *t);
 void scsi_exec_release(struct tgt_task *t);
+
+/* ---- scsi_pr.c: persistent reservations (PERSISTENT RESERVE IN/OUT) ---- */
+
+enum tgt_pr_access { PR_ALLOWED, PR_READS, PR_WRITES };
+/* Whether a command of class acc from t's I_T nexus conflicts with the
+ * persistent reservation of t->lun. */
+int scsi_pr_conflict(const struct tgt_task *t, enum tgt_pr_access acc);
+/* Whether any persistent registration exists (RESERVE(6) then conflicts). */
+int scsi_pr_active(const struct tgt_lun *lun);
+int scsi_pr_prep_in(struct tgt_task *t);
+void scsi_pr_exec_in(struct tgt_task *t);
+int scsi_pr_prep_out(struct tgt_task *t);
+void scsi_pr_exec_out(struct tgt_task *t);
+
+/* ---- scsi_ops.c ---- */
+
+extern const struct scsi_op scsi_ops[];
+extern const size_t scsi_nops;
+/* The table entry of a CDB, or NULL. */
+const struct scsi_op *scsi_op_lookup(const uint8_t *cdb);
 void scsi_exec_rsoc(struct tgt_task *t);
 
 #endif

@@ -1,7 +1,7 @@
 /* SCSI commands that describe the device and move no blocks: INQUIRY and
  * its VPD pages, READ CAPACITY, MODE SENSE, REQUEST SENSE, REPORT LUNS,
- * RESERVE/RELEASE(6) and REPORT SUPPORTED OPERATION CODES (from the
- * table itself).
+ * and RESERVE/RELEASE(6).  REPORT SUPPORTED OPERATION CODES, which reads
+ * the table, is in scsi_ops.c beside it.
  */
 #include "config.h"
 
@@ -111,7 +111,7 @@ void scsi_exec_inquiry(struct tgt_task *t)
         break;
     default:
         scsi_set_sense(t, KEY_ILLEGAL, ASC_INVALID_FIELD_CDB);
-        tgt_task_complete(t);
+        scsi_done(t);
         return;
     }
     put_be16(d + 2, (uint16_t)(n - 4));
@@ -199,7 +199,7 @@ void scsi_exec_mode_sense(struct tgt_task *t)
     alloc = ten ? get_be16(c + 7) : c[4];
     if (pc == 3) {
         scsi_set_sense(t, KEY_ILLEGAL, ASC_SAVING_NOT_SUPPORTED);
-        tgt_task_complete(t);
+        scsi_done(t);
         return;
     }
     n = hdr;
@@ -218,7 +218,7 @@ void scsi_exec_mode_sense(struct tgt_task *t)
         uint32_t m = sub ? 0 : mode_page(page, pc == 1, d + n);
         if (!m) {
             scsi_set_sense(t, KEY_ILLEGAL, ASC_INVALID_FIELD_CDB);
-            tgt_task_complete(t);
+            scsi_done(t);
             return;
         }
         n += m;
@@ -295,7 +295,7 @@ void scsi_exec_reserve(struct tgt_task *t)
     /* SPC-4 5.13.3: RESERVE(6) conflicts with persistent reservations. */
     if ((l->reserved_by && l->reserved_by != t->conn) || scsi_pr_active(l)) {
         t->status = ST_CONFLICT;
-        tgt_task_complete(t);
+        scsi_done(t);
         return;
     }
     l->reserved_by = t->conn;
@@ -307,85 +307,4 @@ void scsi_exec_release(struct tgt_task *t)
     if (t->lun->reserved_by == t->conn)
         t->lun->reserved_by = NULL;
     scsi_complete_good(t);
-}
-
-/* ---- REPORT SUPPORTED OPERATION CODES ---- */
-
-static uint32_t rsoc_timeouts(uint8_t *p)
-{
-    memset(p, 0, 12);
-    put_be16(p, 10);
-    put_be32(p + 4, 30);
-    put_be32(p + 8, 60);
-    return 12;
-}
-
-void scsi_exec_rsoc(struct tgt_task *t)
-{
-    const uint8_t *c = t->cdb;
-    int rctd = (c[2] & 0x80) != 0, opt = c[2] & 7;
-    uint32_t alloc = get_be32(c + 6), n = 0;
-    uint16_t want_sa = get_be16(c + 4);
-    const struct scsi_op *op = NULL;
-    uint8_t *d = calloc(1, 4 + scsi_nops * 20 + 64);
-
-    if (!d) {
-        scsi_set_sense(t, KEY_ABORTED, ASC_INSUFFICIENT_RESOURCES);
-        tgt_task_complete(t);
-        return;
-    }
-    if (opt == 0) {
-        n = 4;
-        for (size_t i = 0; i < scsi_nops; i++) {
-            const struct scsi_op *o = &scsi_ops[i];
-            uint8_t *e = d + n;
-            e[0] = o->opcode;
-            if (o->sa >= 0) {
-                put_be16(e + 2, (uint16_t)o->sa);
-                e[5] |= 0x01;
-            }
-            if (rctd)
-                e[5] |= 0x02;
-            put_be16(e + 6, o->cdb_len);
-            n += 8;
-            if (rctd)
-                n += rsoc_timeouts(d + n);
-        }
-        put_be32(d, n - 4);
-    } else if (opt <= 3) {
-        int has_sa = 0;
-        for (size_t i = 0; i < scsi_nops; i++) {
-            if (scsi_ops[i].opcode != c[3])
-                continue;
-            has_sa |= scsi_ops[i].sa >= 0;
-            if (scsi_ops[i].sa < 0 || scsi_ops[i].sa == want_sa)
-                op = &scsi_ops[i];
-        }
-        if ((opt == 1 && has_sa) || (opt == 2 && !has_sa && op)) {
-            free(d);
-            scsi_set_sense(t, KEY_ILLEGAL, ASC_INVALID_FIELD_CDB);
-            scsi_sense_cdb_field(t, 2);   /* REPORTING OPTIONS */
-            tgt_task_complete(t);
-            return;
-        }
-        if (op) {
-            d[1] = (uint8_t)((rctd ? 0x80 : 0) | 0x03);
-            put_be16(d + 2, op->cdb_len);
-            memcpy(d + 4, op->usage, op->cdb_len);
-            n = 4u + op->cdb_len;
-            if (rctd)
-                n += rsoc_timeouts(d + n);
-        } else {
-            d[1] = 0x01;   /* not supported */
-            n = 4;
-        }
-    } else {
-        free(d);
-        scsi_set_sense(t, KEY_ILLEGAL, ASC_INVALID_FIELD_CDB);
-        scsi_sense_cdb_field(t, 2);
-        tgt_task_complete(t);
-        return;
-    }
-    scsi_reply(t, d, n, alloc);
-    free(d);
 }

@@ -1,12 +1,18 @@
 /* The SCSI operations table: one entry per opcode (and service action)
  * the target serves, with its CDB length, the flags scsi_prepare() acts on
  * (scsi.h), its prepare() and exec(), and the usage mask that REPORT
- * SUPPORTED OPERATION CODES returns.  Nothing but the table.
+ * SUPPORTED OPERATION CODES returns; the lookup in it, and that command,
+ * which reports the table (so the table's file, not a command file below
+ * it, is the one that reads it).
  */
 #include "config.h"
 
 #include "backend/iscsi/tgt.h"
 #include "backend/iscsi/scsi.h"
+#include "backend/iscsi/scsi_sense.h"
+
+#include <stdlib.h>
+#include <string.h>
 
 /* The CDB usage data of REPORT SUPPORTED OPERATION CODES, from byte 0 on. */
 #define U(...) { __VA_ARGS__ }
@@ -94,3 +100,94 @@ const struct scsi_op scsi_ops[] = {
       U(0xaf, 0x16, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0x04) },
 };
 const size_t scsi_nops = sizeof(scsi_ops) / sizeof(scsi_ops[0]);
+
+const struct scsi_op *scsi_op_lookup(const uint8_t *cdb)
+{
+    for (size_t i = 0; i < scsi_nops; i++) {
+        const struct scsi_op *o = &scsi_ops[i];
+        if (o->opcode == cdb[0] && (o->sa < 0 || o->sa == (cdb[1] & 0x1f)))
+            return o;
+    }
+    return NULL;
+}
+
+/* ---- REPORT SUPPORTED OPERATION CODES ---- */
+
+static uint32_t rsoc_timeouts(uint8_t *p)
+{
+    memset(p, 0, 12);
+    put_be16(p, 10);
+    put_be32(p + 4, 30);
+    put_be32(p + 8, 60);
+    return 12;
+}
+
+void scsi_exec_rsoc(struct tgt_task *t)
+{
+    const uint8_t *c = t->cdb;
+    int rctd = (c[2] & 0x80) != 0, opt = c[2] & 7;
+    uint32_t alloc = get_be32(c + 6), n = 0;
+    uint16_t want_sa = get_be16(c + 4);
+    const struct scsi_op *op = NULL;
+    uint8_t *d = calloc(1, 4 + scsi_nops * 20 + 64);
+
+    if (!d) {
+        scsi_set_sense(t, KEY_ABORTED, ASC_INSUFFICIENT_RESOURCES);
+        scsi_done(t);
+        return;
+    }
+    if (opt == 0) {
+        n = 4;
+        for (size_t i = 0; i < scsi_nops; i++) {
+            const struct scsi_op *o = &scsi_ops[i];
+            uint8_t *e = d + n;
+            e[0] = o->opcode;
+            if (o->sa >= 0) {
+                put_be16(e + 2, (uint16_t)o->sa);
+                e[5] |= 0x01;
+            }
+            if (rctd)
+                e[5] |= 0x02;
+            put_be16(e + 6, o->cdb_len);
+            n += 8;
+            if (rctd)
+                n += rsoc_timeouts(d + n);
+        }
+        put_be32(d, n - 4);
+    } else if (opt <= 3) {
+        int has_sa = 0;
+        for (size_t i = 0; i < scsi_nops; i++) {
+            if (scsi_ops[i].opcode != c[3])
+                continue;
+            has_sa |= scsi_ops[i].sa >= 0;
+            if (scsi_ops[i].sa < 0 || scsi_ops[i].sa == want_sa)
+                op = &scsi_ops[i];
+        }
+        if ((opt == 1 && has_sa) || (opt == 2 && !has_sa && op)) {
+            free(d);
+            scsi_set_sense(t, KEY_ILLEGAL, ASC_INVALID_FIELD_CDB);
+            scsi_sense_cdb_field(t, 2);   /* REPORTING OPTIONS */
+            scsi_done(t);
+            return;
+        }
+        if (op) {
+            d[1] = (uint8_t)((rctd ? 0x80 : 0) | 0x03);
+            put_be16(d + 2, op->cdb_len);
+            memcpy(d + 4, op->usage, op->cdb_len);
+            n = 4u + op->cdb_len;
+            if (rctd)
+                n += rsoc_timeouts(d + n);
+        } else {
+            d[1] = 0x01;   /* not supported */
+            n = 4;
+        }
+    } else {
+        free(d);
+        scsi_set_sense(t, KEY_ILLEGAL, ASC_INVALID_FIELD_CDB);
+        scsi_sense_cdb_field(t, 2);
+        scsi_done(t);
+        return;
+    }
+    scsi_reply(t, d, n, alloc);
+    free(d);
+}

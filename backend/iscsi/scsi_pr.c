@@ -21,6 +21,7 @@
 #include "config.h"
 
 #include "backend/iscsi/tgt.h"
+#include "backend/iscsi/scsi.h"
 #include "backend/iscsi/scsi_sense.h"
 
 #include <stdlib.h>

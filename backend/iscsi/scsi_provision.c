@@ -46,7 +46,7 @@ void scsi_exec_get_lba_status(struct tgt_task *t)
             t->io.off = lba * l->block_size;
             t->io.len = 0;
             scsi_sense_from_errno(t, rc, "extent lookup");
-            tgt_task_complete(t);
+            scsi_done(t);
             return;
         }
         if (cnt > 0xffffffffull)
@@ -120,7 +120,7 @@ static void write_same_start(struct tgt_task *t)
     t->aux = malloc((size_t)chunk * bs);
     if (!t->aux) {
         scsi_set_sense(t, KEY_ABORTED, ASC_INSUFFICIENT_RESOURCES);
-        tgt_task_complete(t);
+        scsi_done(t);
         return;
     }
     for (uint32_t i = 0; i < chunk; i++) {
@@ -181,7 +181,7 @@ void scsi_exec_unmap(struct tgt_task *t)
     }
     if (have < 8) {
         scsi_set_sense(t, KEY_ILLEGAL, ASC_PARAM_LIST_LENGTH);
-        tgt_task_complete(t);
+        scsi_done(t);
         return;
     }
     ndesc = get_be16(t->buf + 2) / 16;
@@ -193,11 +193,11 @@ void scsi_exec_unmap(struct tgt_task *t)
         uint32_t n = get_be32(d + 8);
         if (n > MAX_UNMAP_LBAS) {
             scsi_set_sense(t, KEY_ILLEGAL, ASC_INVALID_FIELD_PARAM);
-            tgt_task_complete(t);
+            scsi_done(t);
             return;
         }
         if (scsi_check_range(t, lba, n) < 0) {
-            tgt_task_complete(t);
+            scsi_done(t);
             return;
         }
     }

@@ -100,7 +100,7 @@ void scsi_exec_read(struct tgt_task *t)
     t->buf = malloc(t->xfer);
     if (!t->buf) {
         scsi_fail(t, KEY_ABORTED, ASC_INSUFFICIENT_RESOURCES);
-        tgt_task_complete(t);
+        scsi_done(t);
         return;
     }
     t->buf_len = t->xfer;
@@ -156,18 +156,6 @@ void scsi_exec_orwrite(struct tgt_task *t)
     tgt_order_run(t, t->lba, t->nblocks, 1, orwrite_start);
 }
 
-int scsi_clip_write(struct tgt_task *t)
-{
-    const struct scsi_op *op = scsi_op_lookup(t->cdb);
-
-    /* Only plain block writes can stop at the iSCSI expected length: the
-     * initiator sends EDTL bytes, we write the whole blocks among them. */
-    if (!op || op->exec != scsi_exec_write || !t->lun)
-        return -1;
-    t->nblocks = t->edtl / t->lun->block_size;
-    return 0;
-}
-
 /* ---- VERIFY, WRITE AND VERIFY ---- */
 
 static int bytchk(const struct tgt_task *t)
@@ -199,7 +187,7 @@ static void verify_compare(struct tgt_task *t)
         if (t->aux[i] != want) {
             scsi_set_sense(t, KEY_MISCOMPARE, ASC_MISCOMPARE_VERIFY);
             scsi_sense_info(t, i);
-            tgt_task_complete(t);
+            scsi_done(t);
             return;
         }
     }
@@ -217,7 +205,7 @@ void scsi_exec_verify(struct tgt_task *t)
     t->aux = malloc(total);
     if (!t->aux) {
         scsi_set_sense(t, KEY_ABORTED, ASC_INSUFFICIENT_RESOURCES);
-        tgt_task_complete(t);
+        scsi_done(t);
         return;
     }
     scsi_submit(t, TGT_IO_READ, t->aux, t->lba * t->lun->block_size, total, verify_compare);

@@ -65,6 +65,72 @@ static void accept_event(struct evloop *loop, int lfd, int events, void *user)
     }
 }
 
+/* ---- connections: the socket transport, socket events, creation ----
+ * Here rather than in conn.c: a connection's events drive conn_rx.c and
+ * conn_tx.c, which sit above conn.c. */
+
+static ssize_t sock_recv(struct tgt_conn *c, void *buf, size_t len)
+{
+    ssize_t n = recv(c->fd, buf, len, 0);
+
+    return n < 0 ? -errno : n;
+}
+
+static ssize_t sock_sendv(struct tgt_conn *c, const struct iovec *iov, int iovcnt)
+{
+    struct msghdr m = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)iovcnt };
+    ssize_t n = sendmsg(c->fd, &m, MSG_NOSIGNAL);
+
+    return n < 0 ? -errno : n;
+}
+
+static const struct tgt_transport sock_transport = { sock_recv, sock_sendv };
+
+static void conn_event(struct evloop *loop, int fd, int events, void *user)
+{
+    struct tgt_conn *c = user;
+
+    c->refs++;
+    if (events & (EV_READ | EV_ERROR))
+        tgt_conn_rx(c);
+    if ((events & EV_WRITE) && c->state != CONN_CLOSED)
+        tgt_conn_tx(c);
+    tgt_conn_put(c);
+}
+
+int tgt_conn_create(struct tgt_server *srv, int fd, const struct tgt_transport *tp,
+                    void *tp_user, struct tgt_conn **out)
+{
+    struct tgt_conn *c = calloc(1, sizeof(*c));
+    int rc;
+
+    if (!c)
+        return -ENOMEM;
+    c->srv = srv;
+    c->fd = fd;
+    c->tp = tp ? tp : &sock_transport;
+    c->tp_user = tp_user;
+    c->state = CONN_LOGIN;
+    c->refs = 1;
+    c->p = (struct tgt_params){ .peer_mrdsl = 8192, .max_burst = 262144, .first_burst = 65536,
+                                .max_r2t = 1, .immediate_data = 1, .initial_r2t = 1 };
+    tgt_conn_rx_start(c);
+    snprintf(c->peer, sizeof(c->peer), "fd %d", fd);
+    if (fd >= 0) {
+        rc = evloop_set_fd(srv->loop, fd, EV_READ, conn_event, c);
+        if (rc < 0) {
+            free(c);
+            return rc;
+        }
+    }
+    c->next = srv->conns;
+    if (srv->conns)
+        srv->conns->prev = c;
+    srv->conns = c;
+    *out = c;
+    return 0;
+}
+
 static char *dup_opt(const char *s, int *failed)
 {
     char *d;
@@ -125,10 +191,19 @@ static int open_luns(struct tgt_server *srv, const struct tgt_config *cfg)
 
 static void close_luns(struct tgt_server *srv)
 {
-    for (int i = 0; i < srv->nluns; i++)
+    for (int i = 0; i < srv->nluns; i++) {
         tgt_lun_close(&srv->luns[i]);
+        scsi_pr_free(&srv->luns[i]);
+    }
     srv->nluns = 0;
 }
+
+/* The engine's completions run inside a batch (store.c sits below the
+ * connection files and reaches their batch only through these). */
+static const struct tgt_aio_hooks aio_hooks = { tgt_batch_begin, tgt_batch_end };
+
+/* The SCSI files hand finished commands up to conn_tx.c through this. */
+static const struct tgt_scsi_upcalls scsi_upcalls = { tgt_task_complete };
 
 int tgt_server_create(struct evloop *loop, const struct tgt_config *cfg,
                       struct tgt_server **out, uint16_t *out_port)
@@ -146,6 +221,7 @@ int tgt_server_create(struct evloop *loop, const struct tgt_config *cfg,
         return -ENOMEM;
     srv->loop = loop;
     srv->listen_fd = -1;
+    srv->scsi_up = &scsi_upcalls;
     srv->iqn = dup_opt(cfg->iqn, &failed);
     srv->portal_host = dup_opt(cfg->portal_host, &failed);
     srv->auth.user = dup_opt(cfg->chap_user, &failed);
@@ -156,7 +232,7 @@ int tgt_server_create(struct evloop *loop, const struct tgt_config *cfg,
         rc = -ENOMEM;
         goto undo_strings;
     }
-    rc = tgt_aio_create(srv, &srv->aio);
+    rc = tgt_aio_create(srv, &aio_hooks, &srv->aio);
     if (rc < 0)
         goto undo_strings;
     rc = open_luns(srv, cfg);

@@ -47,6 +47,7 @@
  * pool's queues (todo, done) are shared with the workers under lock. */
 struct tgt_aio {
     struct tgt_server *srv;
+    const struct tgt_aio_hooks *hooks;
     int inflight;          /* submitted ios whose callback has not run */
     int efd;               /* completions wake the loop through it */
     int ring_ok;
@@ -374,11 +375,11 @@ static void aio_event(struct evloop *loop, int fd, int events, void *user)
         log_warn("target: reading the backing-io eventfd: %s", strerror(errno));
     /* Callbacks queue responses and start follow-up ios: one send per
      * connection and one submission for all of them. */
-    tgt_batch_begin(aio->srv);
+    aio->hooks->round_begin(aio->srv);
     if (aio->ring_ok)
         ring_reap(aio);
     pool_reap(aio);
-    tgt_batch_end(aio->srv);
+    aio->hooks->round_end(aio->srv);
 }
 
 void tgt_aio_batch_begin(struct tgt_aio *aio)
@@ -417,7 +418,8 @@ static void aio_free(struct tgt_aio *aio)
     free(aio);
 }
 
-int tgt_aio_create(struct tgt_server *srv, struct tgt_aio **out)
+int tgt_aio_create(struct tgt_server *srv, const struct tgt_aio_hooks *hooks,
+                   struct tgt_aio **out)
 {
     struct tgt_aio *aio = calloc(1, sizeof(*aio));
     int rc;
@@ -425,6 +427,7 @@ int tgt_aio_create(struct tgt_server *srv, struct tgt_aio **out)
     if (!aio)
         return -ENOMEM;
     aio->srv = srv;
+    aio->hooks = hooks;
     rc = -pthread_mutex_init(&aio->lock, NULL);
     if (rc < 0)
         goto undo_alloc;
@@ -829,5 +832,4 @@ void tgt_lun_close(struct tgt_lun *lun)
     lun->map = NULL;
     lun->ops->close(lun);
     lun->ops = NULL;
-    scsi_pr_free(lun);
 }

@@ -1,30 +1,50 @@
 /* Internals of the embedded iSCSI target, shared by its source files.
  *
- * Layering (one file per area):
- *   server.c          portal, accept, connection registry, public entry points
- *   conn.c            connection lifecycle (create, close, references), tasks
- *   conn_rx.c         PDU receive state machine, dispatch by opcode
- *   conn_tx.c         transmit queue, batching, responses (Data-In, SCSI
- *                     Response, Reject)
- *   ffp.c             full feature phase PDUs (SCSI command, Data-Out, R2T,
- *                     NOP, TMF, logout, text), CmdSN window, the PDU table
- *                     (conn.h: what these four files share)
- *   login.c           login phases, key negotiation, CHAP, SendTargets
- *   chap.c            CHAP responses (MD5 from nettle), checked in constant time
- *   scsi.c            SCSI command entry (table checks, prepare, execute),
- *                     sense data, the commands' backing I/O
- *                     (scsi.h: what the scsi*.c files share)
- *   scsi_ops.c        the SCSI operations table, nothing else
- *   scsi_rw.c         READ, WRITE, ORWRITE, VERIFY, SYNCHRONIZE CACHE
- *   scsi_provision.c  WRITE SAME, UNMAP, GET LBA STATUS
- *   scsi_info.c       INQUIRY/VPD, MODE SENSE, READ CAPACITY, REPORT LUNS,
- *                     RESERVE/RELEASE, REQUEST SENSE, REPORT SUPPORTED
- *                     OPERATION CODES
- *   scsi_pr.c         persistent reservations (PERSISTENT RESERVE IN/OUT), in
- *                     memory per LUN, and the commands they forbid to a nexus
- *   order.c           per-LUN write ordering: ORWRITE holds its range alone
- *   store.c           backing-store templates (file, block, memory) and the
- *                     asynchronous I/O engine (io_uring, worker-thread fallback)
+ * Layers, bottom-up.  A file calls only files listed above it (its own
+ * layer's or a lower one's); scripts/check-call-graph.sh checks it on the
+ * built objects (test/t_callgraph.sh).
+ *
+ *   leaves
+ *     chap.c            CHAP responses (MD5 from nettle), checked in constant time
+ *     order.c           per-LUN write ordering: ORWRITE holds its range alone
+ *   backing I/O
+ *     store.c           backing-store templates (file, block, memory) and the
+ *                       asynchronous I/O engine (io_uring, worker-thread fallback)
+ *   connection and task objects
+ *     conn.c            connection lifetime (close, references), tasks, freeing
+ *                       a transmit queue
+ *   SCSI commands (scsi.h: what the scsi*.c files share)
+ *     scsi_task.c       sense data, replies, completion, a command's backing I/O
+ *     scsi_pr.c         persistent reservations (PERSISTENT RESERVE IN/OUT), in
+ *                       memory per LUN, and the commands they forbid to a nexus
+ *     scsi_rw.c         READ, WRITE, ORWRITE, VERIFY, SYNCHRONIZE CACHE
+ *     scsi_provision.c  WRITE SAME, UNMAP, GET LBA STATUS
+ *     scsi_info.c       INQUIRY/VPD, MODE SENSE, READ CAPACITY, REPORT LUNS,
+ *                       RESERVE/RELEASE, REQUEST SENSE
+ *     scsi_ops.c        the SCSI operations table, its lookup, REPORT
+ *                       SUPPORTED OPERATION CODES (which reports it)
+ *     scsi.c            SCSI command entry (table checks, prepare, execute)
+ *   iSCSI PDUs (conn.h: what conn.c, conn_tx.c, ffp.c and conn_rx.c share)
+ *     conn_tx.c         transmit queue, batching, responses (Data-In, SCSI
+ *                       Response, Reject)
+ *     login.c           login phases, key negotiation, CHAP, SendTargets
+ *     ffp.c             full feature phase PDUs (SCSI command, Data-Out, R2T,
+ *                       NOP, TMF, logout, text), CmdSN window, the PDU table
+ *     conn_rx.c         PDU receive state machine, dispatch by opcode
+ *   server
+ *     server.c          portal, accept, connection creation and socket
+ *                       events, public entry points (target.h)
+ *
+ * A lower file reaches a higher one only through a function pointer that
+ * the higher side set:
+ *   store.c's completion rounds   -> struct tgt_aio_hooks, conn_tx.c's
+ *                                    batch (server.c gives it to
+ *                                    tgt_aio_create())
+ *   a SCSI command's end          -> srv->scsi_up->task_complete,
+ *                                    conn_tx.c's tgt_task_complete() (set
+ *                                    by tgt_server_create())
+ *   conn.c closing a connection   -> c->login_free, login.c's (set with
+ *   during login                     the login state)
  *
  * Everything runs on the thread of the caller's evloop.
  *
@@ -90,6 +110,7 @@ struct tgt_conn;
 struct tgt_task;
 struct tgt_lun;
 struct tgt_pr;
+struct tgt_scsi_upcalls;
 
 /* ---- asynchronous backing I/O (store.c) ---- */
 
@@ -144,7 +165,15 @@ const struct tgt_store_ops *tgt_store_lookup(enum tgt_backing kind);
  * the io and its buffer; the engine only links it while it is in flight.
  * Create and destroy run on the loop thread. */
 struct tgt_aio;
-int tgt_aio_create(struct tgt_server *srv, struct tgt_aio **out);
+/* What the engine calls of the layer above: round_begin() and round_end()
+ * bracket each round of completion callbacks (conn_tx.c's batch, so that
+ * the ios and responses the callbacks start go out together). */
+struct tgt_aio_hooks {
+    void (*round_begin)(struct tgt_server *srv);
+    void (*round_end)(struct tgt_server *srv);
+};
+int tgt_aio_create(struct tgt_server *srv, const struct tgt_aio_hooks *hooks,
+                   struct tgt_aio **out);
 /* Waits for every io in flight (running its callback, which may submit
  * more, on the calling thread), joins the workers, then frees the engine. */
 void tgt_aio_destroy(struct tgt_aio *aio);
@@ -202,6 +231,7 @@ struct tgt_server {
     uint16_t next_tsih;
     uint32_t next_ttt;
     struct tgt_aio *aio;
+    const struct tgt_scsi_upcalls *scsi_up;   /* set by tgt_server_create() */
     struct tgt_stats stats;
     /* Batch of one loop turn (tgt_batch_begin): connections whose
      * responses wait for its end, each holding a reference. */
@@ -267,7 +297,10 @@ struct tgt_conn {
     uint32_t exp_cmdsn, max_cmdsn, stat_sn;
     struct tgt_params p;
     int digests_on;              /* negotiated digests apply (full feature) */
-    struct tgt_login *login;
+    struct tgt_login *login;     /* login.c's state until full feature */
+    /* Frees login (set by login.c with it: conn.c, below login.c, calls
+     * it when the connection closes during login). */
+    void (*login_free)(struct tgt_conn *c);
     uint64_t ua_reset;       /* LUNs with a pending reset unit attention */
     uint16_t ua_pr[TGT_MAX_LUNS]; /* per LUN: ASC of a pending persistent
                                    * reservation unit attention, 0: none */
@@ -299,6 +332,14 @@ struct tgt_conn {
     struct tgt_task *tasks;
     uint32_t ntasks;
 };
+
+/* Whether Data-In of c may point into a LUN's mapping (no data digest):
+ * the digest would be computed at queueing time over bytes that a later
+ * write may change before they are sent. */
+static inline int tgt_conn_send_mapped_ok(const struct tgt_conn *c)
+{
+    return !(c->p.data_digest && c->digests_on);
+}
 
 /* ---- tasks ---- */
 
@@ -367,83 +408,8 @@ struct tgt_task {
     void (*ord_run)(struct tgt_task *t);
 };
 
-/* conn_tx.c */
-/* A batch spans one event's work (a receive run, a round of backing io
- * completions): the backing ios it starts go to the kernel in one
- * submission and each connection's responses in one send, at the end of
- * the outermost batch.  Batches nest. */
-void tgt_batch_begin(struct tgt_server *srv);
-void tgt_batch_end(struct tgt_server *srv);
-/* conn.c */
-int tgt_conn_create(struct tgt_server *srv, int fd, const struct tgt_transport *tp,
-                    void *tp_user, struct tgt_conn **out);
-void tgt_conn_close(struct tgt_conn *c, const char *why);
-void tgt_conn_put(struct tgt_conn *c);
-void tgt_conn_abort_tasks(struct tgt_conn *c, const struct tgt_lun *lun);
-/* conn_rx.c: runs the receive state machine over everything available. */
-void tgt_conn_rx(struct tgt_conn *c);
-/* conn_tx.c */
-void tgt_conn_tx(struct tgt_conn *c);
-/* Queue a PDU with header h (48 bytes) and optional data (copied when
- * owned is NULL and task is NULL). Returns 0 or -ENOMEM. */
-int tgt_conn_queue(struct tgt_conn *c, const uint8_t *h, const void *data, uint32_t dlen,
-                   struct tgt_task *task, int copy);
-/* Whether Data-In of c may point into a LUN's mapping (no data digest). */
-int tgt_conn_send_mapped_ok(const struct tgt_conn *c);
-/* StatSN (advanced when advance), ExpCmdSN and MaxCmdSN of a response. */
-void tgt_conn_fill_sn(struct tgt_conn *c, uint8_t *h, int advance);
-/* Called by the scsi*.c files when a command has its status. */
-void tgt_task_complete(struct tgt_task *t);
-
-/* login.c */
-int tgt_login_pdu(struct tgt_conn *c, const uint8_t *bhs, const uint8_t *data, uint32_t dlen);
-int tgt_text_pdu(struct tgt_conn *c, const uint8_t *bhs, const uint8_t *data, uint32_t dlen);
-void tgt_login_free(struct tgt_conn *c);
-/* Local address of the connection as "host:port" for TargetAddress. */
-void tgt_conn_local_addr(const struct tgt_conn *c, char *buf, size_t len);
-
-/* scsi.c */
-/* Decodes the CDB: sets dir, xfer, lba, nblocks, or a CHECK CONDITION.
- * Returns 0 when the command may proceed to data transfer/execution. */
-int scsi_prepare(struct tgt_task *t);
-/* Executes a prepared command whose Data-Out (if any) is in t->buf.
- * Ends, perhaps later, in tgt_task_complete(). */
-void scsi_execute(struct tgt_task *t);
-void scsi_set_sense(struct tgt_task *t, uint8_t key, uint16_t asc);
-int scsi_lun_init(struct tgt_lun *lun);
-/* scsi_rw.c: SPDTL > EDTL on a block write: cut it to the whole blocks of
- * EDTL.  Returns -1 when the command cannot be cut. */
-int scsi_clip_write(struct tgt_task *t);
-
-/* scsi_pr.c: persistent reservations (PERSISTENT RESERVE IN/OUT) */
-enum tgt_pr_access { PR_ALLOWED, PR_READS, PR_WRITES };
-/* Whether a command of class acc from t's I_T nexus conflicts with the
- * persistent reservation of t->lun. */
-int scsi_pr_conflict(const struct tgt_task *t, enum tgt_pr_access acc);
-/* Whether any persistent registration exists (RESERVE(6) then conflicts). */
-int scsi_pr_active(const struct tgt_lun *lun);
-int scsi_pr_prep_in(struct tgt_task *t);
-void scsi_pr_exec_in(struct tgt_task *t);
-int scsi_pr_prep_out(struct tgt_task *t);
-void scsi_pr_exec_out(struct tgt_task *t);
-void scsi_pr_free(struct tgt_lun *lun);
-/* scsi.c helpers for command files */
-void scsi_reply(struct tgt_task *t, const void *data, uint32_t n, uint32_t alloc);
-void scsi_complete_status(struct tgt_task *t, uint8_t status);
-void scsi_complete_sense(struct tgt_task *t, uint8_t key, uint16_t asc);
-
-/* order.c: overlapping writes against ORWRITE.  tgt_order_run() runs
- * run(t) now or once the exclusive (excl) or shared range [lba, lba+n)
- * no longer conflicts; tgt_order_leave() ends t's part (idempotent). */
-void tgt_order_run(struct tgt_task *t, uint64_t lba, uint64_t n, int excl,
-                   void (*run)(struct tgt_task *t));
-void tgt_order_leave(struct tgt_task *t);
-
-/* store.c helpers */
-int tgt_lun_open(struct tgt_server *srv, struct tgt_lun *lun, const struct tgt_lun_config *cfg);
-/* 1 when len bytes at off are all in the page cache of lun->fd. */
-int tgt_lun_cached(const struct tgt_lun *lun, uint64_t off, size_t len);
-void tgt_lun_close(struct tgt_lun *lun);
+/* ==== Functions by file, bottom-up (the layers at the top of this file):
+ * a file calls only what is declared above its own section. ==== */
 
 /* chap.c */
 /* MD5 (RFC 1321) of the concatenation of nparts byte strings. */
@@ -454,5 +420,95 @@ void tgt_chap_response(uint8_t id, const char *secret, const uint8_t *chal, size
 /* 1 when got is that response, 0 when not; takes the same time either way. */
 int tgt_chap_check(uint8_t id, const char *secret, const uint8_t *chal, size_t clen,
                    const uint8_t got[16]);
+
+/* order.c: overlapping writes against ORWRITE.  tgt_order_run() runs
+ * run(t) now or once the exclusive (excl) or shared range [lba, lba+n)
+ * no longer conflicts; tgt_order_leave() ends t's part (idempotent). */
+void tgt_order_run(struct tgt_task *t, uint64_t lba, uint64_t n, int excl,
+                   void (*run)(struct tgt_task *t));
+void tgt_order_leave(struct tgt_task *t);
+
+/* store.c (with the engine, declared with struct tgt_io above) */
+int tgt_lun_open(struct tgt_server *srv, struct tgt_lun *lun, const struct tgt_lun_config *cfg);
+/* 1 when len bytes at off are all in the page cache of lun->fd. */
+int tgt_lun_cached(const struct tgt_lun *lun, uint64_t off, size_t len);
+/* Flushes, unmaps and closes the store (the LUN's SCSI state, such as its
+ * persistent reservations, is the caller's: scsi_pr_free()). */
+void tgt_lun_close(struct tgt_lun *lun);
+
+/* conn.c (conn.h: what only the connection files call) */
+void tgt_conn_close(struct tgt_conn *c, const char *why);
+void tgt_conn_put(struct tgt_conn *c);
+/* Aborts c's tasks on lun (NULL: on every LUN). */
+void tgt_conn_abort_tasks(struct tgt_conn *c, const struct tgt_lun *lun);
+
+/* ---- the SCSI layer (scsi*.c; scsi.h: what its files share) ---- */
+
+/* What the SCSI layer calls of the connection layer above it, which
+ * tgt_server_create() sets (srv->scsi_up): the scsi*.c files never call
+ * conn_tx.c, ffp.c or login.c directly. */
+struct tgt_scsi_upcalls {
+    /* The command has its status (and its Data-In in t->buf or the LUN's
+     * mapping): send the response and let the task go.  It may close the
+     * connection and free t. */
+    void (*task_complete)(struct tgt_task *t);
+};
+
+/* scsi_task.c: CHECK CONDITION with this sense key and ASC/ASCQ. */
+void scsi_set_sense(struct tgt_task *t, uint8_t key, uint16_t asc);
+/* scsi_pr.c: frees the LUN's persistent reservations (at LUN close). */
+void scsi_pr_free(struct tgt_lun *lun);
+/* scsi.c */
+/* Decodes the CDB: sets dir, xfer, lba, nblocks, or a CHECK CONDITION.
+ * Returns 0 when the command may proceed to data transfer/execution. */
+int scsi_prepare(struct tgt_task *t);
+/* Executes a prepared command whose Data-Out (if any) is in t->buf.
+ * Ends, perhaps later (after backing I/O), in srv->scsi_up->task_complete(). */
+void scsi_execute(struct tgt_task *t);
+int scsi_lun_init(struct tgt_lun *lun);
+/* SPDTL > EDTL on a block write: cut it to the whole blocks of EDTL.
+ * Returns -1 when the command cannot be cut. */
+int scsi_clip_write(struct tgt_task *t);
+
+/* ---- the iSCSI layer ---- */
+
+/* conn_tx.c */
+/* A batch spans one event's work (a receive run, a round of backing io
+ * completions): the backing ios it starts go to the kernel in one
+ * submission and each connection's responses in one send, at the end of
+ * the outermost batch.  Batches nest. */
+void tgt_batch_begin(struct tgt_server *srv);
+void tgt_batch_end(struct tgt_server *srv);
+void tgt_conn_tx(struct tgt_conn *c);
+/* Queue a PDU with header h (48 bytes) and optional data (copied when
+ * owned is NULL and task is NULL). Returns 0 or -ENOMEM. */
+int tgt_conn_queue(struct tgt_conn *c, const uint8_t *h, const void *data, uint32_t dlen,
+                   struct tgt_task *task, int copy);
+/* StatSN (advanced when advance), ExpCmdSN and MaxCmdSN of a response. */
+void tgt_conn_fill_sn(struct tgt_conn *c, uint8_t *h, int advance);
+/* Sends the response of a command that has its status (ffp.c calls it;
+ * the SCSI files reach it through srv->scsi_up->task_complete). */
+void tgt_task_complete(struct tgt_task *t);
+
+/* login.c */
+int tgt_login_pdu(struct tgt_conn *c, const uint8_t *bhs, const uint8_t *data, uint32_t dlen);
+int tgt_text_pdu(struct tgt_conn *c, const uint8_t *bhs, const uint8_t *data, uint32_t dlen);
+/* Local address of the connection as "host:port" for TargetAddress. */
+void tgt_conn_local_addr(const struct tgt_conn *c, char *buf, size_t len);
+
+/* ffp.c: see conn.h (tgt_pdu_ops[]) */
+
+/* conn_rx.c */
+/* Runs the receive state machine over everything available. */
+void tgt_conn_rx(struct tgt_conn *c);
+/* Sets the receive state machine to wait for a first header (a new
+ * connection). */
+void tgt_conn_rx_start(struct tgt_conn *c);
+
+/* server.c (and target.h's entry points) */
+/* A new connection on fd, registered on the loop when fd >= 0; tp NULL:
+ * the socket transport. */
+int tgt_conn_create(struct tgt_server *srv, int fd, const struct tgt_transport *tp,
+                    void *tp_user, struct tgt_conn **out);
 
 #endif

@@ -3,8 +3,7 @@
 #
 #   scripts/check-call-graph.sh BUILDDIR FOLDER      e.g. _build iraid
 #
-# Reads the folder's built objects (BUILDDIR/FOLDER/.libs/*.o, else
-# BUILDDIR/FOLDER/*.o) with nm: a file "uses" another when it references
+# Reads the built object of each FOLDER/*.c of the source tree with nm: a file "uses" another when it references
 # a symbol (function or data) the other defines.  Prints, for each file,
 # the files it uses, then topologically sorts that graph: exit 0 and
 # "acyclic" when there is no cycle, exit 1 and tsort's report of the loop
@@ -14,19 +13,32 @@ set -eu
 builddir=${1:?usage: check-call-graph.sh BUILDDIR FOLDER}
 folder=${2:?usage: check-call-graph.sh BUILDDIR FOLDER}
 
+srcdir=$(cd "$(dirname "$0")/.." && pwd)
 shopt -s nullglob
-objs=("$builddir/$folder"/.libs/*.o)
-[ ${#objs[@]} -gt 0 ] || objs=("$builddir/$folder"/*.o)
+# The object of each source file of the folder, as automake names it:
+# .libs/LIB_la-FILE.o or .libs/FILE.o (libtool), PROG-FILE.o or FILE.o.
+# Going from the sources keeps objects of renamed or deleted files, still
+# lying in an old build directory, out of the graph.
+objs=()
+for c in "$srcdir/$folder"/*.c; do
+    name=$(basename "$c" .c)
+    found=("$builddir/$folder"/.libs/*_la-"$name".o "$builddir/$folder/.libs/$name.o"
+           "$builddir/$folder"/*-"$name".o "$builddir/$folder/$name.o")
+    for o in "${found[@]}"; do
+        [ -f "$o" ] && { objs+=("$o"); break; }
+    done
+done
 if [ ${#objs[@]} -eq 0 ]; then
     echo "check-call-graph: no objects under $builddir/$folder (build first)" >&2
     exit 2
 fi
 
-# Automake names objects LIB_la-FILE.o: keep FILE.c.
+# The source file an object was built from.
 src_of() {
     local base
     base=$(basename "$1" .o)
-    echo "${base##*_la-}.c"
+    base=${base##*_la-}
+    echo "${base##*-}.c"
 }
 
 defs=$(mktemp) edges=$(mktemp)

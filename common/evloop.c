@@ -474,6 +474,11 @@ int evloop_run_once(struct evloop *loop, int timeout_ms)
 
     loop->depth++;
     run_deferred(loop);
+    if (loop->stop) {
+        /* A deferred call stopped the loop: waiting now could be forever. */
+        loop->depth--;
+        return 0;
+    }
     waited_reg = loop->nreg;
     n = epoll_wait(loop->epfd, evs, 64, next_timeout(loop, timeout_ms));
     if (n < 0 && errno != EINTR)

@@ -23,11 +23,19 @@ rm -rf "$bad"
 ipvfs_start_cluster 2 2 --target-size 256M
 [ "$(stat -c %a "$IPVFS_MAP")" = 600 ] || ipvfs_fail "map mode is $(stat -c %a "$IPVFS_MAP")"
 [ "$(stat -c %a "$IPVFS_CLUSTER_DIR/secret")" = 600 ] || ipvfs_fail "secret is not 0600"
-grep -q "cluster ready" "$IPVFS_CLUSTER_DIR/server.log" || ipvfs_fail "no 'cluster ready' line"
-grep -q "topology: .* core(s)" "$IPVFS_CLUSTER_DIR/server.log" || ipvfs_fail "no topology line"
+ipvfs_wait_log "cluster ready" || ipvfs_fail "no 'cluster ready' line"
+ipvfs_wait_log "topology: .* core\(s\)" || ipvfs_fail "no topology line"
 
-# -- status --json: six ranks, right roles
-ipvfs-ctl status --json >"$IPVFS_CLUSTER_DIR/status.json" || ipvfs_fail "status --json failed"
+# -- status --json: six ranks, right roles.  Rank 0 writes the map when it
+# learns that every rank started; the others learn it each on its own a
+# moment later and say "starting" until then: wait for all to serve.
+for ((i = 0; i < 100; i++)); do
+    ipvfs-ctl status --json >"$IPVFS_CLUSTER_DIR/status.json" || ipvfs_fail "status --json failed"
+    python3 -c 'import json, sys
+sys.exit(any(r["state"] != "serving" for r in json.load(open(sys.argv[1]))["ranks"]))' \
+        "$IPVFS_CLUSTER_DIR/status.json" && break
+    sleep 0.2
+done
 python3 - "$IPVFS_CLUSTER_DIR/status.json" <<'EOF' || ipvfs_fail "status --json is wrong"
 import json, sys
 st = json.load(open(sys.argv[1]))

@@ -557,6 +557,61 @@ static void test_fd_number_reused_in_round(void **state)
     evloop_destroy(loop);
 }
 
+/* ---- stop ------------------------------------------------------------------ */
+
+static void stop_call(struct evloop *loop, uint64_t id, void *user)
+{
+    (void)id;
+    trace_add(user, 1);
+    evloop_stop(loop);
+}
+
+static void late_timer(struct evloop *loop, uint64_t id, void *user)
+{
+    (void)id;
+    trace_add(user, 2);
+    evloop_stop(loop);
+}
+
+/* A deferred call that stops the loop at the start of a round ends
+ * evloop_run at once: the round must not go on to wait for events (with
+ * nothing else pending it would wait forever; here the 2 s timer stands
+ * for forever and must not be what ends the run). */
+static void test_stop_from_deferred_call(void **state)
+{
+    struct evloop *loop = evloop_create();
+    struct trace t = { 0 };
+    uint64_t start;
+
+    (void)state;
+    assert_true(evloop_add_timer(loop, 2000, late_timer, &t) > 0);
+    assert_true(evloop_defer(loop, stop_call, &t) > 0);
+    start = evloop_now_ms();
+    assert_int_equal(evloop_run(loop), 0);
+    assert_int_equal(t.n, 1);
+    assert_int_equal(t.ev[0], 1);
+    assert_true(evloop_now_ms() - start < 1000);
+    evloop_destroy(loop);
+}
+
+/* A stop from an fd callback skips the rest of the round; evloop_run
+ * returns, and the loop dispatches again afterwards. */
+static void test_stop_then_run_again(void **state)
+{
+    struct evloop *loop = evloop_create();
+    struct trace t = { 0 };
+    struct tagged a = { &t, 7 };
+
+    (void)state;
+    assert_true(evloop_add_timer(loop, 0, stop_call, &t) > 0);
+    assert_int_equal(evloop_run(loop), 0);
+    assert_int_equal(t.n, 1);
+    assert_true(evloop_defer(loop, record_timer, &a) > 0);
+    run_until(loop, &t, 2);
+    assert_int_equal(t.ev[1], 7);
+    evloop_destroy(loop);
+}
+
 /* Pending timers and deferred calls are freed, never called. */
 static void test_destroy_with_pending(void **state)
 {
@@ -588,6 +643,8 @@ int main(void)
         cmocka_unit_test(test_fd_removed_in_own_callback),
         cmocka_unit_test(test_fd_removed_by_other_callback),
         cmocka_unit_test(test_fd_number_reused_in_round),
+        cmocka_unit_test(test_stop_from_deferred_call),
+        cmocka_unit_test(test_stop_then_run_again),
         cmocka_unit_test(test_destroy_with_pending),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,8 +13,9 @@
  *   stays down gives an error, never a retry loop).  Before reconnecting the
  *   client re-reads the map when the file changed, so a restarted cluster
  *   (new ports, same --data) is found again.
- * - Time limits: connecting gives up after 5 s, a request after 10 s without
- *   progress; the environment variable IPVFS_TIMEOUT_MS (positive integer,
+ * - Time limits: connecting gives up after 3 s, a request after 8 s without
+ *   progress (IPVFS_CLIENT_CONNECT_MS, IPVFS_CLIENT_REQUEST_MS); the
+ *   environment variable IPVFS_TIMEOUT_MS (positive integer,
  *   milliseconds) replaces both.  A dead or stuck server therefore gives an
  *   error within those limits, never a hang.
  * - Every call is synchronous except the ipvfs_aio_* family (see there):
@@ -45,7 +46,7 @@
 
 /* Default limits (IPVFS_TIMEOUT_MS overrides both): a connect, and a request
  * whose server sends nothing for this long.  A hung server rank is then
- * reported within 10 s (the connect of a hung process still succeeds: its
+ * reported within 8 s (the connect of a hung process still succeeds: its
  * kernel accepts; the HELLO is what times out).  A healthy I/O node answers
  * well within them; one waiting on a hung iRAID member takes the volume's
  * member timeout first (IONODE_ISCSI_TIMEOUT_MS, shorter than these). */

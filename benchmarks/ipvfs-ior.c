@@ -5,7 +5,8 @@
  *
  * Layout as IOR's: segment s holds one block per rank, rank r's block of
  * segment s starts at (s * N + r) * BLOCK and is moved in XFER-sized calls.
- *   -b BLOCK     bytes per rank per segment (suffixes k, m, g; default 16m)
+ *   -b BLOCK     bytes per rank per segment (suffixes K, M, G, T as in
+ *                common/size.h; default 16m)
  *   -t XFER      bytes per call (default 1m; must divide BLOCK)
  *   -s SEGMENTS  default 1
  *   -w / -r      write / read phase (default: both, write first)
@@ -26,6 +27,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/size.h"
+
 struct opts {
     const char *file;
     uint64_t block, xfer, segments;
@@ -34,23 +37,15 @@ struct opts {
 
 static int rank, nprocs;
 
+/* A size by the common rule (common/size.h); 0 is no size here. */
 static int parse_size(const char *s, uint64_t *out)
 {
-    char *end;
-    unsigned long long v;
+    uint64_t v;
 
-    errno = 0;
-    v = strtoull(s, &end, 10);
-    if (errno || end == s)
+    if (size_parse(s, &v) < 0 || v == 0) {
+        fprintf(stderr, "ipvfs-ior: '%s' is not a size above 0 (" SIZE_RULE ")\n", s);
         return -1;
-    switch (*end) {
-    case 'k': case 'K': v <<= 10; end++; break;
-    case 'm': case 'M': v <<= 20; end++; break;
-    case 'g': case 'G': v <<= 30; end++; break;
-    default: break;
     }
-    if (*end || v == 0)
-        return -1;
     *out = v;
     return 0;
 }

@@ -9,6 +9,10 @@ check_PROGRAMS += test/test_coll_domain
 test_test_coll_domain_SOURCES = test/test_coll_domain.c
 test_test_coll_domain_LDADD = adio/client/libipvfs-client.la $(CMOCKA_LIBS)
 test_test_coll_domain_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+check_PROGRAMS += test/test_client_xfer
+test_test_client_xfer_SOURCES = test/test_client_xfer.c
+test_test_client_xfer_LDADD = adio/client/libipvfs-client.la $(CMOCKA_LIBS)
+test_test_client_xfer_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 
 # MPI programs: plain MPI (no ROMIO of ours linked); the scripts preload
 # libipvfs-romio.so.

@@ -2,12 +2,15 @@
  *
  *   ipvfs-ctl [--map FILE] COMMAND [ARGS]
  *
- * The map comes from --map or $IPVFS_MAP.  Every command talks the iPVFS
- * protocol (common/proto.h) with blocking calls that share one deadline,
- * CTL_REACH_MS from the start (only the wait for SHUTDOWN's reply, which
- * covers the cluster's final sync, may take longer), so an unreachable or
- * stuck cluster is reported within that time.  SCRUB's replies may take
- * CTL_SCRUB_MS: the I/O nodes read their whole volumes first.
+ * The map comes from --map or $IPVFS_MAP.  A thin user of libipvfs-client
+ * (adio/client/ipvfs_client.h): the namespace commands rm and gc are the
+ * library's own calls (with the client's time limits, IPVFS_TIMEOUT_MS);
+ * the others are its blocking administrative calls, which share one
+ * deadline, CTL_REACH_MS from the start (only the wait for SHUTDOWN's
+ * reply, which covers the cluster's final sync, may take longer), so an
+ * unreachable or stuck cluster is reported within that time.  SCRUB's
+ * replies may take CTL_SCRUB_MS: the I/O nodes read their whole volumes
+ * first.
  *
  * Exit status: 0 success, 1 failure (message on stderr), 2 usage error. */
 #include <errno.h>
@@ -16,13 +19,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "adio/client/ipvfs_client.h"
 #include "common/evloop.h"
 #include "common/log.h"
-#include "common/map.h"
-#include "common/net.h"
-#include "common/proto.h"
 
 #define CTL_REACH_MS    10000   /* every call but SHUTDOWN's reply, all together */
 #define CTL_SHUTDOWN_MS 180000  /* the whole cluster syncing and stopping */
@@ -31,16 +31,9 @@
 #define CTL_CLIENT_ID   0xffffffffu
 
 struct ctl {
-    struct ipvfs_map map;
+    struct ipvfs_client *client;
+    const struct ipvfs_map *map;
     uint64_t reach_deadline;
-    uint64_t next_req;
-};
-
-/* A reply: status and body (malloc'd, NUL-terminated one past its end). */
-struct reply {
-    uint32_t status;
-    uint8_t *body;
-    uint64_t len;
 };
 
 static int usage(void)
@@ -85,97 +78,30 @@ static int reach_left(const struct ctl *ctl)
     return now >= ctl->reach_deadline ? 1 : (int)(ctl->reach_deadline - now);
 }
 
-/* Sends one request on fd; its req_id lands in *req_id. */
-static int send_req(struct ctl *ctl, int fd, uint16_t op, uint32_t flags, const void *h1,
-                    size_t l1, const void *h2, size_t l2, int timeout_ms, uint64_t *req_id)
+/* One request to rank with a body of up to two parts; the reply lands in
+ * *out (free it).  Prints the library's message and returns -errno when
+ * the call failed; a server's refusal is in out->status. */
+static int call(struct ctl *ctl, uint32_t rank, uint16_t op, uint32_t flags, const void *h1,
+                size_t l1, const void *h2, size_t l2, int timeout_ms, struct wire_reply *out)
 {
-    struct ipvfs_hdr h = { .magic = IPVFS_PROTO_MAGIC, .version = IPVFS_PROTO_VERSION,
-                           .op = op, .flags = flags, .req_id = ++ctl->next_req,
-                           .body_len = l1 + l2 };
-    struct iovec iov[3] = { { &h, sizeof(h) }, { (void *)h1, l1 }, { (void *)h2, l2 } };
-
-    *req_id = h.req_id;
-    return net_writev_full(fd, iov, 3, timeout_ms);
-}
-
-/* Reads the reply to request req_id (op) on fd into *out (free its body). */
-static int recv_rep(int fd, uint16_t op, uint64_t req_id, int timeout_ms, struct reply *out)
-{
-    struct ipvfs_hdr h;
+    struct iovec body[2] = { { (void *)h1, l1 }, { (void *)h2, l2 } };
+    struct ipvfs_error err;
     int rc;
 
-    memset(out, 0, sizeof(*out));
-    do {    /* keepalives of a slow request (SCRUB) restart the wait */
-        if ((rc = net_read_full(fd, &h, sizeof(h), timeout_ms)) < 0)
-            return rc;
-    } while (ipvfs_hdr_is_progress(&h));
-    if (h.magic != IPVFS_PROTO_MAGIC || h.op != (op | IPVFS_OP_REPLY) || h.req_id != req_id ||
-        h.body_len > IPVFS_MAX_BODY)
-        return -EPROTO;
-    if (!(out->body = malloc(h.body_len + 1)))
-        return -ENOMEM;
-    if ((rc = net_read_full(fd, out->body, h.body_len, timeout_ms)) < 0) {
-        free(out->body);
-        out->body = NULL;
-        return rc;
-    }
-    out->body[h.body_len] = '\0';
-    out->len = h.body_len;
-    out->status = h.status;
-    return 0;
+    rc = ipvfs_admin_call(ctl->client, rank, op, flags, body, 2, timeout_ms, out, &err);
+    if (rc < 0)
+        fprintf(stderr, "ipvfs-ctl: %s\n", err.msg);
+    return rc;
 }
 
-/* One request on fd; the reply's body lands in *out (free it). */
-static int call(struct ctl *ctl, int fd, uint16_t op, uint32_t flags, const void *h1,
-                size_t l1, const void *h2, size_t l2, int timeout_ms, struct reply *out)
-{
-    uint64_t req_id;
-    int rc;
-
-    memset(out, 0, sizeof(*out));
-    if ((rc = send_req(ctl, fd, op, flags, h1, l1, h2, l2, timeout_ms, &req_id)) < 0)
-        return rc;
-    return recv_rep(fd, op, req_id, timeout_ms, out);
-}
-
-/* "Reason (server's message)" for a failed reply. */
-static const char *why(const struct reply *r, char *buf, size_t len)
+/* "Reason (server's message)" for a refused request. */
+static const char *why(const struct wire_reply *r, char *buf, size_t len)
 {
     if (r->len > 0 && r->body[0])
         snprintf(buf, len, "%s (%s)", strerror((int)r->status), (const char *)r->body);
     else
         snprintf(buf, len, "%s", strerror((int)r->status));
     return buf;
-}
-
-/* Connects to a rank and says HELLO; returns the socket or -errno. */
-static int open_rank(struct ctl *ctl, uint32_t rank, char *err, size_t errlen)
-{
-    const struct ipvfs_map_rank *r = &ctl->map.ranks[rank];
-    struct ipvfs_hello_req hello = { .client_id = CTL_CLIENT_ID };
-    struct reply rep;
-    char buf[256];
-    int fd, rc;
-
-    memcpy(hello.secret, ctl->map.secret, IPVFS_SECRET_LEN);
-    if ((fd = net_connect(r->host, r->port, reach_left(ctl))) < 0) {
-        snprintf(err, errlen, "rank %u at %s:%u: %s", rank, r->host, r->port, strerror(-fd));
-        return fd;
-    }
-    rc = call(ctl, fd, IPVFS_OP_HELLO, 0, &hello, sizeof(hello), NULL, 0, reach_left(ctl), &rep);
-    if (rc < 0)
-        snprintf(err, errlen, "rank %u at %s:%u: HELLO: %s", rank, r->host, r->port,
-                 strerror(-rc));
-    else if (rep.status != 0)
-        snprintf(err, errlen, "rank %u refused HELLO: %s", rank, why(&rep, buf, sizeof(buf)));
-    free(rep.body);
-    if (rc == 0 && rep.status != 0)
-        rc = -(int)rep.status;
-    if (rc < 0) {
-        close(fd);
-        return rc;
-    }
-    return fd;
 }
 
 /* ---- status and stats ---------------------------------------------------- */
@@ -211,24 +137,19 @@ static void parse_volume(const uint8_t *p, uint64_t len, struct rank_status *out
 
 static int fetch_status(struct ctl *ctl, uint32_t rank, struct rank_status *out)
 {
-    struct reply rep;
-    char err[512];
+    struct wire_reply rep;
     uint32_t head[2];
-    int fd, rc;
+    int rc;
 
     memset(out, 0, sizeof(*out));
-    if ((fd = open_rank(ctl, rank, err, sizeof(err))) < 0) {
-        fprintf(stderr, "ipvfs-ctl: %s\n", err);
-        return fd;
-    }
-    rc = call(ctl, fd, IPVFS_OP_STATUS, 0, NULL, 0, NULL, 0, reach_left(ctl), &rep);
-    close(fd);
-    if (rc == 0 && (rep.status != 0 || rep.len < sizeof(out->st)))
-        rc = -EPROTO;
-    if (rc < 0) {
-        fprintf(stderr, "ipvfs-ctl: rank %u: STATUS: %s\n", rank, strerror(-rc));
-        free(rep.body);
+    rc = call(ctl, rank, IPVFS_OP_STATUS, 0, NULL, 0, NULL, 0, reach_left(ctl), &rep);
+    if (rc < 0)
         return rc;
+    if (rep.status != 0 || rep.len < sizeof(out->st)) {
+        fprintf(stderr, "ipvfs-ctl: rank %u: STATUS: %s\n", rank,
+                rep.status ? strerror((int)rep.status) : "malformed reply");
+        wire_reply_free(&rep);
+        return -EPROTO;
     }
     memcpy(&out->st, rep.body, sizeof(out->st));
     out->st.host[sizeof(out->st.host) - 1] = '\0';
@@ -245,7 +166,7 @@ static int fetch_status(struct ctl *ctl, uint32_t rank, struct rank_status *out)
         if (rep.len > clients_end)
             parse_volume(rep.body + clients_end, rep.len - clients_end, out);
     }
-    free(rep.body);
+    wire_reply_free(&rep);
     out->reachable = 1;
     return 0;
 }
@@ -336,7 +257,7 @@ static void json_volume(const struct rank_status *rs)
 
 static void print_status_json(const struct ctl *ctl, const struct rank_status *rs)
 {
-    const struct ipvfs_map *m = &ctl->map;
+    const struct ipvfs_map *m = ctl->map;
 
     printf("{\"nio\": %u, \"nt\": %u, \"raid\": %u, \"stripe_unit\": %llu, \"ranks\": [", m->nio,
            m->nt, m->raid_level, (unsigned long long)m->stripe_unit);
@@ -376,7 +297,7 @@ static void print_volume_text(uint32_t io, const struct rank_status *rs)
 
 static void print_status_text(const struct ctl *ctl, const struct rank_status *rs)
 {
-    const struct ipvfs_map *m = &ctl->map;
+    const struct ipvfs_map *m = ctl->map;
 
     printf("cluster: %u I/O nodes x %u targets, RAID-%u, stripe unit %llu\n", m->nio, m->nt,
            m->raid_level, (unsigned long long)m->stripe_unit);
@@ -400,10 +321,10 @@ static void print_stats_json(const struct ctl *ctl, const struct rank_status *rs
     uint64_t req = 0, in = 0, out = 0;
 
     printf("{\"ranks\": [");
-    for (uint32_t i = 0; i < ctl->map.nranks; i++) {
+    for (uint32_t i = 0; i < ctl->map->nranks; i++) {
         const struct ipvfs_status_rep *s = &rs[i].st;
         printf("%s\n  {\"rank\": %u, \"role\": \"%s\", \"reachable\": %s", i ? "," : "", i,
-               role_name(ctl->map.ranks[i].role), rs[i].reachable ? "true" : "false");
+               role_name(ctl->map->ranks[i].role), rs[i].reachable ? "true" : "false");
         if (rs[i].reachable) {
             printf(", \"requests\": %llu, \"bytes_in\": %llu, \"bytes_out\": %llu, "
                    "\"bytes\": %llu, \"rss_kib\": %llu, \"clients\": [",
@@ -435,13 +356,13 @@ static void print_stats_text(const struct ctl *ctl, const struct rank_status *rs
 {
     printf("%-5s %-9s %12s %16s %16s %10s\n", "RANK", "ROLE", "REQUESTS", "BYTES_IN",
            "BYTES_OUT", "RSS_KIB");
-    for (uint32_t i = 0; i < ctl->map.nranks; i++) {
+    for (uint32_t i = 0; i < ctl->map->nranks; i++) {
         const struct ipvfs_status_rep *s = &rs[i].st;
         if (!rs[i].reachable) {
-            printf("%-5u %-9s unreachable\n", i, role_name(ctl->map.ranks[i].role));
+            printf("%-5u %-9s unreachable\n", i, role_name(ctl->map->ranks[i].role));
             continue;
         }
-        printf("%-5u %-9s %12llu %16llu %16llu %10llu\n", i, role_name(ctl->map.ranks[i].role),
+        printf("%-5u %-9s %12llu %16llu %16llu %10llu\n", i, role_name(ctl->map->ranks[i].role),
                (unsigned long long)s->requests, (unsigned long long)s->bytes_in,
                (unsigned long long)s->bytes_out, (unsigned long long)s->rss_kib);
     }
@@ -449,27 +370,27 @@ static void print_stats_text(const struct ctl *ctl, const struct rank_status *rs
 
 static int cmd_status(struct ctl *ctl, int stats, int json)
 {
-    struct rank_status *rs = calloc(ctl->map.nranks, sizeof(*rs));
+    struct rank_status *rs = calloc(ctl->map->nranks, sizeof(*rs));
     uint32_t down = 0;
 
     if (!rs)
         return fail("out of memory");
-    for (uint32_t i = 0; i < ctl->map.nranks; i++)
+    for (uint32_t i = 0; i < ctl->map->nranks; i++)
         if (fetch_status(ctl, i, &rs[i]) < 0)
             down++;
     if (stats)
         json ? print_stats_json(ctl, rs) : print_stats_text(ctl, rs);
     else
         json ? print_status_json(ctl, rs) : print_status_text(ctl, rs);
-    for (uint32_t i = 0; i < ctl->map.nranks; i++) {
+    for (uint32_t i = 0; i < ctl->map->nranks; i++) {
         free(rs[i].clients);
         free(rs[i].members);
     }
     free(rs);
-    if (down == ctl->map.nranks)
+    if (down == ctl->map->nranks)
         return fail("the cluster is unreachable (no rank answered)");
     if (down)
-        return fail("%u of %u ranks did not answer", down, ctl->map.nranks);
+        return fail("%u of %u ranks did not answer", down, ctl->map->nranks);
     return 0;
 }
 
@@ -477,18 +398,20 @@ static int cmd_status(struct ctl *ctl, int stats, int json)
 
 static int cmd_shutdown(struct ctl *ctl)
 {
-    struct reply rep;
-    char err[512], buf[640];
-    int fd, rc;
+    struct wire_reply rep;
+    struct ipvfs_error err;
+    uint64_t req_id;
+    char buf[640];
+    int rc;
 
-    if ((fd = open_rank(ctl, 0, err, sizeof(err))) < 0)
-        return fail("cannot reach the cluster: %s", err);
-    rc = call(ctl, fd, IPVFS_OP_SHUTDOWN, 0, NULL, 0, NULL, 0, CTL_SHUTDOWN_MS, &rep);
-    close(fd);
-    if (rc < 0)
-        return fail("shutdown: no reply from rank 0: %s", strerror(-rc));
+    if (ipvfs_admin_send(ctl->client, 0, IPVFS_OP_SHUTDOWN, 0, NULL, 0, reach_left(ctl), &req_id,
+                         &err) < 0)
+        return fail("cannot reach the cluster: %s", err.msg);
+    if (ipvfs_admin_recv(ctl->client, 0, IPVFS_OP_SHUTDOWN, req_id, CTL_SHUTDOWN_MS, &rep,
+                         &err) < 0)
+        return fail("shutdown: no reply from rank 0: %s", err.msg);
     rc = rep.status ? fail("shutdown: %s", why(&rep, buf, sizeof(buf))) : 0;
-    free(rep.body);
+    wire_reply_free(&rep);
     if (rc == 0)
         printf("cluster stopped\n");
     return rc;
@@ -497,62 +420,51 @@ static int cmd_shutdown(struct ctl *ctl)
 /* ---- volume commands: scrub, rebuild ------------------------------------ */
 
 struct scrub_call {
-    int fd;
+    long rank;          /* -1 when the request could not be sent */
     uint64_t req_id;
-    char err[512];
+    struct ipvfs_error err;
 };
 
 /* Asks I/O node io to scrub; the reply is collected by scrub_collect. */
 static void scrub_send(struct ctl *ctl, uint32_t io, struct scrub_call *sc)
 {
-    const struct ipvfs_map_rank *r = ipvfs_map_io_node(&ctl->map, io);
-    int rc;
+    const struct ipvfs_map_rank *r = ipvfs_map_io_node(ctl->map, io);
 
-    sc->err[0] = '\0';
+    sc->rank = -1;
     if (!r) {
-        sc->fd = -ENOENT;
-        snprintf(sc->err, sizeof(sc->err), "the map names no I/O node %u", io);
+        snprintf(sc->err.msg, sizeof(sc->err.msg), "the map names no I/O node %u", io);
         return;
     }
-    if ((sc->fd = open_rank(ctl, r->rank, sc->err, sizeof(sc->err))) < 0)
-        return;
-    rc = send_req(ctl, sc->fd, IPVFS_OP_SCRUB, 0, NULL, 0, NULL, 0, reach_left(ctl),
-                  &sc->req_id);
-    if (rc < 0) {
-        snprintf(sc->err, sizeof(sc->err), "sending SCRUB: %s", strerror(-rc));
-        close(sc->fd);
-        sc->fd = rc;
-    }
+    if (ipvfs_admin_send(ctl->client, r->rank, IPVFS_OP_SCRUB, 0, NULL, 0, reach_left(ctl),
+                         &sc->req_id, &sc->err) == 0)
+        sc->rank = r->rank;
 }
 
 /* Prints I/O node io's verdict; 0 clean, 1 mismatches or failure. */
-static int scrub_collect(uint32_t io, struct scrub_call *sc, uint64_t deadline)
+static int scrub_collect(struct ctl *ctl, uint32_t io, struct scrub_call *sc, uint64_t deadline)
 {
     struct ipvfs_scrub_rep sr;
-    struct reply rep;
+    struct wire_reply rep;
     char buf[640];
     uint64_t now = evloop_now_ms();
-    int rc;
 
-    if (sc->fd < 0) {
-        fprintf(stderr, "ipvfs-ctl: scrub: I/O node %u: %s\n", io, sc->err);
+    if (sc->rank < 0) {
+        fprintf(stderr, "ipvfs-ctl: scrub: I/O node %u: %s\n", io, sc->err.msg);
         return 1;
     }
-    rc = recv_rep(sc->fd, IPVFS_OP_SCRUB, sc->req_id, now < deadline ? (int)(deadline - now) : 1,
-                  &rep);
-    close(sc->fd);
-    if (rc < 0) {
-        fprintf(stderr, "ipvfs-ctl: scrub: I/O node %u: no answer: %s\n", io, strerror(-rc));
+    if (ipvfs_admin_recv(ctl->client, (uint32_t)sc->rank, IPVFS_OP_SCRUB, sc->req_id,
+                         now < deadline ? (int)(deadline - now) : 1, &rep, &sc->err) < 0) {
+        fprintf(stderr, "ipvfs-ctl: scrub: I/O node %u: no answer: %s\n", io, sc->err.msg);
         return 1;
     }
     if (rep.status || rep.len != sizeof(sr)) {
         fprintf(stderr, "ipvfs-ctl: scrub: I/O node %u: %s\n", io,
                 rep.status ? why(&rep, buf, sizeof(buf)) : "malformed reply");
-        free(rep.body);
+        wire_reply_free(&rep);
         return 1;
     }
     memcpy(&sr, rep.body, sizeof(sr));
-    free(rep.body);
+    wire_reply_free(&rep);
     printf("I/O node %u: %llu mismatches, %llu stripes skipped\n", io,
            (unsigned long long)sr.mismatches, (unsigned long long)sr.skipped);
     return sr.mismatches > 0;
@@ -561,20 +473,20 @@ static int scrub_collect(uint32_t io, struct scrub_call *sc, uint64_t deadline)
 /* Every I/O node scrubs at once; each verdict is printed as it comes. */
 static int cmd_scrub(struct ctl *ctl)
 {
-    struct scrub_call *sc = calloc(ctl->map.nio, sizeof(*sc));
+    struct scrub_call *sc = calloc(ctl->map->nio, sizeof(*sc));
     uint64_t deadline;
     int bad = 0;
 
     if (!sc)
         return fail("out of memory");
-    for (uint32_t io = 0; io < ctl->map.nio; io++)
+    for (uint32_t io = 0; io < ctl->map->nio; io++)
         scrub_send(ctl, io, &sc[io]);
     deadline = evloop_now_ms() + CTL_SCRUB_MS;
-    for (uint32_t io = 0; io < ctl->map.nio; io++)
-        bad += scrub_collect(io, &sc[io], deadline);
+    for (uint32_t io = 0; io < ctl->map->nio; io++)
+        bad += scrub_collect(ctl, io, &sc[io], deadline);
     free(sc);
     return bad ? fail("scrub: %d of %u I/O nodes found mismatches or failed", bad,
-                      ctl->map.nio)
+                      ctl->map->nio)
                : 0;
 }
 
@@ -596,11 +508,11 @@ static int cmd_rebuild(struct ctl *ctl, const char *io_text, const char *member_
 {
     struct ipvfs_rebuild_req req = { 0 };
     const struct ipvfs_map_rank *r;
-    struct reply rep;
-    char err[512], buf[640];
+    struct wire_reply rep;
+    char buf[640];
     size_t url_len = url ? strlen(url) : 0;
     uint32_t io;
-    int fd, rc;
+    int rc;
 
     if (parse_index(io_text, &io) < 0 || parse_index(member_text, &req.member) < 0)
         return usage();
@@ -608,47 +520,39 @@ static int cmd_rebuild(struct ctl *ctl, const char *io_text, const char *member_
         return fail("rebuild: URL longer than %u bytes", IPVFS_MAX_URL);
     if (url && strncmp(url, "iscsi://", 8) != 0)
         return fail("rebuild: '%s' is not iscsi://HOST[:PORT]/IQN/LUN", url);
-    if (!(r = ipvfs_map_io_node(&ctl->map, io)))
-        return fail("rebuild: no I/O node %u (the cluster has %u)", io, ctl->map.nio);
-    if ((fd = open_rank(ctl, r->rank, err, sizeof(err))) < 0)
-        return fail("cannot reach I/O node %u: %s", io, err);
+    if (!(r = ipvfs_map_io_node(ctl->map, io)))
+        return fail("rebuild: no I/O node %u (the cluster has %u)", io, ctl->map->nio);
     req.url_len = (uint32_t)url_len;
-    rc = call(ctl, fd, IPVFS_OP_REBUILD, 0, &req, sizeof(req), url, url_len, reach_left(ctl),
-              &rep);
-    close(fd);
-    if (rc < 0)
-        return fail("rebuild: no reply from I/O node %u: %s", io, strerror(-rc));
+    if (call(ctl, r->rank, IPVFS_OP_REBUILD, 0, &req, sizeof(req), url, url_len, reach_left(ctl),
+             &rep) < 0)
+        return fail("rebuild: no reply from I/O node %u", io);
     rc = rep.status ? fail("rebuild: %s", why(&rep, buf, sizeof(buf))) : 0;
-    free(rep.body);
+    wire_reply_free(&rep);
     if (rc == 0)
         printf("I/O node %u: rebuilding member %u%s%s (see status)\n", io, req.member,
                url ? " onto " : "", url ? url : "");
     return rc;
 }
 
-/* Sends a path request to the metadata rank. */
+/* Sends a path request to the metadata rank; 0 with the reply in *out, or
+ * 1 after a message. */
 static int meta_call(struct ctl *ctl, uint16_t op, uint32_t flags, const char *path,
-                     struct reply *out)
+                     struct wire_reply *out)
 {
     struct ipvfs_path_req req = { .path_len = (uint32_t)strlen(path), .flags = flags };
-    const struct ipvfs_map_rank *meta = ipvfs_map_metadata(&ctl->map);
-    char err[512];
-    int fd, rc;
+    const struct ipvfs_map_rank *meta = ipvfs_map_metadata(ctl->map);
 
     if (!meta)
         return fail("the map names no metadata rank");
-    if ((fd = open_rank(ctl, meta->rank, err, sizeof(err))) < 0)
-        return fail("cannot reach the metadata rank: %s", err);
-    rc = call(ctl, fd, op, 0, &req, sizeof(req), path, req.path_len, reach_left(ctl), out);
-    close(fd);
-    if (rc < 0)
-        return fail("no reply from the metadata rank: %s", strerror(-rc));
+    if (call(ctl, meta->rank, op, 0, &req, sizeof(req), path, req.path_len, reach_left(ctl),
+             out) < 0)
+        return fail("no reply from the metadata rank");
     return 0;
 }
 
 static int cmd_ls(struct ctl *ctl, const char *path)
 {
-    struct reply rep;
+    struct wire_reply rep;
     uint32_t count, head[2];
     uint64_t pos = sizeof(count);
     char buf[640];
@@ -681,142 +585,44 @@ static int cmd_ls(struct ctl *ctl, const char *path)
         pos += head[1];
     }
 free_body:
-    free(rep.body);
+    wire_reply_free(&rep);
     return rc;
 }
 
 static int cmd_mkdir(struct ctl *ctl, const char *path)
 {
-    struct reply rep;
+    struct wire_reply rep;
     char buf[640];
     int rc;
 
     if (meta_call(ctl, IPVFS_OP_MKDIR, 0, path, &rep))
         return 1;
     rc = rep.status ? fail("mkdir %s: %s", path, why(&rep, buf, sizeof(buf))) : 0;
-    free(rep.body);
+    wire_reply_free(&rep);
     return rc;
 }
 
-/* Removes the datafiles of a removed file from the I/O nodes of its layout. */
-static int remove_datafiles(struct ctl *ctl, const char *path, const struct ipvfs_entry *e)
-{
-    struct ipvfs_df_req req = { .handle = e->handle };
-    int failures = 0;
-
-    for (uint32_t i = 0; i < e->stripe_factor && ctl->map.nio; i++) {
-        uint32_t io = (e->first_server + i) % ctl->map.nio;
-        const struct ipvfs_map_rank *r = ipvfs_map_io_node(&ctl->map, io);
-        struct reply rep = { 0 };
-        char err[512];
-        int fd, rc = -ENOENT;
-
-        if (r && (fd = open_rank(ctl, r->rank, err, sizeof(err))) >= 0) {
-            rc = call(ctl, fd, IPVFS_OP_DF_REMOVE, 0, &req, sizeof(req), NULL, 0, reach_left(ctl),
-                      &rep);
-            close(fd);
-            if (rc == 0 && rep.status != 0 && rep.status != ENOENT)
-                rc = -(int)rep.status;
-            free(rep.body);
-        } else if (r) {
-            fprintf(stderr, "ipvfs-ctl: %s\n", err);
-        }
-        if (rc < 0) {
-            fprintf(stderr, "ipvfs-ctl: rm %s: datafile %llu on I/O node %u remains: %s\n", path,
-                    (unsigned long long)e->handle, io, strerror(-rc));
-            failures++;
-        }
-    }
-    return failures ? 1 : 0;
-}
-
-/* ORPHANS (common/proto.h) on the metadata rank: forgets done, fills out
- * with up to max orphans; returns their number or -1 after a message. */
-static int orphans_call(struct ctl *ctl, uint64_t done, uint32_t max, struct ipvfs_entry *out)
-{
-    struct ipvfs_orphans_req req = { .done = done, .max = max };
-    const struct ipvfs_map_rank *meta = ipvfs_map_metadata(&ctl->map);
-    struct reply rep;
-    uint32_t n;
-    char err[512];
-    int fd, rc;
-
-    if (!meta)
-        return fail("the map names no metadata rank"), -1;
-    if ((fd = open_rank(ctl, meta->rank, err, sizeof(err))) < 0)
-        return fail("cannot reach the metadata rank: %s", err), -1;
-    rc = call(ctl, fd, IPVFS_OP_ORPHANS, 0, &req, sizeof(req), NULL, 0, reach_left(ctl), &rep);
-    close(fd);
-    if (rc < 0)
-        return fail("no reply from the metadata rank: %s", strerror(-rc)), -1;
-    if (rep.status || rep.len != 8 + (size_t)max * sizeof(*out)) {
-        rc = fail("ORPHANS: %s", rep.status ? strerror((int)rep.status) : "malformed reply");
-        free(rep.body);
-        return -1;
-    }
-    memcpy(&n, rep.body, sizeof(n));
-    n = n < max ? n : max;
-    if (n)
-        memcpy(out, rep.body + 8, (size_t)n * sizeof(*out));
-    free(rep.body);
-    return (int)n;
-}
-
-/* Says done's datafiles are gone, then deletes the datafiles of the
- * orphans left by removers that died, until none is left or one batch
- * makes no progress.  Returns the number of orphans still left over. */
-static int settle_orphans(struct ctl *ctl, uint64_t done)
-{
-    struct ipvfs_entry o[IPVFS_MAX_ORPHANS];
-    int n, cleaned;
-
-    do {
-        if ((n = orphans_call(ctl, done, IPVFS_MAX_ORPHANS, o)) < 0)
-            return -1;
-        done = 0;
-        cleaned = 0;
-        for (int i = 0; i < n; i++)
-            if (remove_datafiles(ctl, "(orphan)", &o[i]) == 0 &&
-                orphans_call(ctl, o[i].handle, 0, NULL) == 0)
-                cleaned++;
-    } while (n > 0 && cleaned == n);
-    return n - cleaned;
-}
-
+/* The orphan clean-up is the library's (ipvfs_gc, ipvfs_remove_flags). */
 static int cmd_gc(struct ctl *ctl)
 {
-    int left = settle_orphans(ctl, 0);
+    struct ipvfs_error err;
+    uint32_t left;
 
-    if (left < 0)
-        return 1;
+    if (ipvfs_gc(ctl->client, &left, &err) < 0)
+        return fail("%s", err.msg);
     if (left > 0)
-        return fail("%d removed file(s) still have datafiles (an I/O node down?)", left);
+        return fail("%u removed file(s) still have datafiles (an I/O node down?)", left);
     printf("no removed file has datafiles left\n");
     return 0;
 }
 
 static int cmd_rm(struct ctl *ctl, const char *path)
 {
-    struct ipvfs_entry e;
-    struct reply rep;
-    char buf[640];
-    int rc = 0;
+    struct ipvfs_error err;
 
-    if (meta_call(ctl, IPVFS_OP_REMOVE, IPVFS_REMOVE_DIR, path, &rep))
-        return 1;
-    if (rep.status)
-        rc = fail("rm %s: %s", path, why(&rep, buf, sizeof(buf)));
-    else if (rep.len != sizeof(e))
-        rc = fail("rm %s: malformed reply", path);
-    if (rc == 0) {
-        memcpy(&e, rep.body, sizeof(e));
-        if (e.type == IPVFS_TYPE_FILE)
-            rc = remove_datafiles(ctl, path, &e);
-        if (e.type == IPVFS_TYPE_FILE && rc == 0 && settle_orphans(ctl, e.handle) < 0)
-            rc = 1;
-    }
-    free(rep.body);
-    return rc;
+    if (ipvfs_remove_flags(ctl->client, path, IPVFS_RM_DIR | IPVFS_RM_ALL_ORPHANS, &err) < 0)
+        return fail("rm %s: %s", path, err.msg);
+    return 0;
 }
 
 /* ---- main ------------------------------------------------------------------ */
@@ -850,8 +656,8 @@ static int run(struct ctl *ctl, int argc, char **argv)
 int main(int argc, char **argv)
 {
     const char *map_path = getenv("IPVFS_MAP");
-    struct ctl ctl = { .next_req = 0 };
-    char err[512];
+    struct ctl ctl = { .client = NULL };
+    struct ipvfs_error err;
     int i = 1, rc;
 
     ipvfs_log_set_ident("ctl");
@@ -864,10 +670,11 @@ int main(int argc, char **argv)
         return usage();
     if (!map_path || !*map_path)
         return fail("no server map: use --map FILE or set IPVFS_MAP") + 1;
-    if (ipvfs_map_read(map_path, &ctl.map, err, sizeof(err)) < 0)
-        return fail("%s", err);
+    if (ipvfs_client_get(map_path, CTL_CLIENT_ID, &ctl.client, &err) < 0)
+        return fail("%s", err.msg);
+    ctl.map = ipvfs_client_map(ctl.client);
     ctl.reach_deadline = evloop_now_ms() + CTL_REACH_MS;
     rc = run(&ctl, argc - i, argv + i);
-    ipvfs_map_free(&ctl.map);
+    ipvfs_client_put(ctl.client);
     return rc;
 }

@@ -27,7 +27,8 @@
  *   ipvfs_io_schedule     first | random | hash (default hash): the order
  *                    in which a rank sends its pieces to the I/O nodes
  *                    (enum ipvfs_schedule in ipvfs_client.h).
- *   ipvfs_schedule_block  b, bytes (default 65536): the longest run of
+ *   ipvfs_schedule_block  b, a size (default 65536; "64K" as in
+ *                    common/size.h): the longest run of
  *                    adjacent bytes one request carries: a large contiguous
  *                    access goes out in pieces of b that the heuristic
  *                    orders; the short pieces of a noncontiguous access
@@ -44,7 +45,7 @@
  *                    even, unaligned file domains (for comparisons).
  * A striping value that is not an integer from 0 to INT_MAX, and a value
  * of the ipvfs_ keys above that is not one of the listed ones (for
- * ipvfs_schedule_block: an integer from 1 to INT_MAX), fails
+ * ipvfs_schedule_block: a size from 1 to INT_MAX bytes), fails
  * MPI_File_open (or MPI_File_set_info/set_view) with MPI_ERR_ARG and a
  * message naming the hint.  The ipvfs_ keys may change after the open.  After the open,
  * MPI_File_get_info reports the file's actual striping_unit and

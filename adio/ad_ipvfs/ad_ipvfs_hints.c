@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/size.h"
+
 static const char *const ipvfs_keys[] = {
     "striping_unit", "striping_factor", "ipvfs_map", "ipvfs_io_schedule",
     "ipvfs_schedule_block", "ipvfs_listio", "ipvfs_coll_align", "ipvfs_coll"
@@ -95,18 +97,16 @@ static int parse_coll(MPI_Info info, const char *filename, int *out_generic,
 static int parse_block(MPI_Info info, const char *filename, uint64_t * out,
                        struct ipvfs_error *out_err)
 {
-    char value[MPI_MAX_INFO_VAL + 1], *end;
-    unsigned long long v;
+    char value[MPI_MAX_INFO_VAL + 1];
+    uint64_t v;
     int flag;
 
     ADIOI_Info_get(info, "ipvfs_schedule_block", MPI_MAX_INFO_VAL, value, &flag);
     if (!flag)
         return 0;
-    errno = 0;
-    v = strtoull(value, &end, 10);
-    if (errno || end == value || *end || value[0] == '-' || v == 0 || v > INT_MAX)
-        return bad_hint(filename, "ipvfs_schedule_block", value, "an integer from 1 to 2147483647",
-                        out_err);
+    if (size_parse(value, &v) < 0 || v == 0 || v > INT_MAX)
+        return bad_hint(filename, "ipvfs_schedule_block", value,
+                        "a size from 1 to 2147483647 bytes (" SIZE_RULE ")", out_err);
     *out = v;
     return 0;
 }

@@ -86,6 +86,10 @@ int conn_cached(struct ipvfs_client *c, uint32_t rank);
 /* A connected, greeted socket for rank (opened now if needed).  On failure
  * returns -errno and writes the detail into msg. */
 int conn_get(struct ipvfs_client *c, uint32_t rank, char *msg, size_t msglen);
+/* Same with explicit limits for the connect and for each wait of HELLO
+ * (conn_get uses the client's connect_ms and request_ms). */
+int conn_get_within(struct ipvfs_client *c, uint32_t rank, int connect_ms, int hello_ms,
+                    char *msg, size_t msglen);
 /* Orphans (files removed by clients that died before deleting their
  * datafiles) that one ipvfs_remove cleans up besides its own file. */
 #define IPVFS_CLIENT_ORPHANS_PER_REMOVE 4u

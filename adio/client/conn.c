@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/net.h"
+#include "common/wire.h"
 
 static struct ipvfs_client *registry;
 
@@ -199,50 +199,6 @@ static int conn_alive(int fd)
     return poll(&pfd, 1, 0) == 0;
 }
 
-static int hello(struct ipvfs_client *c, int fd, char *msg, size_t msglen)
-{
-    struct ipvfs_hello_req req = { .client_id = c->client_id };
-    struct ipvfs_hdr hdr = {
-        .magic = IPVFS_PROTO_MAGIC, .version = IPVFS_PROTO_VERSION, .op = IPVFS_OP_HELLO,
-        .req_id = ++c->next_req_id, .body_len = sizeof(req),
-    };
-    struct ipvfs_hdr rhdr;
-    char body[256];
-    int rc;
-
-    memcpy(req.secret, c->map.secret, sizeof(req.secret));
-    rc = net_write_full(fd, &hdr, sizeof(hdr), c->request_ms);
-    if (rc == 0)
-        rc = net_write_full(fd, &req, sizeof(req), c->request_ms);
-    if (rc == 0)
-        rc = net_read_full(fd, &rhdr, sizeof(rhdr), c->request_ms);
-    if (rc < 0) {
-        snprintf(msg, msglen, "HELLO: %s", strerror(-rc));
-        return rc;
-    }
-    if (rhdr.magic != IPVFS_PROTO_MAGIC || rhdr.op != (IPVFS_OP_HELLO | IPVFS_OP_REPLY) ||
-        rhdr.req_id != hdr.req_id || rhdr.body_len > sizeof(body) - 1) {
-        snprintf(msg, msglen, "HELLO: malformed reply");
-        return -EPROTO;
-    }
-    rc = net_read_full(fd, body, rhdr.body_len, c->request_ms);
-    if (rc < 0) {
-        snprintf(msg, msglen, "HELLO: %s", strerror(-rc));
-        return rc;
-    }
-    body[rhdr.body_len] = '\0';
-    if (rhdr.status == EACCES) {
-        snprintf(msg, msglen, "the server rejected the cluster secret of map %s (stale or "
-                 "wrong map?)", c->map_path);
-        return -EACCES;
-    }
-    if (rhdr.status) {
-        snprintf(msg, msglen, "HELLO refused%s%s", body[0] ? ": " : "", body[0] ? body : "");
-        return -(int)rhdr.status;
-    }
-    return 0;
-}
-
 int conn_cached(struct ipvfs_client *c, uint32_t rank)
 {
     if (rank >= c->map.nranks || c->fds[rank] < 0)
@@ -253,10 +209,11 @@ int conn_cached(struct ipvfs_client *c, uint32_t rank)
     return 0;
 }
 
-int conn_get(struct ipvfs_client *c, uint32_t rank, char *msg, size_t msglen)
+int conn_get_within(struct ipvfs_client *c, uint32_t rank, int connect_ms, int hello_ms,
+                    char *msg, size_t msglen)
 {
     const struct ipvfs_map_rank *mr;
-    int fd, rc;
+    int fd;
 
     if (conn_cached(c, rank))
         return c->fds[rank];
@@ -265,16 +222,18 @@ int conn_get(struct ipvfs_client *c, uint32_t rank, char *msg, size_t msglen)
         return -ENXIO;
     }
     mr = &c->map.ranks[rank];
-    fd = net_connect(mr->host, mr->port, c->connect_ms);
-    if (fd < 0) {
-        snprintf(msg, msglen, "connecting: %s", strerror(-fd));
+    fd = wire_connect(mr->host, mr->port, c->map.secret, c->client_id, ++c->next_req_id,
+                      connect_ms, hello_ms, msg, msglen);
+    if (fd == -EACCES)
+        snprintf(msg, msglen, "the server rejected the cluster secret of map %s (stale or "
+                 "wrong map?)", c->map_path);
+    if (fd < 0)
         return fd;
-    }
-    rc = hello(c, fd, msg, msglen);
-    if (rc < 0) {
-        close(fd);
-        return rc;
-    }
     c->fds[rank] = fd;
     return fd;
+}
+
+int conn_get(struct ipvfs_client *c, uint32_t rank, char *msg, size_t msglen)
+{
+    return conn_get_within(c, rank, c->connect_ms, c->request_ms, msg, msglen);
 }

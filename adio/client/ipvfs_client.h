@@ -13,8 +13,9 @@
  *   stays down gives an error, never a retry loop).  Before reconnecting the
  *   client re-reads the map when the file changed, so a restarted cluster
  *   (new ports, same --data) is found again.
- * - Time limits: connecting gives up after 5 s, a request after 10 s without
- *   progress; the environment variable IPVFS_TIMEOUT_MS (positive integer,
+ * - Time limits: connecting gives up after 3 s, a request after 8 s without
+ *   progress (IPVFS_CLIENT_CONNECT_MS, IPVFS_CLIENT_REQUEST_MS); the
+ *   environment variable IPVFS_TIMEOUT_MS (positive integer,
  *   milliseconds) replaces both.  A dead or stuck server therefore gives an
  *   error within those limits, never a hang.
  * - Every call is synchronous except the ipvfs_aio_* family (see there):
@@ -41,11 +42,13 @@
 #include <sys/uio.h>
 
 #include "common/layout.h"
+#include "common/map.h"
 #include "common/proto.h"
+#include "common/wire.h"
 
 /* Default limits (IPVFS_TIMEOUT_MS overrides both): a connect, and a request
  * whose server sends nothing for this long.  A hung server rank is then
- * reported within 10 s (the connect of a hung process still succeeds: its
+ * reported within 8 s (the connect of a hung process still succeeds: its
  * kernel accepts; the HELLO is what times out).  A healthy I/O node answers
  * well within them; one waiting on a hung iRAID member takes the volume's
  * member timeout first (IONODE_ISCSI_TIMEOUT_MS, shorter than these). */
@@ -120,6 +123,10 @@ void ipvfs_client_put(struct ipvfs_client *client);
 /* Number of I/O nodes of the cluster (from the map). */
 uint32_t ipvfs_client_nio(const struct ipvfs_client *client);
 
+/* The server map the client read (valid until the client is put; a later
+ * call may replace it when the map file changed). */
+const struct ipvfs_map *ipvfs_client_map(const struct ipvfs_client *client);
+
 /* Arguments of ipvfs_file_open().  stripe_unit 0 and stripe_factor 0 mean
  * the cluster defaults; they only matter when the file is created. */
 struct ipvfs_open_args {
@@ -152,8 +159,23 @@ int ipvfs_file_set_opts(struct ipvfs_file *file, const struct ipvfs_io_opts *opt
 void ipvfs_file_close(struct ipvfs_file *file);
 
 /* REMOVE on the metadata rank, then DF_REMOVE of the file's datafiles on
- * its I/O nodes.  A datafile that is already gone is not an error. */
+ * its I/O nodes.  A datafile that is already gone is not an error.  A
+ * remover that dies in between leaves an orphan (see IPVFS_OP_ORPHANS in
+ * common/proto.h); every remove then deletes the datafiles of a few
+ * orphans too (best effort: what fails stays listed for the next one). */
 int ipvfs_remove(struct ipvfs_client *client, const char *path, struct ipvfs_error *out_err);
+
+/* ipvfs_remove with flags: */
+#define IPVFS_RM_DIR         0x1u  /* an empty directory may go too */
+#define IPVFS_RM_ALL_ORPHANS 0x2u  /* then clean orphans as ipvfs_gc does; fail
+                                      when the metadata rank cannot list them */
+int ipvfs_remove_flags(struct ipvfs_client *client, const char *path, unsigned flags,
+                       struct ipvfs_error *out_err);
+
+/* Deletes the datafiles of orphans, batch after batch, until none is left
+ * or a batch makes no progress (an I/O node down); *out_left gets the
+ * number still left then. */
+int ipvfs_gc(struct ipvfs_client *client, uint32_t *out_left, struct ipvfs_error *out_err);
 
 /* Logical size: DF_GETSIZE on every datafile, the largest size implied. */
 int ipvfs_get_size(struct ipvfs_file *file, uint64_t *out_size, struct ipvfs_error *out_err);
@@ -255,5 +277,35 @@ int ipvfs_lock(struct ipvfs_file *file, uint64_t offset, uint64_t len, int exclu
 /* Releases a lock taken with the same offset, len and exclusive. */
 int ipvfs_unlock(struct ipvfs_file *file, uint64_t offset, uint64_t len, int exclusive,
                  struct ipvfs_error *out_err);
+
+/* ---- Administration (admin.c) -----------------------------------------
+ * One blocking request to server rank `rank`, for ops the calls above do
+ * not cover (STATUS, SHUTDOWN, SCRUB, REBUILD, READDIR, MKDIR; see
+ * common/proto.h for bodies and replies).  body: cnt iovecs (at most 16)
+ * sent after the header.
+ *
+ * The request goes over the client's connection to the rank, opened and
+ * greeted first when there is none (the connect and each wait of HELLO
+ * limited by timeout_ms, not the client's own limits).  timeout_ms bounds
+ * each wait for progress; keepalives restart it, so a slow request (a
+ * SCRUB, a SHUTDOWN's final sync) may take longer in all.  EBUSY while an
+ * asynchronous access is moving.  A transport failure or a malformed reply
+ * closes the connection and fails the call.
+ *
+ * A server's refusal is no failure of the call: it returns 0 with
+ * out->status set and the server's message (if any) as out->body.  On
+ * success out->body is the caller's to free with wire_reply_free().
+ *
+ * ipvfs_admin_send() and ipvfs_admin_recv() split a call so that requests
+ * to several ranks run at once (at most one outstanding per rank); the
+ * receive takes the id the send stored in *out_req_id. */
+int ipvfs_admin_call(struct ipvfs_client *client, uint32_t rank, uint16_t op, uint32_t flags,
+                     const struct iovec *body, int cnt, int timeout_ms, struct wire_reply *out,
+                     struct ipvfs_error *out_err);
+int ipvfs_admin_send(struct ipvfs_client *client, uint32_t rank, uint16_t op, uint32_t flags,
+                     const struct iovec *body, int cnt, int timeout_ms, uint64_t *out_req_id,
+                     struct ipvfs_error *out_err);
+int ipvfs_admin_recv(struct ipvfs_client *client, uint32_t rank, uint16_t op, uint64_t req_id,
+                     int timeout_ms, struct wire_reply *out, struct ipvfs_error *out_err);
 
 #endif

@@ -204,32 +204,54 @@ static int layout_fits(const struct ipvfs_client *c, const struct ipvfs_entry *e
            e->first_server < c->map.nio;
 }
 
-/* After a remove: says that handle's datafiles are gone and deletes those
- * of a few files whose removers died before doing so (best effort: what
- * fails stays listed for the next remover). */
-static void settle_orphans(struct ipvfs_client *c, uint64_t handle)
+/* Says done's datafiles are gone (done 0: none) and deletes the datafiles
+ * of orphans, files whose removers died before doing so: one batch of at
+ * most max, or with all, batch after batch until none is left or one makes
+ * no progress.  What fails stays listed for the next cleaner.  *out_left
+ * gets the orphans of the last batch still left. */
+static int settle_orphans(struct ipvfs_client *c, uint64_t done, uint32_t max, int all,
+                          uint32_t *out_left, struct ipvfs_error *out_err)
 {
-    struct ipvfs_entry orphans[IPVFS_CLIENT_ORPHANS_PER_REMOVE];
+    struct ipvfs_entry orphans[IPVFS_MAX_ORPHANS];
     struct ipvfs_error ignored;
-    uint32_t n = 0, dummy;
+    uint32_t n, cleaned, dummy;
+    int rc;
 
-    if (orphans_call(c, handle, IPVFS_CLIENT_ORPHANS_PER_REMOVE, orphans, &n, &ignored) < 0)
-        return;
-    for (uint32_t i = 0; i < n; i++)
-        if (orphans[i].handle != handle && layout_fits(c, &orphans[i]) &&
-            remove_datafiles(c, "(orphan)", &orphans[i], &ignored) == 0)
-            (void)orphans_call(c, orphans[i].handle, 0, NULL, &dummy, &ignored);
+    do {
+        rc = orphans_call(c, done, max, orphans, &n, out_err);
+        if (rc < 0)
+            return rc;
+        cleaned = 0;
+        for (uint32_t i = 0; i < n; i++)
+            if (orphans[i].handle != done && layout_fits(c, &orphans[i]) &&
+                remove_datafiles(c, "(orphan)", &orphans[i], &ignored) == 0 &&
+                orphans_call(c, orphans[i].handle, 0, NULL, &dummy, &ignored) == 0)
+                cleaned++;
+        done = 0;
+    } while (all && n > 0 && cleaned == n);
+    *out_left = n - cleaned;
+    return 0;
 }
 
-int ipvfs_remove(struct ipvfs_client *c, const char *path, struct ipvfs_error *out_err)
+int ipvfs_gc(struct ipvfs_client *c, uint32_t *out_left, struct ipvfs_error *out_err)
+{
+    return settle_orphans(c, 0, IPVFS_MAX_ORPHANS, 1, out_left, out_err);
+}
+
+/* The remove worker: REMOVE, the file's datafiles, then orphans. */
+static int remove_path(struct ipvfs_client *c, const char *path, unsigned flags,
+                       struct ipvfs_error *out_err)
 {
     struct ipvfs_path_req req = { 0 };
     struct ipvfs_entry entry;
+    struct ipvfs_error ignored;
+    uint32_t left;
     int rc = check_path(path, "remove", out_err);
 
     if (rc < 0)
         return rc;
     req.path_len = (uint32_t)strlen(path);
+    req.flags = (flags & IPVFS_RM_DIR) ? IPVFS_REMOVE_DIR : 0;
     rc = meta_call(c, IPVFS_OP_REMOVE, "remove", &req, sizeof(req), path, &entry, out_err);
     if (rc < 0 || entry.type != IPVFS_TYPE_FILE)
         return rc;
@@ -238,6 +260,19 @@ int ipvfs_remove(struct ipvfs_client *c, const char *path, struct ipvfs_error *o
                             "the removed file's layout does not fit this cluster");
     if ((rc = remove_datafiles(c, path, &entry, out_err)) < 0)
         return rc;   /* the file stays an orphan: a later remove deletes its data */
-    settle_orphans(c, entry.handle);
+    if (flags & IPVFS_RM_ALL_ORPHANS)
+        return settle_orphans(c, entry.handle, IPVFS_MAX_ORPHANS, 1, &left, out_err);
+    (void)settle_orphans(c, entry.handle, IPVFS_CLIENT_ORPHANS_PER_REMOVE, 0, &left, &ignored);
     return 0;
+}
+
+int ipvfs_remove(struct ipvfs_client *c, const char *path, struct ipvfs_error *out_err)
+{
+    return remove_path(c, path, 0, out_err);
+}
+
+int ipvfs_remove_flags(struct ipvfs_client *c, const char *path, unsigned flags,
+                       struct ipvfs_error *out_err)
+{
+    return remove_path(c, path, flags, out_err);
 }

@@ -12,6 +12,7 @@
  * requests and could not tell whose reply comes next.  Polling any batch
  * drives the head, so batches behind it move up without their owner. */
 #include "adio/client/client_internal.h"
+#include "adio/client/xfer_rx.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -24,11 +25,6 @@
 
 #include "common/net.h"
 
-/* Error replies carry a short message; anything longer is malformed. */
-#define XFER_MAX_ERR_BODY 65536u
-
-enum recv_phase { RECV_HDR, RECV_BODY, RECV_ERRMSG };
-
 /* The requests of one rank and how far they got. */
 struct chan {
     uint32_t rank;
@@ -38,12 +34,7 @@ struct chan {
     size_t sent;           /* requests completely sent */
     int send_start;        /* first unsent iovec of request idx[sent] */
     size_t done;           /* replies completely received */
-    enum recv_phase phase;
-    struct ipvfs_hdr rhdr;
-    size_t hdr_got;
-    int recv_start;
-    uint64_t err_left;     /* RECV_ERRMSG: bytes still to read */
-    size_t msg_len;
+    struct xfer_rx rx;     /* where the reply of idx[done] stands */
     uint64_t moved;        /* bytes sent and received, to see progress */
     int64_t deadline_ms;
 };
@@ -161,131 +152,31 @@ static int chan_send(struct engine *e, struct chan *ch)
     return 0;
 }
 
-/* Checks a reply header and chooses how to read its body. */
-static int start_body(struct chan *ch, struct xfer_req *r)
-{
-    const struct ipvfs_hdr *h = &ch->rhdr;
-
-    if (h->magic != IPVFS_PROTO_MAGIC || h->version != IPVFS_PROTO_VERSION ||
-        h->op != (r->op | IPVFS_OP_REPLY) || h->req_id != r->hdr.req_id)
-        return -EPROTO;
-    ch->recv_start = 0;
-    if (h->status == 0) {
-        if (h->body_len != iov_total(r->recv_iov, r->recv_cnt))
-            return -EPROTO;
-        ch->phase = RECV_BODY;
-        return 0;
-    }
-    if (h->body_len > XFER_MAX_ERR_BODY)
-        return -EPROTO;
-    ch->phase = RECV_ERRMSG;
-    ch->err_left = h->body_len;
-    ch->msg_len = 0;
-    return 0;
-}
-
-static void finish_reply(struct chan *ch, struct xfer_req *r)
-{
-    if (ch->rhdr.status) {
-        r->err = (int)ch->rhdr.status;
-        r->msg[ch->msg_len < sizeof(r->msg) ? ch->msg_len : sizeof(r->msg) - 1] = '\0';
-    }
-    ch->done++;
-    ch->phase = RECV_HDR;
-    ch->hdr_got = 0;
-}
-
-/* Where the next received bytes go: one iovec (or several for a body). */
-static void recv_target(struct chan *ch, struct xfer_req *r, struct iovec *scratch,
-                        struct iovec **out_iov, int *out_cnt)
-{
-    static char sink[4096];
-
-    switch (ch->phase) {
-    case RECV_HDR:
-        scratch->iov_base = (char *)&ch->rhdr + ch->hdr_got;
-        scratch->iov_len = sizeof(ch->rhdr) - ch->hdr_got;
-        break;
-    case RECV_ERRMSG:
-        if (ch->msg_len < sizeof(r->msg) - 1) {
-            scratch->iov_base = r->msg + ch->msg_len;
-            scratch->iov_len = sizeof(r->msg) - 1 - ch->msg_len;
-        } else {
-            scratch->iov_base = sink;
-            scratch->iov_len = sizeof(sink);
-        }
-        if (scratch->iov_len > ch->err_left)
-            scratch->iov_len = (size_t)ch->err_left;
-        break;
-    case RECV_BODY:
-        *out_iov = r->recv_iov + ch->recv_start;
-        *out_cnt = r->recv_cnt - ch->recv_start;
-        if (*out_cnt > IOV_MAX)
-            *out_cnt = IOV_MAX;
-        return;
-    }
-    *out_iov = scratch;
-    *out_cnt = 1;
-}
-
-/* Accounts for got received bytes; returns 1 when a reply completed. */
-static int recv_advance(struct chan *ch, struct xfer_req *r, size_t got)
-{
-    switch (ch->phase) {
-    case RECV_HDR:
-        ch->hdr_got += got;
-        if (ch->hdr_got < sizeof(ch->rhdr))
-            return 0;
-        if (ipvfs_hdr_is_progress(&ch->rhdr)) {
-            ch->hdr_got = 0;  /* keepalive: the bytes moved the deadline */
-            return 0;
-        }
-        if (start_body(ch, r) < 0)
-            return -EPROTO;
-        break;
-    case RECV_ERRMSG:
-        if (ch->msg_len < sizeof(r->msg) - 1)
-            ch->msg_len += got;
-        ch->err_left -= got;
-        break;
-    case RECV_BODY:
-        ch->recv_start = net_iov_advance(r->recv_iov, r->recv_cnt, ch->recv_start, got);
-        break;
-    }
-    if ((ch->phase == RECV_ERRMSG && ch->err_left == 0) ||
-        (ch->phase == RECV_BODY && ch->recv_start >= r->recv_cnt)) {
-        finish_reply(ch, r);
-        return 1;
-    }
-    return 0;
-}
-
-/* Receives what is there without blocking. */
+/* Receives what is there without blocking; the reader (xfer_rx.c) says
+ * where the bytes go. */
 static int chan_recv(struct engine *e, struct chan *ch)
 {
     while (ch->done < ch->n) {
         struct xfer_req *r = &e->reqs[ch->idx[ch->done]];
         struct iovec scratch, *iov;
         struct msghdr mh = { 0 };
+        ssize_t got = 0;
         int cnt, rc;
-        ssize_t got;
 
-        recv_target(ch, r, &scratch, &iov, &cnt);
-        if (ch->phase == RECV_BODY && iov_total(iov, cnt) == 0) {
-            finish_reply(ch, r);  /* an empty body */
-            continue;
+        if (rx_target(&ch->rx, r, &scratch, &iov, &cnt) > 0) {
+            mh.msg_iov = iov;
+            mh.msg_iovlen = (size_t)cnt;
+            got = recvmsg(ch->fd, &mh, MSG_DONTWAIT);
+            if (got == 0)
+                return -ECONNRESET;
+            if (got < 0)
+                return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -errno;
+            ch->moved += (uint64_t)got;
         }
-        mh.msg_iov = iov;
-        mh.msg_iovlen = (size_t)cnt;
-        got = recvmsg(ch->fd, &mh, MSG_DONTWAIT);
-        if (got == 0)
-            return -ECONNRESET;
-        if (got < 0)
-            return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -errno;
-        ch->moved += (uint64_t)got;
-        rc = recv_advance(ch, r, (size_t)got);
+        rc = rx_advance(&ch->rx, r, (size_t)got);
         if (rc < 0)
             return rc;
+        ch->done += (size_t)rc;
     }
     return 0;
 }
@@ -310,6 +201,7 @@ static int setup_chans(struct engine *e, size_t n)
             ch = &e->chans[e->nchans++];
             ch->rank = e->reqs[i].rank;
             ch->fd = -1;
+            rx_reset(&ch->rx);
             ch->idx = calloc(n, sizeof(*ch->idx));
             if (!ch->idx)
                 return -ENOMEM;

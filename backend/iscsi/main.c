@@ -33,6 +33,7 @@
 #include "backend/iscsi/target.h"
 #include "common/evloop.h"
 #include "common/log.h"
+#include "common/size.h"
 
 #define MAX_LUNS 64
 
@@ -59,35 +60,6 @@ static void usage(FILE *f)
             "  IPVFS_TARGET_NO_URING=1  run backing I/O on worker threads, not io_uring\n");
 }
 
-/* Returns 0 and the size, or -1 when s is not a size. */
-static int parse_size(const char *s, uint64_t *out)
-{
-    char *end;
-    unsigned long long v;
-    int shift = 0;
-
-    if (!*s || *s == '-')
-        return -1;
-    errno = 0;
-    v = strtoull(s, &end, 10);
-    if (errno || end == s)
-        return -1;
-    switch (*end) {
-    case 'k': case 'K': shift = 10; end++; break;
-    case 'm': case 'M': shift = 20; end++; break;
-    case 'g': case 'G': shift = 30; end++; break;
-    case 't': case 'T': shift = 40; end++; break;
-    }
-    if (shift && (*end == 'i' || *end == 'I'))
-        end++;
-    if (*end == 'b' || *end == 'B')
-        end++;
-    if (*end || (shift && v > (UINT64_MAX >> shift)))
-        return -1;
-    *out = (uint64_t)v << shift;
-    return 0;
-}
-
 static int add_lun(struct opts *o, const char *spec)
 {
     struct tgt_lun_config *l;
@@ -101,7 +73,7 @@ static int add_lun(struct opts *o, const char *spec)
         return -1;
     }
     l = &o->luns[o->nluns];
-    if (colon && parse_size(colon + 1, &size) == 0)
+    if (colon && size_parse(colon + 1, &size) == 0)
         path = strndup(spec, (size_t)(colon - spec));
     else
         path = strdup(spec), size = 0;

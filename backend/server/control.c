@@ -53,7 +53,7 @@
 #include "backend/server/ionode.h"
 #include "backend/server/server.h"
 #include "common/log.h"
-#include "common/net.h"
+#include "common/wire.h"
 #include "iraid/volume.h"
 
 #define PEER_CONNECT_MS      5000
@@ -435,38 +435,19 @@ void control_local_stop(struct server *srv)
 
 /* ---- cluster shutdown (rank 0) ----------------------------------------- */
 
-/* Sends one request to a peer rank on an open connection. */
-static int peer_send(int fd, uint16_t op, uint32_t flags, const void *body, size_t len,
-                     int timeout_ms)
-{
-    struct ipvfs_hdr h = { .magic = IPVFS_PROTO_MAGIC, .version = IPVFS_PROTO_VERSION,
-                           .op = op, .flags = flags, .req_id = op, .body_len = len };
-    struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)body, len } };
-
-    return net_writev_full(fd, iov, 2, timeout_ms);
-}
-
-/* Reads the reply to op, dropping its body; 0 or -errno (the reply's status
- * included). */
+/* Reads the reply to op (sent with req_id op), keepalives skipped and the
+ * protocol version checked (common/wire.h); 0 or -errno (the reply's
+ * status included). */
 static int peer_recv(int fd, uint16_t op, int timeout_ms)
 {
-    struct ipvfs_hdr h;
-    char sink[512];
-    int rc;
+    struct wire_reply rep;
+    int rc = wire_recv(fd, op, op, timeout_ms, &rep);
 
-    do {    /* a peer's keepalives while it stops restart the wait */
-        if ((rc = net_read_full(fd, &h, sizeof(h), timeout_ms)) < 0)
-            return rc;
-    } while (ipvfs_hdr_is_progress(&h));
-    if (h.magic != IPVFS_PROTO_MAGIC || h.op != (op | IPVFS_OP_REPLY))
-        return -EPROTO;
-    for (uint64_t left = h.body_len; left > 0;) {
-        size_t n = left < sizeof(sink) ? (size_t)left : sizeof(sink);
-        if ((rc = net_read_full(fd, sink, n, timeout_ms)) < 0)
-            return rc;
-        left -= n;
-    }
-    return h.status ? -(int)h.status : 0;
+    if (rc < 0)
+        return rc;
+    rc = rep.status ? -(int)rep.status : 0;
+    wire_reply_free(&rep);
+    return rc;
 }
 
 /* Connects to a rank, says HELLO and sends SHUTDOWN|LOCAL; returns the
@@ -474,19 +455,18 @@ static int peer_recv(int fd, uint16_t op, int timeout_ms)
 static int peer_stop_send(struct server *srv, uint32_t rank)
 {
     const struct ipvfs_map_rank *r = &srv->map.ranks[rank];
-    struct ipvfs_hello_req hello = { .client_id = (uint32_t)srv->rank };
+    char msg[256];
     int fd, rc;
 
-    memcpy(hello.secret, srv->secret, IPVFS_SECRET_LEN);
-    if ((fd = net_connect(r->host, r->port, PEER_CONNECT_MS)) < 0) {
-        log_error("cannot reach rank %u at %s:%u to stop it: %s", rank, r->host, r->port,
-                  strerror(-fd));
+    fd = wire_connect(r->host, r->port, srv->secret, (uint32_t)srv->rank, IPVFS_OP_HELLO,
+                      PEER_CONNECT_MS, PEER_CONNECT_MS, msg, sizeof(msg));
+    if (fd < 0) {
+        log_error("cannot reach rank %u at %s:%u to stop it: %s", rank, r->host, r->port, msg);
         return fd;
     }
-    if ((rc = peer_send(fd, IPVFS_OP_HELLO, 0, &hello, sizeof(hello), PEER_CONNECT_MS)) < 0 ||
-        (rc = peer_recv(fd, IPVFS_OP_HELLO, PEER_CONNECT_MS)) < 0 ||
-        (rc = peer_send(fd, IPVFS_OP_SHUTDOWN, IPVFS_SHUTDOWN_LOCAL, NULL, 0,
-                        PEER_CONNECT_MS)) < 0) {
+    rc = wire_send(fd, IPVFS_OP_SHUTDOWN, IPVFS_SHUTDOWN_LOCAL, IPVFS_OP_SHUTDOWN, NULL, 0,
+                   PEER_CONNECT_MS);
+    if (rc < 0) {
         log_error("cannot ask rank %u to stop: %s", rank, strerror(-rc));
         close(fd);
         return rc;

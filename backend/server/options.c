@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/proto.h"
+#include "common/size.h"
 
 enum { OPT_IO_NODES = 256, OPT_TARGETS, OPT_RAID, OPT_DATA, OPT_TARGET_SIZE, OPT_LISTEN,
        OPT_MAP, OPT_STRIPE_UNIT, OPT_CHUNK_SIZE, OPT_NO_BIND, OPT_DIRTY_DEGRADED,
@@ -72,35 +73,6 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
     return -EINVAL;
 }
 
-int server_parse_size(const char *text, uint64_t *out)
-{
-    static const char units[] = "KMGT";
-    unsigned long long v;
-    const char *unit;
-    char *end;
-    int shift = 0;
-
-    if (!text || !isdigit((unsigned char)text[0]))
-        return -EINVAL;
-    errno = 0;
-    v = strtoull(text, &end, 10);
-    if (errno == ERANGE)
-        return -ERANGE;
-    if (*end != '\0') {
-        unit = strchr(units, toupper((unsigned char)*end));
-        if (!unit)
-            return -EINVAL;
-        shift = 10 * (int)(unit - units + 1);
-        end++;
-        if (strcasecmp(end, "") != 0 && strcasecmp(end, "B") != 0 && strcasecmp(end, "iB") != 0)
-            return -EINVAL;
-    }
-    if (shift && v > (UINT64_MAX >> shift))
-        return -ERANGE;
-    *out = (uint64_t)v << shift;
-    return 0;
-}
-
 static int parse_count(const char *name, const char *text, uint32_t min, uint32_t max,
                        uint32_t *out, char *err, size_t errlen)
 {
@@ -121,10 +93,12 @@ static int parse_bytes(const char *name, const char *text, uint64_t min, uint64_
                        uint64_t align, uint64_t *out, char *err, size_t errlen)
 {
     uint64_t v;
+    int rc = size_parse(text, &v);
 
-    if (server_parse_size(text, &v) < 0)
-        return fail(err, errlen, "--%s: '%s' is not a size (bytes, or with K/M/G/T)", name,
-                    text);
+    if (rc == -ERANGE)
+        return fail(err, errlen, "--%s: '%s' does not fit 64 bits", name, text);
+    if (rc < 0)
+        return fail(err, errlen, "--%s: '%s' is not a size (" SIZE_RULE ")", name, text);
     if (v < min || v > max)
         return fail(err, errlen, "--%s: %s is out of range (%llu to %llu bytes)", name, text,
                     (unsigned long long)min, (unsigned long long)max);

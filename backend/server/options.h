@@ -47,11 +47,6 @@ struct server_opts {
  * function may be called more than once in a process (tests do). */
 int server_opts_parse(int argc, char **argv, struct server_opts *out, char *err, size_t errlen);
 
-/* "64K", "4G", "512", "1MiB": bytes with an optional K/M/G/T suffix (powers
- * of 1024, optional "B" or "iB").  Returns 0 or -EINVAL (junk, zero not
- * allowed by the caller is checked there) or -ERANGE (overflow). */
-int server_parse_size(const char *text, uint64_t *out);
-
 /* URL of member k of I/O node io when --member made it external, else NULL. */
 const char *server_member_url(const struct server_opts *o, uint32_t io, uint32_t k);
 

@@ -1,0 +1,62 @@
+/* Blocking exchanges of the iPVFS protocol (common/proto.h) on one
+ * connection: connect and greet a server rank, send a request, wait for its
+ * reply.  Used by the client library (its HELLO and its blocking
+ * administrative calls) and by the servers' control service when one rank
+ * asks others to stop.  The client's pipelined data path (adio/client/
+ * xfer.c) speaks the same protocol without blocking and does not use this.
+ *
+ * Time limits: every timeout_ms bounds one wait for progress (as in
+ * common/net.h: -1 waits forever); a reply wait starts again whenever the
+ * server sends a keepalive (IPVFS_OP_PROGRESS), so a slow request never
+ * times out and a silent server does after timeout_ms.
+ *
+ * Every function returns 0 (or a descriptor) or a negative errno value:
+ * -ETIMEDOUT, -ECONNRESET and the like from the transport, -EPROTO for a
+ * reply that breaks the protocol (wrong magic or version, another op or
+ * req_id, a body over IPVFS_MAX_BODY).  After a transport or protocol error
+ * the connection is out of step: close it.  A server's error status is no
+ * such failure: it comes back in the reply. */
+#ifndef IPVFS_WIRE_H
+#define IPVFS_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "common/proto.h"
+
+/* A reply.  body is malloc'd and owned by the caller (wire_reply_free),
+ * NUL-terminated one byte past len so that an error message is a string;
+ * NULL only when the call failed. */
+struct wire_reply {
+    uint32_t status;     /* 0 or the server's positive errno */
+    uint8_t *body;
+    uint64_t len;
+};
+
+void wire_reply_free(struct wire_reply *r);
+
+/* Sends one request: a header (op, flags, req_id, the body's length) and
+ * the body gathered from cnt iovecs (body may be NULL when cnt is 0). */
+int wire_send(int fd, uint16_t op, uint32_t flags, uint64_t req_id, const struct iovec *body,
+              int cnt, int timeout_ms);
+
+/* Waits for the reply to request req_id of op, skipping keepalives, and
+ * reads it whole into *out (zeroed first; on failure nothing to free). */
+int wire_recv(int fd, uint16_t op, uint64_t req_id, int timeout_ms, struct wire_reply *out);
+
+/* wire_send then wire_recv. */
+int wire_call(int fd, uint16_t op, uint32_t flags, uint64_t req_id, const struct iovec *body,
+              int cnt, int timeout_ms, struct wire_reply *out);
+
+/* Connects to host:port (giving up after connect_ms) and says HELLO with
+ * secret and client_id as request req_id (waiting hello_ms for progress).
+ * Returns the connected, greeted, blocking socket (the caller closes it),
+ * or -errno with the detail in msg: "connecting: ...", "HELLO: ..." for the
+ * transport, "HELLO refused[: the server's message]" with the server's
+ * status when it refused (-EACCES for a wrong secret). */
+int wire_connect(const char *host, uint16_t port, const uint8_t secret[IPVFS_SECRET_LEN],
+                 uint32_t client_id, uint64_t req_id, int connect_ms, int hello_ms, char *msg,
+                 size_t msglen);
+
+#endif

@@ -1,5 +1,6 @@
 #!/bin/bash
-# Checks that the C files of one folder call each other one way only.
+# Checks that the C files of one folder call each other one way only, and
+# that its files include each other one way only.
 #
 #   scripts/check-call-graph.sh BUILDDIR FOLDER      e.g. _build iraid
 #
@@ -65,4 +66,19 @@ if ! { cat "$edges"; for o in "${objs[@]}"; do s=$(src_of "$o"); echo "$s $s"; d
     echo "check-call-graph: $folder: the files above call each other in a circle" >&2
     exit 1
 fi
-echo "$folder: acyclic"
+
+# The same for #include "FOLDER/x.h" lines between the folder's files.
+includes() {
+    local f b h
+    for f in "$srcdir/$folder"/*.[ch]; do
+        b=$(basename "$f")
+        echo "$b $b"
+        sed -n "s|^#include \"$folder/\([^/\"]*\)\".*|\1|p" "$f" |
+            while read -r h; do [ "$h" = "$b" ] || echo "$b $h"; done
+    done
+}
+if ! includes | tsort >/dev/null; then
+    echo "check-call-graph: $folder: the files include each other in a circle" >&2
+    exit 1
+fi
+echo "$folder: acyclic (calls and includes)"

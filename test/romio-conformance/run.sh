@@ -16,8 +16,8 @@
 # the directory named on stderr.
 #
 # Environment: IPVFS_SRCDIR and IPVFS_BUILDDIR (test/run-suite.sh sets
-# them); IPVFS_CACHE as for the build; IPVFS_ROMIO_LARGE=1 also runs the
-# large tests, =2 the huge one too (see tests.txt); IPVFS_ROMIO_TESTS, an
+# them); IPVFS_CACHE as for the build; IPVFS_ROMIO_LARGE: 1 (default)
+# runs the large tests too, 2 the huge one as well, 0 neither (tests.txt); IPVFS_ROMIO_TESTS, an
 # extended regex: only the tests whose name matches; IPVFS_ROMIO_TIMEOUT,
 # seconds per test (default 120; large ones get 1800); MPICC, MPIEXEC.
 #
@@ -39,7 +39,7 @@ case $nprocs in '' | *[!0-9]* | 0) die "NPROCS must be a positive integer" ;; es
 here=$IPVFS_SRCDIR/test/romio-conformance
 work=$IPVFS_BUILDDIR/test/romio-conformance
 lib=$IPVFS_BUILDDIR/adio/libipvfs-romio.so
-large=${IPVFS_ROMIO_LARGE:-0}
+large=${IPVFS_ROMIO_LARGE:-1}
 filter=${IPVFS_ROMIO_TESTS:-}
 timeout_std=${IPVFS_ROMIO_TIMEOUT:-120}
 timeout_large=1800
@@ -228,12 +228,12 @@ while IFS='|' read -r name dir file np check size args; do
     fi
     case $size in
         large) if [ "$large" -lt 1 ]; then
-                   echo "SKIP $name: large, not run by default (4 GB file, 6.5 GB of memory, minutes; IPVFS_ROMIO_LARGE=1 runs it)"
+                   echo "SKIP $name: large (4 GB file, 6.5 GB of memory), not run with IPVFS_ROMIO_LARGE=0"
                    skipped=$((skipped + 1))
                    continue
                fi ;;
         huge)  if [ "$large" -lt 2 ]; then
-                   echo "SKIP $name: huge, not run by default (14 GB of file and of memory; IPVFS_ROMIO_LARGE=2 runs it)"
+                   echo "SKIP $name: needs 14 GB of memory in the test ranks beside the servers, more than this machine can spare (IPVFS_ROMIO_LARGE=2 runs it)"
                    skipped=$((skipped + 1))
                    continue
                fi ;;

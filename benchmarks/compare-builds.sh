@@ -50,7 +50,9 @@ row() { echo "$1,$2,$3,$4,$5" >>"$trials_csv"; }
 # run_ior TRIAL LABEL BUILD
 run_ior() {
     local o op v
-    o=$("$srcdir/benchmarks/run-ior.sh" "$3" 2>&1) || { echo "$o" | tail -n 20 >&2; return 1; }
+    # The ufs: floor of run-ior.sh is its own check, not this comparison.
+    o=$(IOR_MIN_WRITE_RATIO=0 "$srcdir/benchmarks/run-ior.sh" "$3" 2>&1) ||
+        { echo "$o" | tail -n 20 >&2; return 1; }
     for op in write read; do
         v=$(sed -n "s/^RATIO op=$op ipvfs_MiBps=\([0-9.]*\).*/\1/p" <<<"$o")
         [ -n "$v" ] || { echo "run-ior.sh printed no $op figure" >&2; return 1; }

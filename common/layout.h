@@ -4,7 +4,7 @@
  * its byte at offset off in datafile idx = (off / U) % F, which lives on
  * I/O node (S0 + idx) % Nio, at datafile offset
  * ((off / U) / F) * U + off % U.  stripe_map() and stripe_unmap() are exact
- * inverses; test/test_layout.c checks the round trip. */
+ * inverses; test/test_common_layout.c checks the round trip. */
 #ifndef IPVFS_LAYOUT_H
 #define IPVFS_LAYOUT_H
 

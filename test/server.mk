@@ -1,10 +1,10 @@
 # tests of the server component: unit tests of the namespace store and the
 # option parser; integration scripts test/t_server_*.sh (run by
 # test/run-suite.sh) start real clusters through test/lib.sh.
-check_PROGRAMS += test/test_meta test/test_server_options
-test_test_meta_SOURCES = test/test_meta.c
-test_test_meta_LDADD = backend/server/libserver-core.la $(CMOCKA_LIBS)
-test_test_meta_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+check_PROGRAMS += test/test_server_metadb test/test_server_options
+test_test_server_metadb_SOURCES = test/test_server_metadb.c
+test_test_server_metadb_LDADD = backend/server/libserver-core.la $(CMOCKA_LIBS)
+test_test_server_metadb_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 test_test_server_options_SOURCES = test/test_server_options.c
 test_test_server_options_LDADD = backend/server/libserver-core.la $(CMOCKA_LIBS)
 test_test_server_options_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)

@@ -1,5 +1,5 @@
 /* File domains of the collective (two-phase) path of ad_ipvfs: pure
- * arithmetic, no I/O (unit-tested by test/test_coll_domain.c).
+ * arithmetic, no I/O (unit-tested by test/test_client_colldom.c).
  *
  * The aggregators' file domains follow the stripe layout so that each
  * aggregator talks to as few I/O nodes as possible.  Stripe unit u of the

@@ -14,7 +14,7 @@
  *
  * Errors: calls return 0 or a negative errno and, on failure, a message for
  * the user in msg (the protocol sends it as the reply body).  Pure code over
- * LMDB, no event loop, no MPI: unit-tested in test/test_meta.c. */
+ * LMDB, no event loop, no MPI: unit-tested in test/test_server_metadb.c. */
 #ifndef IPVFS_SERVER_METADB_H
 #define IPVFS_SERVER_METADB_H
 

@@ -26,7 +26,7 @@ static int setup(void **state)
 {
     struct fixture *f = calloc(1, sizeof(*f));
 
-    snprintf(f->dir, sizeof(f->dir), "%s/test_meta.XXXXXX",
+    snprintf(f->dir, sizeof(f->dir), "%s/test_server_metadb.XXXXXX",
              getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     assert_non_null(mkdtemp(f->dir));
     assert_int_equal(metadb_open(f->dir, 4, 65536, &f->db, msg, sizeof(msg)), 0);

@@ -205,6 +205,24 @@ static const struct tgt_aio_hooks aio_hooks = { tgt_batch_begin, tgt_batch_end }
 /* The SCSI files hand finished commands up to conn_tx.c through this. */
 static const struct tgt_scsi_upcalls scsi_upcalls = { tgt_task_complete };
 
+/* A portal bound by someone else (ipvfs-server binds it once, so that the
+ * port stays the same when its serving process restarts): its port. */
+static int adopt_portal(int fd, uint16_t *port)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof(ss);
+
+    if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
+        return -errno;
+    if (ss.ss_family == AF_INET)
+        *port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+    else if (ss.ss_family == AF_INET6)
+        *port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+    else
+        return -EAFNOSUPPORT;
+    return fd;
+}
+
 int tgt_server_create(struct evloop *loop, const struct tgt_config *cfg,
                       struct tgt_server **out, uint16_t *out_port)
 {
@@ -238,7 +256,8 @@ int tgt_server_create(struct evloop *loop, const struct tgt_config *cfg,
     rc = open_luns(srv, cfg);
     if (rc < 0)
         goto undo_luns;
-    rc = net_listen(cfg->portal_host, cfg->portal_port, &srv->port);
+    rc = cfg->listen_fd > 0 ? adopt_portal(cfg->listen_fd, &srv->port)
+                            : net_listen(cfg->portal_host, cfg->portal_port, &srv->port);
     if (rc < 0) {
         log_error("target: cannot listen on %s:%u: %s", cfg->portal_host, cfg->portal_port,
                   strerror(-rc));

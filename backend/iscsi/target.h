@@ -38,6 +38,10 @@ struct tgt_config {
     const char *iqn;           /* target name, e.g. iqn.2026-11.org.ipvfs:t0 */
     const char *portal_host;   /* address to listen on */
     uint16_t portal_port;      /* 0: pick a free port */
+    int listen_fd;             /* > 0: a socket already bound to the portal and
+                                * listening, used instead of binding (closed by
+                                * tgt_server_destroy, or by a failed create);
+                                * 0, as in a zeroed config: bind */
     const struct tgt_lun_config *luns;
     int nluns;
     const char *chap_user;     /* NULL: no authentication */

@@ -223,8 +223,8 @@ static int adopt_portal(int fd, uint16_t *port)
     return fd;
 }
 
-int tgt_server_create(struct evloop *loop, const struct tgt_config *cfg,
-                      struct tgt_server **out, uint16_t *out_port)
+static int create(struct evloop *loop, const struct tgt_config *cfg, struct tgt_server **out,
+                  uint16_t *out_port)
 {
     struct tgt_server *srv;
     int rc, failed = 0;
@@ -279,7 +279,8 @@ int tgt_server_create(struct evloop *loop, const struct tgt_config *cfg,
     *out = srv;
     return 0;
 undo_listen:
-    close(srv->listen_fd);
+    if (cfg->listen_fd <= 0)    /* an adopted portal is closed by the caller below */
+        close(srv->listen_fd);
 undo_luns:
     close_luns(srv);
     tgt_aio_destroy(srv->aio);
@@ -288,6 +289,17 @@ undo_strings:
     free(srv->portal_host);
     free(srv->iqn);
     free(srv);
+    return rc;
+}
+
+int tgt_server_create(struct evloop *loop, const struct tgt_config *cfg,
+                      struct tgt_server **out, uint16_t *out_port)
+{
+    int rc = create(loop, cfg, out, out_port);
+
+    /* An adopted portal is the target's whatever the outcome. */
+    if (rc < 0 && cfg && cfg->listen_fd > 0)
+        close(cfg->listen_fd);
     return rc;
 }
 

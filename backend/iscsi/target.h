@@ -39,9 +39,9 @@ struct tgt_config {
     const char *portal_host;   /* address to listen on */
     uint16_t portal_port;      /* 0: pick a free port */
     int listen_fd;             /* > 0: a socket already bound to the portal and
-                                * listening, used instead of binding (closed by
-                                * tgt_server_destroy, or by a failed create);
-                                * 0, as in a zeroed config: bind */
+                                * listening, used instead of binding; the
+                                * target owns it from tgt_server_create on,
+                                * even when that fails; 0 (zeroed config): bind */
     const struct tgt_lun_config *luns;
     int nluns;
     const char *chap_user;     /* NULL: no authentication */

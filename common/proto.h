@@ -40,7 +40,7 @@
 #define IPVFS_PROTO_MAGIC   0x46565049u  /* "IPVF" in memory order */
 /* 2: READ carries the client's schedule in flags (server-side ordering) and
  * struct ipvfs_client_stat grew reads_waited/last_wait_seq. */
-#define IPVFS_PROTO_VERSION 2
+#define IPVFS_PROTO_VERSION 3
 #define IPVFS_SECRET_LEN    32
 
 /* One READ/WRITE request moves at most this much data and this many pairs;
@@ -236,6 +236,7 @@ enum ipvfs_rank_state {
     IPVFS_STATE_SERVING = 2,
     IPVFS_STATE_DEGRADED = 3,
     IPVFS_STATE_STOPPING = 4,
+    IPVFS_STATE_DOWN = 5,    /* crashed too often: stays down (reason says why) */
 };
 struct ipvfs_status_rep {
     uint32_t rank;
@@ -247,7 +248,15 @@ struct ipvfs_status_rep {
     uint64_t bytes_out;      /* Data-In): payload bytes in and out */
     uint64_t rss_kib;        /* resident set size */
     char host[64];
+    /* Each rank is a supervisor that restarts its serving process (pid)
+     * when it dies. */
+    uint32_t supervisor_pid;
+    uint32_t restarts;       /* serving processes started after the first */
+    uint64_t uptime_ms;      /* of the serving process that answers */
+    char last_exit[64];      /* how the previous one ended; "" if none did */
+    char reason[96];         /* state DOWN: why; "" otherwise */
 };
+static_assert(sizeof(struct ipvfs_status_rep) == 288, "status reply is 288 bytes");
 /* A STATUS reply body may go on after struct ipvfs_status_rep with
  * per-client counters: a uint32_t count, a uint32_t reserved, then count
  * struct ipvfs_client_stat (clients named by HELLO's client_id). */

@@ -153,6 +153,8 @@ static int fetch_status(struct ctl *ctl, uint32_t rank, struct rank_status *out)
     }
     memcpy(&out->st, rep.body, sizeof(out->st));
     out->st.host[sizeof(out->st.host) - 1] = '\0';
+    out->st.last_exit[sizeof(out->st.last_exit) - 1] = '\0';
+    out->st.reason[sizeof(out->st.reason) - 1] = '\0';
     if (rep.len >= sizeof(out->st) + sizeof(head)) {
         uint64_t clients_end;
         memcpy(head, rep.body + sizeof(out->st), sizeof(head));
@@ -178,6 +180,7 @@ static const char *state_name(uint32_t state)
     case IPVFS_STATE_SERVING: return "serving";
     case IPVFS_STATE_DEGRADED: return "degraded";
     case IPVFS_STATE_STOPPING: return "stopping";
+    case IPVFS_STATE_DOWN: return "down";
     default: return "unknown";
     }
 }
@@ -272,6 +275,16 @@ static void print_status_json(const struct ctl *ctl, const struct rank_status *r
             printf(", \"target_index\": %d, \"iscsi_port\": %u", r->target_index, r->iscsi_port);
         printf(", \"state\": \"%s\"",
                rs[i].reachable ? state_name(rs[i].st.state) : "unreachable");
+        if (rs[i].reachable) {
+            const struct ipvfs_status_rep *s = &rs[i].st;
+            printf(", \"supervisor_pid\": %u, \"restarts\": %u, \"uptime_s\": %.1f, "
+                   "\"last_exit\": ", s->supervisor_pid, s->restarts, (double)s->uptime_ms / 1e3);
+            json_str(s->last_exit);
+            if (s->reason[0]) {
+                printf(", \"reason\": ");
+                json_str(s->reason);
+            }
+        }
         if (rs[i].has_volume)
             json_volume(&rs[i]);
         putchar('}');
@@ -301,15 +314,23 @@ static void print_status_text(const struct ctl *ctl, const struct rank_status *r
 
     printf("cluster: %u I/O nodes x %u targets, RAID-%u, stripe unit %llu\n", m->nio, m->nt,
            m->raid_level, (unsigned long long)m->stripe_unit);
-    printf("%-5s %-12s %-8s %-22s %s\n", "RANK", "ROLE", "PID", "ADDRESS", "STATE");
+    printf("%-5s %-12s %-8s %-22s %-11s %8s %9s  %s\n", "RANK", "ROLE", "PID", "ADDRESS",
+           "STATE", "RESTARTS", "UPTIME_S", "LAST EXIT");
     for (uint32_t i = 0; i < m->nranks; i++) {
         const struct ipvfs_map_rank *r = &m->ranks[i];
+        const struct ipvfs_status_rep *s = &rs[i].st;
         char addr[96];
         snprintf(addr, sizeof(addr), "%s:%u", r->host, r->port);
-        printf("%-5u %-12s %-8u %-22s %s\n", i,
+        printf("%-5u %-12s %-8u %-22s %-11s", i,
                r->role & IPVFS_ROLE_METADATA ? "metadata+io" : role_name(r->role),
-               rs[i].reachable ? rs[i].st.pid : r->pid, addr,
-               rs[i].reachable ? state_name(rs[i].st.state) : "unreachable");
+               rs[i].reachable ? s->pid : r->pid, addr,
+               rs[i].reachable ? state_name(s->state) : "unreachable");
+        if (rs[i].reachable)
+            printf(" %8u %9.1f  %s", s->restarts, (double)s->uptime_ms / 1e3,
+                   s->last_exit[0] ? s->last_exit : "-");
+        putchar('\n');
+        if (rs[i].reachable && s->reason[0])
+            printf("      rank %u is down: %s\n", i, s->reason);
     }
     for (uint32_t i = 0; i < m->nranks; i++)
         if (rs[i].has_volume)

@@ -36,10 +36,14 @@
  * out, so that a cluster-wide signal still lets I/O nodes flush through
  * their targets.
  *
+ * Every stop on purpose (a local stop, a cluster stop, a signal) tells the
+ * supervisor first (server_note_stopping), so that the exit that follows is
+ * no crash to restart from.
+ *
  * SIGUSR1 is how mpiexec -disable-auto-cleanup tells the survivors that a
- * rank of the job died; its default action would kill this rank too.  The
- * rank notes it and serves on; at exit it then skips the MPI barrier that
- * the lost rank could never join (main.c). */
+ * rank of the job died; its default action would kill this process.  The
+ * supervisor forwards it (and skips the exit barrier that the lost rank
+ * could never join); the serving process logs it and serves on. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -150,6 +154,11 @@ static void fill_status(struct server *srv, struct ipvfs_status_rep *out)
     }
     out->rss_kib = rss_kib();
     snprintf(out->host, sizeof(out->host), "%s", srv->host);
+    out->supervisor_pid = srv->supervisor_pid;
+    out->restarts = srv->restarts;
+    out->uptime_ms = evloop_now_ms() - srv->started_ms;
+    snprintf(out->last_exit, sizeof(out->last_exit), "%s", srv->last_exit);
+    snprintf(out->reason, sizeof(out->reason), "%s", srv->down_reason);
 }
 
 static void handle_status(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body)
@@ -421,6 +430,7 @@ static void target_drain(struct evloop *loop, uint64_t id, void *user)
 
 void control_local_stop(struct server *srv)
 {
+    server_note_stopping(srv);
     srv->state = IPVFS_STATE_STOPPING;
     scrub_answer(srv, -ECANCELED, 0, 0);
     if (srv->role & IPVFS_ROLE_IO) {
@@ -533,6 +543,7 @@ static void cluster_io_stopped(struct server *srv, int status)
 static void cluster_stop(struct server *srv, struct conn *c)
 {
     log_info("cluster shutdown requested");
+    server_note_stopping(srv);
     srv->state = IPVFS_STATE_STOPPING;
     srv->ctl.cluster_requester = c;
     srv->ctl.cluster_failures += peers_stop(srv, IPVFS_ROLE_IO);
@@ -553,7 +564,8 @@ static void handle_shutdown(struct conn *c, const struct ipvfs_hdr *hdr, const u
         control_local_stop(srv);
     } else if (srv->rank != 0) {
         conn_reply_err(c, EINVAL, "cluster shutdown goes to rank 0, not rank %d", srv->rank);
-    } else if (srv->state != IPVFS_STATE_SERVING) {
+    } else if (srv->state != IPVFS_STATE_SERVING && srv->state != IPVFS_STATE_DOWN) {
+        /* A rank 0 that stays down still stops the others. */
         conn_reply_err(c, EAGAIN, "the cluster is still starting");
     } else {
         cluster_stop(srv, c);
@@ -601,7 +613,6 @@ static void on_signal(struct evloop *loop, int fd, int events, void *user)
         return;
     if (si.ssi_signo == SIGUSR1) {
         log_warn("mpiexec reports that a rank of the job is gone; serving on");
-        srv->peer_lost = 1;
         return;
     }
     if (srv->state == IPVFS_STATE_STOPPING) {

@@ -3,15 +3,14 @@
  * Rank r is in group g = r / (1 + NT) at place k = r % (1 + NT): k == 0 is
  * I/O node g (rank 0 also serves metadata), k > 0 is target k-1 of group g.
  *
- * Start-up: parse options (rank 0 decides, everyone learns the verdict);
- * bind to a core; listen; targets start their iSCSI portal; every rank
- * learns every address (MPI_Allgather, before anyone serves anything);
- * I/O nodes log in to their targets and open their store; rank 0 opens the
- * namespace.  Readiness is a nonblocking collective (MPI_Iallreduce of
- * "did my set-up fail") polled from a loop timer, so that targets serve the
- * logins meanwhile and no rank spins in MPI; when it completes rank 0
- * writes the map.  Shutdown: control.c.  At exit a bounded nonblocking
- * barrier lets every rank reach MPI_Finalize together, or gives up. */
+ * Each rank is a supervisor; this file is its start: parse options (rank 0
+ * decides, everyone learns the verdict); bind to a core; make the
+ * directories and (rank 0) the cluster secret; bind the listening sockets
+ * (ours, and a target's iSCSI portal), which every serving process of the
+ * rank inherits; learn every rank's address (MPI_Allgather, before anyone
+ * serves anything).  supervise.c goes on from there: it forks the serving
+ * process (serve.c) and runs the readiness vote, the restarts and the
+ * exit. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -23,33 +22,12 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "backend/iscsi/target.h"
-#include "backend/server/control.h"
-#include "backend/server/ionode.h"
-#include "backend/server/locks.h"
-#include "backend/server/metasvc.h"
 #include "backend/server/server.h"
+#include "backend/server/supervise.h"
 #include "common/log.h"
-
-#define READY_POLL_MS    20
-#define FINALIZE_WAIT_MS 30000
-
-/* The one place MPI's error space becomes errno, with context. */
-static int mpi_fail(int rc, const char *what)
-{
-    char text[MPI_MAX_ERROR_STRING];
-    int len = 0;
-
-    if (rc == MPI_SUCCESS)
-        return 0;
-    if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS)
-        snprintf(text, sizeof(text), "MPI error %d", rc);
-    log_error("%s: %s", what, text);
-    return -EIO;
-}
+#include "common/net.h"
 
 /* ---- options: rank 0 decides --------------------------------------------- */
 
@@ -77,7 +55,7 @@ static int decide_options(struct server *srv, int argc, char **argv)
             verdict = OPTS_BAD;
         }
     }
-    if (mpi_fail(MPI_Bcast(&verdict, 1, MPI_INT, 0, MPI_COMM_WORLD), "sharing the options") < 0)
+    if (supervise_mpi_fail(MPI_Bcast(&verdict, 1, MPI_INT, 0, MPI_COMM_WORLD), "sharing the options") < 0)
         return OPTS_BAD;
     return verdict;
 }
@@ -205,28 +183,6 @@ static int lun_is_new(const char *path)
     return errno == ENOENT;
 }
 
-static int start_target(struct server *srv)
-{
-    char lun_path[1200], iqn[256];
-    struct tgt_lun_config lun;
-    struct tgt_config cfg;
-    int rc;
-
-    snprintf(lun_path, sizeof(lun_path), "%s/lun0.img", srv->rank_dir);
-    srv->lun_created = lun_is_new(lun_path);
-    server_target_iqn(srv, srv->io_index, (uint32_t)srv->target_index, iqn, sizeof(iqn));
-    lun = (struct tgt_lun_config){ .kind = TGT_BACKING_FILE, .path = lun_path,
-                                   .size = srv->opts.target_size };
-    cfg = (struct tgt_config){ .iqn = iqn, .portal_host = srv->opts.listen, .portal_port = 0,
-                               .luns = &lun, .nluns = 1 };
-    if ((rc = tgt_server_create(srv->loop, &cfg, &srv->tgt, &srv->iscsi_port)) < 0) {
-        log_error("cannot start the iSCSI target %s: %s", iqn, strerror(-rc));
-        return rc;
-    }
-    log_info("iSCSI target %s on %s:%u", iqn, srv->opts.listen, srv->iscsi_port);
-    return 0;
-}
-
 /* ---- address exchange and the map ---------------------------------------- */
 
 struct rank_rec {
@@ -275,7 +231,7 @@ static int exchange_addresses(struct server *srv)
         log_error("out of memory");
         return -ENOMEM;
     }
-    rc = mpi_fail(MPI_Allgather(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine), MPI_BYTE,
+    rc = supervise_mpi_fail(MPI_Allgather(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine), MPI_BYTE,
                                 MPI_COMM_WORLD), "exchanging addresses");
     for (int r = 0; rc == 0 && r < srv->nranks; r++) {
         struct ipvfs_map_rank *m = &srv->map.ranks[r];
@@ -292,7 +248,7 @@ static int exchange_addresses(struct server *srv)
     free(all);
     /* Every rank checks HELLO against the secret that rank 0 keeps. */
     if (rc == 0)
-        rc = mpi_fail(MPI_Bcast(srv->secret, IPVFS_SECRET_LEN, MPI_BYTE, 0, MPI_COMM_WORLD),
+        rc = supervise_mpi_fail(MPI_Bcast(srv->secret, IPVFS_SECRET_LEN, MPI_BYTE, 0, MPI_COMM_WORLD),
                       "sharing the cluster secret");
     memcpy(srv->map.secret, srv->secret, IPVFS_SECRET_LEN);
     srv->map.nranks = (uint32_t)srv->nranks;
@@ -314,199 +270,41 @@ static void publish_host(struct server *srv)
     snprintf(srv->host, sizeof(srv->host), "%s", l);
 }
 
-/* ---- start-up and readiness ------------------------------------------------ */
+/* ---- start-up -------------------------------------------------------------- */
 
-/* Every rank registers every service: a request for an op that this rank's
- * role does not serve gets EOPNOTSUPP, not a protocol error. */
-static const struct service *const services[] = {
-    &control_service, &metasvc_service, &locks_service, &ionode_service,
-};
-
+/* Everything the serving processes inherit, made once so that a restarted
+ * one serves on the same ports.  The sockets are in srv->conns.listen_fd
+ * and srv->iscsi_listen_fd. */
 static int set_up(struct server *srv)
 {
-    int rc;
+    char lun_path[1200];
+    int fd, rc;
 
     if ((rc = prepare_dirs(srv)) < 0)
         return rc;
     topo_bind(srv);
     publish_host(srv);
-    for (size_t i = 0; i < sizeof(services) / sizeof(services[0]); i++)
-        if ((rc = srvconn_register(srv, services[i])) < 0)
-            return rc;
-    if ((rc = srvconn_listen(srv)) < 0)
-        return rc;
-    if ((rc = control_signals(srv)) < 0)
-        return rc;
+    if ((fd = net_listen(srv->opts.listen, 0, &srv->conns.port)) < 0) {
+        log_error("cannot listen on %s: %s", srv->opts.listen, strerror(-fd));
+        return fd;
+    }
+    srv->conns.listen_fd = fd;
     if (srv->rank == 0 && ((rc = load_secret(srv)) < 0 || (rc = check_map_dir(srv)) < 0))
         return rc;
-    if (srv->role & IPVFS_ROLE_TARGET && (rc = start_target(srv)) < 0)
-        return rc;
+    if (!(srv->role & IPVFS_ROLE_TARGET))
+        return 0;
+    snprintf(lun_path, sizeof(lun_path), "%s/lun0.img", srv->rank_dir);
+    srv->lun_created = lun_is_new(lun_path);
+    if ((fd = net_listen(srv->opts.listen, 0, &srv->iscsi_port)) < 0) {
+        log_error("cannot listen for iSCSI on %s: %s", srv->opts.listen, strerror(-fd));
+        return fd;
+    }
+    srv->iscsi_listen_fd = fd;
     return 0;
 }
 
-/* After the exchange: what needs the other ranks' addresses. */
-static int set_up_services(struct server *srv)
-{
-    int rc;
-
-    if (srv->role & IPVFS_ROLE_IO && (rc = ionode_open(srv)) < 0)
-        return rc;
-    if (srv->role & IPVFS_ROLE_METADATA && (rc = metasvc_open(srv)) < 0)
-        return rc;
-    return 0;
-}
-
-struct readiness {
-    struct server *srv;
-    MPI_Request req;
-    int pending;
-    struct { int failed; int rank; } mine, worst;
-};
-
-/* Stops what did start, from inside the loop, so that the stores finish
- * their work; the loop then ends and main exits non-zero. */
-static void start_failed(struct server *srv)
-{
-    srv->exit_code = 1;
-    if (srv->state != IPVFS_STATE_STOPPING)
-        control_local_stop(srv);
-}
-
-static void cluster_ready(struct server *srv)
-{
-    int rc;
-
-    if ((rc = ipvfs_map_write(srv->opts.map_path, &srv->map)) < 0) {
-        log_error("cannot write the server map %s: %s", srv->opts.map_path, strerror(-rc));
-        start_failed(srv);
-        return;
-    }
-    log_info("cluster ready: %u I/O nodes x %u targets, RAID-%d, map %s", srv->opts.nio,
-             srv->opts.nt, srv->opts.raid, srv->opts.map_path);
-}
-
-static void poll_ready(struct evloop *loop, uint64_t id, void *user)
-{
-    struct readiness *rd = user;
-    struct server *srv = rd->srv;
-    int done = 0;
-
-    if (mpi_fail(MPI_Test(&rd->req, &done, MPI_STATUS_IGNORE), "waiting for readiness") < 0) {
-        rd->pending = 0;
-        start_failed(srv);
-        return;
-    }
-    if (!done) {
-        if (!evloop_add_timer(loop, READY_POLL_MS, poll_ready, rd)) {
-            log_error("cannot arm the readiness timer");
-            start_failed(srv);
-        }
-        return;
-    }
-    rd->pending = 0;
-    if (rd->worst.failed) {
-        if (srv->rank == 0)
-            log_error("rank %d failed to start (see its messages above); stopping every rank",
-                      rd->worst.rank);
-        start_failed(srv);
-        return;
-    }
-    if (srv->state != IPVFS_STATE_STARTING)
-        return; /* a signal stopped this rank meanwhile: publish nothing */
-    srv->state = IPVFS_STATE_SERVING;
-    if (srv->rank == 0)
-        cluster_ready(srv);
-}
-
-static int start_readiness(struct server *srv, struct readiness *rd, int failed)
-{
-    rd->srv = srv;
-    rd->mine.failed = failed;
-    rd->mine.rank = srv->rank;
-    if (mpi_fail(MPI_Iallreduce(&rd->mine, &rd->worst, 1, MPI_2INT, MPI_MAXLOC, MPI_COMM_WORLD,
-                                &rd->req),
-                 "starting the readiness vote") < 0)
-        return -EIO;
-    rd->pending = 1;
-    if (!evloop_defer(srv->loop, poll_ready, rd)) {
-        log_error("cannot arm the readiness timer");
-        return -ENOMEM;
-    }
-    return 0;
-}
-
-/* ---- exit ----------------------------------------------------------------- */
-
-/* Waits for req without spinning (MPI_Test, then a short sleep), at most
- * until deadline_ms.  1 when done, 0 on timeout, -EIO on error. */
-static int wait_bounded(MPI_Request *req, uint64_t deadline_ms, const char *what)
-{
-    struct timespec nap = { 0, 10 * 1000 * 1000 };
-    int done = 0;
-
-    while (evloop_now_ms() < deadline_ms) {
-        if (mpi_fail(MPI_Test(req, &done, MPI_STATUS_IGNORE), what) < 0)
-            return -EIO;
-        if (done)
-            return 1;
-        nanosleep(&nap, NULL);
-    }
-    return 0;
-}
-
-/* Every rank leaves together through MPI_Finalize, or, when some rank
- * never comes, leaves alone after FINALIZE_WAIT_MS (mpiexec then ends the
- * others). */
-static int finish_mpi(struct server *srv, struct readiness *rd, int exit_code)
-{
-    uint64_t deadline = evloop_now_ms() + FINALIZE_WAIT_MS;
-    MPI_Request bar;
-    int rc;
-
-    if (srv->peer_lost) {
-        /* No barrier can complete without the lost rank. */
-        log_warn("a rank of the job is gone: leaving without MPI_Finalize");
-        fflush(NULL);
-        _exit(exit_code);
-    }
-    if (rd->pending && wait_bounded(&rd->req, deadline, "finishing the readiness vote") != 1)
-        goto give_up;
-    if (mpi_fail(MPI_Ibarrier(MPI_COMM_WORLD, &bar), "starting the exit barrier") < 0)
-        goto give_up;
-    if ((rc = wait_bounded(&bar, deadline, "waiting for the other ranks to stop")) != 1)
-        goto give_up;
-    MPI_Finalize();
-    return exit_code;
-give_up:
-    log_error("other ranks did not stop within %d s: leaving without them",
-              FINALIZE_WAIT_MS / 1000);
-    fflush(NULL);
-    _exit(exit_code ? exit_code : 1);
-}
-
-static void tear_down(struct server *srv)
-{
-    if (!srv->abandon)
-        ionode_close(srv);
-    if (srv->tgt) {
-        if (tgt_server_flush(srv->tgt) < 0)
-            log_error("final flush of the target failed");
-        tgt_server_destroy(srv->tgt);
-        srv->tgt = NULL;
-    }
-    metasvc_close(srv);
-    srvconn_close_all(srv);
-    if (srv->signal_fd >= 0) {
-        evloop_del_fd(srv->loop, srv->signal_fd);
-        close(srv->signal_fd);
-    }
-    evloop_destroy(srv->loop);
-    ipvfs_map_free(&srv->map);
-    free(srv->clients);
-}
-
-/* Signals arrive through signalfd (control.c): block them before MPI starts
- * its threads so that every thread inherits the mask. */
+/* Signals arrive through signalfd (supervise.c, control.c): block them
+ * before MPI starts its threads so that every thread inherits the mask. */
 static void block_signals(void)
 {
     sigset_t set;
@@ -515,6 +313,7 @@ static void block_signals(void)
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGUSR1);
+    sigaddset(&set, SIGCHLD);
     sigprocmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
 }
@@ -535,9 +334,9 @@ static void tune_malloc(void)
 int main(int argc, char **argv)
 {
     struct server srv = { .conns.listen_fd = -1, .signal_fd = -1, .target_index = -1,
+                          .iscsi_listen_fd = -1, .link_fd = -1,
                           .state = IPVFS_STATE_STARTING };
-    struct readiness rd = { 0 };
-    int verdict, failed, rc;
+    int verdict, failed;
 
     tune_malloc();
     block_signals();
@@ -545,8 +344,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "ipvfs-server: MPI_Init failed\n");
         return 1;
     }
-    /* Errors come back to mpi_fail(), and the caller decides, instead of
-     * the default handler aborting the whole job. */
+    /* Errors come back to supervise_mpi_fail(), and the caller decides,
+     * instead of the default handler aborting the whole job. */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_rank(MPI_COMM_WORLD, &srv.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &srv.nranks);
@@ -555,21 +354,9 @@ int main(int argc, char **argv)
         return verdict == OPTS_HELP ? 0 : 2;
     }
     assign_role(&srv);
-    if (!(srv.loop = evloop_create())) {
-        log_error("cannot create the event loop");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
     failed = set_up(&srv) < 0;
     /* Everyone exchanges, failed or not, so that nobody waits forever. */
     if (exchange_addresses(&srv) < 0)
         MPI_Abort(MPI_COMM_WORLD, 1);
-    failed = failed || set_up_services(&srv) < 0;
-    if (start_readiness(&srv, &rd, failed) < 0)
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    if ((rc = evloop_run(srv.loop)) < 0) {
-        log_error("event loop failed: %s", strerror(-rc));
-        srv.exit_code = 1;
-    }
-    tear_down(&srv);
-    return finish_mpi(&srv, &rd, srv.exit_code);
+    return supervise(&srv, failed);
 }

@@ -1,9 +1,14 @@
-/* Helpers every file of the server may call: the cluster's iSCSI names and
- * the per-client counters.  They read and change only struct server. */
+/* Helpers every file of the server may call: the cluster's iSCSI names,
+ * the per-client counters, the note to the supervisor.  They read and
+ * change only struct server. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "backend/server/server.h"
+#include "common/log.h"
 
 void server_target_iqn(const struct server *srv, uint32_t io, uint32_t k, char *out,
                        size_t outlen)
@@ -29,4 +34,16 @@ struct client_counters *server_client_counters(struct server *srv, uint32_t id)
     srv->clients = grown;
     srv->clients[srv->nclients] = (struct client_counters){ .client_id = id };
     return &srv->clients[srv->nclients++];
+}
+
+void server_note_stopping(struct server *srv)
+{
+    char msg = LINK_STOPPING;
+
+    if (srv->link_fd < 0)
+        return;
+    /* Without the note the supervisor takes the coming exit for a crash and
+     * restarts this rank: worth a line in the log. */
+    if (write(srv->link_fd, &msg, 1) != 1)
+        log_warn("cannot tell the supervisor that this rank stops: %s", strerror(errno));
 }

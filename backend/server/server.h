@@ -1,9 +1,19 @@
 /* ipvfs-server: the state of one rank, shared by its files.
  *
+ * Every MPI rank is a supervisor (supervise.c) that does all the MPI work
+ * and runs the serving process (serve.c) as its child, restarting it when
+ * it dies; the child makes no MPI call.  The struct server below is filled
+ * by the supervisor up to the address exchange and copied into each child
+ * at fork; the child creates everything else (event loop, stores, target).
+ *
  * Files, each calling only those listed below it (no cycle):
  *
- *   main.c     MPI start-up, roles, readiness, teardown, MPI_Finalize;
- *              registers the services with the connection layer
+ *   main.c     MPI start-up, options, roles, directories, secret, the
+ *              listening sockets, address exchange; hands over to:
+ *   supervise.c  the rank's supervisor: readiness vote, child restarts,
+ *              signals, exit barrier, MPI_Finalize
+ *   serve.c    the serving process: set-up, readiness over the link to the
+ *              supervisor, teardown; registers the services
  *   control.c  control service: STATUS, SHUTDOWN (cluster-wide and
  *              local), SCRUB, REBUILD, signals
  *   ionode.c   I/O node service: READ WRITE DF_* over dfstore
@@ -129,9 +139,18 @@ struct server {
     struct client_counters *clients;
     size_t nclients;
 
-    int exit_code;              /* what main returns */
+    int exit_code;              /* the serving process's exit status */
     int abandon;                /* leave without closing the stores */
-    int peer_lost;              /* mpiexec said a rank died (SIGUSR1) */
+
+    /* Supervision: set by the supervisor before each fork. */
+    int link_fd;                /* serving process <-> supervisor; -1: none */
+    int iscsi_listen_fd;        /* targets: the portal, bound by the supervisor */
+    int vote;                   /* first serving process: the readiness vote waits */
+    uint32_t supervisor_pid;
+    uint32_t restarts;          /* serving processes started before this one */
+    uint64_t started_ms;        /* evloop_now_ms() when this one started */
+    char last_exit[64];         /* how the previous one ended; "" for the first */
+    char down_reason[96];       /* non-empty: the rank stays down, control only */
 };
 
 /* ---- server.c -------------------------------------------------------------- */
@@ -140,6 +159,20 @@ struct server {
 void server_target_iqn(const struct server *srv, uint32_t io, uint32_t k, char *out,
                        size_t outlen);
 void server_initiator_iqn(const struct server *srv, char *out, size_t outlen);
+
+/* The link between a supervisor and its serving process: a SOCK_SEQPACKET
+ * socketpair, one byte per message. */
+enum link_msg {
+    LINK_SET_UP_OK = 'R',       /* child: set up; waiting for the vote */
+    LINK_SET_UP_FAILED = 'F',   /* child: its set-up failed */
+    LINK_STOPPING = 'S',        /* child: stopping on purpose */
+    LINK_CLUSTER_READY = 'Y',   /* supervisor: every rank is set up */
+    LINK_CLUSTER_FAILED = 'N',  /* supervisor: some rank is not */
+};
+
+/* Tells the supervisor that this rank is stopping on purpose, so that the
+ * serving process's exit is no crash to restart from. */
+void server_note_stopping(struct server *srv);
 
 /* The counters of client id, created on first use; NULL without memory. */
 struct client_counters *server_client_counters(struct server *srv, uint32_t id);

@@ -578,13 +578,12 @@ static void on_accept(struct evloop *loop, int fd, int events, void *user)
 
 int srvconn_listen(struct server *srv)
 {
-    int fd = net_listen(srv->opts.listen, 0, &srv->conns.port);
+    int fd = srv->conns.listen_fd;
 
     if (fd < 0) {
-        log_error("cannot listen on %s: %s", srv->opts.listen, strerror(-fd));
-        return fd;
+        log_error("no listening socket on %s", srv->opts.listen);
+        return -EBADF;
     }
-    srv->conns.listen_fd = fd;
     if (net_set_nonblock(fd, 1) < 0 || evloop_set_fd(srv->loop, fd, EV_READ, on_accept, srv) < 0) {
         log_error("cannot watch the listening socket");
         close(fd);

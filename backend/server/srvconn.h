@@ -42,6 +42,8 @@ struct service {
 
 /* Before srvconn_listen: adds svc to those the layer dispatches to. */
 int srvconn_register(struct server *srv, const struct service *svc);
+/* Serves on srv->conns.listen_fd, bound by the supervisor (closed by
+ * srvconn_close_all). */
 int srvconn_listen(struct server *srv);
 /* Teardown, outside the loop, after the stores are closed (nothing in
  * flight completes later): closes and frees every connection, then the

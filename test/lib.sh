@@ -12,9 +12,7 @@
 #
 # Environment used: IPVFS_BUILDDIR (binaries: backend/ipvfs-server,
 # tools/ipvfs-ctl), TMPDIR, IPVFS_MPIEXEC_FLAGS (extra mpiexec flags, e.g.
-# -disable-auto-cleanup for tests that lose a rank on purpose),
-# IPVFS_SERVER_WRAPPER (a command put before the server binary, e.g.
-# "valgrind -q"), IPVFS_KEEP=1 (keep the cluster directory at exit).
+# -disable-auto-cleanup), IPVFS_KEEP=1 (keep the cluster directory at exit).
 #
 # Exported after a start: IPVFS_MAP (the server map), IPVFS_CLUSTER_DIR (the
 # server's --data directory; server.log and ipvfs.map live in it too).
@@ -58,7 +56,7 @@ ipvfs_start_cluster() {
     echo "=== starting $n ranks: $nio I/O nodes x $nt targets $*" >>"$IPVFS_CLUSTER_DIR/server.log"
     # setsid: the job gets its own process group, so that a kill reaches all of it.
     # shellcheck disable=SC2086
-    setsid mpiexec ${IPVFS_MPIEXEC_FLAGS:-} -n "$n" ${IPVFS_SERVER_WRAPPER:-} "$IPVFS_SERVER_BIN" \
+    setsid mpiexec ${IPVFS_MPIEXEC_FLAGS:-} -n "$n" "$IPVFS_SERVER_BIN" \
         --io-nodes "$nio" --targets-per-io "$nt" --data "$IPVFS_CLUSTER_DIR" \
         --map "$IPVFS_MAP" "$@" >>"$IPVFS_CLUSTER_DIR/server.log" 2>&1 </dev/null &
     _ipvfs_pid=$!
@@ -88,25 +86,41 @@ _ipvfs_wait_job() {
     return 124
 }
 
-# Kills every process of the running cluster: its process group and, in
-# case a rank left the group, the pids the map names.
+# The children of the pids given (one level).
+_ipvfs_children() {
+    local p
+    for p in "$@"; do
+        ps -o pid= --ppid "$p" 2>/dev/null
+    done
+}
+
+# Kills every process of the running cluster: its process group, Hydra's
+# proxies, the ranks (supervisors, whose pids the map names too) and their
+# serving processes; waits (10 s at most) until the serving processes are
+# gone, since nobody reaps them for us and the next start must not meet
+# them on the same files.
 _ipvfs_kill9() {
-    local pids= proxies= p
+    local pids= sups= serving= p i
     if [ -n "$_ipvfs_pid" ]; then
         # Hydra's proxies and the ranks under them run in process groups of their own.
-        proxies=$(ps -o pid= --ppid "$_ipvfs_pid" 2>/dev/null)
-        for p in $proxies; do
-            pids="$pids $p $(ps -o pid= --ppid "$p" 2>/dev/null)"
-        done
-        kill -9 -- "-$_ipvfs_pid" 2>/dev/null
+        pids=$(_ipvfs_children "$_ipvfs_pid")
         # shellcheck disable=SC2086
-        [ -n "${pids// /}" ] && kill -9 $pids 2>/dev/null
+        sups=$(_ipvfs_children $pids)
     fi
     if [ -n "${IPVFS_MAP:-}" ] && [ -f "$IPVFS_MAP" ]; then
-        pids=$(awk '$1 == "rank" { print $9 }' "$IPVFS_MAP")
-        # shellcheck disable=SC2086
-        [ -n "$pids" ] && kill -9 $pids 2>/dev/null
+        sups="$sups $(awk '$1 == "rank" { print $9 }' "$IPVFS_MAP")"
     fi
+    # shellcheck disable=SC2086
+    serving=$(_ipvfs_children $sups)
+    [ -n "$_ipvfs_pid" ] && kill -9 -- "-$_ipvfs_pid" 2>/dev/null
+    # shellcheck disable=SC2086
+    [ -n "${pids// /}${sups// /}${serving// /}" ] && kill -9 $pids $sups $serving 2>/dev/null
+    for p in $serving; do
+        for ((i = 0; i < 100; i++)); do
+            kill -0 "$p" 2>/dev/null || break
+            sleep 0.1
+        done
+    done
     [ -n "$_ipvfs_pid" ] && _ipvfs_wait_job 10
     _ipvfs_pid=
     return 0

@@ -24,7 +24,7 @@
  *   4. rank 0 replies to the requester (EIO and a message if some rank did
  *      not confirm), then closes its connections to the stopped ranks;
  *   5. each stopped rank leaves its loop when that connection closes, so
- *      that all ranks reach the exit barrier (main.c) after the requester
+ *      that all ranks reach the exit barrier (supervise.c) after the requester
  *      has its answer: if a lost rank makes the barrier fail, or MPI abort
  *      the job, the answer is out already.
  * Steps 1 and 3 talk to the other ranks with bounded blocking calls: rank 0

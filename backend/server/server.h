@@ -22,12 +22,15 @@
  *   locks.c    lock service: byte-range locks for MPI atomic mode
  *   srvconn.c  connection layer: listener, the per-connection state
  *              machine, HELLO, dispatch to the registered services
- *   server.c   helpers of every file: iSCSI names, per-client counters
+ *   server.c   helpers of every file: iSCSI names, per-client counters,
+ *              the note to the supervisor
  *   topo.c     hwloc core binding (main.c only)
  *
- * All state lives in the one struct server below, which main() owns and
- * passes to every service; no file keeps state of its own.  Everything
- * runs on one thread, in callbacks of srv->loop. */
+ * All state of a serving process lives in the one struct server below,
+ * which main() owns and passes (copied by fork) to every service; no file
+ * keeps state of its own (the supervisor's own, MPI requests and restart
+ * history, is struct supervisor in supervise.c).  A serving process runs
+ * on one thread, in callbacks of srv->loop. */
 #ifndef IPVFS_SERVER_H
 #define IPVFS_SERVER_H
 

@@ -27,7 +27,8 @@ struct ipvfs_map_rank {
     char host[64];
     uint16_t port;           /* iPVFS protocol port */
     uint16_t iscsi_port;     /* targets: iSCSI portal port */
-    uint32_t pid;
+    uint32_t pid;            /* the rank's supervisor (the MPI process); STATUS
+                              * names its serving process */
 };
 
 struct ipvfs_map {

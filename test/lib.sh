@@ -9,6 +9,7 @@
 #   ipvfs_stop_cluster                           # ipvfs-ctl shutdown; fails if unclean
 #   kill -TERM <pids>; ipvfs_wait_cluster 30     # the job's exit status
 #   ipvfs_wait_log 'rebuilding -> up'            # a server log line, with a deadline
+#   ipvfs_serving_pids                           # every rank's serving process
 #
 # Environment used: IPVFS_BUILDDIR (binaries: backend/ipvfs-server,
 # tools/ipvfs-ctl), TMPDIR, IPVFS_MPIEXEC_FLAGS (extra mpiexec flags, e.g.
@@ -184,6 +185,16 @@ ipvfs_wait_log() {
         sleep 0.1
     done
     return 1
+}
+
+# ipvfs_serving_pids: the pids of the ranks' serving processes, in rank
+# order, from ipvfs-ctl status (the map names the ranks' supervisors, the
+# MPI processes, which pass SIGTERM on but not SIGSTOP).  Fails unless
+# every rank answers.
+ipvfs_serving_pids() {
+    "$IPVFS_CTL_BIN" status --json | python3 -c '
+import json, sys
+print(" ".join(str(r["pid"]) for r in json.load(sys.stdin)["ranks"]))'
 }
 
 _ipvfs_cleanup() {

@@ -29,7 +29,7 @@ IPVFS_MAP=$bad_map e2e_run 30 e2e_errors open ipvfs:/e2e/err "secret" 10 ||
     ipvfs_fail "wrong secret: no clear error"
 
 # stopped servers: the request timeout (here 2 s) ends the wait
-pids=$(awk '$1 == "rank" { print $9 }' "$IPVFS_MAP" | tr '\n' ' ')
+pids=$(ipvfs_serving_pids) || ipvfs_fail "no serving pids"
 IPVFS_TIMEOUT_MS=2000 e2e_run 60 e2e_errors midway ipvfs:/e2e/err/stopped \
     "did not answer in time" 5 "kill -STOP $pids" || ipvfs_fail "stopped servers: no timely error"
 stopped_pids=$pids
@@ -40,10 +40,14 @@ IPVFS_TIMEOUT_MS=2000 e2e_run 60 e2e_errors open ipvfs:/e2e/err/stopped2 \
 kill -CONT $pids
 stopped_pids=
 
-# servers killed in the middle of a session (Hydra may reap the job's other
+# servers killed for good in the middle of a session: the ranks (their
+# supervisors, whom the map names; a lone serving process would be
+# restarted) and their serving processes (Hydra may reap the job's other
 # rank before kill reaches it: "No such process" is no failure; the errors
 # that follow are the check)
-e2e_run 60 e2e_errors midway ipvfs:/e2e/err/killed "server rank" 10 "kill -9 $pids 2>/dev/null; true" ||
+sups=$(awk '$1 == "rank" { print $9 }' "$IPVFS_MAP" | tr '\n' ' ')
+e2e_run 60 e2e_errors midway ipvfs:/e2e/err/killed "server rank" 10 \
+    "kill -9 $sups $pids 2>/dev/null; true" ||
     ipvfs_fail "servers killed midway: no clear error"
 ipvfs_kill_cluster
 

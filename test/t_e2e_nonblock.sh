@@ -26,7 +26,7 @@ E2E_NP=2 e2e_run 90 e2e_nonblock collwait ipvfs:/nb/collwait ||
     ipvfs_fail "nonblocking collectives: spinning wait or wrong data"
 
 # every server rank: stopping them all leaves nothing to answer
-pids=$(awk '$1 == "rank" { print $9 }' "$IPVFS_MAP" | tr '\n' ' ')
+pids=$(ipvfs_serving_pids) || ipvfs_fail "no serving pids"
 E2E_NP=1 e2e_run 90 e2e_nonblock overlap ipvfs:/nb/overlap "$pids" ||
     ipvfs_fail "nonblocking overlap run failed"
 IPVFS_TIMEOUT_MS=2000 E2E_NP=1 e2e_run 90 e2e_nonblock stopped ipvfs:/nb/stopped "$pids" ||

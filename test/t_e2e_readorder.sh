@@ -30,7 +30,7 @@ for sched in first hash random; do
     echo "--- schedule $sched"
     IPVFS_CLUSTER_DIR=
     ipvfs_start_cluster 2 1
-    pids=$(awk '$1 == "rank" { print $9 }' "$IPVFS_MAP" | tr '\n' ' ')
+    pids=$(ipvfs_serving_pids) || ipvfs_fail "no serving pids"
     stats=$IPVFS_CLUSTER_DIR/stats
     e2e_run 90 e2e_nonblock order "ipvfs:/order/$sched" "$pids" "$stats" "$sched" ||
         ipvfs_fail "e2e_nonblock order failed ($sched)"

@@ -118,8 +118,9 @@ static int spawn(struct supervisor *s)
     pid_t pid;
 
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-        log_error("supervisor: socketpair: %s", strerror(errno));
-        return -errno;
+        int err = errno;
+        log_error("supervisor: socketpair: %s", strerror(err));
+        return -err;
     }
     srv->supervisor_pid = (uint32_t)getpid();
     srv->restarts = s->restarts;

@@ -113,9 +113,16 @@ _ipvfs_kill9() {
     fi
     # shellcheck disable=SC2086
     serving=$(_ipvfs_children $sups)
+    # The serving processes first, in one command, so that all of them die
+    # within microseconds, as in a power cut: killing mpiexec or the
+    # supervisors first would let Hydra or PR_SET_PDEATHSIG end them one by
+    # one, and an I/O node that outlives its targets by a moment records
+    # them as failed (a crash test then finds a stale member).
+    # shellcheck disable=SC2086
+    [ -n "${serving// /}" ] && kill -9 $serving 2>/dev/null
     [ -n "$_ipvfs_pid" ] && kill -9 -- "-$_ipvfs_pid" 2>/dev/null
     # shellcheck disable=SC2086
-    [ -n "${pids// /}${sups// /}${serving// /}" ] && kill -9 $pids $sups $serving 2>/dev/null
+    [ -n "${pids// /}${sups// /}" ] && kill -9 $pids $sups 2>/dev/null
     for p in $serving; do
         for ((i = 0; i < 100; i++)); do
             kill -0 "$p" 2>/dev/null || break

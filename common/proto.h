@@ -298,7 +298,9 @@ struct ipvfs_member_status {
     uint32_t index;
     uint32_t state;          /* enum ipvfs_member_state */
     uint64_t done_bytes;     /* current bytes on the member (= total when UP) */
-    uint64_t total_bytes;
+    uint64_t total_bytes;    /* REBUILDING from the write-intent bitmap: only
+                              * the bytes of the regions it missed, less
+                              * than a member's stripes (a full rebuild) */
     char url[256];           /* iscsi://host:port/iqn/lun, NUL-terminated */
 };
 static_assert(sizeof(struct ipvfs_volume_status) == 72, "volume status is 72 bytes");

@@ -55,9 +55,16 @@
  *   backoff (0.2 s doubling to 5 s), asynchronously and bounded by
  *   cfg->timeout_ms, never blocking the loop; libiscsi's own automatic
  *   reconnect stays off (it would hold commands past their timeouts).  A
- *   returning member of RAID-1/5 is rebuilt in the background (every
- *   stripe recomputed from the others, under the stripe's lock, so writes
- *   meanwhile stay consistent); iraid_get_status() shows the progress.
+ *   returning member of RAID-1/5 is brought up to date in the background,
+ *   under each stripe's lock, so writes meanwhile stay consistent;
+ *   iraid_get_status() shows the progress.  A member that went down while
+ *   current (a crashed target restarted on its old store) and whose
+ *   superblock's events prove it left no earlier than the volume started
+ *   to record what it missed is resynced from the bitmap: only the regions
+ *   written since it went down (or unflushed then) are recomputed, and it
+ *   is current elsewhere at once.  Any other member (new or replaced LUN,
+ *   a member that was itself being rebuilt, an I/O node restarted since)
+ *   is rebuilt in full: every stripe recomputed from the others.
  * - iraid_open(): -EINVAL for a bad config (unknown level, too few members
  *   for the level, members with different block sizes, chunk not a block
  *   multiple), else the login or READ CAPACITY error.  RAID-1/5 open with
@@ -164,6 +171,9 @@ struct iraid_member_status {
     char url[256];              /* truncated if longer */
     enum iraid_member_state state;
     uint64_t rebuilt, total;    /* REBUILDING: stripes done of total */
+    int bitmap;                 /* REBUILDING: resynced from the write-intent
+                                 * bitmap; total counts only the stripes of
+                                 * the regions it missed */
 };
 
 struct iraid_status {

@@ -235,6 +235,24 @@ static void json_services(uint32_t role)
     putchar(']');
 }
 
+/* Bytes of one member's stripes: what a full rebuild of it covers.  A
+ * member resynced from the write-intent bitmap reports fewer (proto.h). */
+static uint64_t member_full_bytes(const struct ipvfs_volume_status *v)
+{
+    uint32_t data = v->level == 5 && v->nmembers > 1 ? v->nmembers - 1 : 1;
+
+    return v->size / data;
+}
+
+/* "bitmap" or "full" for a member REBUILDING, else NULL. */
+static const char *member_resync_kind(const struct ipvfs_volume_status *v,
+                                      const struct ipvfs_member_status *m)
+{
+    if (m->state != IPVFS_MEMBER_REBUILDING)
+        return NULL;
+    return m->total_bytes < member_full_bytes(v) ? "bitmap" : "full";
+}
+
 static void json_volume(const struct rank_status *rs)
 {
     const struct ipvfs_volume_status *v = &rs->vol;
@@ -248,8 +266,11 @@ static void json_volume(const struct rank_status *rs)
         printf("%s{\"index\": %u, \"state\": \"%s\", \"url\": ", i ? ", " : "", m->index,
                member_state_name(m->state));
         json_str(m->url);
-        printf(", \"done_bytes\": %llu, \"total_bytes\": %llu}",
+        printf(", \"done_bytes\": %llu, \"total_bytes\": %llu",
                (unsigned long long)m->done_bytes, (unsigned long long)m->total_bytes);
+        if (member_resync_kind(v, m))
+            printf(", \"resync\": \"%s\"", member_resync_kind(v, m));
+        putchar('}');
     }
     printf("], \"rebuild\": {\"active\": %s, \"done_bytes\": %llu, \"total_bytes\": %llu}, "
            "\"scrub\": {\"active\": %s, \"done_stripes\": %llu, \"total_stripes\": %llu}}",
@@ -303,9 +324,15 @@ static void print_volume_text(uint32_t io, const struct rank_status *rs)
     if (v->scrubbing && v->scrub_total)
         printf(", scrubbing %.1f%%", 100.0 * (double)v->scrub_done / (double)v->scrub_total);
     putchar('\n');
-    for (uint32_t i = 0; i < v->nmembers; i++)
-        printf("    member %u %-12s %s\n", i, member_state_name(rs->members[i].state),
-               rs->members[i].url);
+    for (uint32_t i = 0; i < v->nmembers; i++) {
+        const struct ipvfs_member_status *m = &rs->members[i];
+        printf("    member %u %-12s %s", i, member_state_name(m->state), m->url);
+        if (member_resync_kind(v, m))
+            printf("  (%s resync %.1f%% of %llu MiB)", member_resync_kind(v, m),
+                   m->total_bytes ? 100.0 * (double)m->done_bytes / (double)m->total_bytes : 100.0,
+                   (unsigned long long)(m->total_bytes >> 20));
+        putchar('\n');
+    }
 }
 
 static void print_status_text(const struct ctl *ctl, const struct rank_status *rs)

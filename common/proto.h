@@ -308,7 +308,10 @@ static_assert(sizeof(struct ipvfs_member_status) == 280, "member status is 280 b
 
 /* SHUTDOWN: empty body.  Sent to rank 0, it stops the whole cluster (I/O
  * nodes flush and log out, then targets flush and stop) and replies when
- * everything is synced.  With IPVFS_SHUTDOWN_LOCAL, used between ranks, only
+ * everything is synced.  A successful reply's body is empty, or a
+ * NUL-terminated note for people naming the ranks that were down already
+ * ("already down: 2 (why), ..."; from a rank stopped with LOCAL, why it
+ * stayed down); readers that expect nothing ignore it.  With IPVFS_SHUTDOWN_LOCAL, used between ranks, only
  * the receiving rank stops. */
 #define IPVFS_SHUTDOWN_LOCAL 0x1
 

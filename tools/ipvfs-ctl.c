@@ -289,7 +289,12 @@ static void print_status_json(const struct ctl *ctl, const struct rank_status *r
         const struct ipvfs_map_rank *r = &m->ranks[i];
         printf("%s\n  {\"rank\": %u, \"role\": \"%s\", ", i ? "," : "", i, role_name(r->role));
         json_services(r->role);
-        printf(", \"pid\": %u, \"host\": ", rs[i].reachable ? rs[i].st.pid : r->pid);
+        /* The map names the rank's supervisor (the MPI process); the
+         * serving process's pid is known only from its own answer. */
+        if (rs[i].reachable)
+            printf(", \"pid\": %u, \"host\": ", rs[i].st.pid);
+        else
+            printf(", \"pid\": null, \"supervisor_pid\": %u, \"host\": ", r->pid);
         json_str(r->host);
         printf(", \"port\": %u, \"io_index\": %u", r->port, r->io_index);
         if (r->target_index >= 0)
@@ -347,10 +352,12 @@ static void print_status_text(const struct ctl *ctl, const struct rank_status *r
         const struct ipvfs_map_rank *r = &m->ranks[i];
         const struct ipvfs_status_rep *s = &rs[i].st;
         char addr[96];
+        char pid[16] = "-";
+        if (rs[i].reachable)
+            snprintf(pid, sizeof(pid), "%u", s->pid);
         snprintf(addr, sizeof(addr), "%s:%u", r->host, r->port);
-        printf("%-5u %-12s %-8u %-22s %-11s", i,
-               r->role & IPVFS_ROLE_METADATA ? "metadata+io" : role_name(r->role),
-               rs[i].reachable ? s->pid : r->pid, addr,
+        printf("%-5u %-12s %-8s %-22s %-11s", i,
+               r->role & IPVFS_ROLE_METADATA ? "metadata+io" : role_name(r->role), pid, addr,
                rs[i].reachable ? state_name(s->state) : "unreachable");
         if (rs[i].reachable)
             printf(" %8u %9.1f  %s", s->restarts, (double)s->uptime_ms / 1e3,
@@ -459,9 +466,12 @@ static int cmd_shutdown(struct ctl *ctl)
                          &err) < 0)
         return fail("shutdown: no reply from rank 0: %s", err.msg);
     rc = rep.status ? fail("shutdown: %s", why(&rep, buf, sizeof(buf))) : 0;
-    wire_reply_free(&rep);
-    if (rc == 0)
+    /* every rank that was up stopped; the note names those that were not */
+    if (rc == 0 && rep.len > 0 && memchr(rep.body, '\0', rep.len) && rep.body[0])
+        printf("cluster stopped; %s\n", (const char *)rep.body);
+    else if (rc == 0)
         printf("cluster stopped\n");
+    wire_reply_free(&rep);
     return rc;
 }
 

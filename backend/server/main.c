@@ -309,11 +309,7 @@ static void block_signals(void)
 {
     sigset_t set;
 
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGUSR1);
-    sigaddset(&set, SIGCHLD);
+    supervise_signal_set(&set);
     sigprocmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
 }

@@ -24,7 +24,6 @@ ipvfs_test_cleanup() {
 }
 
 ipvfs_start_cluster 1 4 --target-size 64M --no-bind
-log=$IPVFS_CLUSTER_DIR/server.log
 ipvfs-ctl status --json >"$IPVFS_CLUSTER_DIR/before.json" || ipvfs_fail "status"
 # Target 1 of the I/O node is rank 2: its serving process and supervisor.
 read -r pid sup < <(python3 - "$IPVFS_CLUSTER_DIR/before.json" <<'PYEOF'
@@ -58,11 +57,11 @@ assert r0["state"] == "serving" and vol["missing"] == 0, vol' ||
 ipvfs_wait_log "member 1 .*rebuilding -> up" || ipvfs_fail "no rebuild completion in the log"
 ipvfs_wait_log "member 1 .* is current again: resynced from the bitmap" ||
     ipvfs_fail "the returning member was not resynced from the bitmap"
-line=$(grep -o "resyncing member 1 .* from the write-intent bitmap: [0-9]* of [0-9]* stripes" "$log" | tail -1)
+line=$(ipvfs_logs | grep -o "resyncing member 1 .* from the write-intent bitmap: [0-9]* of [0-9]* stripes" | tail -1)
 [[ $line =~ bitmap:\ ([0-9]+)\ of\ ([0-9]+)\ stripes ]] || ipvfs_fail "no bitmap resync in the log"
 [ "${BASH_REMATCH[1]}" -gt 0 ] && [ "${BASH_REMATCH[1]}" -lt "${BASH_REMATCH[2]}" ] ||
     ipvfs_fail "the bitmap resync covered ${BASH_REMATCH[1]} of ${BASH_REMATCH[2]} stripes"
-grep -q "rebuilding member 1 " "$log" && ipvfs_fail "a full rebuild ran: $(grep 'rebuilding member 1 ' "$log")"
+ipvfs_logs | grep -q "rebuilding member 1 " && ipvfs_fail "a full rebuild ran: $(ipvfs_logs | grep 'rebuilding member 1 ')"
 echo "resynced ${BASH_REMATCH[1]} of ${BASH_REMATCH[2]} stripes from the bitmap"
 out=$(ipvfs-ctl scrub) || ipvfs_fail "scrub after the rebuild: $out"
 [ "$out" = "I/O node 0: 0 mismatches, 0 stripes skipped" ] || ipvfs_fail "scrub said: $out"

@@ -45,7 +45,6 @@ scrub_clean() {
 iraid_targets_start "$tdir" 1 64 || ipvfs_fail "cannot start tgtd"
 ext=${IRAID_URLS[0]}
 ipvfs_start_cluster 1 4 --target-size 64M --no-bind --member "0:3=$ext"
-log=$IPVFS_CLUSTER_DIR/server.log
 status_check "assert vol['members'][3]['url'] == '$ext' and vol['missing'] == 0, vol" ||
     ipvfs_fail "member 3 is not the tgtd LUN"
 
@@ -66,7 +65,7 @@ n=$(($(synced_count) + 100))
 e2e_run 60 e2e_persist write "ipvfs:/x/$n" "$n" >/dev/null || ipvfs_fail "writing /x/$n"
 echo "$n" >>"$IPVFS_CLUSTER_DIR/synced"
 ipvfs_restart_cluster
-grep -q "refusing to start" "$log" && ipvfs_fail "the restart complained of a dirty volume"
+ipvfs_logs | grep -q "refusing to start" && ipvfs_fail "the restart complained of a dirty volume"
 status_check '
 assert r0["state"] == "degraded" and vol["dirty_regions"] == 0, vol' ||
     ipvfs_fail "restart: not degraded, or dirty regions"
@@ -109,7 +108,7 @@ ipvfs_start_cluster 1 4 --target-size 64M --no-bind --member "0:3=$repl"
 verify_synced /x "member 3 failing reads"
 ipvfs_wait_log 'member 3 \(.*\) failed a read' ||
     ipvfs_fail "no read was served around member 3's read errors"
-repairs=$(grep -c "member 3 (.*) failed a read" "$log")
+repairs=$(ipvfs_logs | grep -c "member 3 (.*) failed a read")
 status_check 'assert vol["missing"] == 0, vol' || ipvfs_fail "member 3 did not stay up"
 echo "$repairs stripe reads served around member 3's medium errors; files intact"
 ipvfs_stop_cluster

@@ -44,7 +44,6 @@ exec(sys.argv[2])' "$rank" "$cond" 2>/dev/null && return 0
 }
 
 ipvfs_start_cluster 1 2 --raid 1 --target-size 64M --no-bind
-log=$IPVFS_CLUSTER_DIR/server.log
 sup=$(rank_field 2 supervisor_pid)
 pid=$(rank_field 2 pid)
 [ -n "$sup" ] && [ -n "$pid" ] && [ "$sup" != "$pid" ] || ipvfs_fail "rank 2: pid $pid, supervisor $sup"
@@ -71,7 +70,7 @@ for n in 1 2 3 4 5; do
     ipvfs_wait_log "target0.1\] error: supervisor: serving process $pid killed by SIGKILL" ||
         ipvfs_fail "crash $n was not logged"
 done
-grep -q "restarting the serving process in 8000 ms" "$log" || ipvfs_fail "no 8 s backoff after 5 crashes"
+ipvfs_logs | grep -q "restarting the serving process in 8000 ms" || ipvfs_fail "no 8 s backoff after 5 crashes"
 start=$(date +%s)
 out=$(timeout 60 ipvfs-ctl shutdown 2>&1) || ipvfs_fail "shutdown with a rank waiting to restart: $out"
 grep -q "^cluster stopped; already down: 2 (not answering" <<<"$out" ||
@@ -81,8 +80,8 @@ rc=$?
 took=$(($(date +%s) - start))
 [ "$rc" = 3 ] || ipvfs_fail "the job exited with status $rc, not 3 (a rank was down)"
 [ "$took" -le 15 ] || ipvfs_fail "the job took $took s to end after the shutdown"
-grep -q "target0.1\] info: supervisor: the other ranks are leaving: no restart" "$log" ||
+ipvfs_logs | grep -q "target0.1\] info: supervisor: the other ranks are leaving: no restart" ||
     ipvfs_fail "the waiting supervisor did not give up its restart"
-grep -q "serving process .* started (restart 6" "$log" && ipvfs_fail "a sixth serving process started"
+ipvfs_logs | grep -q "serving process .* started (restart 6" && ipvfs_fail "a sixth serving process started"
 echo "shutdown during a restart backoff: '$out', job ended in $took s with status 3"
 echo "t_server_backoff_stop: ok"

@@ -205,8 +205,9 @@ static void test_vote(struct supervisor *s)
     if (s->vote_failed) {
         s->exit_code = 1;
         if (s->srv->rank == 0)
-            log_error("rank %d failed to start (see its messages above); stopping every rank",
-                      s->worst.rank);
+            log_console_error("rank %d failed to start (see its log, %s/rank-%d.log); "
+                              "stopping every rank", s->worst.rank, s->srv->opts.log_dir,
+                              s->worst.rank);
     }
     if (s->awaiting_verdict)
         tell_child(s, s->vote_failed ? LINK_CLUSTER_FAILED : LINK_CLUSTER_READY);
@@ -248,7 +249,7 @@ static void stay_down(struct supervisor *s)
 
     snprintf(s->reason, sizeof(s->reason), "%d restarts within %d s; last: %s", RESTART_LIMIT,
              RESTART_WINDOW_MS / 1000, s->last_exit);
-    log_error("supervisor: rank %d stays down: %s", srv->rank, s->reason);
+    log_console_error("supervisor: rank %d stays down: %s", srv->rank, s->reason);
     s->state = SUP_DOWN;
     post_exit_barrier(s);
     if (spawn(s) < 0) {
@@ -478,7 +479,7 @@ static int finish_mpi(struct supervisor *s)
 
     if (s->peer_lost) {
         /* No barrier can complete without the lost rank. */
-        log_warn("a rank of the job is gone: leaving without MPI_Finalize");
+        log_console_error("a rank of the job is gone: leaving without MPI_Finalize");
         fflush(NULL);
         _exit(s->exit_code);
     }
@@ -493,8 +494,8 @@ static int finish_mpi(struct supervisor *s)
     MPI_Finalize();
     return s->exit_code;
 give_up:
-    log_error("other ranks did not stop within %d s: leaving without them",
-              FINALIZE_WAIT_MS / 1000);
+    log_console_error("other ranks did not stop within %d s: leaving without them",
+                      FINALIZE_WAIT_MS / 1000);
     fflush(NULL);
     _exit(s->exit_code ? s->exit_code : 1);
 }

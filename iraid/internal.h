@@ -155,6 +155,7 @@ struct stripe_op {
     uint64_t retry_timer;          /* WRITE: a deferred retry (sop_retry_later) */
     int avoid;                     /* READ: live member treated as missing (its read
                                     * failed: reconstructed instead), or -1 */
+    int rewriting;                 /* READ: writing avoid's rows back (REWRITE) */
     struct iov_cursor xcur;        /* READ: where its bytes go */
     void (*resume)(struct stripe_op *op);
     uint64_t mismatches;           /* SCRUB */
@@ -180,6 +181,9 @@ struct iraid_level_ops {
      * needed) into req; after_read plans the next round. */
     int (*sop_plan)(struct stripe_op *op, struct iraid_req *req);
     int (*sop_after_read)(struct stripe_op *op, struct iraid_req *req);
+    /* A READ op served around op->avoid (its read failed): plan writing
+     * the rows read from the others back to op->avoid (md's read repair). */
+    int (*sop_repair)(struct stripe_op *op, struct iraid_req *req);
 };
 
 struct iraid_sweep {
@@ -221,6 +225,7 @@ struct iraid_volume {
     struct iraid_sweep rebuild, scrub, resync;
     uint64_t rebuild_retry_at;     /* 0: no rebuild wanted */
     uint64_t read_repairs;         /* stripe reads served around a member's read error */
+    uint64_t read_rewrites;        /* ...whose rows were then written back to it */
     struct iraid_io *deferred;     /* completions waiting for their timer */
     /* Regions written while some member was stale (RAID-1/5), one bit each
      * of missed_region_stripes stripes, least significant first; what a

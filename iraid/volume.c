@@ -186,6 +186,7 @@ int iraid_get_status(const struct iraid_volume *vol, struct iraid_status *out)
     out->scrub_done = vol->scrub.next;
     out->scrub_total = vol->scrub.end;
     out->read_repairs = vol->read_repairs;
+    out->read_rewrites = vol->read_rewrites;
     for (uint32_t i = 0; i < vol->nmembers; i++) {
         const struct iraid_member *m = &vol->members[i];
         struct iraid_member_status *ms = &out->member[i];

@@ -37,8 +37,11 @@
  * - A READ that a live member fails (a medium error: the member answers,
  *   so it stays up) is, for RAID-1/5 user reads, served again from the
  *   other members (mirror, or reconstruction from data and parity) and
- *   logged and counted (iraid_status.read_repairs); nothing is rewritten
- *   on the member.  -EIO only when the other members cannot supply it
+ *   logged and counted (iraid_status.read_repairs), and the rows it
+ *   failed are written back to it from what the others gave, under the
+ *   stripe's lock (md's read repair: a disk remaps a bad sector on write;
+ *   iraid_status.read_rewrites); a member that fails that write is
+ *   failed, and rebuilt in full when it returns.  -EIO only when the other members cannot supply it
  *   (another member missing, or their reads fail too).  A partial-stripe
  *   write whose reads fail on a member still up is retried (up to 3 times,
  *   a tick apart: a breaking session is reported before its member is
@@ -185,6 +188,7 @@ struct iraid_status {
     uint64_t dirty_regions;     /* write-intent bits set now */
     int scrubbing;
     uint64_t scrub_done, scrub_total;  /* stripes */
+    uint64_t read_rewrites;     /* of those, rows written back to that member */
     uint64_t read_repairs;      /* stripe reads that a live member failed (medium
                                  * error), served from the others instead */
     struct iraid_member_status member[IRAID_MAX_MEMBERS];

@@ -405,8 +405,8 @@ int meta_member_resume_ok(struct iraid_volume *vol, uint32_t member, const uint8
     if (!m->missed_ok || !(meta->stale >> member & 1) || meta_sb_matches(vol, sb) != 1)
         return 0;
     ev = meta_get64(sb + 48);
-    return ev >= meta->fail_lo[member] && ev <= meta->fail_hi[member] &&
-           !(meta_get64(sb + 56) >> member & 1);
+    return iraid_resume_by_bitmap(ev, (int)(meta_get64(sb + 56) >> member & 1),
+                                  meta->fail_lo[member], meta->fail_hi[member]);
 }
 
 uint64_t meta_dirty_regions(const struct iraid_volume *vol)
@@ -444,19 +444,10 @@ uint64_t meta_missed_regions(const struct iraid_volume *vol)
     return n;
 }
 
-/* Stripes below limit in missed regions (the last region may be short). */
 uint64_t meta_missed_stripes_below(const struct iraid_volume *vol, uint64_t limit)
 {
-    uint64_t rs = vol->meta->region_stripes, n = 0;
-
-    if (limit > vol->layout.stripes)
-        limit = vol->layout.stripes;
-    for (uint64_t r = 0; r * rs < limit; r++) {
-        uint64_t end = (r + 1) * rs < limit ? (r + 1) * rs : limit;
-        if (vol->missed[r / 8] >> (r % 8) & 1)
-            n += end - r * rs;
-    }
-    return n;
+    return iraid_bitmap_stripes_below(vol->missed, vol->meta->region_stripes, vol->layout.stripes,
+                                      limit);
 }
 
 /* ---- lazy clearing ---- */

@@ -6,9 +6,9 @@
  * fork after opening it (a server rank's supervisor and its serving
  * process): every line is one write() to an O_APPEND descriptor, so lines
  * never interleave, and the one that finds the file full renames it to
- * .1 and reopens; the others notice that the name now points to another
- * file and only reopen (a rotation racing another in the same instant may
- * drop the older .1 early: the bound holds either way). */
+ * .1 and reopens; the others notice at their next line that the name now
+ * points to another file and only reopen (a rotation racing another in the
+ * same instant may drop the older .1 early: the bound holds either way). */
 #include "common/log.h"
 
 #include <errno.h>
@@ -74,17 +74,21 @@ int ipvfs_log_to_file(const char *path, uint64_t max_bytes)
 
 /* Before a line of len bytes: a full file becomes path.1 and a new one is
  * started; if it cannot be renamed it is emptied (the bound comes first).
+ * A file renamed by a process sharing it (the supervisor and its serving
+ * process) is left at once, full or not, so lines stay in time order.
  * Failures leave the old descriptor in place. */
 static void sink_rotate(struct log_state *L, size_t len)
 {
     char old[sizeof(L->path) + 2];
     struct stat fst, pst;
-    int fd;
+    int fd, ours;
 
-    if (fstat(L->fd, &fst) < 0 || (uint64_t)fst.st_size + len <= L->max_bytes)
+    if (fstat(L->fd, &fst) < 0)
         return;
-    /* Rotated by a process sharing the file already: only reopen. */
-    if (stat(L->path, &pst) == 0 && pst.st_ino == fst.st_ino && pst.st_dev == fst.st_dev) {
+    ours = stat(L->path, &pst) == 0 && pst.st_ino == fst.st_ino && pst.st_dev == fst.st_dev;
+    if (ours && (uint64_t)fst.st_size + len <= L->max_bytes)
+        return;
+    if (ours) {
         snprintf(old, sizeof(old), "%s.1", L->path);
         if (rename(L->path, old) < 0) {
             if (ftruncate(L->fd, 0) < 0)

@@ -298,7 +298,9 @@ struct ipvfs_member_status {
     uint32_t index;
     uint32_t state;          /* enum ipvfs_member_state */
     uint64_t done_bytes;     /* current bytes on the member (= total when UP) */
-    uint64_t total_bytes;
+    uint64_t total_bytes;    /* REBUILDING from the write-intent bitmap: only
+                              * the bytes of the regions it missed, less
+                              * than a member's stripes (a full rebuild) */
     char url[256];           /* iscsi://host:port/iqn/lun, NUL-terminated */
 };
 static_assert(sizeof(struct ipvfs_volume_status) == 72, "volume status is 72 bytes");
@@ -306,7 +308,10 @@ static_assert(sizeof(struct ipvfs_member_status) == 280, "member status is 280 b
 
 /* SHUTDOWN: empty body.  Sent to rank 0, it stops the whole cluster (I/O
  * nodes flush and log out, then targets flush and stop) and replies when
- * everything is synced.  With IPVFS_SHUTDOWN_LOCAL, used between ranks, only
+ * everything is synced.  A successful reply's body is empty, or a
+ * NUL-terminated note for people naming the ranks that were down already
+ * ("already down: 2 (why), ..."; from a rank stopped with LOCAL, why it
+ * stayed down); readers that expect nothing ignore it.  With IPVFS_SHUTDOWN_LOCAL, used between ranks, only
  * the receiving rank stops. */
 #define IPVFS_SHUTDOWN_LOCAL 0x1
 

@@ -35,6 +35,12 @@
 
 enum part_op { PART_READ, PART_WRITE, PART_FLUSH };
 
+/* What a REBUILDING member's rebuild covers (md's bitmap-based recovery):
+ * UNDECIDED until its superblock is read back (sweep.c), then BITMAP when
+ * meta_member_resume_ok() proves it missed only the regions of vol->missed
+ * (member_ok() then trusts it outside them), else FULL (every stripe). */
+enum rebuild_mode { REBUILD_FULL, REBUILD_UNDECIDED, REBUILD_BITMAP };
+
 struct iraid_member {
     struct iraid_volume *vol;
     uint32_t idx;
@@ -51,6 +57,11 @@ struct iraid_member {
     uint32_t backoff_ms;
     uint64_t rebuild_next;         /* REBUILDING: stripes below are current */
     uint32_t epoch;                /* bumped on every return: stale sweeps stop */
+    enum rebuild_mode rebuild_mode; /* REBUILDING: what the rebuild covers */
+    /* When it went DOWN it held every write the others did, except those
+     * the write-intent bitmap covers (it was UP, or resyncing from the
+     * bitmap): its return may be resynced from the bitmap (meta.c proves it). */
+    int missed_ok;
 };
 
 struct iraid_part {
@@ -144,6 +155,7 @@ struct stripe_op {
     uint64_t retry_timer;          /* WRITE: a deferred retry (sop_retry_later) */
     int avoid;                     /* READ: live member treated as missing (its read
                                     * failed: reconstructed instead), or -1 */
+    int rewriting;                 /* READ: writing avoid's rows back (REWRITE) */
     struct iov_cursor xcur;        /* READ: where its bytes go */
     void (*resume)(struct stripe_op *op);
     uint64_t mismatches;           /* SCRUB */
@@ -169,6 +181,9 @@ struct iraid_level_ops {
      * needed) into req; after_read plans the next round. */
     int (*sop_plan)(struct stripe_op *op, struct iraid_req *req);
     int (*sop_after_read)(struct stripe_op *op, struct iraid_req *req);
+    /* A READ op served around op->avoid (its read failed): plan writing
+     * the rows read from the others back to op->avoid (md's read repair). */
+    int (*sop_repair)(struct stripe_op *op, struct iraid_req *req);
 };
 
 struct iraid_sweep {
@@ -181,9 +196,10 @@ struct iraid_sweep {
     int running;
     int status;
     uint64_t mismatches, skipped;
+    uint64_t done;                 /* stripe ops completed */
     iraid_scrub_cb cb;
     void *user;
-    int (*want)(struct iraid_volume *vol, uint64_t stripe); /* NULL: every stripe */
+    int (*want)(const struct iraid_volume *vol, uint64_t stripe); /* NULL: every stripe */
     void (*finished)(struct iraid_volume *vol, struct iraid_sweep *sw);
 };
 
@@ -209,7 +225,15 @@ struct iraid_volume {
     struct iraid_sweep rebuild, scrub, resync;
     uint64_t rebuild_retry_at;     /* 0: no rebuild wanted */
     uint64_t read_repairs;         /* stripe reads served around a member's read error */
+    uint64_t read_rewrites;        /* ...whose rows were then written back to it */
     struct iraid_io *deferred;     /* completions waiting for their timer */
+    /* Regions written while some member was stale (RAID-1/5), one bit each
+     * of missed_region_stripes stripes, least significant first; what a
+     * member back after a crash missed.  meta.c owns it (sets bits, clears
+     * it when no member is stale); member.c reads it in member_ok(). */
+    uint8_t *missed;
+    uint64_t missed_region_stripes;
+    int rebuild_probe;             /* a returning member's superblock being read */
     /* meta_member_stale() while the metadata is open, else NULL: member.c
      * sits below meta.c and reports a failed member through it. */
     void (*member_stale)(struct iraid_volume *vol, uint32_t member, int stale);
@@ -290,7 +314,14 @@ void meta_member_stale(struct iraid_volume *vol, uint32_t member, int stale);
 void meta_tick(struct iraid_volume *vol);
 uint64_t meta_dirty_regions(const struct iraid_volume *vol);
 uint64_t meta_region_stripes(const struct iraid_volume *vol);
-int meta_region_dirty_stripe(struct iraid_volume *vol, uint64_t stripe);
+int meta_region_dirty_stripe(const struct iraid_volume *vol, uint64_t stripe);
+/* Bitmap resync of a returning member: whether the superblock sb read back
+ * from it proves it missed only the writes vol->missed covers; stripes of
+ * vol->missed in total and below a limit (progress). */
+int meta_member_resume_ok(struct iraid_volume *vol, uint32_t member, const uint8_t *sb);
+int meta_missed_stripe(const struct iraid_volume *vol, uint64_t stripe);
+uint64_t meta_missed_stripes_below(const struct iraid_volume *vol, uint64_t limit);
+uint64_t meta_missed_regions(const struct iraid_volume *vol);
 
 /* ---- meta_open.c: reading and stamping the metadata at open ---- */
 int iraid_meta_open(struct iraid_volume *vol);

@@ -83,3 +83,23 @@ uint64_t iraid_layout_unmap(const struct iraid_layout *l, uint32_t member, uint6
     }
     return (stripe * per + k) * l->chunk + in_chunk;
 }
+
+int iraid_resume_by_bitmap(uint64_t events, int self_stale, uint64_t fail_lo, uint64_t fail_hi)
+{
+    return !self_stale && fail_lo <= fail_hi && events >= fail_lo && events <= fail_hi;
+}
+
+uint64_t iraid_bitmap_stripes_below(const uint8_t *map, uint64_t region_stripes,
+                                    uint64_t stripes, uint64_t limit)
+{
+    uint64_t n = 0;
+
+    if (limit > stripes)
+        limit = stripes;
+    for (uint64_t r = 0; region_stripes && r * region_stripes < limit; r++) {
+        uint64_t end = (r + 1) * region_stripes < limit ? (r + 1) * region_stripes : limit;
+        if (map[r / 8] >> (r % 8) & 1)
+            n += end - r * region_stripes;
+    }
+    return n;
+}

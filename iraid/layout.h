@@ -64,4 +64,20 @@ void iraid_layout_map(const struct iraid_layout *l, uint64_t vol_off, struct ira
  * parity.  Inverse of iraid_layout_map() (RAID-1: for any member). */
 uint64_t iraid_layout_unmap(const struct iraid_layout *l, uint32_t member, uint64_t member_off);
 
+/* ---- bitmap recovery of a returning member (md's re-add by bitmap) ---- */
+
+/* Whether a member back after a crash may be resynced from the write-intent
+ * bitmap alone: the superblock read back from it holds events within
+ * [fail_lo, fail_hi] (from the last superblock written while it was live
+ * to the newest before it was marked stale) and does not call the member
+ * itself stale.  Anything else is a full rebuild. */
+int iraid_resume_by_bitmap(uint64_t events, int self_stale, uint64_t fail_lo, uint64_t fail_hi);
+
+/* Stripes below limit (and below stripes) that lie in regions whose bit is
+ * set in map (bit r in byte r / 8, least significant first; region r is
+ * stripes [r * region_stripes, (r + 1) * region_stripes)): a bitmap
+ * resync's work (limit = stripes) and progress. */
+uint64_t iraid_bitmap_stripes_below(const uint8_t *map, uint64_t region_stripes,
+                                    uint64_t stripes, uint64_t limit);
+
 #endif

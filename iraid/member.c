@@ -10,7 +10,9 @@
  *   UP --session breaks / command times out / replace--> DOWN
  *   REBUILDING --session breaks / command times out / replace--> DOWN
  *   DOWN --retry time reached (tick)--> RECONNECTING   (async login started)
- *   RECONNECTING --login and READ CAPACITY good--> REBUILDING (RAID-1/5)
+ *   RECONNECTING --login and READ CAPACITY good--> REBUILDING (RAID-1/5;
+ *                rebuild_mode UNDECIDED if it went down current but for
+ *                the bitmap's regions, else FULL; sweep.c decides)
  *                                              \-> UP (RAID-0: nothing to rebuild)
  *   RECONNECTING --login fails, deadline passes, capacity too small--> DOWN
  *                                              (backoff doubles, at most 5 s)
@@ -94,10 +96,23 @@ int member_live(const struct iraid_member *m)
     return m->state == IRAID_MEMBER_UP || m->state == IRAID_MEMBER_REBUILDING;
 }
 
+/* A member resynced from the bitmap missed nothing outside the missed
+ * regions: it is current there from the moment that is proven. */
 int member_ok(const struct iraid_member *m, uint64_t stripe)
 {
-    return m->state == IRAID_MEMBER_UP ||
-           (m->state == IRAID_MEMBER_REBUILDING && stripe < m->rebuild_next);
+    const struct iraid_volume *vol = m->vol;
+    uint64_t r;
+
+    if (m->state == IRAID_MEMBER_UP)
+        return 1;
+    if (m->state != IRAID_MEMBER_REBUILDING)
+        return 0;
+    if (stripe < m->rebuild_next)
+        return 1;
+    if (m->rebuild_mode != REBUILD_BITMAP)
+        return 0;
+    r = stripe / vol->missed_region_stripes;
+    return !(vol->missed[r / 8] >> (r % 8) & 1);
 }
 
 const char *iraid_member_state_name(enum iraid_member_state state)
@@ -171,6 +186,8 @@ void member_fail(struct iraid_member *m, const char *why)
 
     if (m->state == IRAID_MEMBER_DOWN)
         return;
+    if (was_live)
+        m->missed_ok = m->state == IRAID_MEMBER_UP || m->rebuild_mode != REBUILD_FULL;
     if (was_live)
         log_error("iraid: member %u (%s) failed: %s", m->idx, m->url, why);
     else
@@ -260,6 +277,9 @@ static void member_returned(struct iraid_member *m)
         return;
     }
     m->rebuild_next = 0;
+    /* sweep.c reads its superblock back first: a bitmap resync if it
+     * proves what it missed, else a full rebuild */
+    m->rebuild_mode = m->missed_ok ? REBUILD_UNDECIDED : REBUILD_FULL;
     member_set_state(m, IRAID_MEMBER_REBUILDING);
     vol->rebuild_retry_at = evloop_now_ms();
 }
@@ -270,6 +290,7 @@ void member_rebuilt(struct iraid_member *m)
 {
     member_set_state(m, IRAID_MEMBER_UP);
     m->rebuild_next = 0;
+    m->rebuild_mode = REBUILD_FULL;
 }
 
 /* UP -> REBUILDING at open: the superblock says the member missed writes.
@@ -278,6 +299,7 @@ void member_needs_rebuild(struct iraid_member *m)
 {
     m->state = IRAID_MEMBER_REBUILDING;
     m->rebuild_next = 0;
+    m->rebuild_mode = REBUILD_FULL;
     m->epoch++;
     m->vol->rebuild_retry_at = evloop_now_ms();
 }
@@ -434,6 +456,7 @@ int iraid_replace_member(struct iraid_volume *vol, uint32_t idx, const char *url
         return -ENOMEM;
     member_fail(m, "replaced");
     member_teardown(m);
+    m->missed_ok = 0;   /* asked for: a full rebuild, whatever the LUN holds */
     log_info("iraid: member %u: %s replaced by %s", idx, m->url, copy);
     free(m->url);
     m->url = copy;

@@ -49,10 +49,11 @@ struct meta_write {
     struct iraid_volume *vol;
     uint32_t blk;
     uint64_t gen;
+    uint64_t events;               /* block 0: the superblock's events */
     uint8_t *copy;
 };
 
-/* ---- encoding ---- */
+/* ---- encoding and decoding ---- */
 
 static void put32(uint8_t *p, uint32_t v)
 {
@@ -81,6 +82,37 @@ void meta_sb_encode(const struct iraid_volume *vol, uint8_t *sb)
     put64(sb + 48, meta->events);
     put64(sb + 56, meta->stale);
     put32(sb + 64, crc32_iscsi(sb, 64, 0));
+}
+
+uint32_t meta_get32(const uint8_t *p)
+{
+    uint32_t v = 0;
+
+    for (int i = 3; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+uint64_t meta_get64(const uint8_t *p)
+{
+    uint64_t v = 0;
+
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+int meta_sb_matches(const struct iraid_volume *vol, const uint8_t *sb)
+{
+    if (memcmp(sb, IRAID_META_MAGIC, sizeof(IRAID_META_MAGIC)) != 0 ||
+        meta_get32(sb + 64) != crc32_iscsi((unsigned char *)sb, 64, 0))
+        return 0;
+    if (meta_get32(sb + 8) != (uint32_t)vol->layout.level ||
+        meta_get32(sb + 12) != vol->nmembers || meta_get32(sb + 16) != vol->block_size ||
+        meta_get64(sb + 24) != vol->layout.chunk || meta_get64(sb + 32) != vol->layout.stripes ||
+        meta_get64(sb + 40) != vol->meta->region_stripes)
+        return -1;
+    return 1;
 }
 
 static int bit_get(const struct iraid_meta *meta, uint64_t r)
@@ -223,6 +255,8 @@ static void meta_written(struct iraid_volume *vol, int status, void *user)
         status = -EIO;
     if (status == 0 && mw->gen > meta->durable[blk])
         meta->durable[blk] = mw->gen;
+    if (status == 0 && blk == 0 && mw->events > meta->events_durable)
+        meta->events_durable = mw->events;
     free(mw->copy);
     free(mw);
     if (vol->closing)
@@ -250,7 +284,8 @@ void meta_write_block(struct iraid_volume *vol, uint32_t blk)
         return;
     if (!(mw = calloc(1, sizeof(*mw))) || posix_memalign(&copy, 64, meta->bs) != 0)
         goto fail;
-    *mw = (struct meta_write){ .vol = vol, .blk = blk, .gen = meta->gen[blk], .copy = copy };
+    *mw = (struct meta_write){ .vol = vol, .blk = blk, .gen = meta->gen[blk], .copy = copy,
+                               .events = blk == 0 ? meta_get64(meta->image + 48) : 0 };
     memcpy(copy, meta->image + (uint64_t)blk * meta->bs, meta->bs);
     if (!(req = req_new(vol, meta_written, mw)))
         goto free_copy;
@@ -288,6 +323,10 @@ int meta_intent_begin(struct iraid_volume *vol, struct meta_intent *mi, uint64_t
     meta->active[r]++;
     meta->begins[r]++;
     mi->bm_blk = (uint32_t)((IRAID_META_BITMAP_OFF + r / 8) / meta->bs);
+    /* A member that cannot take this write misses it: its return resyncs
+     * the region.  Planned at the same moment, under the stripe's lock. */
+    if (stripe_missing(vol, stripe) > 0)
+        vol->missed[r / 8] |= (uint8_t)(1u << (r % 8));
     if (!bit_get(meta, r)) {
         bit_put(meta, r, 1);
         meta->set_gen[r] = meta->gen[mi->bm_blk];
@@ -315,11 +354,32 @@ int meta_wait_sb(struct iraid_volume *vol, struct meta_intent *mi)
     return meta_wait(vol, mi);
 }
 
+/* A member going stale may have lost the writes of every region whose
+ * bit is set now (in flight, or not yet flushed there): they join the
+ * missed regions, and the events its own superblock can hold are noted.
+ * Once no member is stale, nothing is missed any more. */
+static void meta_note_missed(struct iraid_volume *vol, uint32_t member, int newly)
+{
+    struct iraid_meta *meta = vol->meta;
+
+    for (uint64_t r = 0; r < meta->nregions; r++)
+        if (bit_get(meta, r))
+            vol->missed[r / 8] |= (uint8_t)(1u << (r % 8));
+    if (newly) {
+        meta->fail_lo[member] = meta->events_durable;
+        meta->fail_hi[member] = meta->events;
+    }
+}
+
 void meta_member_stale(struct iraid_volume *vol, uint32_t member, int stale)
 {
     struct iraid_meta *meta = vol->meta;
     uint64_t mask = stale ? meta->stale | 1ull << member : meta->stale & ~(1ull << member);
 
+    if (stale)
+        meta_note_missed(vol, member, mask != meta->stale);
+    else if (mask == 0)
+        memset(vol->missed, 0, (meta->nregions + 7) / 8);
     if (mask == meta->stale)
         return;
     meta->stale = mask;
@@ -327,6 +387,26 @@ void meta_member_stale(struct iraid_volume *vol, uint32_t member, int stale)
     meta_sb_encode(vol, meta->image);
     meta->stale_gen = ++meta->gen[0];
     meta_write_block(vol, 0);
+}
+
+/* md re-adds a device by its bitmap only when the device's event count
+ * shows it left after the bitmap started to track what it missed.  Here:
+ * the superblock read back from the returning member is this volume's
+ * and its events lie between the last superblock written while it was
+ * live and the newest before it was marked stale (a restarted target on
+ * its old backing store).  Anything else (a new or foreign LUN, an older
+ * copy, a member that was itself being fully rebuilt) is a full rebuild. */
+int meta_member_resume_ok(struct iraid_volume *vol, uint32_t member, const uint8_t *sb)
+{
+    struct iraid_meta *meta = vol->meta;
+    struct iraid_member *m = &vol->members[member];
+    uint64_t ev;
+
+    if (!m->missed_ok || !(meta->stale >> member & 1) || meta_sb_matches(vol, sb) != 1)
+        return 0;
+    ev = meta_get64(sb + 48);
+    return iraid_resume_by_bitmap(ev, (int)(meta_get64(sb + 56) >> member & 1),
+                                  meta->fail_lo[member], meta->fail_hi[member]);
 }
 
 uint64_t meta_dirty_regions(const struct iraid_volume *vol)
@@ -343,9 +423,31 @@ uint64_t meta_region_stripes(const struct iraid_volume *vol)
     return vol->meta->region_stripes;
 }
 
-int meta_region_dirty_stripe(struct iraid_volume *vol, uint64_t stripe)
+int meta_region_dirty_stripe(const struct iraid_volume *vol, uint64_t stripe)
 {
     return bit_get(vol->meta, stripe / vol->meta->region_stripes);
+}
+
+int meta_missed_stripe(const struct iraid_volume *vol, uint64_t stripe)
+{
+    uint64_t r = stripe / vol->meta->region_stripes;
+
+    return vol->missed[r / 8] >> (r % 8) & 1;
+}
+
+uint64_t meta_missed_regions(const struct iraid_volume *vol)
+{
+    uint64_t n = 0;
+
+    for (uint64_t r = 0; r < vol->meta->nregions; r++)
+        n += vol->missed[r / 8] >> (r % 8) & 1;
+    return n;
+}
+
+uint64_t meta_missed_stripes_below(const struct iraid_volume *vol, uint64_t limit)
+{
+    return iraid_bitmap_stripes_below(vol->missed, vol->meta->region_stripes, vol->layout.stripes,
+                                      limit);
 }
 
 /* ---- lazy clearing ---- */
@@ -589,6 +691,8 @@ void iraid_meta_close(struct iraid_volume *vol)
     free(meta->cand);
     free(meta->cand_begins);
     free(meta);
+    free(vol->missed);
+    vol->missed = NULL;
     vol->meta = NULL;
     vol->member_stale = NULL;
 }

@@ -26,6 +26,11 @@ struct iraid_meta {
     uint64_t *last_end;            /* per region: ms of the last write's end */
     uint64_t *set_gen;             /* per region: generation that set its bit */
     uint64_t events, stale, stale_gen;
+    uint64_t events_durable;       /* events of the last superblock written */
+    /* Per member, set when it went stale: the events its own superblock
+     * may hold (fail_lo: written while it was live; fail_hi: the newest
+     * before it was marked stale).  meta_member_resume_ok() checks them. */
+    uint64_t fail_lo[IRAID_MAX_MEMBERS], fail_hi[IRAID_MAX_MEMBERS];
     struct meta_intent *waiters;   /* stripe ops waiting for durable blocks */
     struct meta_sb_waiter *sb_waiters; /* meta_sb_wait() */
     int cleaning;
@@ -34,6 +39,11 @@ struct iraid_meta {
 };
 
 void meta_sb_encode(const struct iraid_volume *vol, uint8_t *sb);
+uint32_t meta_get32(const uint8_t *p);
+uint64_t meta_get64(const uint8_t *p);
+/* 1: a valid superblock of this volume's geometry; 0: not ours;
+ * -1: valid but of another geometry. */
+int meta_sb_matches(const struct iraid_volume *vol, const uint8_t *sb);
 /* Writes block blk of the image (FUA) to every live member unless it is
  * durable already or being written. */
 void meta_write_block(struct iraid_volume *vol, uint32_t blk);

@@ -22,45 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <isa-l/crc.h>
-
 #include "common/log.h"
 #include "iraid/internal.h"
 #include "iraid/meta_image.h"
-
-/* ---- decoding ---- */
-
-static uint32_t get32(const uint8_t *p)
-{
-    uint32_t v = 0;
-
-    for (int i = 3; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-    uint64_t v = 0;
-
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
-/* 1: a valid superblock of this volume's geometry; 0: not ours;
- * -1: valid but of another geometry. */
-static int sb_matches(const struct iraid_volume *vol, const uint8_t *sb)
-{
-    if (memcmp(sb, IRAID_META_MAGIC, sizeof(IRAID_META_MAGIC)) != 0 ||
-        get32(sb + 64) != crc32_iscsi((unsigned char *)sb, 64, 0))
-        return 0;
-    if (get32(sb + 8) != (uint32_t)vol->layout.level || get32(sb + 12) != vol->nmembers ||
-        get32(sb + 16) != vol->block_size || get64(sb + 24) != vol->layout.chunk ||
-        get64(sb + 32) != vol->layout.stripes || get64(sb + 40) != vol->meta->region_stripes)
-        return -1;
-    return 1;
-}
 
 /* ---- open ---- */
 
@@ -93,8 +57,10 @@ static int meta_alloc(struct iraid_volume *vol)
         !(meta->last_end = calloc(meta->nregions, sizeof(uint64_t))) ||
         !(meta->set_gen = calloc(meta->nregions, sizeof(uint64_t))) ||
         !(meta->cand = calloc(meta->nregions, sizeof(uint64_t))) ||
-        !(meta->cand_begins = calloc(meta->nregions, sizeof(uint64_t))))
+        !(meta->cand_begins = calloc(meta->nregions, sizeof(uint64_t))) ||
+        !(vol->missed = calloc((meta->nregions + 7) / 8, 1)))
         return -ENOMEM;
+    vol->missed_region_stripes = meta->region_stripes;
     return 0;
 }
 
@@ -146,11 +112,11 @@ static void meta_adopt(struct iraid_volume *vol, const uint8_t *areas, uint64_t 
 
     for (uint32_t m = 0; m < vol->nmembers; m++) {
         const uint8_t *a = areas + m * len;
-        int match = member_live(&vol->members[m]) ? sb_matches(vol, a) : 0;
+        int match = member_live(&vol->members[m]) ? meta_sb_matches(vol, a) : 0;
         foreign |= match < 0;
         if (match <= 0)
             continue;
-        if (best < 0 || get64(a + 48) > get64(areas + (uint64_t)best * len + 48))
+        if (best < 0 || meta_get64(a + 48) > meta_get64(areas + (uint64_t)best * len + 48))
             best = (int)m;
         for (uint64_t i = IRAID_META_BITMAP_OFF; i < len; i++)
             meta->image[i] |= a[i];
@@ -168,8 +134,8 @@ static void meta_adopt(struct iraid_volume *vol, const uint8_t *areas, uint64_t 
             meta->image[IRAID_META_BITMAP_OFF + r / 8] |= (uint8_t)(1u << (r % 8));
         return;
     }
-    meta->events = get64(areas + (uint64_t)best * len + 48);
-    meta->stale = get64(areas + (uint64_t)best * len + 56);
+    meta->events = meta_get64(areas + (uint64_t)best * len + 48);
+    meta->stale = meta_get64(areas + (uint64_t)best * len + 56);
 }
 
 /* Members the superblock calls stale are rebuilt; members unreachable now

@@ -43,4 +43,4 @@ static int raid0_write(struct iraid_req *req, uint64_t off, uint64_t len, struct
 }
 
 const struct iraid_level_ops iraid_raid0_ops = { "raid0", iraid_striped_read, raid0_write,
-                                                 NULL, NULL };
+                                                 NULL, NULL, NULL };

@@ -95,5 +95,21 @@ static int raid1_sop_after_read(struct stripe_op *op, struct iraid_req *req)
     }
 }
 
+/* The mirror's rows went straight to the caller: copied for the rewrite,
+ * since the caller's buffer is the caller's once the op completes. */
+static int raid1_sop_repair(struct stripe_op *op, struct iraid_req *req)
+{
+    struct iov_cursor cur = op->cur;
+    uint8_t *rows;
+    int rc;
+
+    if (op->avoid < 0 || (rc = sop_buffers(op)) < 0)
+        return op->avoid < 0 ? -EINVAL : rc;
+    rows = sop_mbuf(op, (uint32_t)op->avoid) + op->lo[0];
+    cursor_copy(&cur, rows, op->hi[0] - op->lo[0], 1);
+    return sop_write_rows(req, op, (uint32_t)op->avoid, rows, op->lo[0], op->hi[0]);
+}
+
 const struct iraid_level_ops iraid_raid1_ops = { "raid1", iraid_striped_read, NULL,
-                                                 raid1_sop_plan, raid1_sop_after_read };
+                                                 raid1_sop_plan, raid1_sop_after_read,
+                                                 raid1_sop_repair };

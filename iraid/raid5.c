@@ -421,5 +421,16 @@ static int raid5_sop_after_read(struct stripe_op *op, struct iraid_req *req)
     return -EINVAL;
 }
 
+/* The rows of the avoided member were reconstructed into its row buffer
+ * (raid5_plan_read made it the op's xmember). */
+static int raid5_sop_repair(struct stripe_op *op, struct iraid_req *req)
+{
+    if (op->xmember < 0 || op->xmember != op->avoid)
+        return -EINVAL;
+    return sop_write_rows(req, op, (uint32_t)op->avoid,
+                          sop_mbuf(op, (uint32_t)op->avoid) + op->rlo, op->rlo, op->rhi);
+}
+
 const struct iraid_level_ops iraid_raid5_ops = { "raid5", iraid_striped_read, NULL,
-                                                 raid5_sop_plan, raid5_sop_after_read };
+                                                 raid5_sop_plan, raid5_sop_after_read,
+                                                 raid5_sop_repair };

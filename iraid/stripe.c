@@ -15,6 +15,7 @@
  *   RUN --reads done--> RUN write phase: sop_after_read (compute, plan writes)
  *   RUN --read phase failed, a member lost--> RUN again (at most 3 times)
  *   RUN --a live member failed a read--> RUN again, reading around it
+ *       --done--> REWRITE (those rows written back to it) --> FINISH
  *   RUN --write's reads failed on a live member--> RETRY (a tick) --> RUN
  *   RUN --write done, stripe degraded--> SB_WAIT (stale mask durable)
  *   any --done, error, or the volume closing--> FINISH: intent end, lock
@@ -217,6 +218,47 @@ static void sop_next_phase(struct iraid_req *req)
         req->status = rc;
 }
 
+/* REWRITE ended: the read it served is good whatever happened here.  A
+ * member that cannot take its own rows back is failed (as md does), and
+ * rebuilt in full when it returns: the bitmap knows nothing of a bad
+ * sector. */
+static void sop_rewritten(struct iraid_volume *vol, int status, void *user)
+{
+    struct stripe_op *op = user;
+    struct iraid_member *m = &vol->members[op->avoid];
+
+    if (status == 0) {
+        vol->read_rewrites++;
+        log_info("iraid: stripe %" PRIu64 ": rows member %d (%s) failed to read were written "
+                 "back to it", op->stripe, op->avoid, m->url);
+    } else if (!vol->closing && member_live(m)) {
+        member_fail(m, "writing back the rows it failed to read failed");
+        m->missed_ok = 0;
+    }
+    sop_finish(op, 0);
+}
+
+/* After a read served around op->avoid: its rows go back to it, still
+ * under the stripe's lock (no write to the stripe comes between).  0 when
+ * the rewrite is under way (sop_rewritten finishes the op). */
+static int sop_rewrite(struct stripe_op *op)
+{
+    struct iraid_volume *vol = op->vol;
+    struct iraid_req *req;
+
+    op->rewriting = 1;
+    if (!vol->ops->sop_repair || !member_live(&vol->members[op->avoid]) ||
+        !(req = req_new(vol, sop_rewritten, op)))
+        return -1;
+    req->owner = op;
+    if (vol->ops->sop_repair(op, req) < 0 || req->nparts == 0) {
+        req_free(req);
+        return -1;
+    }
+    req_launch(req);
+    return 0;
+}
+
 /* A round ended.  A read-phase failure caused by a member going down is
  * retried with the new set of members (nothing was written yet); a write
  * that left the stripe degraded completes only once the superblock saying
@@ -256,6 +298,9 @@ static void sop_io_done(struct iraid_volume *vol, int status, void *user)
         if (sop_retry_later(op) == 0)
             return;
     }
+    if (status == 0 && op->kind == SOP_READ && op->avoid >= 0 && !op->rewriting &&
+        !vol->closing && sop_rewrite(op) == 0)
+        return;
     if (status == 0 && missing > vol_redundancy(vol) && op->kind == SOP_WRITE)
         status = -EIO;
     if (status == 0 && missing > 0 && op->kind == SOP_WRITE) {

@@ -14,7 +14,11 @@
  *   rebuild: IDLE --tick, a member REBUILDING, retry time reached
  *           (rebuild_kick)--> RUNNING --done--> FLUSH of the target
  *           --flushed--> member UP, its stale bit cleared;
- *           a failure or a stale epoch retries 1 s later from the tick
+ *           a failure or a stale epoch retries 1 s later from the tick;
+ *           a member whose rebuild_mode is UNDECIDED first goes through
+ *           PROBE (its superblock read back, vol->rebuild_probe set):
+ *           meta_member_resume_ok() picks BITMAP (the sweep visits only
+ *           the missed regions, md's bitmap recovery) or FULL
  *
  * Cleanup: iraid_close() ends the running op through sop_cancel_waiting()
  * (finished() then runs with -ECANCELED) and deletes the step timers
@@ -24,6 +28,7 @@
  * op, which points back at it (op->user). */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/log.h"
@@ -54,6 +59,7 @@ static void sweep_op_done(struct stripe_op *op, int status)
     } else {
         sw->mismatches += op->mismatches;
         sw->skipped += op->skipped;
+        sw->done++;
         sw->next++;
         /* Still holding the stripe lock: writers planning after this see
          * the stripe as current on the target. */
@@ -117,6 +123,9 @@ static void rebuild_flushed(struct iraid_volume *vol, int status, void *user)
     struct iraid_member *t = user;
 
     if (status == 0 && t->state == IRAID_MEMBER_REBUILDING && t->epoch == vol->rebuild.epoch) {
+        log_info("iraid: member %u (%s) is current again: %s, %" PRIu64 " stripes written",
+                 t->idx, t->url, t->rebuild_mode == REBUILD_BITMAP ? "resynced from the bitmap"
+                 : "rebuilt in full", vol->rebuild.done);
         member_rebuilt(t);
         meta_member_stale(vol, t->idx, 0);
         return;
@@ -146,12 +155,88 @@ static void rebuild_finished(struct iraid_volume *vol, struct iraid_sweep *sw)
     req_launch(req);
 }
 
-/* From the tick: start (or restart) the rebuild of a REBUILDING member. */
+static void rebuild_start(struct iraid_volume *vol, struct iraid_member *t)
+{
+    int bitmap = t->rebuild_mode == REBUILD_BITMAP;
+
+    if (bitmap)
+        log_info("iraid: resyncing member %u (%s) from the write-intent bitmap: %" PRIu64
+                 " of %" PRIu64 " stripes (%" PRIu64 " region(s)), from stripe %" PRIu64,
+                 t->idx, t->url, meta_missed_stripes_below(vol, vol->layout.stripes),
+                 vol->layout.stripes, meta_missed_regions(vol), t->rebuild_next);
+    else
+        log_info("iraid: rebuilding member %u (%s) from stripe %" PRIu64 " of %" PRIu64, t->idx,
+                 t->url, t->rebuild_next, vol->layout.stripes);
+    vol->rebuild = (struct iraid_sweep){ .kind = SOP_REBUILD, .next = t->rebuild_next,
+                                         .end = vol->layout.stripes, .target = t->idx,
+                                         .epoch = t->epoch, .finished = rebuild_finished,
+                                         .want = bitmap ? meta_missed_stripe : NULL };
+    sweep_start(vol, &vol->rebuild);
+}
+
+/* Reading a returning member's superblock back (rebuild_mode UNDECIDED). */
+struct rebuild_probe {
+    struct iraid_member *t;
+    uint32_t epoch;
+    uint8_t *sb;                   /* one device block */
+};
+
+static void rebuild_probed(struct iraid_volume *vol, int status, void *user)
+{
+    struct rebuild_probe *pr = user;
+    struct iraid_member *t = pr->t;
+
+    vol->rebuild_probe = 0;
+    if (!vol->closing && t->epoch == pr->epoch && t->state == IRAID_MEMBER_REBUILDING &&
+        t->rebuild_mode == REBUILD_UNDECIDED) {
+        if (status == 0 && meta_member_resume_ok(vol, t->idx, pr->sb))
+            t->rebuild_mode = REBUILD_BITMAP;
+        else {
+            log_warn("iraid: member %u (%s) came back but %s: rebuilding all of it", t->idx,
+                     t->url, status < 0 ? "its superblock cannot be read"
+                     : "its superblock does not prove it missed only the bitmap's regions");
+            t->rebuild_mode = REBUILD_FULL;
+        }
+        vol->rebuild_retry_at = evloop_now_ms();
+    }
+    free(pr->sb);
+    free(pr);
+}
+
+static void rebuild_probe(struct iraid_volume *vol, struct iraid_member *t)
+{
+    struct rebuild_probe *pr = calloc(1, sizeof(*pr));
+    struct iraid_part *p;
+    struct iraid_req *req;
+    void *sb = NULL;
+
+    if (!pr || posix_memalign(&sb, 64, vol->block_size) != 0)
+        goto retry;
+    *pr = (struct rebuild_probe){ .t = t, .epoch = t->epoch, .sb = sb };
+    if (!(req = req_new(vol, rebuild_probed, pr)))
+        goto retry;
+    if (!(p = part_new(req, t->idx, PART_READ, 0)) || part_add_iov(p, sb, vol->block_size) < 0) {
+        req_free(req);
+        goto retry;
+    }
+    p->len = vol->block_size;
+    vol->rebuild_probe = 1;
+    req_launch(req);
+    return;
+retry:
+    free(sb);
+    free(pr);
+    vol->rebuild_retry_at = evloop_now_ms() + 1000;
+}
+
+/* From the tick: start (or restart) the rebuild of a REBUILDING member;
+ * one whose rebuild is undecided has its superblock read first. */
 void rebuild_kick(struct iraid_volume *vol)
 {
     struct iraid_member *t = NULL;
 
-    if (vol->rebuild.running || !vol->rebuild_retry_at || evloop_now_ms() < vol->rebuild_retry_at)
+    if (vol->rebuild.running || vol->rebuild_probe || !vol->rebuild_retry_at ||
+        evloop_now_ms() < vol->rebuild_retry_at)
         return;
     vol->rebuild_retry_at = 0;
     for (uint32_t i = 0; i < vol->nmembers && !t; i++)
@@ -159,12 +244,10 @@ void rebuild_kick(struct iraid_volume *vol)
             t = &vol->members[i];
     if (!t)
         return;
-    log_info("iraid: rebuilding member %u (%s) from stripe %" PRIu64 " of %" PRIu64, t->idx,
-             t->url, t->rebuild_next, vol->layout.stripes);
-    vol->rebuild = (struct iraid_sweep){ .kind = SOP_REBUILD, .next = t->rebuild_next,
-                                         .end = vol->layout.stripes, .target = t->idx,
-                                         .epoch = t->epoch, .finished = rebuild_finished };
-    sweep_start(vol, &vol->rebuild);
+    if (t->rebuild_mode == REBUILD_UNDECIDED)
+        rebuild_probe(vol, t);
+    else
+        rebuild_start(vol, t);
 }
 
 void sweep_start(struct iraid_volume *vol, struct iraid_sweep *sw)

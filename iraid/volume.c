@@ -186,6 +186,7 @@ int iraid_get_status(const struct iraid_volume *vol, struct iraid_status *out)
     out->scrub_done = vol->scrub.next;
     out->scrub_total = vol->scrub.end;
     out->read_repairs = vol->read_repairs;
+    out->read_rewrites = vol->read_rewrites;
     for (uint32_t i = 0; i < vol->nmembers; i++) {
         const struct iraid_member *m = &vol->members[i];
         struct iraid_member_status *ms = &out->member[i];
@@ -195,6 +196,11 @@ int iraid_get_status(const struct iraid_volume *vol, struct iraid_status *out)
         ms->total = vol->layout.stripes;
         ms->rebuilt = m->state == IRAID_MEMBER_UP ? ms->total
                       : m->state == IRAID_MEMBER_REBUILDING ? m->rebuild_next : 0;
+        if (m->state == IRAID_MEMBER_REBUILDING && m->rebuild_mode == REBUILD_BITMAP) {
+            ms->bitmap = 1;
+            ms->total = meta_missed_stripes_below(vol, vol->layout.stripes);
+            ms->rebuilt = meta_missed_stripes_below(vol, m->rebuild_next);
+        }
         out->missing += m->state != IRAID_MEMBER_UP;
     }
     return 0;

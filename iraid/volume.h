@@ -37,8 +37,11 @@
  * - A READ that a live member fails (a medium error: the member answers,
  *   so it stays up) is, for RAID-1/5 user reads, served again from the
  *   other members (mirror, or reconstruction from data and parity) and
- *   logged and counted (iraid_status.read_repairs); nothing is rewritten
- *   on the member.  -EIO only when the other members cannot supply it
+ *   logged and counted (iraid_status.read_repairs), and the rows it
+ *   failed are written back to it from what the others gave, under the
+ *   stripe's lock (md's read repair: a disk remaps a bad sector on write;
+ *   iraid_status.read_rewrites); a member that fails that write is
+ *   failed, and rebuilt in full when it returns.  -EIO only when the other members cannot supply it
  *   (another member missing, or their reads fail too).  A partial-stripe
  *   write whose reads fail on a member still up is retried (up to 3 times,
  *   a tick apart: a breaking session is reported before its member is
@@ -55,9 +58,16 @@
  *   backoff (0.2 s doubling to 5 s), asynchronously and bounded by
  *   cfg->timeout_ms, never blocking the loop; libiscsi's own automatic
  *   reconnect stays off (it would hold commands past their timeouts).  A
- *   returning member of RAID-1/5 is rebuilt in the background (every
- *   stripe recomputed from the others, under the stripe's lock, so writes
- *   meanwhile stay consistent); iraid_get_status() shows the progress.
+ *   returning member of RAID-1/5 is brought up to date in the background,
+ *   under each stripe's lock, so writes meanwhile stay consistent;
+ *   iraid_get_status() shows the progress.  A member that went down while
+ *   current (a crashed target restarted on its old store) and whose
+ *   superblock's events prove it left no earlier than the volume started
+ *   to record what it missed is resynced from the bitmap: only the regions
+ *   written since it went down (or unflushed then) are recomputed, and it
+ *   is current elsewhere at once.  Any other member (new or replaced LUN,
+ *   a member that was itself being rebuilt, an I/O node restarted since)
+ *   is rebuilt in full: every stripe recomputed from the others.
  * - iraid_open(): -EINVAL for a bad config (unknown level, too few members
  *   for the level, members with different block sizes, chunk not a block
  *   multiple), else the login or READ CAPACITY error.  RAID-1/5 open with
@@ -164,6 +174,9 @@ struct iraid_member_status {
     char url[256];              /* truncated if longer */
     enum iraid_member_state state;
     uint64_t rebuilt, total;    /* REBUILDING: stripes done of total */
+    int bitmap;                 /* REBUILDING: resynced from the write-intent
+                                 * bitmap; total counts only the stripes of
+                                 * the regions it missed */
 };
 
 struct iraid_status {
@@ -175,6 +188,7 @@ struct iraid_status {
     uint64_t dirty_regions;     /* write-intent bits set now */
     int scrubbing;
     uint64_t scrub_done, scrub_total;  /* stripes */
+    uint64_t read_rewrites;     /* of those, rows written back to that member */
     uint64_t read_repairs;      /* stripe reads that a live member failed (medium
                                  * error), served from the others instead */
     struct iraid_member_status member[IRAID_MAX_MEMBERS];

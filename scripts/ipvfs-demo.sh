@@ -32,12 +32,14 @@ echo "demo: starting 6 server ranks (2 I/O nodes x 2 targets) under $work"
 mpiexec -n 6 "$prefix/bin/ipvfs-server" --io-nodes 2 --targets-per-io 2 \
     --data "$work/data" --map "$map" --target-size 2G >"$work/server.log" 2>&1 &
 server_pid=$!
+# mpiexec's output has the start-up lines; each rank logs to data/log/rank-<r>.log.
+server_logs() { tail -n 20 "$work/server.log" "$work"/data/log/rank-*.log 2>/dev/null; }
 for _ in $(seq 600); do
     [ -s "$map" ] && break
-    kill -0 "$server_pid" 2>/dev/null || { tail -n 20 "$work/server.log"; exit 1; }
+    kill -0 "$server_pid" 2>/dev/null || { server_logs; exit 1; }
     sleep 0.1
 done
-[ -s "$map" ] || { echo "demo: cluster did not come up"; tail -n 20 "$work/server.log"; exit 1; }
+[ -s "$map" ] || { echo "demo: cluster did not come up"; server_logs; exit 1; }
 export IPVFS_MAP=$map
 "$prefix/bin/ipvfs-ctl" status
 

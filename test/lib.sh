@@ -9,6 +9,7 @@
 #   ipvfs_stop_cluster                           # ipvfs-ctl shutdown; fails if unclean
 #   kill -TERM <pids>; ipvfs_wait_cluster 30     # the job's exit status
 #   ipvfs_wait_log 'rebuilding -> up'            # a server log line, with a deadline
+#   ipvfs_logs | grep -c 'assumed clean'         # every line the servers logged
 #   ipvfs_serving_pids                           # every rank's serving process
 #
 # Environment used: IPVFS_BUILDDIR (binaries: backend/ipvfs-server,
@@ -16,7 +17,8 @@
 # -disable-auto-cleanup), IPVFS_KEEP=1 (keep the cluster directory at exit).
 #
 # Exported after a start: IPVFS_MAP (the server map), IPVFS_CLUSTER_DIR (the
-# server's --data directory; server.log and ipvfs.map live in it too).
+# server's --data directory; server.log (mpiexec's output), log/ (the
+# ranks' logs) and ipvfs.map live in it too).
 # One cluster at a time per test.  The EXIT trap installed here kills what
 # is still running and removes the directory; a test that needs its own
 # cleanup defines a function ipvfs_test_cleanup, which the trap calls first.
@@ -33,10 +35,25 @@ _ipvfs_args=()       # NIO NT and extra options, for restarts
 ipvfs_fail() {
     echo "FAIL: $*" >&2
     if [ -n "${IPVFS_CLUSTER_DIR:-}" ] && [ -f "$IPVFS_CLUSTER_DIR/server.log" ]; then
-        echo "--- last lines of $IPVFS_CLUSTER_DIR/server.log:" >&2
-        tail -n 30 "$IPVFS_CLUSTER_DIR/server.log" >&2
+        echo "--- last lines of $IPVFS_CLUSTER_DIR/server.log (mpiexec's output):" >&2
+        tail -n 10 "$IPVFS_CLUSTER_DIR/server.log" >&2
+        echo "--- last lines of the ranks' logs ($IPVFS_CLUSTER_DIR/log), by time:" >&2
+        cat "$IPVFS_CLUSTER_DIR"/log/rank-*.log 2>/dev/null | sort -s -k1,1 | tail -n 30 >&2
     fi
     exit 1
+}
+
+# ipvfs_logs: everything the servers logged: mpiexec's output (server.log:
+# start-up lines, fatal errors, sanitizer reports) and each rank's own log
+# (--log-dir, by default DATA/log: rank-<r>.log, older lines in .log.1).
+ipvfs_logs() {
+    local f
+    cat "$IPVFS_CLUSTER_DIR/server.log" 2>/dev/null
+    for f in "$IPVFS_CLUSTER_DIR"/log/rank-*.log; do
+        [ -f "$f" ] || continue
+        cat "$f.1" 2>/dev/null
+        cat "$f"
+    done
 }
 
 # ipvfs_start_cluster NIO NT [server options...]: starts the cluster and
@@ -182,13 +199,13 @@ ipvfs_kill_cluster() {
 }
 
 # ipvfs_wait_log PATTERN [SECONDS]: waits (default 20 s) until the
-# server log has a line matching the extended regex PATTERN.  The ranks'
-# output reaches server.log through mpiexec, after the reply that caused
-# it, so a line that an action logs is waited for, never grepped at once.
+# servers' logs (ipvfs_logs) have a line matching the extended regex
+# PATTERN.  A rank may log a line after the reply that caused it, so a
+# line that an action logs is waited for, never grepped at once.
 ipvfs_wait_log() {
     local pattern=$1 limit=${2:-20} i
     for ((i = 0; i < limit * 10; i++)); do
-        grep -Eq -- "$pattern" "$IPVFS_CLUSTER_DIR/server.log" && return 0
+        ipvfs_logs | grep -Eq -- "$pattern" && return 0
         sleep 0.1
     done
     return 1

@@ -52,7 +52,7 @@ rc=$?
 # the ranks print their MPI error before MPI_Abort; an abort that wins the
 # race can swallow that line, so the replies the I/O node sent count too
 grep -q "write of /full/big failed: No space left on device" <<<"$out" ||
-    grep -q "WRITE of handle [0-9]* failed: No space left on device" "$IPVFS_CLUSTER_DIR/server.log" || {
+    ipvfs_logs | grep -q "WRITE of handle [0-9]* failed: No space left on device" || {
     echo "$out" | tail -n 5
     ipvfs_fail "no clear ENOSPC error for the client"
 }

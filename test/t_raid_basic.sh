@@ -48,9 +48,8 @@ unset IPVFS_CLUSTER_DIR
 
 # -- NT = 4: RAID-5 by default; new sparse targets need no resync
 ipvfs_start_cluster 1 4 --target-size 64M --no-bind
-log=$IPVFS_CLUSTER_DIR/server.log
-grep -q "assumed clean, no resync" "$log" || ipvfs_fail "the fresh volume was not assumed clean"
-grep -q "resyncing all of it" "$log" && ipvfs_fail "the fresh volume was resynced"
+ipvfs_logs | grep -q "assumed clean, no resync" || ipvfs_fail "the fresh volume was not assumed clean"
+ipvfs_logs | grep -q "resyncing all of it" && ipvfs_fail "the fresh volume was resynced"
 status_check '
 assert st["raid"] == 5 and r0["state"] == "serving", r0
 assert vol["level"] == 5 and vol["missing"] == 0, vol
@@ -79,7 +78,7 @@ out=$(ipvfs-ctl scrub) || ipvfs_fail "scrub after the rebuild: $out"
 
 # -- clean restart: the volume opens from its superblock, data intact
 ipvfs_restart_cluster
-[ "$(grep -c "assumed clean" "$log")" = 1 ] || ipvfs_fail "a restarted volume was assumed clean"
+[ "$(ipvfs_logs | grep -c "assumed clean")" = 1 ] || ipvfs_fail "a restarted volume was assumed clean"
 status_check 'assert vol["level"] == 5 and vol["missing"] == 0, vol' || ipvfs_fail "status after restart"
 e2e_run 60 e2e_persist verify ipvfs:/raid/a 4 || ipvfs_fail "verifying after the restart"
 out=$(ipvfs-ctl scrub) || ipvfs_fail "scrub after the restart: $out"

@@ -59,15 +59,15 @@ verify_round() {
 ipvfs_start_cluster 1 4 --target-size 64M --no-bind
 crash_round 1
 ipvfs_start_cluster 1 4 --target-size 64M --no-bind
-[ "$(grep -c "assumed clean" "$IPVFS_CLUSTER_DIR/server.log")" = 1 ] ||
+[ "$(ipvfs_logs | grep -c "assumed clean")" = 1 ] ||
     ipvfs_fail "a crashed volume was assumed clean"
 verify_round 1
 crash_round 2
 ipvfs_start_cluster 1 4 --target-size 64M --no-bind
-[ "$(grep -c "assumed clean" "$IPVFS_CLUSTER_DIR/server.log")" = 1 ] ||
+[ "$(ipvfs_logs | grep -c "assumed clean")" = 1 ] ||
     ipvfs_fail "a volume with a superblock was assumed clean"
 verify_round 1
 verify_round 2
-grep -E "resyncing [0-9]+ dirty" "$IPVFS_CLUSTER_DIR/server.log" | sed 's/^/    /'
+ipvfs_logs | grep -E "resyncing [0-9]+ dirty" | sed 's/^/    /'
 ipvfs_stop_cluster
 echo "t_raid_crash: ok"

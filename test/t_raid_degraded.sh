@@ -39,7 +39,6 @@ verify_files() {
 }
 
 ipvfs_start_cluster 1 4 --target-size 64M --no-bind
-log=$IPVFS_CLUSTER_DIR/server.log
 write_file 1
 write_file 2
 

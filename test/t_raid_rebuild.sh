@@ -25,7 +25,6 @@ wait_all_up() {
 
 # Large enough members that a rebuild lasts a few seconds here.
 ipvfs_start_cluster 1 4 --target-size 256M --no-bind
-log=$IPVFS_CLUSTER_DIR/server.log
 e2e_run 60 e2e_persist write ipvfs:/rb/a 4 || ipvfs_fail "writing /rb/a"
 
 # -- rebuild progress is visible, and a second rebuild is refused meanwhile

@@ -18,7 +18,9 @@
 #  5. That LUN's backing file is cut short under tgtd (reads past it fail
 #     with a medium error, the target still answers): every file still
 #     reads back byte-exact, served from the other members, and the I/O
-#     node logs each stripe read it served around member 3.
+#     node logs each stripe read it served around member 3 and writes
+#     those rows back to member 3 (md's read repair); reading the files
+#     again then meets no read error.
 set -u
 . "$IPVFS_SRCDIR/test/lib.sh"
 . "$IPVFS_SRCDIR/test/mpi/e2e_lib.sh"
@@ -45,7 +47,6 @@ scrub_clean() {
 iraid_targets_start "$tdir" 1 64 || ipvfs_fail "cannot start tgtd"
 ext=${IRAID_URLS[0]}
 ipvfs_start_cluster 1 4 --target-size 64M --no-bind --member "0:3=$ext"
-log=$IPVFS_CLUSTER_DIR/server.log
 status_check "assert vol['members'][3]['url'] == '$ext' and vol['missing'] == 0, vol" ||
     ipvfs_fail "member 3 is not the tgtd LUN"
 
@@ -66,7 +67,7 @@ n=$(($(synced_count) + 100))
 e2e_run 60 e2e_persist write "ipvfs:/x/$n" "$n" >/dev/null || ipvfs_fail "writing /x/$n"
 echo "$n" >>"$IPVFS_CLUSTER_DIR/synced"
 ipvfs_restart_cluster
-grep -q "refusing to start" "$log" && ipvfs_fail "the restart complained of a dirty volume"
+ipvfs_logs | grep -q "refusing to start" && ipvfs_fail "the restart complained of a dirty volume"
 status_check '
 assert r0["state"] == "degraded" and vol["dirty_regions"] == 0, vol' ||
     ipvfs_fail "restart: not degraded, or dirty regions"
@@ -109,8 +110,19 @@ ipvfs_start_cluster 1 4 --target-size 64M --no-bind --member "0:3=$repl"
 verify_synced /x "member 3 failing reads"
 ipvfs_wait_log 'member 3 \(.*\) failed a read' ||
     ipvfs_fail "no read was served around member 3's read errors"
-repairs=$(grep -c "member 3 (.*) failed a read" "$log")
+repairs=$(ipvfs_logs | grep -c "member 3 (.*) failed a read")
 status_check 'assert vol["missing"] == 0, vol' || ipvfs_fail "member 3 did not stay up"
 echo "$repairs stripe reads served around member 3's medium errors; files intact"
+# each of those reads wrote its rows back to member 3 (tgtd extends the
+# file): reading every file again meets no read error
+ipvfs_wait_log 'rows member 3 \(.*\) failed to read were written back to it' ||
+    ipvfs_fail "the rows member 3 failed to read were not written back"
+rewrites=$(ipvfs_logs | grep -c "rows member 3 (.*) failed to read were written back")
+[ "$rewrites" = "$repairs" ] || ipvfs_fail "$repairs reads repaired, $rewrites rewritten"
+verify_synced /x "after the rewrites"
+[ "$(ipvfs_logs | grep -c "member 3 (.*) failed a read")" = "$repairs" ] ||
+    ipvfs_fail "member 3 failed reads again after its rows were written back"
+status_check 'assert vol["missing"] == 0, vol' || ipvfs_fail "member 3 did not stay up"
+echo "$rewrites repaired reads written back to member 3; read again without an error"
 ipvfs_stop_cluster
 echo "t_raid_tgtd: ok"

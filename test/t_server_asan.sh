@@ -52,8 +52,7 @@ ipvfs-ctl mkdir /asan/dir || ipvfs_fail "mkdir"
 ipvfs-ctl rm /asan/dir || ipvfs_fail "rm"
 ipvfs-ctl stats --json >/dev/null || ipvfs_fail "stats"
 ipvfs_stop_cluster
-if grep -E "ERROR: (AddressSanitizer|LeakSanitizer)|SUMMARY: AddressSanitizer" \
-    "$IPVFS_CLUSTER_DIR/server.log"; then
+if ipvfs_logs | grep -E "ERROR: (AddressSanitizer|LeakSanitizer)|SUMMARY: AddressSanitizer"; then
     ipvfs_fail "sanitizer report in the server log"
 fi
 echo "t_server_asan: ok"

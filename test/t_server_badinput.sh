@@ -173,7 +173,7 @@ badinput_checks "$IPVFS_MAP" || ipvfs_fail "bad-input checks failed"
 ipvfs-ctl status >/dev/null || ipvfs_fail "status failed after the bad input"
 ipvfs-ctl mkdir /still/alive || ipvfs_fail "metadata service failed after the bad input"
 ipvfs_stop_cluster
-if grep -E "AddressSanitizer|Segmentation|SIGSEGV|core dumped" "$IPVFS_CLUSTER_DIR/server.log"; then
+if ipvfs_logs | grep -E "AddressSanitizer|Segmentation|SIGSEGV|core dumped"; then
     ipvfs_fail "the server crashed"
 fi
 echo "t_server_badinput: ok"

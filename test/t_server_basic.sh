@@ -49,7 +49,7 @@ EOF
 
 # -- hwloc: each rank runs on the PUs its "bound rank" line names, and the
 # node-local ranks spread over the cores (rank i on core i % ncores)
-python3 - "$IPVFS_CLUSTER_DIR/status.json" "$IPVFS_CLUSTER_DIR/server.log" <<'EOF' ||
+python3 - "$IPVFS_CLUSTER_DIR/status.json" <(ipvfs_logs) <<'EOF' ||
 import json, re, sys
 ranks = json.load(open(sys.argv[1]))["ranks"]
 lines = re.findall(r"bound rank (\d+) \(node-local rank (\d+)\) to core (\d+) of (\d+) "
@@ -154,13 +154,13 @@ ipvfs_restart_cluster
 [ "$(ipvfs-ctl ls /a)" = "b/" ] || ipvfs_fail "namespace lost over a restart: $(ipvfs-ctl ls /a)"
 ipvfs-ctl status >/dev/null || ipvfs_fail "status after restart"
 ipvfs_stop_cluster
-grep -q "cluster stopped" "$IPVFS_CLUSTER_DIR/server.log" || ipvfs_fail "no 'cluster stopped' line"
+ipvfs_logs | grep -q "cluster stopped" || ipvfs_fail "no 'cluster stopped' line"
 
 # -- SIGTERM to every rank: each stops cleanly, the job exits 0
 ipvfs_start_cluster 2 2 --target-size 256M
 kill -TERM $(awk '$1 == "rank" { print $9 }' "$IPVFS_MAP")
 ipvfs_wait_cluster 60 || ipvfs_fail "the job did not stop cleanly on SIGTERM (status $?)"
-[ "$(grep -c "rank [0-9] stopped" "$IPVFS_CLUSTER_DIR/server.log")" -ge 6 ] ||
+[ "$(ipvfs_logs | grep -c "rank [0-9] stopped")" -ge 6 ] ||
     ipvfs_fail "not every rank reported its stop"
 
 # -- a start that cannot finish (map directory missing) fails on every rank, quickly

@@ -7,7 +7,8 @@
 # five restarts within 60 s) the rank stays down: status shows it "down"
 # with the reason, the I/O node serves on degraded, and `ipvfs-ctl
 # shutdown` still stops the cluster (exit status 0: every rank confirmed,
-# the down one too); the job exits with status 3 (a rank stayed down).
+# the down one too, which it names as already down); the job exits with
+# status 3 (a rank stayed down).
 set -u
 . "$IPVFS_SRCDIR/test/lib.sh"
 
@@ -61,6 +62,8 @@ ipvfs-ctl mkdir /still/up || ipvfs_fail "mkdir with a down rank"
 echo "rank 2 down, with its reason in status"
 
 out=$(timeout 150 ipvfs-ctl shutdown 2>&1) || ipvfs_fail "shutdown with a down rank: $out"
+grep -q "^cluster stopped; already down: 2 (stayed down: 5 restarts within 60 s" <<<"$out" ||
+    ipvfs_fail "shutdown did not name the down rank: $out"
 ipvfs_wait_cluster 60
 rc=$?
 [ "$rc" = 3 ] || ipvfs_fail "the job exited with status $rc, not 3 (a rank stayed down)"

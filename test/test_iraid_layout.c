@@ -118,6 +118,38 @@ static void test_bad_config(void **state)
     assert_int_equal(iraid_layout_init(&l, 0, 2, 0, 1 << 20), -22);
 }
 
+/* A returning member is resynced from the bitmap only with events inside
+ * the range it could hold when it went down, and not stale by its own
+ * superblock. */
+static void test_resume_by_bitmap(void **state)
+{
+    (void)state;
+    assert_true(iraid_resume_by_bitmap(7, 0, 7, 7));
+    assert_true(iraid_resume_by_bitmap(6, 0, 6, 7));
+    assert_true(iraid_resume_by_bitmap(7, 0, 6, 7));
+    assert_false(iraid_resume_by_bitmap(5, 0, 6, 7));   /* an older copy */
+    assert_false(iraid_resume_by_bitmap(8, 0, 6, 7));   /* marked stale already */
+    assert_false(iraid_resume_by_bitmap(7, 1, 6, 7));   /* stale by its own word */
+    assert_false(iraid_resume_by_bitmap(0, 0, 7, 6));   /* nothing recorded */
+}
+
+/* Stripes in set regions below a limit, against counting stripe by stripe. */
+static void test_bitmap_stripes(void **state)
+{
+    const uint8_t map[2] = { 0x25, 0x81 };   /* regions 0, 2, 5, 8, 15 */
+
+    (void)state;
+    for (uint64_t rs = 1; rs <= 5; rs++)
+        for (uint64_t stripes = 0; stripes <= 16 * rs; stripes += rs / 2 + 1)
+            for (uint64_t limit = 0; limit <= stripes + 3; limit++) {
+                uint64_t want = 0;
+                for (uint64_t st = 0; st < limit && st < stripes; st++)
+                    want += map[st / rs / 8] >> (st / rs % 8) & 1;
+                assert_int_equal(iraid_bitmap_stripes_below(map, rs, stripes, limit), want);
+            }
+    assert_int_equal(iraid_bitmap_stripes_below(map, 0, 10, 10), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -126,6 +158,8 @@ int main(void)
         cmocka_unit_test(test_raid5),
         cmocka_unit_test(test_left_symmetric_table),
         cmocka_unit_test(test_bad_config),
+        cmocka_unit_test(test_resume_by_bitmap),
+        cmocka_unit_test(test_bitmap_stripes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -38,6 +38,8 @@ static void test_defaults(void **state)
     assert_int_equal(o.chunk_size, 65536);
     assert_string_equal(o.listen, "127.0.0.1");
     assert_string_equal(o.map_path, "/tmp/x/ipvfs.map");
+    assert_string_equal(o.log_dir, "/tmp/x/log");
+    assert_int_equal(o.log_size, 16ull << 20);
     assert_int_equal(o.no_bind, 0);
 }
 
@@ -46,7 +48,8 @@ static void test_all_options(void **state)
     static const char *const args[] = { "--io-nodes", "3", "--targets-per-io=4", "--raid", "5",
                                         "--data", "/d", "--target-size", "1G", "--listen",
                                         "0.0.0.0", "--map", "/m", "--stripe-unit", "1M",
-                                        "--chunk-size", "128K", "--no-bind", NULL };
+                                        "--chunk-size", "128K", "--no-bind", "--log-dir", "/l",
+                                        "--log-size", "1M", NULL };
     struct server_opts o;
 
     (void)state;
@@ -58,6 +61,8 @@ static void test_all_options(void **state)
     assert_int_equal(o.stripe_unit, 1 << 20);
     assert_int_equal(o.chunk_size, 128 << 10);
     assert_string_equal(o.map_path, "/m");
+    assert_string_equal(o.log_dir, "/l");
+    assert_int_equal(o.log_size, 1 << 20);
     assert_int_equal(o.no_bind, 1);
 }
 
@@ -76,6 +81,9 @@ static void test_errors(void **state)
         (const char *const[]){ "--data", "/d", "stray", NULL },
         (const char *const[]){ "--data", NULL },
         (const char *const[]){ "--data", "", NULL },
+        (const char *const[]){ "--data", "/d", "--log-size", "1K", NULL },
+        (const char *const[]){ "--data", "/d", "--log-size", "lots", NULL },
+        (const char *const[]){ "--data", "/d", "--log-dir", "", NULL },
         (const char *const[]){ "--data", "/d", "--member", "0:2", NULL },
         (const char *const[]){ "--data", "/d", "--member", "x:0=iscsi://h/i/0", NULL },
         (const char *const[]){ "--data", "/d", "--member", "0:0=http://h/i/0", NULL },

@@ -235,6 +235,24 @@ static void json_services(uint32_t role)
     putchar(']');
 }
 
+/* Bytes of one member's stripes: what a full rebuild of it covers.  A
+ * member resynced from the write-intent bitmap reports fewer (proto.h). */
+static uint64_t member_full_bytes(const struct ipvfs_volume_status *v)
+{
+    uint32_t data = v->level == 5 && v->nmembers > 1 ? v->nmembers - 1 : 1;
+
+    return v->size / data;
+}
+
+/* "bitmap" or "full" for a member REBUILDING, else NULL. */
+static const char *member_resync_kind(const struct ipvfs_volume_status *v,
+                                      const struct ipvfs_member_status *m)
+{
+    if (m->state != IPVFS_MEMBER_REBUILDING)
+        return NULL;
+    return m->total_bytes < member_full_bytes(v) ? "bitmap" : "full";
+}
+
 static void json_volume(const struct rank_status *rs)
 {
     const struct ipvfs_volume_status *v = &rs->vol;
@@ -248,8 +266,11 @@ static void json_volume(const struct rank_status *rs)
         printf("%s{\"index\": %u, \"state\": \"%s\", \"url\": ", i ? ", " : "", m->index,
                member_state_name(m->state));
         json_str(m->url);
-        printf(", \"done_bytes\": %llu, \"total_bytes\": %llu}",
+        printf(", \"done_bytes\": %llu, \"total_bytes\": %llu",
                (unsigned long long)m->done_bytes, (unsigned long long)m->total_bytes);
+        if (member_resync_kind(v, m))
+            printf(", \"resync\": \"%s\"", member_resync_kind(v, m));
+        putchar('}');
     }
     printf("], \"rebuild\": {\"active\": %s, \"done_bytes\": %llu, \"total_bytes\": %llu}, "
            "\"scrub\": {\"active\": %s, \"done_stripes\": %llu, \"total_stripes\": %llu}}",
@@ -268,7 +289,12 @@ static void print_status_json(const struct ctl *ctl, const struct rank_status *r
         const struct ipvfs_map_rank *r = &m->ranks[i];
         printf("%s\n  {\"rank\": %u, \"role\": \"%s\", ", i ? "," : "", i, role_name(r->role));
         json_services(r->role);
-        printf(", \"pid\": %u, \"host\": ", rs[i].reachable ? rs[i].st.pid : r->pid);
+        /* The map names the rank's supervisor (the MPI process); the
+         * serving process's pid is known only from its own answer. */
+        if (rs[i].reachable)
+            printf(", \"pid\": %u, \"host\": ", rs[i].st.pid);
+        else
+            printf(", \"pid\": null, \"supervisor_pid\": %u, \"host\": ", r->pid);
         json_str(r->host);
         printf(", \"port\": %u, \"io_index\": %u", r->port, r->io_index);
         if (r->target_index >= 0)
@@ -303,9 +329,15 @@ static void print_volume_text(uint32_t io, const struct rank_status *rs)
     if (v->scrubbing && v->scrub_total)
         printf(", scrubbing %.1f%%", 100.0 * (double)v->scrub_done / (double)v->scrub_total);
     putchar('\n');
-    for (uint32_t i = 0; i < v->nmembers; i++)
-        printf("    member %u %-12s %s\n", i, member_state_name(rs->members[i].state),
-               rs->members[i].url);
+    for (uint32_t i = 0; i < v->nmembers; i++) {
+        const struct ipvfs_member_status *m = &rs->members[i];
+        printf("    member %u %-12s %s", i, member_state_name(m->state), m->url);
+        if (member_resync_kind(v, m))
+            printf("  (%s resync %.1f%% of %llu MiB)", member_resync_kind(v, m),
+                   m->total_bytes ? 100.0 * (double)m->done_bytes / (double)m->total_bytes : 100.0,
+                   (unsigned long long)(m->total_bytes >> 20));
+        putchar('\n');
+    }
 }
 
 static void print_status_text(const struct ctl *ctl, const struct rank_status *rs)
@@ -320,10 +352,12 @@ static void print_status_text(const struct ctl *ctl, const struct rank_status *r
         const struct ipvfs_map_rank *r = &m->ranks[i];
         const struct ipvfs_status_rep *s = &rs[i].st;
         char addr[96];
+        char pid[16] = "-";
+        if (rs[i].reachable)
+            snprintf(pid, sizeof(pid), "%u", s->pid);
         snprintf(addr, sizeof(addr), "%s:%u", r->host, r->port);
-        printf("%-5u %-12s %-8u %-22s %-11s", i,
-               r->role & IPVFS_ROLE_METADATA ? "metadata+io" : role_name(r->role),
-               rs[i].reachable ? s->pid : r->pid, addr,
+        printf("%-5u %-12s %-8s %-22s %-11s", i,
+               r->role & IPVFS_ROLE_METADATA ? "metadata+io" : role_name(r->role), pid, addr,
                rs[i].reachable ? state_name(s->state) : "unreachable");
         if (rs[i].reachable)
             printf(" %8u %9.1f  %s", s->restarts, (double)s->uptime_ms / 1e3,
@@ -432,9 +466,12 @@ static int cmd_shutdown(struct ctl *ctl)
                          &err) < 0)
         return fail("shutdown: no reply from rank 0: %s", err.msg);
     rc = rep.status ? fail("shutdown: %s", why(&rep, buf, sizeof(buf))) : 0;
-    wire_reply_free(&rep);
-    if (rc == 0)
+    /* every rank that was up stopped; the note names those that were not */
+    if (rc == 0 && rep.len > 0 && memchr(rep.body, '\0', rep.len) && rep.body[0])
+        printf("cluster stopped; %s\n", (const char *)rep.body);
+    else if (rc == 0)
         printf("cluster stopped\n");
+    wire_reply_free(&rep);
     return rc;
 }
 

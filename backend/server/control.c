@@ -22,7 +22,9 @@
  *   3. every target gets SHUTDOWN|LOCAL (all at once): it flushes and stops
  *      its target and replies;
  *   4. rank 0 replies to the requester (EIO and a message if some rank did
- *      not confirm), then closes its connections to the stopped ranks;
+ *      not confirm; else 0, with a note naming the ranks that were down
+ *      already: not answering, or stayed down), then closes its
+ *      connections to the stopped ranks;
  *   5. each stopped rank leaves its loop when that connection closes, so
  *      that all ranks reach the exit barrier (supervise.c) after the requester
  *      has its answer: if a lost rank makes the barrier fail, or MPI abort
@@ -370,10 +372,13 @@ static void grace_expired(struct evloop *loop, uint64_t id, void *user)
 }
 
 /* Replies to c (NULL: nobody asked), then leaves the loop: once the reply
- * is out, or with wait_for_close once c closes (step 5). */
+ * is out, or with wait_for_close once c closes (step 5).  msg is the
+ * error's text, or with status 0 a note for the requester ("" for none). */
 static void reply_and_leave(struct server *srv, struct conn *c, int status, const char *msg,
                             int wait_for_close)
 {
+    char *note;
+
     srv->ctl.grace_timer = evloop_add_timer(srv->loop,
                                             wait_for_close ? RELEASE_WAIT_MS : STOP_GRACE_MS,
                                             grace_expired, srv);
@@ -389,6 +394,8 @@ static void reply_and_leave(struct server *srv, struct conn *c, int status, cons
         conn_on_reply_sent(c, leave_loop, NULL);
     if (status)
         conn_reply_err(c, status, "%s", msg);
+    else if (msg[0] && (note = strdup(msg)))
+        conn_reply(c, 0, note, strlen(note) + 1);
     else
         conn_reply(c, 0, NULL, 0);
 }
@@ -401,11 +408,15 @@ static void reply_and_leave(struct server *srv, struct conn *c, int status, cons
 static void local_stopped(struct server *srv, int status)
 {
     struct conn *c = srv->ctl.local_requester;
+    char note[128] = "";
 
     log_info("rank %d stopped", srv->rank);
     srv->ctl.local_requester = NULL;
+    /* A rank that stayed down says so: rank 0 names it to the requester. */
+    if (srv->down_reason[0])
+        snprintf(note, sizeof(note), "stayed down: %s", srv->down_reason);
     reply_and_leave(srv, c, status < 0 ? -status : 0,
-                    status < 0 ? "local stop failed; see the server log" : "", 1);
+                    status < 0 ? "local stop failed; see the server log" : note, 1);
 }
 
 static void target_drain(struct evloop *loop, uint64_t id, void *user)
@@ -447,17 +458,31 @@ void control_local_stop(struct server *srv)
 
 /* Reads the reply to op (sent with req_id op), keepalives skipped and the
  * protocol version checked (common/wire.h); 0 or -errno (the reply's
- * status included). */
-static int peer_recv(int fd, uint16_t op, int timeout_ms)
+ * status included).  A successful reply's note (text body), if any, goes
+ * into note ("" when none). */
+static int peer_recv(int fd, uint16_t op, int timeout_ms, char *note, size_t note_len)
 {
     struct wire_reply rep;
     int rc = wire_recv(fd, op, op, timeout_ms, &rep);
 
+    note[0] = '\0';
     if (rc < 0)
         return rc;
     rc = rep.status ? -(int)rep.status : 0;
+    if (rc == 0 && rep.len > 0)
+        snprintf(note, note_len, "%.*s", (int)rep.len, (const char *)rep.body);
     wire_reply_free(&rep);
     return rc;
+}
+
+/* Rank 0: a rank that was down when the cluster stopped, for the reply. */
+static void note_down(struct control_state *ctl, int rank, const char *why)
+{
+    size_t used = strlen(ctl->already_down);
+
+    log_warn("rank %d was down at the cluster stop: %s", rank, why);
+    snprintf(ctl->already_down + used, sizeof(ctl->already_down) - used, "%s%d (%s)",
+             used ? ", " : "", rank, why);
 }
 
 /* Connects to a rank, says HELLO and sends SHUTDOWN|LOCAL; returns the
@@ -486,12 +511,17 @@ static int peer_stop_send(struct server *srv, uint32_t rank)
 
 /* Stops every other rank having one of roles, all at once (their final
  * syncs overlap), and waits for each confirmation, PEER_STOP_MS at most in
- * all.  Returns how many did not confirm. */
+ * all.  Returns how many did not confirm.  A rank that cannot be reached
+ * (its serving process crashed and waits to restart, or the whole rank is
+ * gone) was down already: nothing of it to stop, so no failure; it is
+ * named in the reply (already_down), like a rank that stayed down.  Its
+ * supervisor leaves with the others' exit barrier (supervise.c). */
 static int peers_stop(struct server *srv, uint32_t roles)
 {
     struct control_state *ctl = &srv->ctl;
     uint64_t deadline;
     int *fds, failures = 0, rc;
+    char note[128];
 
     if (!(fds = malloc((size_t)srv->nranks * sizeof(*fds))) ||
         (!ctl->held_fds && !(ctl->held_fds = malloc((size_t)srv->nranks * sizeof(*fds))))) {
@@ -503,14 +533,17 @@ static int peers_stop(struct server *srv, uint32_t roles)
         fds[r] = -1;
         if (r != srv->rank && (srv->map.ranks[r].role & roles) &&
             (fds[r] = peer_stop_send(srv, (uint32_t)r)) < 0)
-            failures++;
+            note_down(ctl, r, "not answering: crashed, or waiting to restart");
     }
     deadline = evloop_now_ms() + PEER_STOP_MS;
     for (int r = 0; r < srv->nranks; r++) {
         uint64_t now = evloop_now_ms();
         if (fds[r] < 0)
             continue;
-        rc = peer_recv(fds[r], IPVFS_OP_SHUTDOWN, now < deadline ? (int)(deadline - now) : 1);
+        rc = peer_recv(fds[r], IPVFS_OP_SHUTDOWN, now < deadline ? (int)(deadline - now) : 1,
+                       note, sizeof(note));
+        if (rc == 0 && note[0])
+            note_down(ctl, r, note);
         if (rc < 0) {
             log_error("rank %d did not confirm its stop: %s", r, strerror(-rc));
             failures++;
@@ -528,13 +561,18 @@ static void cluster_io_stopped(struct server *srv, int status)
 {
     struct control_state *ctl = &srv->ctl;
     struct conn *c = ctl->cluster_requester;
-    char msg[128];
+    char msg[640];
 
     if (status < 0)
         ctl->cluster_failures++;
     ctl->cluster_failures += peers_stop(srv, IPVFS_ROLE_TARGET);
-    snprintf(msg, sizeof(msg), "%d ranks did not stop cleanly; see the server log",
-             ctl->cluster_failures);
+    if (ctl->cluster_failures)
+        snprintf(msg, sizeof(msg), "%d ranks did not stop cleanly; see the server log",
+                 ctl->cluster_failures);
+    else if (ctl->already_down[0])
+        snprintf(msg, sizeof(msg), "already down: %s", ctl->already_down);
+    else
+        msg[0] = '\0';
     log_info("cluster stopped%s", ctl->cluster_failures ? " with errors" : "");
     ctl->cluster_requester = NULL;
     reply_and_leave(srv, c, ctl->cluster_failures ? EIO : 0, msg, 0);

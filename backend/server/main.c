@@ -272,6 +272,27 @@ static void publish_host(struct server *srv)
 
 /* ---- start-up -------------------------------------------------------------- */
 
+/* The rank's own log file (options.h: --log-dir, --log-size): from here on
+ * mpiexec's output gets only ipvfs_log_console() lines, since Hydra ends
+ * the whole job when it cannot write a rank's output (a full disk). */
+static int open_log(struct server *srv)
+{
+    char path[1200];
+    int rc;
+
+    if ((rc = make_dir(srv->opts.log_dir)) < 0)
+        return rc;
+    snprintf(path, sizeof(path), "%s/rank-%d.log", srv->opts.log_dir, srv->rank);
+    if ((rc = ipvfs_log_to_file(path, srv->opts.log_size)) < 0) {
+        log_error("cannot log to %s: %s", path, strerror(-rc));
+        return rc;
+    }
+    /* errors of the start (fatal) still reach mpiexec's output */
+    ipvfs_log_console_errors(1);
+    log_console_info("rank %d logs to %s", srv->rank, path);
+    return 0;
+}
+
 /* Everything the serving processes inherit, made once so that a restarted
  * one serves on the same ports.  The sockets are in srv->conns.listen_fd
  * and srv->iscsi_listen_fd. */
@@ -280,7 +301,7 @@ static int set_up(struct server *srv)
     char lun_path[1200];
     int fd, rc;
 
-    if ((rc = prepare_dirs(srv)) < 0)
+    if ((rc = prepare_dirs(srv)) < 0 || (rc = open_log(srv)) < 0)
         return rc;
     topo_bind(srv);
     publish_host(srv);
@@ -309,11 +330,7 @@ static void block_signals(void)
 {
     sigset_t set;
 
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGUSR1);
-    sigaddset(&set, SIGCHLD);
+    supervise_signal_set(&set);
     sigprocmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
 }

@@ -13,7 +13,7 @@
 
 enum { OPT_IO_NODES = 256, OPT_TARGETS, OPT_RAID, OPT_DATA, OPT_TARGET_SIZE, OPT_LISTEN,
        OPT_MAP, OPT_STRIPE_UNIT, OPT_CHUNK_SIZE, OPT_NO_BIND, OPT_DIRTY_DEGRADED,
-       OPT_MEMBER, OPT_HELP };
+       OPT_MEMBER, OPT_LOG_DIR, OPT_LOG_SIZE, OPT_HELP };
 
 static const struct option long_opts[] = {
     { "io-nodes", required_argument, NULL, OPT_IO_NODES },
@@ -28,6 +28,8 @@ static const struct option long_opts[] = {
     { "no-bind", no_argument, NULL, OPT_NO_BIND },
     { "start-dirty-degraded", no_argument, NULL, OPT_DIRTY_DEGRADED },
     { "member", required_argument, NULL, OPT_MEMBER },
+    { "log-dir", required_argument, NULL, OPT_LOG_DIR },
+    { "log-size", required_argument, NULL, OPT_LOG_SIZE },
     { "help", no_argument, NULL, OPT_HELP },
     { NULL, 0, NULL, 0 },
 };
@@ -56,6 +58,10 @@ const char *server_usage(void)
            "                        unchanged: that target rank still runs and serves its\n"
            "                        LUN as an unused spare.  A volume with an external\n"
            "                        member is resynced entirely on its first start\n"
+           "  --log-dir DIR         rank r logs to DIR/rank-<r>.log, renamed to .log.1 when\n"
+           "                        full (default DATA/log); mpiexec's output gets only\n"
+           "                        the start-up line and fatal errors\n"
+           "  --log-size SIZE       bytes per log file (default 16M; 2 files per rank)\n"
            "  --help                print this text\n"
            "SIZE takes a K, M, G or T suffix (powers of 1024).\n";
 }
@@ -231,6 +237,10 @@ static int apply_opt(int c, const char *arg, struct server_opts *o, char *err, s
         return 0;
     case OPT_MEMBER:
         return parse_member(arg, o, err, errlen);
+    case OPT_LOG_DIR:
+        return copy_string("log-dir", arg, o->log_dir, sizeof(o->log_dir) - 64, err, errlen);
+    case OPT_LOG_SIZE:
+        return parse_bytes("log-size", arg, 16u << 10, 1ull << 40, 1, &o->log_size, err, errlen);
     case OPT_HELP:
         o->help = 1;
         return 0;
@@ -249,6 +259,7 @@ static void set_defaults(struct server_opts *o)
     strcpy(o->listen, "127.0.0.1");
     o->stripe_unit = IPVFS_DEFAULT_STRIPE_UNIT;
     o->chunk_size = 64u << 10;
+    o->log_size = SERVER_DEFAULT_LOG_SIZE;
 }
 
 /* RAID-5 by default (the papers'), but parity over fewer than 3 members is
@@ -294,5 +305,7 @@ int server_opts_parse(int argc, char **argv, struct server_opts *out, char *err,
         return rc;
     if (out->map_path[0] == '\0')
         snprintf(out->map_path, sizeof(out->map_path), "%s/ipvfs.map", out->data_dir);
+    if (out->log_dir[0] == '\0')
+        snprintf(out->log_dir, sizeof(out->log_dir), "%s/log", out->data_dir);
     return 0;
 }

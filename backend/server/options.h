@@ -14,6 +14,7 @@
 #define SERVER_MAX_STRIPE_UNIT     (1ull << 30)
 #define SERVER_MAX_EXTERNAL        16   /* --member options */
 #define SERVER_MEMBER_URL_MAX      256  /* bytes with the NUL (member status) */
+#define SERVER_DEFAULT_LOG_SIZE    (16ull << 20)
 
 /* --member IO:K=URL: member K of I/O node IO's volume is the external iSCSI
  * LUN at URL instead of the LUN of its target rank.  The rank count stays
@@ -33,6 +34,9 @@ struct server_opts {
     uint64_t target_size;    /* --target-size */
     char listen[64];         /* --listen */
     char map_path[1100];     /* --map, default DATA/ipvfs.map */
+    char log_dir[1100];      /* --log-dir, default DATA/log: rank r logs to
+                              * rank-<r>.log there (and rank-<r>.log.1) */
+    uint64_t log_size;       /* --log-size: bytes per log file */
     uint64_t stripe_unit;    /* --stripe-unit */
     uint64_t chunk_size;     /* --chunk-size */
     int no_bind;             /* --no-bind */

@@ -113,18 +113,19 @@ static void serving(struct server *srv)
     int rc;
 
     srv->state = IPVFS_STATE_SERVING;
-    if (srv->rank != 0)
-        return;
     /* A restarted rank 0 writes the same map again: its first incarnation
      * may have died before it wrote it. */
-    if ((rc = ipvfs_map_write(srv->opts.map_path, &srv->map)) < 0) {
+    if (srv->rank == 0 && (rc = ipvfs_map_write(srv->opts.map_path, &srv->map)) < 0) {
         log_error("cannot write the server map %s: %s", srv->opts.map_path, strerror(-rc));
         start_failed(srv);
         return;
     }
-    if (srv->restarts == 0)
-        log_info("cluster ready: %u I/O nodes x %u targets, RAID-%d, map %s", srv->opts.nio,
-                 srv->opts.nt, srv->opts.raid, srv->opts.map_path);
+    if (srv->rank == 0 && srv->restarts == 0)
+        log_console_info("cluster ready: %u I/O nodes x %u targets, RAID-%d, map %s",
+                         srv->opts.nio, srv->opts.nt, srv->opts.raid, srv->opts.map_path);
+    /* Set up: from now on errors go to the rank's log alone (errors while
+     * serving may come in floods, e.g. from a full disk). */
+    ipvfs_log_console_errors(0);
 }
 
 /* The supervisor's verdict on the readiness vote. */

@@ -98,6 +98,7 @@ struct control_state {
     struct conn *local_requester;   /* who sent SHUTDOWN|LOCAL, if anyone */
     struct conn *cluster_requester; /* rank 0: who asked the cluster to stop */
     int cluster_failures;           /* ranks that did not confirm their stop */
+    char already_down[512];         /* rank 0: "2 (why), 5 (why)": down at the stop */
     struct conn *leave_on_close;    /* the loop ends when this one closes */
     uint64_t grace_timer;           /* leave even if nobody lets us */
     uint64_t drain_deadline;        /* a stopping target waits this long */

@@ -22,9 +22,12 @@
  *              RESTART_LIMIT restarts in RESTART_WINDOW_MS   -> BACKOFF
  *              child crashes once more                       -> DOWN
  *   BACKOFF  no child; a restart is due at restart_at (0.5 s, 1 s, 2 s ...
- *            up to RESTART_MAX_MS, by the restarts in the window).
+ *            up to RESTART_MAX_MS, by the restarts in the window).  The exit
+ *            barrier is posted (post_exit_barrier) and polled from here on.
  *              restart_at passed (and the vote, if any, is over) -> SERVING
  *              SIGTERM/SIGINT                                -> DONE
+ *              the barrier completes (the cluster stops): no restart,
+ *              exit status SUPERVISE_EXIT_DOWN               -> DONE
  *   DOWN     the rank stays down.  A child serving only the control service
  *            answers STATUS (state DOWN, the reason) and SHUTDOWN.  The exit
  *            barrier is posted at once and polled, so that this rank never
@@ -202,8 +205,9 @@ static void test_vote(struct supervisor *s)
     if (s->vote_failed) {
         s->exit_code = 1;
         if (s->srv->rank == 0)
-            log_error("rank %d failed to start (see its messages above); stopping every rank",
-                      s->worst.rank);
+            log_console_error("rank %d failed to start (see its log, %s/rank-%d.log); "
+                              "stopping every rank", s->worst.rank, s->srv->opts.log_dir,
+                              s->worst.rank);
     }
     if (s->awaiting_verdict)
         tell_child(s, s->vote_failed ? LINK_CLUSTER_FAILED : LINK_CLUSTER_READY);
@@ -222,17 +226,32 @@ static uint32_t restarts_in_window(const struct supervisor *s, uint64_t now)
     return n;
 }
 
+/* From the first crash on, the exit barrier stays posted and is polled:
+ * a rank without a serving process (BACKOFF, DOWN) then learns that every
+ * other rank is leaving (the cluster stops) and leaves too at once,
+ * instead of restarting a child that nobody would stop and holding the
+ * others' exit until FINALIZE_WAIT_MS.  A barrier posted early matches
+ * the others' exit barrier as well as a late one would; it is posted
+ * only after the readiness vote (collectives go in the same order on
+ * every rank). */
+static void post_exit_barrier(struct supervisor *s)
+{
+    if (s->bar_posted || !s->reported)
+        return;
+    if (supervise_mpi_fail(MPI_Ibarrier(MPI_COMM_WORLD, &s->bar), "starting the exit barrier")
+        == 0)
+        s->bar_posted = 1;
+}
+
 static void stay_down(struct supervisor *s)
 {
     struct server *srv = s->srv;
 
     snprintf(s->reason, sizeof(s->reason), "%d restarts within %d s; last: %s", RESTART_LIMIT,
              RESTART_WINDOW_MS / 1000, s->last_exit);
-    log_error("supervisor: rank %d stays down: %s", srv->rank, s->reason);
+    log_console_error("supervisor: rank %d stays down: %s", srv->rank, s->reason);
     s->state = SUP_DOWN;
-    if (supervise_mpi_fail(MPI_Ibarrier(MPI_COMM_WORLD, &s->bar), "starting the exit barrier")
-        == 0)
-        s->bar_posted = 1;
+    post_exit_barrier(s);
     if (spawn(s) < 0) {
         log_error("supervisor: rank %d cannot even answer STATUS", srv->rank);
         s->restart_at = evloop_now_ms() + RESTART_MAX_MS;
@@ -254,6 +273,7 @@ static void child_crashed(struct supervisor *s)
         stay_down(s);
         return;
     }
+    post_exit_barrier(s);
     delay = (uint64_t)RESTART_FIRST_MS << recent;
     if (delay > RESTART_MAX_MS)
         delay = RESTART_MAX_MS;
@@ -368,8 +388,13 @@ static void test_barrier(struct supervisor *s)
     if (!done)
         return;
     s->bar_done = 1;
-    /* Every other rank is leaving: so does the one that stayed down. */
+    /* Every other rank is leaving: so does this one (stayed down, waiting
+     * to restart, or serving again after a crash). */
     s->stop_asked = 1;
+    if (s->state == SUP_BACKOFF) {
+        log_info("supervisor: the other ranks are leaving: no restart");
+        s->exit_code = SUPERVISE_EXIT_DOWN;
+    }
     if (s->child && kill(s->child, SIGTERM) < 0)
         log_warn("supervisor: cannot stop the serving process: %s", strerror(errno));
 }
@@ -413,7 +438,8 @@ static int run(struct supervisor *s)
             test_vote(s);
         if (s->bar_posted && !s->bar_done && !s->bar_failed)
             test_barrier(s);
-        if (s->state == SUP_BACKOFF && !s->vote_pending && evloop_now_ms() >= s->restart_at)
+        if (s->state == SUP_BACKOFF && !s->vote_pending && !s->stop_asked &&
+            evloop_now_ms() >= s->restart_at)
             restart(s);
         if (s->state == SUP_DOWN && !s->child && s->restart_at && !s->stop_asked &&
             evloop_now_ms() >= s->restart_at) {
@@ -453,7 +479,7 @@ static int finish_mpi(struct supervisor *s)
 
     if (s->peer_lost) {
         /* No barrier can complete without the lost rank. */
-        log_warn("a rank of the job is gone: leaving without MPI_Finalize");
+        log_console_error("a rank of the job is gone: leaving without MPI_Finalize");
         fflush(NULL);
         _exit(s->exit_code);
     }
@@ -468,10 +494,19 @@ static int finish_mpi(struct supervisor *s)
     MPI_Finalize();
     return s->exit_code;
 give_up:
-    log_error("other ranks did not stop within %d s: leaving without them",
-              FINALIZE_WAIT_MS / 1000);
+    log_console_error("other ranks did not stop within %d s: leaving without them",
+                      FINALIZE_WAIT_MS / 1000);
     fflush(NULL);
     _exit(s->exit_code ? s->exit_code : 1);
+}
+
+void supervise_signal_set(sigset_t *out)
+{
+    sigemptyset(out);
+    sigaddset(out, SIGTERM);
+    sigaddset(out, SIGINT);
+    sigaddset(out, SIGUSR1);
+    sigaddset(out, SIGCHLD);
 }
 
 int supervise(struct server *srv, int failed)
@@ -479,11 +514,7 @@ int supervise(struct server *srv, int failed)
     struct supervisor s = { .srv = srv, .state = SUP_SERVING, .link = -1 };
     sigset_t set;
 
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGUSR1);
-    sigaddset(&set, SIGCHLD);
+    supervise_signal_set(&set);
     if ((s.sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC)) < 0) {
         log_error("supervisor: signalfd: %s", strerror(errno));
         failed = 1;

@@ -2,6 +2,8 @@
 #ifndef IPVFS_SUPERVISE_H
 #define IPVFS_SUPERVISE_H
 
+#include <signal.h>
+
 #include "backend/server/server.h"
 
 /* After the address exchange: runs the rank until it stops (the serving
@@ -11,6 +13,11 @@
 int supervise(struct server *srv, int failed);
 
 #define SUPERVISE_EXIT_DOWN 3
+
+/* The signals a rank takes through signalfd (SIGTERM, SIGINT, SIGUSR1,
+ * SIGCHLD): main.c blocks them before MPI starts its threads, the
+ * supervisor and the serving process read them from a signalfd. */
+void supervise_signal_set(sigset_t *out);
 
 /* The one place MPI's error space becomes errno, with context: 0 for
  * MPI_SUCCESS, else logs and returns -EIO. */

@@ -8,6 +8,9 @@
 #include "common/u64map.h"
 #include "iraid/layout.h"
 
+/* All simulated levels together hold at most this many blocks, so that a
+ * mistyped size is an error rather than an out-of-memory kill. */
+#define SIM_MAX_BLOCKS (1ull << 25)
 /* Each datafile's room on the simulated volume: 2^24 chunks (1 TiB). */
 #define SIM_FILE_CHUNKS_SHIFT 24
 
@@ -35,6 +38,8 @@ static int blocks_of(uint64_t bytes, const char *what, uint64_t *out, char *err,
 
 static int check_config(const struct sim_config *cfg, uint64_t blocks[3], char *err, size_t errlen)
 {
+    uint64_t nio, total;
+
     if (cfg->targets == 0 || cfg->targets > 64) {
         snprintf(err, errlen, "targets per I/O node must be 1 to 64, not %u", cfg->targets);
         return -1;
@@ -52,6 +57,14 @@ static int check_config(const struct sim_config *cfg, uint64_t blocks[3], char *
         blocks_of(cfg->l2_bytes, "L2", &blocks[1], err, errlen) < 0 ||
         blocks_of(cfg->pvfs_bytes, "PVFS cache", &blocks[2], err, errlen) < 0)
         return -1;
+    nio = cfg->servers / (1 + cfg->targets);
+    total = blocks[2] * cfg->servers + (blocks[0] + blocks[1] * cfg->targets) * nio;
+    if (total > SIM_MAX_BLOCKS) {
+        snprintf(err, errlen, "caches of %llu blocks in all: at most %llu (2 TiB of 64 KiB "
+                 "blocks, about 2.5 GiB of metadata)", (unsigned long long)total,
+                 (unsigned long long)SIM_MAX_BLOCKS);
+        return -1;
+    }
     return 0;
 }
 

@@ -87,6 +87,8 @@ printf '0 1 -5 1 r\n' >"$work/bad4.trace"
 refused 1 "line 1: expected" --trace "$work/bad4.trace"
 printf '0 1 0 1 r extra\n' >"$work/bad5.trace"
 refused 1 "line 1: expected" --trace "$work/bad5.trace"
+printf '0 1 1125899906842620 5 r\n' >"$work/bad6.trace"
+refused 1 "line 1: expected" --trace "$work/bad6.trace"
 refused 1 "No such file" --trace "$work/missing.trace"
 refused 2 "expected bytes" --workload httpd --l1 12Q
 refused 2 "expected bytes" --workload httpd --l2 99999999999999999999999

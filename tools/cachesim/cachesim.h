@@ -25,7 +25,7 @@
  * blanks, '#' starts a comment, blank lines are skipped:
  *     CLIENT FILE OFFSET LENGTH OP
  * CLIENT and FILE are decimal numbers (FILE < 2^24), OFFSET and LENGTH
- * bytes (LENGTH > 0, at most 1 GiB), OP is r or w.  Every 64 KiB block the
+ * bytes (0 < LENGTH <= 1 GiB, OFFSET + LENGTH <= 2^50), OP is r or w.  Every 64 KiB block the
  * byte range touches is one access.  A malformed line is refused with its
  * line number.
  *

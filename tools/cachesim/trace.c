@@ -9,6 +9,9 @@
 
 #define TRACE_MAX_LINE 256
 #define TRACE_MAX_LENGTH (1ull << 30)
+/* Datafile ends past 2^50 are refused by the servers too (dfstore.h); it
+ * also keeps block numbers well inside a cache key. */
+#define TRACE_MAX_END (1ull << 50)
 #define TRACE_MAX_FILE ((1u << CACHE_OBJECT_BITS) - 1)
 
 /* A decimal number no larger than max from the next blank-separated field
@@ -34,11 +37,11 @@ static int parse_line(char *line, struct sim_req *out)
     char *cur = NULL, *op;
     uint64_t client, file, off, len;
 
-    /* strtok_r wants the string on its first call; the fields use NULL. */
+    /* Each field is strtok_r(NULL, ..., &cur): it goes on from cur. */
     cur = line;
     if (field_u64(&cur, UINT32_MAX, &client) < 0 || field_u64(&cur, TRACE_MAX_FILE, &file) < 0 ||
-        field_u64(&cur, UINT64_MAX - TRACE_MAX_LENGTH, &off) < 0 ||
-        field_u64(&cur, TRACE_MAX_LENGTH, &len) < 0 || len == 0)
+        field_u64(&cur, TRACE_MAX_END, &off) < 0 || field_u64(&cur, TRACE_MAX_LENGTH, &len) < 0 ||
+        len == 0 || off + len > TRACE_MAX_END)
         return -1;
     op = strtok_r(NULL, " \t\r\n", &cur);
     if (!op || (strcmp(op, "r") != 0 && strcmp(op, "w") != 0) || strtok_r(NULL, " \t\r\n", &cur))
@@ -67,7 +70,7 @@ int trace_next(FILE *in, uint64_t *io_lineno, struct sim_req *out, char *err, si
             continue;
         if (parse_line(p, out) < 0) {
             snprintf(err, errlen, "line %" PRIu64 ": expected 'CLIENT FILE OFFSET LENGTH r|w' "
-                     "(FILE < 2^24, 0 < LENGTH <= 1 GiB)", *io_lineno);
+                     "(FILE < 2^24, 0 < LENGTH <= 1 GiB, OFFSET + LENGTH <= 2^50)", *io_lineno);
             return -1;
         }
         return 1;

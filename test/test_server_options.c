@@ -39,6 +39,7 @@ static void test_defaults(void **state)
     assert_string_equal(o.listen, "127.0.0.1");
     assert_string_equal(o.map_path, "/tmp/x/ipvfs.map");
     assert_int_equal(o.no_bind, 0);
+    assert_int_equal(o.cache_l1, 64ull << 20);
 }
 
 static void test_all_options(void **state)
@@ -46,7 +47,8 @@ static void test_all_options(void **state)
     static const char *const args[] = { "--io-nodes", "3", "--targets-per-io=4", "--raid", "5",
                                         "--data", "/d", "--target-size", "1G", "--listen",
                                         "0.0.0.0", "--map", "/m", "--stripe-unit", "1M",
-                                        "--chunk-size", "128K", "--no-bind", NULL };
+                                        "--chunk-size", "128K", "--no-bind", "--cache-l1", "0",
+                                        NULL };
     struct server_opts o;
 
     (void)state;
@@ -59,6 +61,30 @@ static void test_all_options(void **state)
     assert_int_equal(o.chunk_size, 128 << 10);
     assert_string_equal(o.map_path, "/m");
     assert_int_equal(o.no_bind, 1);
+    assert_int_equal(o.cache_l1, 0);
+}
+
+/* --cache-l1: whole 64 KiB blocks, at most half of the machine's memory;
+ * the messages name the option. */
+static void test_cache_l1(void **state)
+{
+    static const char *const ok[] = { "--data", "/d", "--cache-l1", "8M", NULL };
+    const char *const *const bad[] = {
+        (const char *const[]){ "--data", "/d", "--cache-l1", "12Q", NULL },
+        (const char *const[]){ "--data", "/d", "--cache-l1", "1000", NULL },
+        (const char *const[]){ "--data", "/d", "--cache-l1", "-1", NULL },
+        (const char *const[]){ "--data", "/d", "--cache-l1", "2T", NULL },
+        (const char *const[]){ "--data", "/d", "--cache-l1", "99999999999T", NULL },
+    };
+    struct server_opts o;
+
+    (void)state;
+    assert_int_equal(parse(&o, ok), 0);
+    assert_int_equal(o.cache_l1, 8u << 20);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_int_equal(parse(&o, bad[i]), -EINVAL);
+        assert_non_null(strstr(err, "--cache-l1"));
+    }
 }
 
 static void test_errors(void **state)
@@ -131,6 +157,7 @@ int main(void)
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_all_options),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_cache_l1),
         cmocka_unit_test(test_members),
         cmocka_unit_test(test_help),
     };

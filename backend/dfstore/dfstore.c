@@ -532,8 +532,18 @@ void dfstore_stats(const struct dfstore *ds, struct dfstore_stats *out)
     while (u64map_next(&ds->files, &pos, &handle, &v))
         if (((const struct datafile *)(uintptr_t)v)->exists)
             n++;
-    *out = (struct dfstore_stats){ n, ds->space.used_blocks, ds->space.total_blocks, ds->writes,
-                                   ds->writes_gathered };
+    *out = (struct dfstore_stats){ .datafiles = n, .blocks_used = ds->space.used_blocks,
+                                   .blocks_total = ds->space.total_blocks, .writes = ds->writes,
+                                   .writes_gathered = ds->writes_gathered };
+    df_l1_get_stats(&ds->l1, &out->l1);
+}
+
+int dfstore_set_l1(struct dfstore *ds, uint64_t bytes)
+{
+    if (ds->gfirst)
+        return -EBUSY;
+    df_l1_fini(&ds->l1);
+    return df_l1_init(&ds->l1, ds->loop, ds->vol, bytes);
 }
 
 /* ---- open / close ---- */
@@ -603,6 +613,7 @@ int dfstore_open(struct evloop *loop, struct iraid_volume *vol, const char *dir,
     ds->loop = loop;
     ds->vol = vol;
     ds->vbs = iraid_block_size(vol);
+    (void)df_l1_init(&ds->l1, loop, vol, 0);   /* off: cannot fail */
     if ((rc = df_space_init(&ds->space, iraid_size(vol) / DFSTORE_BLOCK)) < 0)
         goto free_ds;
     ds->zeros = calloc(1, DFSTORE_BLOCK);

@@ -5,6 +5,8 @@
  *   dfstore.c  operations: submission, per-datafile FIFOs, delivery of
  *              completions, metadata updates after I/O, open/close
  *   io.c       the volume I/O of one operation, issued in rounds
+ *   l1cache.c  the L1 cache every volume read and write of io.c goes
+ *              through (write-through; l1cache.h)
  *   plan.c     write planning: pieces, blocks, allocation, write gathering
  *   commit.c   commit rounds (volume flush, then journal commit)
  *   journal.c  pending-change log and the LMDB records
@@ -52,6 +54,7 @@
 #include "backend/dfstore/commit.h"
 #include "backend/dfstore/dfstore.h"
 #include "backend/dfstore/journal.h"
+#include "backend/dfstore/l1cache.h"
 #include "backend/dfstore/space.h"
 #include "common/u64map.h"
 
@@ -141,6 +144,7 @@ struct dfstore {
     struct df_op *done_first, *done_last;
     uint8_t *zeros;                  /* DFSTORE_BLOCK zero bytes, never written */
     uint8_t *discard;                /* sink for unwanted sector bytes */
+    struct df_l1 l1;                 /* in front of vol for io.c */
 };
 
 #endif

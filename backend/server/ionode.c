@@ -129,18 +129,41 @@ int ionode_open(struct server *srv)
         log_error("cannot open the datafile store in %s: %s", dir, strerror(-rc));
         goto close_volume;
     }
+    if ((rc = dfstore_set_l1(srv->ds, srv->opts.cache_l1)) < 0) {
+        log_error("cannot set up an L1 cache of %llu MiB: %s",
+                  (unsigned long long)(srv->opts.cache_l1 >> 20), strerror(-rc));
+        goto close_store;
+    }
     /* one READ per target at once keeps every member busy; more wait
      * and are ordered */
     srv->reads = (struct read_order){ .places = nt ? nt : 1, .nclients = 1,
                                       .hash_next = srv->io_index,
                                       .rng = ((uint64_t)srv->rank + 1) * 0x9E3779B97F4A7C15ull };
-    log_info("I/O node %u: RAID-%d volume of %llu MiB over %u targets", srv->io_index,
-             srv->opts.raid, (unsigned long long)(iraid_size(srv->vol) >> 20), nt);
+    log_info("I/O node %u: RAID-%d volume of %llu MiB over %u targets, L1 cache %llu MiB",
+             srv->io_index, srv->opts.raid, (unsigned long long)(iraid_size(srv->vol) >> 20), nt,
+             (unsigned long long)(srv->opts.cache_l1 >> 20));
     return 0;
+close_store:
+    dfstore_close(srv->ds);
+    srv->ds = NULL;
 close_volume:
     iraid_close(srv->vol);
     srv->vol = NULL;
     return rc;
+}
+
+struct ipvfs_l1_status ionode_l1_status(struct server *srv)
+{
+    struct dfstore_stats st;
+
+    if (!srv->ds)
+        return (struct ipvfs_l1_status){ 0 };
+    dfstore_stats(srv->ds, &st);
+    return (struct ipvfs_l1_status){
+        .capacity = st.l1.capacity, .resident = st.l1.resident, .hits = st.l1.hits,
+        .misses = st.l1.misses, .bypasses = st.l1.bypasses, .evictions = st.l1.evictions,
+        .write_updates = st.l1.write_updates,
+    };
 }
 
 /* Runs outside the volume's callbacks (a timer, or the end of main): the

@@ -7,13 +7,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/proto.h"
 #include "common/size.h"
 
 enum { OPT_IO_NODES = 256, OPT_TARGETS, OPT_RAID, OPT_DATA, OPT_TARGET_SIZE, OPT_LISTEN,
        OPT_MAP, OPT_STRIPE_UNIT, OPT_CHUNK_SIZE, OPT_NO_BIND, OPT_DIRTY_DEGRADED,
-       OPT_MEMBER, OPT_HELP };
+       OPT_MEMBER, OPT_CACHE_L1, OPT_HELP };
 
 static const struct option long_opts[] = {
     { "io-nodes", required_argument, NULL, OPT_IO_NODES },
@@ -28,6 +29,7 @@ static const struct option long_opts[] = {
     { "no-bind", no_argument, NULL, OPT_NO_BIND },
     { "start-dirty-degraded", no_argument, NULL, OPT_DIRTY_DEGRADED },
     { "member", required_argument, NULL, OPT_MEMBER },
+    { "cache-l1", required_argument, NULL, OPT_CACHE_L1 },
     { "help", no_argument, NULL, OPT_HELP },
     { NULL, 0, NULL, 0 },
 };
@@ -56,6 +58,9 @@ const char *server_usage(void)
            "                        unchanged: that target rank still runs and serves its\n"
            "                        LUN as an unused spare.  A volume with an external\n"
            "                        member is resynced entirely on its first start\n"
+           "  --cache-l1 SIZE       each I/O node's cache of its volume's 64 KiB blocks\n"
+           "                        (uCache's L1, LRU, write-through; default 64M, 0 = off,\n"
+           "                        at most half of this machine's memory)\n"
            "  --help                print this text\n"
            "SIZE takes a K, M, G or T suffix (powers of 1024).\n";
 }
@@ -180,6 +185,22 @@ static int parse_member(const char *arg, struct server_opts *o, char *err, size_
     return 0;
 }
 
+/* --cache-l1: 0, or whole 64 KiB blocks, and no more than half of the
+ * memory of this machine (every I/O node on it may take that much). */
+static int parse_cache(const char *arg, struct server_opts *o, char *err, size_t errlen)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    uint64_t half = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page / 2 : UINT64_MAX;
+
+    if (parse_bytes("cache-l1", arg, 0, SERVER_MAX_CACHE_L1, 64u << 10, &o->cache_l1, err,
+                    errlen) < 0)
+        return -EINVAL;
+    if (o->cache_l1 > half)
+        return fail(err, errlen, "--cache-l1: %s is more than half of this machine's memory "
+                    "(%llu MiB)", arg, (unsigned long long)(half >> 20));
+    return 0;
+}
+
 static int check_members(const struct server_opts *o, char *err, size_t errlen)
 {
     for (uint32_t i = 0; i < o->next; i++) {
@@ -231,6 +252,8 @@ static int apply_opt(int c, const char *arg, struct server_opts *o, char *err, s
         return 0;
     case OPT_MEMBER:
         return parse_member(arg, o, err, errlen);
+    case OPT_CACHE_L1:
+        return parse_cache(arg, o, err, errlen);
     case OPT_HELP:
         o->help = 1;
         return 0;
@@ -249,6 +272,7 @@ static void set_defaults(struct server_opts *o)
     strcpy(o->listen, "127.0.0.1");
     o->stripe_unit = IPVFS_DEFAULT_STRIPE_UNIT;
     o->chunk_size = 64u << 10;
+    o->cache_l1 = SERVER_DEFAULT_CACHE_L1;
 }
 
 /* RAID-5 by default (the papers'), but parity over fewer than 3 members is

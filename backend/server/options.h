@@ -14,6 +14,8 @@
 #define SERVER_MAX_STRIPE_UNIT     (1ull << 30)
 #define SERVER_MAX_EXTERNAL        16   /* --member options */
 #define SERVER_MEMBER_URL_MAX      256  /* bytes with the NUL (member status) */
+#define SERVER_DEFAULT_CACHE_L1    (64ull << 20)
+#define SERVER_MAX_CACHE_L1        (1ull << 40)
 
 /* --member IO:K=URL: member K of I/O node IO's volume is the external iSCSI
  * LUN at URL instead of the LUN of its target rank.  The rank count stays
@@ -37,6 +39,7 @@ struct server_opts {
     uint64_t chunk_size;     /* --chunk-size */
     int no_bind;             /* --no-bind */
     int start_dirty_degraded; /* --start-dirty-degraded: see struct iraid_config */
+    uint64_t cache_l1;       /* --cache-l1: bytes, 0 = off */
     int help;                /* --help: print usage, start nothing */
     struct server_member ext[SERVER_MAX_EXTERNAL]; /* --member, in the given order */
     uint32_t next;

@@ -305,7 +305,8 @@ struct ipvfs_member_status {
 static_assert(sizeof(struct ipvfs_volume_status) == 72, "volume status is 72 bytes");
 static_assert(sizeof(struct ipvfs_member_status) == 280, "member status is 280 bytes");
 /* After the members, an I/O node's reply ends with its L1 cache (uCache's
- * L1 in front of the volume; capacity 0: off).  Counters since start. */
+ * L1 in front of the volume, write-back; capacity 0: off).  Counters since
+ * start. */
 struct ipvfs_l1_status {
     uint64_t capacity;       /* blocks of 64 KiB */
     uint64_t resident;       /* blocks cached now */
@@ -313,8 +314,13 @@ struct ipvfs_l1_status {
     uint64_t bypasses;       /* reads that went around it */
     uint64_t evictions;
     uint64_t write_updates;  /* cached blocks writes updated or added */
+    uint64_t dirty;          /* blocks not yet written back, now */
+    uint64_t writes_absorbed; /* writes completed without volume I/O */
+    uint64_t writebacks;     /* blocks written back */
+    uint64_t writeback_ios;  /* volume writes that carried them (gathered) */
+    uint64_t flushes;        /* flush rounds (syncs, background commits) */
 };
-static_assert(sizeof(struct ipvfs_l1_status) == 56, "L1 status is 56 bytes");
+static_assert(sizeof(struct ipvfs_l1_status) == 96, "L1 status is 96 bytes");
 
 /* SHUTDOWN: empty body.  Sent to rank 0, it stops the whole cluster (I/O
  * nodes flush and log out, then targets flush and stop) and replies when

@@ -1,12 +1,15 @@
 #!/bin/bash
 # timeout: 240
-# The I/O node's L1 cache (--cache-l1): on a RAID-5 I/O node (1 x 3
-# targets) with an 8 MiB L1, a 4 MiB datafile written in 1 MiB requests is
-# read back twice from L1 (ipvfs-ctl stats --json: hits for every block,
-# no misses), small unaligned overwrites (read-modify-writes) and random
-# reads stay byte-exact against a model, a 24 MiB datafile (3x L1) read
-# twice evicts and stays exact; everything survives kill -9 after a sync
-# and comes back with the cache off (--cache-l1 0: stats say so);
+# The I/O node's L1 cache (--cache-l1, write-back): on a RAID-5 I/O node
+# (1 x 3 targets) with an 8 MiB L1, a 4 MiB datafile written in 1 MiB
+# requests is read back twice from L1 (ipvfs-ctl stats --json: hits for
+# every block), small unaligned overwrites (absorbed read-modify-writes)
+# and random reads stay byte-exact against a model, a 24 MiB datafile (3x
+# L1) read twice evicts dirty and clean blocks and stays exact; after a
+# sync nothing is dirty, write-backs went out gathered and scrub finds
+# parity right; unsynced writes
+# survive a clean restart (flushed at shutdown); everything survives kill
+# -9 and comes back with the cache off (--cache-l1 0: stats say so);
 # malformed and too large sizes are refused at start.  Talks the protocol
 # directly (test/ipvfs_proto.py).
 set -u
@@ -63,6 +66,16 @@ if mode == "write":
     check_all(78, models[78], 1 << 20)
     call(P.OP["DF_SYNC"], struct.pack("<QQ", 0, 0))
     open(os.environ["MODEL"], "wb").write(bytes(models[77]) + bytes(models[78]))
+elif mode == "write-nosync":
+    # Absorbed by the L1 and left unsynced: a clean shutdown must flush it.
+    m = bytearray(1 << 20)
+    for _ in range(64):
+        off = rng.randrange(len(m) - 3000)
+        write(79, m, off, rng.randbytes(rng.randrange(1, 3000)))
+    open(os.environ["MODEL"] + ".79", "wb").write(bytes(m))
+elif mode == "check-nosync":
+    m = bytearray(open(os.environ["MODEL"] + ".79", "rb").read())
+    check_all(79, m, 1 << 20)
 else:
     saved = open(os.environ["MODEL"], "rb").read()
     models[77][:] = saved[:4 << 20]
@@ -81,22 +94,37 @@ print([r for r in d["ranks"] if "l1" in r][0]["l1"][sys.argv[1]])' "$1"
 }
 
 export MODEL=$(mktemp /tmp/ipvfs-l1model.XXXXXX)
-ipvfs_test_cleanup() { rm -f "$MODEL"; }
+ipvfs_test_cleanup() { rm -f "$MODEL" "$MODEL.79"; }
 
 ipvfs_start_cluster 1 3 --target-size 128M --no-bind --cache-l1 8M
 [ "$(l1 capacity_bytes)" = $((8 << 20)) ] || ipvfs_fail "the L1 is not 8 MiB"
 client "$IPVFS_MAP" write || ipvfs_fail "write and read back through the L1"
 hits=$(l1 hits) misses=$(l1 misses) ev=$(l1 evictions) upd=$(l1 write_updates)
-echo "L1: $hits hits, $misses misses, $ev evictions, $upd write updates"
-ipvfs-ctl stats | grep 'L1 cache: 8 of 8 MiB used' || ipvfs_fail "no L1 line in ipvfs-ctl stats"
+absorbed=$(l1 writes_absorbed) wb=$(l1 writebacks) wbios=$(l1 writeback_ios)
+echo "L1: $hits hits, $misses misses, $ev evictions, $upd write updates, $absorbed absorbed," \
+     "$wb blocks written back in $wbios writes"
+# The client's last step was a sync: nothing may be left dirty.
+[ "$(l1 dirty_bytes)" = 0 ] || ipvfs_fail "$(l1 dirty_bytes) bytes dirty after a sync"
+# Write-back: writes absorbed, and written back gathered (runs of blocks).
+[ "$absorbed" -gt 0 ] || ipvfs_fail "no write absorbed by the L1"
+[ "$wbios" -gt 0 ] && [ "$wbios" -lt "$wb" ] || ipvfs_fail "write-backs not gathered: $wb in $wbios"
+
+ipvfs-ctl stats | grep 'L1 cache: 8 of 8 MiB used, .* writes absorbed' || ipvfs_fail "no L1 line in ipvfs-ctl stats"
 # The 4 MiB datafile, written in whole blocks, is read twice from L1 (128
 # block reads); the 24 MiB one cannot stay (3x L1), so it evicts and misses.
 [ "$hits" -ge 128 ] || ipvfs_fail "only $hits L1 hits"
 [ "$ev" -gt 0 ] && [ "$misses" -gt 0 ] || ipvfs_fail "no evictions or misses with 3x L1 of data"
 [ "$upd" -ge 448 ] || ipvfs_fail "only $upd write updates for 28 MiB written in whole blocks"
+# Parity agrees with the data the write-backs put on the RAID-5 members.
+ipvfs-ctl scrub || ipvfs_fail "scrub found parity that disagrees after write-backs"
+# Unsynced absorbed writes reach the targets on a clean shutdown.
+client "$IPVFS_MAP" write-nosync || ipvfs_fail "unsynced writes"
+ipvfs_restart_cluster
+client "$IPVFS_MAP" check-nosync || ipvfs_fail "unsynced writes lost over a clean shutdown"
 ipvfs_kill_cluster
 ipvfs_start_cluster 1 3 --target-size 128M --no-bind --cache-l1 0
 client "$IPVFS_MAP" check || ipvfs_fail "synced data lost after kill -9 with the L1 on"
+client "$IPVFS_MAP" check-nosync || ipvfs_fail "flushed data lost after kill -9"
 [ "$(l1 capacity_bytes)" = 0 ] && [ "$(l1 hits)" = 0 ] || ipvfs_fail "--cache-l1 0 still caches"
 ipvfs-ctl stats | grep -q 'L1 cache: off' || ipvfs_fail "stats do not say the L1 is off"
 ipvfs_stop_cluster

@@ -351,11 +351,16 @@ static void print_l1_json(const struct ipvfs_l1_status *l)
 {
     printf(", \"l1\": {\"capacity_bytes\": %llu, \"resident_bytes\": %llu, \"hits\": %llu, "
            "\"misses\": %llu, \"bypasses\": %llu, \"evictions\": %llu, "
-           "\"write_updates\": %llu, \"hit_ratio\": %.4f}",
+           "\"write_updates\": %llu, \"hit_ratio\": %.4f, \"dirty_bytes\": %llu, "
+           "\"writes_absorbed\": %llu, \"writebacks\": %llu, \"writeback_ios\": %llu, "
+           "\"flushes\": %llu}",
            (unsigned long long)(l->capacity << 16), (unsigned long long)(l->resident << 16),
            (unsigned long long)l->hits, (unsigned long long)l->misses,
            (unsigned long long)l->bypasses, (unsigned long long)l->evictions,
-           (unsigned long long)l->write_updates, l1_hit_ratio(l));
+           (unsigned long long)l->write_updates, l1_hit_ratio(l),
+           (unsigned long long)(l->dirty << 16), (unsigned long long)l->writes_absorbed,
+           (unsigned long long)l->writebacks, (unsigned long long)l->writeback_ios,
+           (unsigned long long)l->flushes);
 }
 
 static void print_stats_json(const struct ctl *ctl, const struct rank_status *rs)
@@ -418,12 +423,15 @@ static void print_stats_text(const struct ctl *ctl, const struct rank_status *rs
             printf("rank %u L1 cache: off\n", i);
             continue;
         }
-        printf("rank %u L1 cache: %llu of %llu MiB used, hit ratio %.3f (%llu hits, %llu misses, "
-               "%llu bypasses), %llu evictions, %llu write updates\n", i,
+        printf("rank %u L1 cache: %llu of %llu MiB used, %llu MiB dirty, hit ratio %.3f (%llu "
+               "hits, %llu misses, %llu bypasses), %llu evictions, %llu writes absorbed, %llu "
+               "blocks written back in %llu writes, %llu flushes\n", i,
                (unsigned long long)(l->resident >> 4), (unsigned long long)(l->capacity >> 4),
-               l1_hit_ratio(l), (unsigned long long)l->hits, (unsigned long long)l->misses,
-               (unsigned long long)l->bypasses, (unsigned long long)l->evictions,
-               (unsigned long long)l->write_updates);
+               (unsigned long long)(l->dirty >> 4), l1_hit_ratio(l), (unsigned long long)l->hits,
+               (unsigned long long)l->misses, (unsigned long long)l->bypasses,
+               (unsigned long long)l->evictions, (unsigned long long)l->writes_absorbed,
+               (unsigned long long)l->writebacks, (unsigned long long)l->writeback_ios,
+               (unsigned long long)l->flushes);
     }
 }
 

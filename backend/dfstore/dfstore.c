@@ -624,7 +624,7 @@ int dfstore_open(struct evloop *loop, struct iraid_volume *vol, const char *dir,
     }
     if ((rc = df_journal_open(&ds->journal, dir, &loader, ds)) < 0)
         goto free_files;
-    if ((rc = df_commit_init(&ds->commit, loop, vol, &ds->journal, &ds->space,
+    if ((rc = df_commit_init(&ds->commit, loop, &ds->l1, &ds->journal, &ds->space,
                              commit_round_done, ds)) < 0)
         goto close_journal;
     log_info("dfstore: %s: %" PRIu64 " of %" PRIu64 " blocks in use", dir,

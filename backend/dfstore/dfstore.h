@@ -99,8 +99,9 @@ uint64_t dfstore_size(const struct dfstore *ds, uint64_t handle);
 void dfstore_stats(const struct dfstore *ds, struct dfstore_stats *out);
 
 /* Puts an L1 cache of bytes (rounded down to DFSTORE_BLOCK; 0 = none, the
- * default) in front of the volume: uCache's L1, write-through for now, so
- * durability is unchanged (backend/dfstore/l1cache.h).  Call it before
+ * default) in front of the volume: uCache's L1, write-back, written back
+ * by every commit round (so dfstore_sync's durability is unchanged) and
+ * under pressure (backend/dfstore/l1cache.h).  Call it before
  * the first operation: -EBUSY while operations are pending, -EINVAL for
  * 2^31 blocks or more, -ENOMEM (the store then has no cache). */
 int dfstore_set_l1(struct dfstore *ds, uint64_t bytes);

@@ -5,12 +5,12 @@
  *   dfstore.c  operations: submission, per-datafile FIFOs, delivery of
  *              completions, metadata updates after I/O, open/close
  *   io.c       the volume I/O of one operation, issued in rounds
- *   l1cache.c  the L1 cache every volume read and write of io.c goes
- *              through (write-through; l1cache.h)
  *   plan.c     write planning: pieces, blocks, allocation, write gathering
  *   commit.c   commit rounds (volume flush, then journal commit)
  *   journal.c  pending-change log and the LMDB records
  *   space.c    free-space bitmap
+ *   l1cache.c  the L1 cache (write-back) that io.c's volume reads and
+ *              writes and commit.c's flushes go through (l1cache.h)
  * Upward, only through function pointers given at setup: io.c reports a
  * finished round to op->round_done, commit.c a finished commit round to
  * round_done, journal.c stored records to the loader at open.

@@ -162,7 +162,9 @@ struct ipvfs_l1_status ionode_l1_status(struct server *srv)
     return (struct ipvfs_l1_status){
         .capacity = st.l1.capacity, .resident = st.l1.resident, .hits = st.l1.hits,
         .misses = st.l1.misses, .bypasses = st.l1.bypasses, .evictions = st.l1.evictions,
-        .write_updates = st.l1.write_updates,
+        .write_updates = st.l1.write_updates, .dirty = st.l1.dirty,
+        .writes_absorbed = st.l1.writes_absorbed, .writebacks = st.l1.writebacks,
+        .writeback_ios = st.l1.writeback_ios, .flushes = st.l1.flushes,
     };
 }
 

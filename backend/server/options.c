@@ -59,7 +59,7 @@ const char *server_usage(void)
            "                        LUN as an unused spare.  A volume with an external\n"
            "                        member is resynced entirely on its first start\n"
            "  --cache-l1 SIZE       each I/O node's cache of its volume's 64 KiB blocks\n"
-           "                        (uCache's L1, LRU, write-through; default 64M, 0 = off,\n"
+           "                        (uCache's L1, LRU, write-back; default 64M, 0 = off,\n"
            "                        at most half of this machine's memory)\n"
            "  --help                print this text\n"
            "SIZE takes a K, M, G or T suffix (powers of 1024).\n";

@@ -9,7 +9,8 @@
 # sync nothing is dirty, write-backs went out gathered and scrub finds
 # parity right; unsynced writes
 # survive a clean restart (flushed at shutdown); everything survives kill
-# -9 and comes back with the cache off (--cache-l1 0: stats say so);
+# -9 and comes back with the cache off (--cache-l1 0: stats say so); the
+# --trace file holds every pair served and replays in ipvfs-cachesim;
 # malformed and too large sizes are refused at start.  Talks the protocol
 # directly (test/ipvfs_proto.py).
 set -u
@@ -94,9 +95,10 @@ print([r for r in d["ranks"] if "l1" in r][0]["l1"][sys.argv[1]])' "$1"
 }
 
 export MODEL=$(mktemp /tmp/ipvfs-l1model.XXXXXX)
-ipvfs_test_cleanup() { rm -f "$MODEL" "$MODEL.79"; }
+trace=$MODEL.trace
+ipvfs_test_cleanup() { rm -f "$MODEL" "$MODEL.79" "$trace.io0"; }
 
-ipvfs_start_cluster 1 3 --target-size 128M --no-bind --cache-l1 8M
+ipvfs_start_cluster 1 3 --target-size 128M --no-bind --cache-l1 8M --trace "$trace"
 [ "$(l1 capacity_bytes)" = $((8 << 20)) ] || ipvfs_fail "the L1 is not 8 MiB"
 client "$IPVFS_MAP" write || ipvfs_fail "write and read back through the L1"
 hits=$(l1 hits) misses=$(l1 misses) ev=$(l1 evictions) upd=$(l1 write_updates)
@@ -122,6 +124,19 @@ client "$IPVFS_MAP" write-nosync || ipvfs_fail "unsynced writes"
 ipvfs_restart_cluster
 client "$IPVFS_MAP" check-nosync || ipvfs_fail "unsynced writes lost over a clean shutdown"
 ipvfs_kill_cluster
+# --trace: every pair the I/O node served, replayable by ipvfs-cachesim.
+lines=$(grep -c . "$trace.io0") || ipvfs_fail "no trace written"
+ipvfs-cachesim --trace "$trace.io0" --servers 4 --targets 3 --l1 8M --l2 1M --pvfs 8M --json \
+    >"$MODEL.sim" || ipvfs_fail "the trace does not replay"
+python3 - "$MODEL.sim" "$lines" <<'PY' || ipvfs_fail "replay counts"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["requests"] == int(sys.argv[2]) and d["io_nodes"] == 1, d
+assert d["accesses"] >= 2 * 448, d["accesses"]   # 28 MiB written and read at least
+print("replayed %d requests, %d block accesses: simulated L1 hit ratio %.3f"
+      % (d["requests"], d["accesses"], d["ucache"]["l1"]))
+PY
+rm -f "$MODEL.sim"
 ipvfs_start_cluster 1 3 --target-size 128M --no-bind --cache-l1 0
 client "$IPVFS_MAP" check || ipvfs_fail "synced data lost after kill -9 with the L1 on"
 client "$IPVFS_MAP" check-nosync || ipvfs_fail "flushed data lost after kill -9"

@@ -65,25 +65,28 @@ static void test_all_options(void **state)
 }
 
 /* --cache-l1: whole 64 KiB blocks, at most half of the machine's memory;
- * the messages name the option. */
+ * --trace: a path; the messages name the option. */
 static void test_cache_l1(void **state)
 {
-    static const char *const ok[] = { "--data", "/d", "--cache-l1", "8M", NULL };
+    static const char *const ok[] = { "--data", "/d", "--cache-l1", "8M", "--trace", "/t/x",
+                                      NULL };
     const char *const *const bad[] = {
         (const char *const[]){ "--data", "/d", "--cache-l1", "12Q", NULL },
         (const char *const[]){ "--data", "/d", "--cache-l1", "1000", NULL },
         (const char *const[]){ "--data", "/d", "--cache-l1", "-1", NULL },
         (const char *const[]){ "--data", "/d", "--cache-l1", "2T", NULL },
         (const char *const[]){ "--data", "/d", "--cache-l1", "99999999999T", NULL },
+        (const char *const[]){ "--data", "/d", "--trace", "", NULL },
     };
     struct server_opts o;
 
     (void)state;
     assert_int_equal(parse(&o, ok), 0);
     assert_int_equal(o.cache_l1, 8u << 20);
+    assert_string_equal(o.trace_path, "/t/x");
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         assert_int_equal(parse(&o, bad[i]), -EINVAL);
-        assert_non_null(strstr(err, "--cache-l1"));
+        assert_true(strstr(err, "--cache-l1") || strstr(err, "--trace"));
     }
 }
 

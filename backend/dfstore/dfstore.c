@@ -662,7 +662,7 @@ void dfstore_close(struct dfstore *ds)
     if (dfstore_sync(ds, 0, close_done, &done) < 0)
         log_error("dfstore: cannot queue the final sync: unsynced changes are lost");
     else
-        while (done == 0 || ds->gfirst || ds->commit.state != COMMIT_IDLE)
+        while (done == 0 || ds->gfirst || ds->commit.state != COMMIT_IDLE || df_l1_busy(&ds->l1))
             evloop_run_once(ds->loop, -1);
     if (done < 0)
         log_error("dfstore: final sync failed (%s): unsynced changes are lost",
@@ -674,6 +674,7 @@ void dfstore_close(struct dfstore *ds)
     df_commit_fini(&ds->commit);
     df_journal_close(&ds->journal);
     free_files(ds);
+    df_l1_fini(&ds->l1);
     free(ds->discard);
     free(ds->zeros);
     df_space_fini(&ds->space);

@@ -246,6 +246,7 @@ static void done_run(struct evloop *loop, uint64_t id, void *user)
     struct done_ctx ctx = *(struct done_ctx *)user;
 
     free(user);
+    ctx.l1->inflight--;
     ctx.cb(ctx.l1->vol, 0, ctx.user);
 }
 
@@ -261,6 +262,7 @@ static struct done_ctx *done_later(struct df_l1 *l1, iraid_cb cb, void *user)
         free(ctx);
         return NULL;
     }
+    l1->inflight++;
     return ctx;
 }
 
@@ -281,6 +283,7 @@ static void fill_done(struct iraid_volume *vol, int status, void *user)
     void *cb_user = ctx->user;
     uint32_t slot = ctx->slot;
 
+    l1->inflight--;
     if (status == 0)
         copy_out(ctx->iov, ctx->niov, slot_data(l1, slot) + ctx->in);
     if (l1->slots[slot].state != SLOT_FILLING) {
@@ -322,6 +325,7 @@ static int read_fill(struct df_l1 *l1, uint64_t off, const struct iovec *iov, in
         free(ctx);
         return rc;
     }
+    l1->inflight++;
     l1->stats.misses++;
     return 0;
 }
@@ -381,6 +385,10 @@ static int absorbable(const struct df_l1 *l1, uint64_t off, uint64_t len)
 {
     uint64_t need = 0;
 
+    /* Adding its whole blocks must not evict its own cached ones (they are
+     * touched first, so only a write of more than the cache could). */
+    if ((off + len - 1) / DFSTORE_BLOCK - off / DFSTORE_BLOCK + 1 > l1->capacity / 2)
+        return 0;
     for (uint64_t vb = off / DFSTORE_BLOCK; vb * DFSTORE_BLOCK < off + len; vb++) {
         uint64_t s = slot_find(l1, vb);
         if (s != U64MAP_NONE) {
@@ -404,6 +412,14 @@ static int absorbable(const struct df_l1 *l1, uint64_t off, uint64_t len)
 static void write_into(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int niov,
                        uint64_t len, int absorb)
 {
+    /* Its cached blocks to the MRU end first, so that adding its whole
+     * blocks evicts none of them (an absorbed write has nowhere else to
+     * put their bytes). */
+    for (uint64_t vb = off / DFSTORE_BLOCK; vb * DFSTORE_BLOCK < off + len; vb++) {
+        uint64_t s = slot_find(l1, vb);
+        if (s != U64MAP_NONE && l1->slots[s].state == SLOT_VALID)
+            block_touch(l1, (uint32_t)s);
+    }
     for (uint64_t done = 0; done < len;) {
         uint64_t vb = (off + done) / DFSTORE_BLOCK, in = (off + done) % DFSTORE_BLOCK;
         uint64_t n = DFSTORE_BLOCK - in < len - done ? DFSTORE_BLOCK - in : len - done;
@@ -432,6 +448,7 @@ static void watermark_run(struct evloop *loop, uint64_t id, void *user)
     struct df_l1 *l1 = user;
 
     l1->watermark_pass = 0;
+    l1->inflight--;
     wb_pass(l1);
 }
 
@@ -440,8 +457,10 @@ static void watermark_check(struct df_l1 *l1)
 {
     if (l1->ndirty * 4 <= l1->capacity * 3 || l1->watermark_pass)
         return;
-    if (evloop_defer(l1->loop, watermark_run, l1))
+    if (evloop_defer(l1->loop, watermark_run, l1)) {
         l1->watermark_pass = 1;
+        l1->inflight++;
+    }
 }
 
 static void write_done(struct iraid_volume *vol, int status, void *user)
@@ -449,6 +468,7 @@ static void write_done(struct iraid_volume *vol, int status, void *user)
     struct write_ctx ctx = *(struct write_ctx *)user;
 
     free(user);
+    ctx.l1->inflight--;
     /* The volume's bytes are unknown after a failed write: clean blocks of
      * it go; dirty ones keep theirs and are written back later. */
     for (uint64_t vb = ctx.off / DFSTORE_BLOCK; status < 0 && vb * DFSTORE_BLOCK < ctx.off + ctx.len;
@@ -482,6 +502,7 @@ int df_l1_writev(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int ni
         free(ctx);
         return rc;
     }
+    l1->inflight++;
     write_into(l1, off, iov, niov, len, 0);
     return 0;
 }
@@ -512,6 +533,7 @@ static void wb_done(struct iraid_volume *vol, int status, void *user)
     struct df_l1 *l1 = ctx->l1;
     int again = 0;
 
+    l1->inflight--;
     if (status < 0)
         log_error("dfstore: L1 write-back of %u blocks at volume block %llu failed: %s", ctx->n,
                   (unsigned long long)l1->slots[ctx->slot[0]].vb, strerror(-status));
@@ -563,8 +585,10 @@ static void wb_issue(struct df_l1 *l1, const uint32_t *slots, uint32_t n)
         iov = (struct iovec){ ctx->copy, (size_t)n * DFSTORE_BLOCK };
         rc = iraid_writev(l1->vol, l1->slots[slots[0]].vb * DFSTORE_BLOCK, &iov, 1, wb_done, ctx);
     }
-    if (rc == 0)
+    if (rc == 0) {
+        l1->inflight++;
         return;
+    }
     log_error("dfstore: cannot start an L1 write-back: %s", strerror(-rc));
     for (uint32_t i = 0; i < n; i++) {
         l1->slots[slots[i]].wb = 0;
@@ -573,6 +597,7 @@ static void wb_issue(struct df_l1 *l1, const uint32_t *slots, uint32_t n)
     if (ctx)
         free(ctx->copy);
     free(ctx);
+    round_check(l1);
 }
 
 static int by_block(const void *a, const void *b, void *arg)
@@ -617,6 +642,7 @@ static void round_flushed(struct iraid_volume *vol, int status, void *user)
     struct df_l1 *l1 = user;
     struct l1_flush *w = l1->round_waiters;
 
+    l1->inflight--;
     if (l1->round_status < 0)
         status = l1->round_status;
     l1->round_waiters = NULL;
@@ -646,6 +672,7 @@ static void round_check(struct df_l1 *l1)
     if (l1->round_state != ROUND_WRITING || l1->round_pending > 0)
         return;
     l1->round_state = ROUND_FLUSHING;
+    l1->inflight++;             /* the flush, or the deferred report */
     if ((rc = iraid_flush(l1->vol, round_flushed, l1)) == 0)
         return;
     if (l1->round_status == 0)
@@ -694,6 +721,11 @@ int df_l1_flush(struct df_l1 *l1, iraid_cb cb, void *user)
     if (l1->round_state == ROUND_IDLE)
         round_start(l1);
     return 0;
+}
+
+int df_l1_busy(const struct df_l1 *l1)
+{
+    return l1->inflight > 0 || l1->round_state != ROUND_IDLE || l1->next_waiters;
 }
 
 void df_l1_get_stats(const struct df_l1 *l1, struct df_l1_stats *out)

@@ -110,6 +110,8 @@ struct df_l1 {
     int round_status;           /* its first error */
     struct l1_flush *round_waiters, *next_waiters;
     int watermark_pass;         /* a deferred write-back pass is queued */
+    uint64_t inflight;          /* fills, write-backs, writes and deferred
+                                 * completions not yet completed */
     struct df_l1_stats stats;
 };
 
@@ -128,5 +130,8 @@ int df_l1_writev(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int ni
  * cb gets the first error. */
 int df_l1_flush(struct df_l1 *l1, iraid_cb cb, void *user);
 void df_l1_get_stats(const struct df_l1 *l1, struct df_l1_stats *out);
+/* Nonzero while anything of the cache is in flight or queued (wait for 0
+ * before df_l1_fini; a write-back after an eviction may outlive a flush). */
+int df_l1_busy(const struct df_l1 *l1);
 
 #endif

@@ -14,7 +14,7 @@
 
 enum { OPT_IO_NODES = 256, OPT_TARGETS, OPT_RAID, OPT_DATA, OPT_TARGET_SIZE, OPT_LISTEN,
        OPT_MAP, OPT_STRIPE_UNIT, OPT_CHUNK_SIZE, OPT_NO_BIND, OPT_DIRTY_DEGRADED,
-       OPT_MEMBER, OPT_CACHE_L1, OPT_HELP };
+       OPT_MEMBER, OPT_CACHE_L1, OPT_TRACE, OPT_HELP };
 
 static const struct option long_opts[] = {
     { "io-nodes", required_argument, NULL, OPT_IO_NODES },
@@ -30,6 +30,7 @@ static const struct option long_opts[] = {
     { "start-dirty-degraded", no_argument, NULL, OPT_DIRTY_DEGRADED },
     { "member", required_argument, NULL, OPT_MEMBER },
     { "cache-l1", required_argument, NULL, OPT_CACHE_L1 },
+    { "trace", required_argument, NULL, OPT_TRACE },
     { "help", no_argument, NULL, OPT_HELP },
     { NULL, 0, NULL, 0 },
 };
@@ -61,6 +62,8 @@ const char *server_usage(void)
            "  --cache-l1 SIZE       each I/O node's cache of its volume's 64 KiB blocks\n"
            "                        (uCache's L1, LRU, write-back; default 64M, 0 = off,\n"
            "                        at most half of this machine's memory)\n"
+           "  --trace FILE          each I/O node appends its READ/WRITE pairs to\n"
+           "                        FILE.io<N> in ipvfs-cachesim's trace format\n"
            "  --help                print this text\n"
            "SIZE takes a K, M, G or T suffix (powers of 1024).\n";
 }
@@ -254,6 +257,8 @@ static int apply_opt(int c, const char *arg, struct server_opts *o, char *err, s
         return parse_member(arg, o, err, errlen);
     case OPT_CACHE_L1:
         return parse_cache(arg, o, err, errlen);
+    case OPT_TRACE:
+        return copy_string("trace", arg, o->trace_path, sizeof(o->trace_path) - 16, err, errlen);
     case OPT_HELP:
         o->help = 1;
         return 0;

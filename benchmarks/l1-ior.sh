@@ -127,6 +127,7 @@ set style data histograms
 set style histogram clustered
 set style fill solid 0.8
 set ylabel "MiB/s (median)"
+set yrange [0:*]
 set title "IOR ($nio x $nt, $xfer transfers) write then read, file < L1: --cache-l1 0 vs $cache"
 set key top left
 plot "< grep ',write,' $out/$name.csv" using 3:xtic(1) title "write", \

@@ -40,7 +40,8 @@
 #define IPVFS_PROTO_MAGIC   0x46565049u  /* "IPVF" in memory order */
 /* 2: READ carries the client's schedule in flags (server-side ordering) and
  * struct ipvfs_client_stat grew reads_waited/last_wait_seq. */
-#define IPVFS_PROTO_VERSION 3
+/* 4: an I/O node's STATUS reply ends with struct ipvfs_l1_status. */
+#define IPVFS_PROTO_VERSION 4
 #define IPVFS_SECRET_LEN    32
 
 /* One READ/WRITE request moves at most this much data and this many pairs;
@@ -305,6 +306,23 @@ struct ipvfs_member_status {
 };
 static_assert(sizeof(struct ipvfs_volume_status) == 72, "volume status is 72 bytes");
 static_assert(sizeof(struct ipvfs_member_status) == 280, "member status is 280 bytes");
+/* After the members, an I/O node's reply ends with its L1 cache (uCache's
+ * L1 in front of the volume, write-back; capacity 0: off).  Counters since
+ * start. */
+struct ipvfs_l1_status {
+    uint64_t capacity;       /* blocks of 64 KiB */
+    uint64_t resident;       /* blocks cached now */
+    uint64_t hits, misses;   /* volume reads served from L1, and filled */
+    uint64_t bypasses;       /* reads that went around it */
+    uint64_t evictions;
+    uint64_t write_updates;  /* cached blocks writes updated or added */
+    uint64_t dirty;          /* blocks not yet written back, now */
+    uint64_t writes_absorbed; /* writes completed without volume I/O */
+    uint64_t writebacks;     /* blocks written back */
+    uint64_t writeback_ios;  /* volume writes that carried them (gathered) */
+    uint64_t flushes;        /* flush rounds (syncs, background commits) */
+};
+static_assert(sizeof(struct ipvfs_l1_status) == 96, "L1 status is 96 bytes");
 
 /* SHUTDOWN: empty body.  Sent to rank 0, it stops the whole cluster (I/O
  * nodes flush and log out, then targets flush and stop) and replies when

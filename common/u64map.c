@@ -77,6 +77,16 @@ int u64map_put(struct u64map *m, uint64_t key, uint64_t val)
     return 0;
 }
 
+int u64map_reserve(struct u64map *m, uint64_t n)
+{
+    int rc;
+
+    while (n * 4 > m->cap * 3)
+        if ((rc = u64map_grow(m)) < 0)
+            return rc;
+    return 0;
+}
+
 /* Backward-shift deletion keeps probe chains intact without tombstones. */
 void u64map_del(struct u64map *m, uint64_t key)
 {

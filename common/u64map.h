@@ -27,6 +27,9 @@ struct u64map {
 uint64_t u64map_get(const struct u64map *m, uint64_t key);
 /* Inserts or replaces; 0, or -ENOMEM with the map unchanged. */
 int u64map_put(struct u64map *m, uint64_t key, uint64_t val);
+/* Grows the table now so that it holds n keys without growing again (a
+ * later put of up to n keys in all cannot fail); 0 or -ENOMEM. */
+int u64map_reserve(struct u64map *m, uint64_t n);
 /* Removes key if present. */
 void u64map_del(struct u64map *m, uint64_t key);
 void u64map_free(struct u64map *m);

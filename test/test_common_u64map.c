@@ -257,9 +257,30 @@ static void test_many_keys_random(void **state)
     u64map_free(&m);
 }
 
+/* After reserving n, n puts leave the table as it is (no growth, so none
+ * can fail), and the table keeps a quarter free. */
+static void test_reserve(void **state)
+{
+    struct u64map m = { 0 };
+    uint64_t cap;
+
+    (void)state;
+    assert_int_equal(u64map_reserve(&m, 1000), 0);
+    cap = m.cap;
+    assert_true(cap * 3 >= 1000 * 4 && cap * 3 / 2 < 1000 * 4);
+    for (uint64_t k = 0; k < 1000; k++)
+        assert_int_equal(u64map_put(&m, k * 7919, k), 0);
+    assert_int_equal(m.cap, cap);
+    assert_int_equal(m.count, 1000);
+    assert_int_equal(u64map_reserve(&m, 10), 0);
+    assert_int_equal(m.cap, cap);
+    u64map_free(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_reserve),
         cmocka_unit_test(test_empty),
         cmocka_unit_test(test_put_get_replace_del),
         cmocka_unit_test(test_growth),

@@ -41,6 +41,7 @@ static void test_defaults(void **state)
     assert_string_equal(o.log_dir, "/tmp/x/log");
     assert_int_equal(o.log_size, 16ull << 20);
     assert_int_equal(o.no_bind, 0);
+    assert_int_equal(o.cache_l1, 64ull << 20);
 }
 
 static void test_all_options(void **state)
@@ -49,7 +50,7 @@ static void test_all_options(void **state)
                                         "--data", "/d", "--target-size", "1G", "--listen",
                                         "0.0.0.0", "--map", "/m", "--stripe-unit", "1M",
                                         "--chunk-size", "128K", "--no-bind", "--log-dir", "/l",
-                                        "--log-size", "1M", NULL };
+                                        "--log-size", "1M", "--cache-l1", "0", NULL };
     struct server_opts o;
 
     (void)state;
@@ -64,6 +65,33 @@ static void test_all_options(void **state)
     assert_string_equal(o.log_dir, "/l");
     assert_int_equal(o.log_size, 1 << 20);
     assert_int_equal(o.no_bind, 1);
+    assert_int_equal(o.cache_l1, 0);
+}
+
+/* --cache-l1: whole 64 KiB blocks, at most half of the machine's memory;
+ * --trace: a path; the messages name the option. */
+static void test_cache_l1(void **state)
+{
+    static const char *const ok[] = { "--data", "/d", "--cache-l1", "8M", "--trace", "/t/x",
+                                      NULL };
+    const char *const *const bad[] = {
+        (const char *const[]){ "--data", "/d", "--cache-l1", "12Q", NULL },
+        (const char *const[]){ "--data", "/d", "--cache-l1", "1000", NULL },
+        (const char *const[]){ "--data", "/d", "--cache-l1", "-1", NULL },
+        (const char *const[]){ "--data", "/d", "--cache-l1", "2T", NULL },
+        (const char *const[]){ "--data", "/d", "--cache-l1", "99999999999T", NULL },
+        (const char *const[]){ "--data", "/d", "--trace", "", NULL },
+    };
+    struct server_opts o;
+
+    (void)state;
+    assert_int_equal(parse(&o, ok), 0);
+    assert_int_equal(o.cache_l1, 8u << 20);
+    assert_string_equal(o.trace_path, "/t/x");
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_int_equal(parse(&o, bad[i]), -EINVAL);
+        assert_true(strstr(err, "--cache-l1") || strstr(err, "--trace"));
+    }
 }
 
 static void test_errors(void **state)
@@ -139,6 +167,7 @@ int main(void)
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_all_options),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_cache_l1),
         cmocka_unit_test(test_members),
         cmocka_unit_test(test_help),
     };

@@ -40,7 +40,8 @@ static int usage(void)
 {
     fputs("usage: ipvfs-ctl [--map FILE] COMMAND\n"
           "  status [--json]   role, pid, host and state of every rank\n"
-          "  stats [--json]    requests and bytes served, per rank and per client\n"
+          "  stats [--json]    requests and bytes served, per rank and per client, and\n"
+          "                    each I/O node's L1 cache\n"
           "  shutdown          sync and stop the whole cluster\n"
           "  scrub             verify parity/mirrors of every I/O node's volume;\n"
           "                    exit status 1 when any stripe disagrees\n"
@@ -114,6 +115,7 @@ struct rank_status {
     int has_volume;                 /* I/O nodes: the section after the clients */
     struct ipvfs_volume_status vol;
     struct ipvfs_member_status *members;
+    struct ipvfs_l1_status l1;      /* I/O nodes: after the members */
 };
 
 /* The volume section (proto.h) in the len bytes at p, if it is there whole. */
@@ -125,10 +127,11 @@ static void parse_volume(const uint8_t *p, uint64_t len, struct rank_status *out
         return;
     memcpy(&vs, p, sizeof(vs));
     if (vs.nmembers == 0 || vs.nmembers > CTL_MAX_MEMBERS ||
-        len != sizeof(vs) + vs.nmembers * sizeof(*out->members) ||
+        len != sizeof(vs) + vs.nmembers * sizeof(*out->members) + sizeof(out->l1) ||
         !(out->members = malloc(vs.nmembers * sizeof(*out->members))))
         return;
     memcpy(out->members, p + sizeof(vs), vs.nmembers * sizeof(*out->members));
+    memcpy(&out->l1, p + sizeof(vs) + vs.nmembers * sizeof(*out->members), sizeof(out->l1));
     for (uint32_t i = 0; i < vs.nmembers; i++)
         out->members[i].url[sizeof(out->members[i].url) - 1] = '\0';
     out->vol = vs;
@@ -371,6 +374,29 @@ static void print_status_text(const struct ctl *ctl, const struct rank_status *r
             print_volume_text(m->ranks[i].io_index, &rs[i]);
 }
 
+static double l1_hit_ratio(const struct ipvfs_l1_status *l)
+{
+    uint64_t reads = l->hits + l->misses + l->bypasses;
+
+    return reads ? (double)l->hits / (double)reads : 0.0;
+}
+
+static void print_l1_json(const struct ipvfs_l1_status *l)
+{
+    printf(", \"l1\": {\"capacity_bytes\": %llu, \"resident_bytes\": %llu, \"hits\": %llu, "
+           "\"misses\": %llu, \"bypasses\": %llu, \"evictions\": %llu, "
+           "\"write_updates\": %llu, \"hit_ratio\": %.4f, \"dirty_bytes\": %llu, "
+           "\"writes_absorbed\": %llu, \"writebacks\": %llu, \"writeback_ios\": %llu, "
+           "\"flushes\": %llu}",
+           (unsigned long long)(l->capacity << 16), (unsigned long long)(l->resident << 16),
+           (unsigned long long)l->hits, (unsigned long long)l->misses,
+           (unsigned long long)l->bypasses, (unsigned long long)l->evictions,
+           (unsigned long long)l->write_updates, l1_hit_ratio(l),
+           (unsigned long long)(l->dirty << 16), (unsigned long long)l->writes_absorbed,
+           (unsigned long long)l->writebacks, (unsigned long long)l->writeback_ios,
+           (unsigned long long)l->flushes);
+}
+
 static void print_stats_json(const struct ctl *ctl, const struct rank_status *rs)
 {
     uint64_t req = 0, in = 0, out = 0;
@@ -397,6 +423,8 @@ static void print_stats_json(const struct ctl *ctl, const struct rank_status *rs
                        (unsigned long long)c->last_wait_seq);
             }
             putchar(']');
+            if (rs[i].has_volume)
+                print_l1_json(&rs[i].l1);
             req += s->requests;
             in += s->bytes_in;
             out += s->bytes_out;
@@ -420,6 +448,24 @@ static void print_stats_text(const struct ctl *ctl, const struct rank_status *rs
         printf("%-5u %-9s %12llu %16llu %16llu %10llu\n", i, role_name(ctl->map->ranks[i].role),
                (unsigned long long)s->requests, (unsigned long long)s->bytes_in,
                (unsigned long long)s->bytes_out, (unsigned long long)s->rss_kib);
+    }
+    for (uint32_t i = 0; i < ctl->map->nranks; i++) {
+        const struct ipvfs_l1_status *l = &rs[i].l1;
+        if (!rs[i].has_volume)
+            continue;
+        if (l->capacity == 0) {
+            printf("rank %u L1 cache: off\n", i);
+            continue;
+        }
+        printf("rank %u L1 cache: %llu of %llu MiB used, %llu MiB dirty, hit ratio %.3f (%llu "
+               "hits, %llu misses, %llu bypasses), %llu evictions, %llu writes absorbed, %llu "
+               "blocks written back in %llu writes, %llu flushes\n", i,
+               (unsigned long long)(l->resident >> 4), (unsigned long long)(l->capacity >> 4),
+               (unsigned long long)(l->dirty >> 4), l1_hit_ratio(l), (unsigned long long)l->hits,
+               (unsigned long long)l->misses, (unsigned long long)l->bypasses,
+               (unsigned long long)l->evictions, (unsigned long long)l->writes_absorbed,
+               (unsigned long long)l->writebacks, (unsigned long long)l->writeback_ios,
+               (unsigned long long)l->flushes);
     }
 }
 

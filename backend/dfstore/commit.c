@@ -58,7 +58,7 @@ void df_commit_start(struct df_commit *c)
     c->flush_mark = c->journal->log_len;
     c->dirty = 0;
     c->gen_issued++;
-    if ((rc = iraid_flush(c->vol, flush_done, c)) < 0) {
+    if ((rc = df_l1_flush(c->l1, flush_done, c)) < 0) {
         log_error("dfstore: cannot start a volume flush: %s", strerror(-rc));
         c->state = COMMIT_IDLE;
         c->gen_done = c->gen_issued;
@@ -79,11 +79,11 @@ static void commit_tick(struct evloop *loop, uint64_t timer_id, void *user)
         log_error("dfstore: cannot re-arm the commit timer: background commits stop");
 }
 
-int df_commit_init(struct df_commit *c, struct evloop *loop, struct iraid_volume *vol,
+int df_commit_init(struct df_commit *c, struct evloop *loop, struct df_l1 *l1,
                    struct df_journal *journal, struct df_space *space,
                    int (*round_done)(void *ctx, int status), void *ctx)
 {
-    *c = (struct df_commit){ .loop = loop, .vol = vol, .journal = journal, .space = space,
+    *c = (struct df_commit){ .loop = loop, .l1 = l1, .journal = journal, .space = space,
                              .round_done = round_done, .ctx = ctx };
     if (!(c->timer = evloop_add_timer(loop, DF_COMMIT_MS, commit_tick, c)))
         return -ENOMEM;

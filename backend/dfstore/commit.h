@@ -4,7 +4,8 @@
  * States (struct df_commit.state):
  *   IDLE --df_commit_start--> FLUSHING --flush ok--> (LMDB txn) --> IDLE
  *                                  \--flush failed--> IDLE (the error is reported)
- * A round flushes the volume first, then commits the entries that were
+ * A round flushes the volume first (through the L1 cache, which writes its
+ * dirty blocks back before the volume flush: l1cache.h), then commits the entries that were
  * pending when the flush was issued (flush_mark), so committed metadata
  * never points at data that is not durable; after the transaction the
  * blocks those entries unmapped become free (space.h).  A start while a
@@ -27,7 +28,7 @@
 #include <stdint.h>
 
 #include "common/evloop.h"
-#include "iraid/volume.h"
+#include "backend/dfstore/l1cache.h"
 
 struct df_journal;
 struct df_space;
@@ -36,7 +37,7 @@ enum df_commit_state { COMMIT_IDLE, COMMIT_FLUSHING };
 
 struct df_commit {
     struct evloop *loop;
-    struct iraid_volume *vol;
+    struct df_l1 *l1;                /* the volume, behind the L1 */
     struct df_journal *journal;
     struct df_space *space;
     int (*round_done)(void *ctx, int status);
@@ -50,7 +51,7 @@ struct df_commit {
 };
 
 /* Arms the background timer; 0 or -ENOMEM. */
-int df_commit_init(struct df_commit *c, struct evloop *loop, struct iraid_volume *vol,
+int df_commit_init(struct df_commit *c, struct evloop *loop, struct df_l1 *l1,
                    struct df_journal *journal, struct df_space *space,
                    int (*round_done)(void *ctx, int status), void *ctx);
 /* Disarms the timer; call when the state is IDLE. */

@@ -532,8 +532,18 @@ void dfstore_stats(const struct dfstore *ds, struct dfstore_stats *out)
     while (u64map_next(&ds->files, &pos, &handle, &v))
         if (((const struct datafile *)(uintptr_t)v)->exists)
             n++;
-    *out = (struct dfstore_stats){ n, ds->space.used_blocks, ds->space.total_blocks, ds->writes,
-                                   ds->writes_gathered };
+    *out = (struct dfstore_stats){ .datafiles = n, .blocks_used = ds->space.used_blocks,
+                                   .blocks_total = ds->space.total_blocks, .writes = ds->writes,
+                                   .writes_gathered = ds->writes_gathered };
+    df_l1_get_stats(&ds->l1, &out->l1);
+}
+
+int dfstore_set_l1(struct dfstore *ds, uint64_t bytes)
+{
+    if (ds->gfirst)
+        return -EBUSY;
+    df_l1_fini(&ds->l1);
+    return df_l1_init(&ds->l1, ds->loop, ds->vol, bytes);
 }
 
 /* ---- open / close ---- */
@@ -603,6 +613,7 @@ int dfstore_open(struct evloop *loop, struct iraid_volume *vol, const char *dir,
     ds->loop = loop;
     ds->vol = vol;
     ds->vbs = iraid_block_size(vol);
+    (void)df_l1_init(&ds->l1, loop, vol, 0);   /* off: cannot fail */
     if ((rc = df_space_init(&ds->space, iraid_size(vol) / DFSTORE_BLOCK)) < 0)
         goto free_ds;
     ds->zeros = calloc(1, DFSTORE_BLOCK);
@@ -613,7 +624,7 @@ int dfstore_open(struct evloop *loop, struct iraid_volume *vol, const char *dir,
     }
     if ((rc = df_journal_open(&ds->journal, dir, &loader, ds)) < 0)
         goto free_files;
-    if ((rc = df_commit_init(&ds->commit, loop, vol, &ds->journal, &ds->space,
+    if ((rc = df_commit_init(&ds->commit, loop, &ds->l1, &ds->journal, &ds->space,
                              commit_round_done, ds)) < 0)
         goto close_journal;
     log_info("dfstore: %s: %" PRIu64 " of %" PRIu64 " blocks in use", dir,
@@ -651,7 +662,7 @@ void dfstore_close(struct dfstore *ds)
     if (dfstore_sync(ds, 0, close_done, &done) < 0)
         log_error("dfstore: cannot queue the final sync: unsynced changes are lost");
     else
-        while (done == 0 || ds->gfirst || ds->commit.state != COMMIT_IDLE)
+        while (done == 0 || ds->gfirst || ds->commit.state != COMMIT_IDLE || df_l1_busy(&ds->l1))
             evloop_run_once(ds->loop, -1);
     if (done < 0)
         log_error("dfstore: final sync failed (%s): unsynced changes are lost",
@@ -663,6 +674,7 @@ void dfstore_close(struct dfstore *ds)
     df_commit_fini(&ds->commit);
     df_journal_close(&ds->journal);
     free_files(ds);
+    df_l1_fini(&ds->l1);
     free(ds->discard);
     free(ds->zeros);
     df_space_fini(&ds->space);

@@ -58,6 +58,7 @@
 
 #include "common/evloop.h"
 #include "common/proto.h"
+#include "backend/dfstore/l1cache.h"
 #include "iraid/volume.h"
 
 #define DFSTORE_BLOCK (64u << 10)
@@ -71,6 +72,7 @@ struct dfstore_stats {
     uint64_t blocks_total;
     uint64_t writes;            /* write operations submitted */
     uint64_t writes_gathered;   /* of them, rode along with an earlier one */
+    struct df_l1_stats l1;      /* the L1 cache (capacity 0: off) */
 };
 
 int dfstore_open(struct evloop *loop, struct iraid_volume *vol, const char *dir,
@@ -95,5 +97,13 @@ int dfstore_sync(struct dfstore *ds, uint64_t handle, dfstore_cb cb, void *user)
 /* Current size of a datafile (0 if it does not exist); never blocks. */
 uint64_t dfstore_size(const struct dfstore *ds, uint64_t handle);
 void dfstore_stats(const struct dfstore *ds, struct dfstore_stats *out);
+
+/* Puts an L1 cache of bytes (rounded down to DFSTORE_BLOCK; 0 = none, the
+ * default) in front of the volume: uCache's L1, write-back, written back
+ * by every commit round (so dfstore_sync's durability is unchanged) and
+ * under pressure (backend/dfstore/l1cache.h).  Call it before
+ * the first operation: -EBUSY while operations are pending, -EINVAL for
+ * 2^31 blocks or more, -ENOMEM (the store then has no cache). */
+int dfstore_set_l1(struct dfstore *ds, uint64_t bytes);
 
 #endif

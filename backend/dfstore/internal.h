@@ -9,6 +9,8 @@
  *   commit.c   commit rounds (volume flush, then journal commit)
  *   journal.c  pending-change log and the LMDB records
  *   space.c    free-space bitmap
+ *   l1cache.c  the L1 cache (write-back) that io.c's volume reads and
+ *              writes and commit.c's flushes go through (l1cache.h)
  * Upward, only through function pointers given at setup: io.c reports a
  * finished round to op->round_done, commit.c a finished commit round to
  * round_done, journal.c stored records to the loader at open.
@@ -52,6 +54,7 @@
 #include "backend/dfstore/commit.h"
 #include "backend/dfstore/dfstore.h"
 #include "backend/dfstore/journal.h"
+#include "backend/dfstore/l1cache.h"
 #include "backend/dfstore/space.h"
 #include "common/u64map.h"
 
@@ -141,6 +144,7 @@ struct dfstore {
     struct df_op *done_first, *done_last;
     uint8_t *zeros;                  /* DFSTORE_BLOCK zero bytes, never written */
     uint8_t *discard;                /* sink for unwanted sector bytes */
+    struct df_l1 l1;                 /* in front of vol for io.c */
 };
 
 #endif

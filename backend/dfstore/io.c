@@ -32,8 +32,8 @@ static void blk_cb(struct iraid_volume *vol, int status, void *user)
 
 static void op_io(struct df_op *op, int write, uint64_t off, struct iovec *iov, int niov)
 {
-    int rc = write ? iraid_writev(op->ds->vol, off, iov, niov, blk_cb, op)
-                   : iraid_readv(op->ds->vol, off, iov, niov, blk_cb, op);
+    int rc = write ? df_l1_writev(&op->ds->l1, off, iov, niov, blk_cb, op)
+                   : df_l1_readv(&op->ds->l1, off, iov, niov, blk_cb, op);
 
     if (rc < 0) {
         if (op->status == 0)

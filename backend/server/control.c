@@ -172,7 +172,8 @@ static void handle_status(struct conn *c, const struct ipvfs_hdr *hdr, const uin
     struct ipvfs_volume_status vs;
     struct ipvfs_client_stat *cs;
     uint32_t nm = fill_volume_status(srv, &vs, ms);
-    size_t vlen = nm ? sizeof(vs) + nm * sizeof(ms[0]) : 0;
+    struct ipvfs_l1_status l1 = ionode_l1_status(srv);
+    size_t vlen = nm ? sizeof(vs) + nm * sizeof(ms[0]) + sizeof(l1) : 0;
     uint8_t *rep;
     uint32_t head[2] = { n, 0 };
 
@@ -187,6 +188,7 @@ static void handle_status(struct conn *c, const struct ipvfs_hdr *hdr, const uin
     if (nm) {
         memcpy(rep + len, &vs, sizeof(vs));
         memcpy(rep + len + sizeof(vs), ms, nm * sizeof(ms[0]));
+        memcpy(rep + len + sizeof(vs) + nm * sizeof(ms[0]), &l1, sizeof(l1));
     }
     fill_status(srv, (struct ipvfs_status_rep *)rep);
     memcpy(rep + sizeof(struct ipvfs_status_rep), head, sizeof(head));

@@ -93,6 +93,32 @@ static int member_urls(struct server *srv, char (*urls)[512], const char **url_p
     return 0;
 }
 
+/* --trace: I/O node N appends to TRACE.ioN (a restarted serving process
+ * goes on where the last one stopped). */
+static int trace_open(struct server *srv)
+{
+    char path[sizeof(srv->opts.trace_path) + 16];
+    int rc;
+
+    if (!srv->opts.trace_path[0])
+        return 0;
+    snprintf(path, sizeof(path), "%s.io%u", srv->opts.trace_path, srv->io_index);
+    if (!(srv->trace = fopen(path, "a"))) {
+        rc = -errno;
+        log_error("cannot open the trace file %s: %s", path, strerror(errno));
+        return rc;
+    }
+    log_info("I/O node %u: tracing READ/WRITE to %s", srv->io_index, path);
+    return 0;
+}
+
+static void trace_close(struct server *srv)
+{
+    if (srv->trace && fclose(srv->trace) != 0)
+        log_error("I/O node %u: closing the trace failed: %s", srv->io_index, strerror(errno));
+    srv->trace = NULL;
+}
+
 int ionode_open(struct server *srv)
 {
     uint32_t nt = srv->opts.nt;
@@ -129,18 +155,45 @@ int ionode_open(struct server *srv)
         log_error("cannot open the datafile store in %s: %s", dir, strerror(-rc));
         goto close_volume;
     }
+    if ((rc = dfstore_set_l1(srv->ds, srv->opts.cache_l1)) < 0) {
+        log_error("cannot set up an L1 cache of %llu MiB: %s",
+                  (unsigned long long)(srv->opts.cache_l1 >> 20), strerror(-rc));
+        goto close_store;
+    }
+    if ((rc = trace_open(srv)) < 0)
+        goto close_store;
     /* one READ per target at once keeps every member busy; more wait
      * and are ordered */
     srv->reads = (struct read_order){ .places = nt ? nt : 1, .nclients = 1,
                                       .hash_next = srv->io_index,
                                       .rng = ((uint64_t)srv->rank + 1) * 0x9E3779B97F4A7C15ull };
-    log_info("I/O node %u: RAID-%d volume of %llu MiB over %u targets", srv->io_index,
-             srv->opts.raid, (unsigned long long)(iraid_size(srv->vol) >> 20), nt);
+    log_info("I/O node %u: RAID-%d volume of %llu MiB over %u targets, L1 cache %llu MiB",
+             srv->io_index, srv->opts.raid, (unsigned long long)(iraid_size(srv->vol) >> 20), nt,
+             (unsigned long long)(srv->opts.cache_l1 >> 20));
     return 0;
+close_store:
+    dfstore_close(srv->ds);
+    srv->ds = NULL;
 close_volume:
     iraid_close(srv->vol);
     srv->vol = NULL;
     return rc;
+}
+
+struct ipvfs_l1_status ionode_l1_status(struct server *srv)
+{
+    struct dfstore_stats st;
+
+    if (!srv->ds)
+        return (struct ipvfs_l1_status){ 0 };
+    dfstore_stats(srv->ds, &st);
+    return (struct ipvfs_l1_status){
+        .capacity = st.l1.capacity, .resident = st.l1.resident, .hits = st.l1.hits,
+        .misses = st.l1.misses, .bypasses = st.l1.bypasses, .evictions = st.l1.evictions,
+        .write_updates = st.l1.write_updates, .dirty = st.l1.dirty,
+        .writes_absorbed = st.l1.writes_absorbed, .writebacks = st.l1.writebacks,
+        .writeback_ios = st.l1.writeback_ios, .flushes = st.l1.flushes,
+    };
 }
 
 /* Runs outside the volume's callbacks (a timer, or the end of main): the
@@ -149,6 +202,7 @@ void ionode_close(struct server *srv)
 {
     int rc;
 
+    trace_close(srv);
     if (srv->ds) {
         dfstore_close(srv->ds);
         srv->ds = NULL;
@@ -490,6 +544,29 @@ static void read_submit(struct io_op *o)
     ro->tail = o;
 }
 
+/* --trace: one line per pair of each READ/WRITE, as it arrives, in
+ * ipvfs-cachesim's format (tools/cachesim/cachesim.h): CLIENT FILE OFFSET
+ * LENGTH r|w, FILE the datafile handle modulo 2^24 (two handles may share
+ * a number there), OFFSET the datafile offset.  One I/O node's datafiles
+ * are files striped over one node, so the trace replays with
+ * --servers 1+NT --targets NT.  Flushed per request, so a crash loses no
+ * line; a write error stops the tracing (logged). */
+static void trace_request(struct server *srv, uint32_t client, uint64_t handle,
+                          const struct ipvfs_pair *pairs, uint32_t npairs, int writing)
+{
+    for (uint32_t i = 0; srv->trace && i < npairs; i++)
+        if (pairs[i].len && fprintf(srv->trace, "%u %llu %llu %llu %c\n", client,
+                                    (unsigned long long)(handle & 0xffffffu),
+                                    (unsigned long long)pairs[i].offset,
+                                    (unsigned long long)pairs[i].len, writing ? 'w' : 'r') < 0)
+            break;
+    if (srv->trace && (ferror(srv->trace) || fflush(srv->trace) != 0)) {
+        log_error("I/O node %u: writing the trace failed (%s): tracing stops", srv->io_index,
+                  strerror(errno));
+        trace_close(srv);
+    }
+}
+
 static void handle_rw(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body)
 {
     int writing = hdr->op == IPVFS_OP_WRITE, rc;
@@ -502,6 +579,7 @@ static void handle_rw(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t
         !(o = new_op(c, hdr->op, req.handle)))
         return;
     o->bytes = bytes;
+    trace_request(o->srv, conn_client_id(c), req.handle, pairs, req.npairs, writing);
     if (req.npairs == 0) {
         io_done(0, 0, o);
         return;

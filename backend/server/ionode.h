@@ -15,5 +15,7 @@ void ionode_stop(struct server *srv, void (*done)(struct server *srv, int status
 /* Synchronous close for teardown paths (nothing may be in flight); runs the
  * loop itself, so never from inside a store or volume callback. */
 void ionode_close(struct server *srv);
+/* The L1 cache's counters for STATUS (zeros before the store is open). */
+struct ipvfs_l1_status ionode_l1_status(struct server *srv);
 
 #endif

@@ -7,13 +7,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/proto.h"
 #include "common/size.h"
 
 enum { OPT_IO_NODES = 256, OPT_TARGETS, OPT_RAID, OPT_DATA, OPT_TARGET_SIZE, OPT_LISTEN,
        OPT_MAP, OPT_STRIPE_UNIT, OPT_CHUNK_SIZE, OPT_NO_BIND, OPT_DIRTY_DEGRADED,
-       OPT_MEMBER, OPT_LOG_DIR, OPT_LOG_SIZE, OPT_HELP };
+       OPT_MEMBER, OPT_LOG_DIR, OPT_LOG_SIZE, OPT_CACHE_L1, OPT_TRACE, OPT_HELP };
 
 static const struct option long_opts[] = {
     { "io-nodes", required_argument, NULL, OPT_IO_NODES },
@@ -30,6 +31,8 @@ static const struct option long_opts[] = {
     { "member", required_argument, NULL, OPT_MEMBER },
     { "log-dir", required_argument, NULL, OPT_LOG_DIR },
     { "log-size", required_argument, NULL, OPT_LOG_SIZE },
+    { "cache-l1", required_argument, NULL, OPT_CACHE_L1 },
+    { "trace", required_argument, NULL, OPT_TRACE },
     { "help", no_argument, NULL, OPT_HELP },
     { NULL, 0, NULL, 0 },
 };
@@ -62,6 +65,11 @@ const char *server_usage(void)
            "                        full (default DATA/log); mpiexec's output gets only\n"
            "                        the start-up line and fatal errors\n"
            "  --log-size SIZE       bytes per log file (default 16M; 2 files per rank)\n"
+           "  --cache-l1 SIZE       each I/O node's cache of its volume's 64 KiB blocks\n"
+           "                        (uCache's L1, LRU, write-back; default 64M, 0 = off,\n"
+           "                        at most half of this machine's memory)\n"
+           "  --trace FILE          each I/O node appends its READ/WRITE pairs to\n"
+           "                        FILE.io<N> in ipvfs-cachesim's trace format\n"
            "  --help                print this text\n"
            "SIZE takes a K, M, G or T suffix (powers of 1024).\n";
 }
@@ -186,6 +194,22 @@ static int parse_member(const char *arg, struct server_opts *o, char *err, size_
     return 0;
 }
 
+/* --cache-l1: 0, or whole 64 KiB blocks, and no more than half of the
+ * memory of this machine (every I/O node on it may take that much). */
+static int parse_cache(const char *arg, struct server_opts *o, char *err, size_t errlen)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    uint64_t half = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page / 2 : UINT64_MAX;
+
+    if (parse_bytes("cache-l1", arg, 0, SERVER_MAX_CACHE_L1, 64u << 10, &o->cache_l1, err,
+                    errlen) < 0)
+        return -EINVAL;
+    if (o->cache_l1 > half)
+        return fail(err, errlen, "--cache-l1: %s is more than half of this machine's memory "
+                    "(%llu MiB)", arg, (unsigned long long)(half >> 20));
+    return 0;
+}
+
 static int check_members(const struct server_opts *o, char *err, size_t errlen)
 {
     for (uint32_t i = 0; i < o->next; i++) {
@@ -241,6 +265,10 @@ static int apply_opt(int c, const char *arg, struct server_opts *o, char *err, s
         return copy_string("log-dir", arg, o->log_dir, sizeof(o->log_dir) - 64, err, errlen);
     case OPT_LOG_SIZE:
         return parse_bytes("log-size", arg, 16u << 10, 1ull << 40, 1, &o->log_size, err, errlen);
+    case OPT_CACHE_L1:
+        return parse_cache(arg, o, err, errlen);
+    case OPT_TRACE:
+        return copy_string("trace", arg, o->trace_path, sizeof(o->trace_path) - 16, err, errlen);
     case OPT_HELP:
         o->help = 1;
         return 0;
@@ -260,6 +288,7 @@ static void set_defaults(struct server_opts *o)
     o->stripe_unit = IPVFS_DEFAULT_STRIPE_UNIT;
     o->chunk_size = 64u << 10;
     o->log_size = SERVER_DEFAULT_LOG_SIZE;
+    o->cache_l1 = SERVER_DEFAULT_CACHE_L1;
 }
 
 /* RAID-5 by default (the papers'), but parity over fewer than 3 members is

@@ -15,6 +15,8 @@
 #define SERVER_MAX_EXTERNAL        16   /* --member options */
 #define SERVER_MEMBER_URL_MAX      256  /* bytes with the NUL (member status) */
 #define SERVER_DEFAULT_LOG_SIZE    (16ull << 20)
+#define SERVER_DEFAULT_CACHE_L1    (64ull << 20)
+#define SERVER_MAX_CACHE_L1        (1ull << 40)
 
 /* --member IO:K=URL: member K of I/O node IO's volume is the external iSCSI
  * LUN at URL instead of the LUN of its target rank.  The rank count stays
@@ -41,6 +43,8 @@ struct server_opts {
     uint64_t chunk_size;     /* --chunk-size */
     int no_bind;             /* --no-bind */
     int start_dirty_degraded; /* --start-dirty-degraded: see struct iraid_config */
+    uint64_t cache_l1;       /* --cache-l1: bytes, 0 = off */
+    char trace_path[1024];   /* --trace: I/O node N writes TRACE.ioN; "" = none */
     int help;                /* --help: print usage, start nothing */
     struct server_member ext[SERVER_MAX_EXTERNAL]; /* --member, in the given order */
     uint32_t next;

@@ -36,6 +36,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "backend/server/options.h"
 #include "common/evloop.h"
@@ -130,6 +131,7 @@ struct server {
     int fresh_volume;           /* I/O node: every target's LUN is new */
     struct iraid_volume *vol;   /* I/O nodes */
     struct dfstore *ds;
+    FILE *trace;                /* I/O nodes with --trace */
     struct read_order reads;    /* I/O nodes */
     struct metadb *mdb;         /* rank 0 */
     struct shfp *shfps;         /* rank 0: shared file pointers (metasvc.c) */

@@ -1,0 +1,736 @@
+/* The I/O node's L1 cache of volume blocks, write-back (see l1cache.h). */
+#include "backend/dfstore/l1cache.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/dfstore/dfstore.h"
+#include "common/log.h"
+
+_Static_assert(DFSTORE_BLOCK == CACHE_BLOCK_SIZE, "the L1 block is the store's block");
+
+enum { SLOT_FREE, SLOT_FILLING, SLOT_VALID, SLOT_ORPHAN, SLOT_STALE, SLOT_EVICTING };
+enum { ROUND_IDLE, ROUND_WRITING, ROUND_FLUSHING };
+
+/* A completion without volume I/O (a read hit, an absorbed write),
+ * deferred: the contract calls cb from the loop. */
+struct done_ctx {
+    struct df_l1 *l1;
+    iraid_cb cb;
+    void *user;
+};
+
+/* A fill: the whole block into slot, then the wanted bytes to the caller. */
+struct fill_ctx {
+    struct df_l1 *l1;
+    uint32_t slot;
+    uint32_t in;                /* offset of the read in the block */
+    iraid_cb cb;
+    void *user;
+    int niov;
+    struct iovec iov[];
+};
+
+/* A write that went to the volume: a failure drops the clean blocks it
+ * added (the volume does not hold their bytes). */
+struct write_ctx {
+    struct df_l1 *l1;
+    uint64_t off, len;
+    iraid_cb cb;
+    void *user;
+};
+
+/* A gathered write-back of n adjacent blocks, from a copy: writes may
+ * change the slots meanwhile, and RAID-5 computes parity from the buffer
+ * it is given, which must hold still until the write completes. */
+struct wb_ctx {
+    struct df_l1 *l1;
+    uint32_t n;
+    uint32_t slot[L1_RUN_BLOCKS];
+    uint64_t seq[L1_RUN_BLOCKS];
+    uint8_t *copy;
+};
+
+struct l1_flush {
+    iraid_cb cb;
+    void *user;
+    struct l1_flush *next;
+};
+
+static void wb_issue(struct df_l1 *l1, const uint32_t *slots, uint32_t n);
+static void wb_pass(struct df_l1 *l1);
+
+/* ---- set-up ---- */
+
+int df_l1_init(struct df_l1 *l1, struct evloop *loop, struct iraid_volume *vol, uint64_t bytes)
+{
+    uint64_t n = bytes / DFSTORE_BLOCK, ns;
+
+    memset(l1, 0, sizeof(*l1));
+    l1->loop = loop;
+    l1->vol = vol;
+    if (n == 0)
+        return 0;
+    if (n >= (1ull << 31))
+        return -EINVAL;
+    /* Spares hold dirty blocks the policy evicted until they are written. */
+    ns = n + n / 8 + 4;
+    if (cache_init(&l1->policy, cache_policy_find("lru"), n) < 0)
+        return -ENOMEM;
+    /* calloc: pages are committed as blocks are first used. */
+    l1->data = calloc(ns, DFSTORE_BLOCK);
+    l1->slots = calloc(ns, sizeof(*l1->slots));
+    l1->free_slots = calloc(ns, sizeof(*l1->free_slots));
+    if (!l1->data || !l1->slots || !l1->free_slots || u64map_reserve(&l1->slot_of, ns) < 0)
+        goto free_all;
+    for (uint64_t i = 0; i < ns; i++)
+        l1->free_slots[i] = (uint32_t)(ns - 1 - i);
+    l1->nfree = ns;
+    l1->nslots = (uint32_t)ns;
+    l1->capacity = l1->stats.capacity = n;
+    return 0;
+
+free_all:
+    df_l1_fini(l1);
+    return -ENOMEM;
+}
+
+void df_l1_fini(struct df_l1 *l1)
+{
+    if (l1->ndirty)
+        log_error("dfstore: L1 closed with %llu dirty blocks", (unsigned long long)l1->ndirty);
+    cache_fini(&l1->policy);
+    u64map_free(&l1->slot_of);
+    free(l1->data);
+    free(l1->slots);
+    free(l1->free_slots);
+    memset(l1, 0, sizeof(*l1));
+}
+
+/* ---- slots ---- */
+
+static uint8_t *slot_data(struct df_l1 *l1, uint32_t slot)
+{
+    return l1->data + (size_t)slot * DFSTORE_BLOCK;
+}
+
+static uint64_t slot_find(const struct df_l1 *l1, uint64_t vb)
+{
+    return u64map_get(&l1->slot_of, vb);
+}
+
+static void slot_free(struct df_l1 *l1, uint32_t slot)
+{
+    l1->slots[slot] = (struct l1_slot){ .state = SLOT_FREE };
+    l1->free_slots[l1->nfree++] = slot;
+}
+
+/* Takes a clean block out of the map and the policy.  Its slot is freed,
+ * or, while a fill into it is in flight, left in state for the fill's
+ * completion to free (ORPHAN: evicted; STALE: written meanwhile). */
+static void block_forget(struct df_l1 *l1, uint64_t vb, uint8_t state)
+{
+    uint64_t s = slot_find(l1, vb);
+
+    if (s == U64MAP_NONE)
+        return;
+    u64map_del(&l1->slot_of, vb);
+    cache_remove(&l1->policy, vb);
+    if (l1->slots[s].state == SLOT_FILLING)
+        l1->slots[s].state = state;
+    else
+        slot_free(l1, (uint32_t)s);
+}
+
+/* The policy evicted vb: a dirty block stays mapped (EVICTING) until its
+ * write-back completes; a clean one goes. */
+static void victim_out(struct df_l1 *l1, uint64_t vb)
+{
+    uint64_t s = slot_find(l1, vb);
+
+    l1->stats.evictions++;
+    if (s == U64MAP_NONE)
+        return;
+    if (l1->slots[s].dirty) {
+        const uint32_t one[1] = { (uint32_t)s };
+        l1->slots[s].state = SLOT_EVICTING;
+        if (!l1->slots[s].wb)
+            wb_issue(l1, one, 1);
+        return;
+    }
+    block_forget(l1, vb, SLOT_ORPHAN);
+}
+
+/* Makes vb resident (the policy may evict a block for it) and gives it a
+ * slot in state; UINT32_MAX when no slot is free (vb is then not cached). */
+static uint32_t block_add(struct df_l1 *l1, uint64_t vb, uint8_t state)
+{
+    struct cache_victim v;
+    uint32_t slot;
+
+    (void)cache_access(&l1->policy, vb, 0, &v);
+    if (v.valid)
+        victim_out(l1, v.key);
+    if (l1->nfree == 0) {
+        cache_remove(&l1->policy, vb);
+        return UINT32_MAX;
+    }
+    slot = l1->free_slots[--l1->nfree];
+    l1->slots[slot] = (struct l1_slot){ .vb = vb, .state = state };
+    (void)u64map_put(&l1->slot_of, vb, slot);  /* reserved for every slot */
+    return slot;
+}
+
+/* A cached block was used: the policy's MRU end (not while evicting). */
+static void block_touch(struct df_l1 *l1, uint32_t slot)
+{
+    struct cache_victim v;
+
+    if (l1->slots[slot].state == SLOT_VALID)
+        (void)cache_access(&l1->policy, l1->slots[slot].vb, 0, &v);  /* a hit: no victim */
+}
+
+static void slot_dirty(struct df_l1 *l1, uint32_t slot)
+{
+    if (!l1->slots[slot].dirty) {
+        l1->slots[slot].dirty = 1;
+        l1->ndirty++;
+    }
+    l1->slots[slot].latest_seq = ++l1->wseq;
+}
+
+/* ---- iovecs ---- */
+
+static uint64_t iov_len(const struct iovec *iov, int niov)
+{
+    uint64_t n = 0;
+
+    for (int i = 0; i < niov; i++)
+        n += iov[i].iov_len;
+    return n;
+}
+
+/* Copies src into the buffers of iov, in order, until they are full. */
+static void copy_out(const struct iovec *iov, int niov, const uint8_t *src)
+{
+    for (int i = 0; i < niov; i++) {
+        memcpy(iov[i].iov_base, src, iov[i].iov_len);
+        src += iov[i].iov_len;
+    }
+}
+
+/* Copies len bytes of the iov stream, from byte skip on, to dst. */
+static void copy_in(uint8_t *dst, const struct iovec *iov, int niov, uint64_t skip, uint64_t len)
+{
+    for (int i = 0; i < niov && len > 0; i++) {
+        uint64_t n = iov[i].iov_len;
+        if (skip >= n) {
+            skip -= n;
+            continue;
+        }
+        n -= skip;
+        if (n > len)
+            n = len;
+        memcpy(dst, (const uint8_t *)iov[i].iov_base + skip, n);
+        dst += n;
+        len -= n;
+        skip = 0;
+    }
+}
+
+/* ---- completions without volume I/O ---- */
+
+static void done_run(struct evloop *loop, uint64_t id, void *user)
+{
+    struct done_ctx ctx = *(struct done_ctx *)user;
+
+    free(user);
+    ctx.l1->inflight--;
+    ctx.cb(ctx.l1->vol, 0, ctx.user);
+}
+
+/* Queues cb(0) on the loop; NULL when out of memory (nothing queued). */
+static struct done_ctx *done_later(struct df_l1 *l1, iraid_cb cb, void *user)
+{
+    struct done_ctx *ctx = malloc(sizeof(*ctx));
+
+    if (!ctx)
+        return NULL;
+    *ctx = (struct done_ctx){ l1, cb, user };
+    if (evloop_defer(l1->loop, done_run, ctx) == 0) {
+        free(ctx);
+        return NULL;
+    }
+    l1->inflight++;
+    return ctx;
+}
+
+/* ---- reads ---- */
+
+static int bypass_read(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int niov,
+                       iraid_cb cb, void *user)
+{
+    l1->stats.bypasses++;
+    return iraid_readv(l1->vol, off, iov, niov, cb, user);
+}
+
+static void fill_done(struct iraid_volume *vol, int status, void *user)
+{
+    struct fill_ctx *ctx = user;
+    struct df_l1 *l1 = ctx->l1;
+    iraid_cb cb = ctx->cb;
+    void *cb_user = ctx->user;
+    uint32_t slot = ctx->slot;
+
+    l1->inflight--;
+    if (status == 0)
+        copy_out(ctx->iov, ctx->niov, slot_data(l1, slot) + ctx->in);
+    if (l1->slots[slot].state != SLOT_FILLING) {
+        slot_free(l1, slot);            /* evicted or written meanwhile */
+    } else if (status == 0) {
+        l1->slots[slot].state = SLOT_VALID;
+    } else {
+        /* Out of the map (FILLING becomes STALE, not freed there), then
+         * freed here. */
+        block_forget(l1, l1->slots[slot].vb, SLOT_STALE);
+        slot_free(l1, slot);
+    }
+    free(ctx);
+    cb(vol, status, cb_user);
+}
+
+static int read_fill(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int niov,
+                     iraid_cb cb, void *user)
+{
+    struct fill_ctx *ctx = malloc(sizeof(*ctx) + (size_t)niov * sizeof(*iov));
+    uint64_t vb = off / DFSTORE_BLOCK;
+    struct iovec whole;
+    uint32_t slot;
+    int rc;
+
+    if (!ctx)
+        return bypass_read(l1, off, iov, niov, cb, user);
+    if ((slot = block_add(l1, vb, SLOT_FILLING)) == UINT32_MAX) {
+        free(ctx);
+        return bypass_read(l1, off, iov, niov, cb, user);
+    }
+    *ctx = (struct fill_ctx){ .l1 = l1, .slot = slot, .in = (uint32_t)(off % DFSTORE_BLOCK),
+                              .cb = cb, .user = user, .niov = niov };
+    memcpy(ctx->iov, iov, (size_t)niov * sizeof(*iov));
+    whole = (struct iovec){ slot_data(l1, slot), DFSTORE_BLOCK };
+    if ((rc = iraid_readv(l1->vol, vb * DFSTORE_BLOCK, &whole, 1, fill_done, ctx)) < 0) {
+        l1->slots[slot].state = SLOT_VALID;  /* nothing in flight: freed at once */
+        block_forget(l1, vb, SLOT_STALE);
+        free(ctx);
+        return rc;
+    }
+    l1->inflight++;
+    l1->stats.misses++;
+    return 0;
+}
+
+static int read_hit(struct df_l1 *l1, uint32_t slot, uint64_t off, const struct iovec *iov,
+                    int niov, iraid_cb cb, void *user)
+{
+    if (!done_later(l1, cb, user))
+        return -ENOMEM;
+    copy_out(iov, niov, slot_data(l1, slot) + off % DFSTORE_BLOCK);
+    block_touch(l1, slot);
+    l1->stats.hits++;
+    return 0;
+}
+
+/* Whether any block of [off, off + len) holds bytes the volume lacks. */
+static int range_dirty(const struct df_l1 *l1, uint64_t off, uint64_t len)
+{
+    for (uint64_t vb = off / DFSTORE_BLOCK; vb * DFSTORE_BLOCK < off + len; vb++) {
+        uint64_t s = slot_find(l1, vb);
+        if (s != U64MAP_NONE && l1->slots[s].dirty)
+            return 1;
+    }
+    return 0;
+}
+
+int df_l1_readv(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int niov, iraid_cb cb,
+                void *user)
+{
+    uint64_t len = iov_len(iov, niov), vb = off / DFSTORE_BLOCK, slot;
+
+    if (l1->capacity == 0 || !cb || len == 0)
+        return iraid_readv(l1->vol, off, iov, niov, cb, user);
+    if ((off + len - 1) / DFSTORE_BLOCK != vb) {
+        /* The store reads within one block; a read across blocks goes
+         * around the cache, which only works while they are clean. */
+        if (range_dirty(l1, off, len)) {
+            log_error("dfstore: L1: a read across dirty blocks at %llu", (unsigned long long)off);
+            return -EINVAL;
+        }
+        return bypass_read(l1, off, iov, niov, cb, user);
+    }
+    slot = slot_find(l1, vb);
+    if (slot == U64MAP_NONE)
+        return read_fill(l1, off, iov, niov, cb, user);
+    if (l1->slots[slot].state == SLOT_FILLING)
+        return bypass_read(l1, off, iov, niov, cb, user);  /* clean: the volume has it */
+    return read_hit(l1, (uint32_t)slot, off, iov, niov, cb, user);
+}
+
+/* ---- writes ---- */
+
+/* Whether a write of [off, off + len) can be absorbed: every block cached
+ * (not being filled) or covered whole, with a free slot for each of the
+ * latter (block_add takes at most one each). */
+static int absorbable(const struct df_l1 *l1, uint64_t off, uint64_t len)
+{
+    uint64_t need = 0;
+
+    /* Adding its whole blocks must not evict its own cached ones (they are
+     * touched first, so only a write of more than the cache could). */
+    if ((off + len - 1) / DFSTORE_BLOCK - off / DFSTORE_BLOCK + 1 > l1->capacity / 2)
+        return 0;
+    for (uint64_t vb = off / DFSTORE_BLOCK; vb * DFSTORE_BLOCK < off + len; vb++) {
+        uint64_t s = slot_find(l1, vb);
+        if (s != U64MAP_NONE) {
+            if (l1->slots[s].state == SLOT_FILLING)
+                return 0;
+        } else if (vb * DFSTORE_BLOCK < off || (vb + 1) * DFSTORE_BLOCK > off + len) {
+            return 0;
+        } else {
+            need++;
+        }
+    }
+    return need <= l1->nfree;
+}
+
+/* The bytes of a write into the cached blocks it touches.  absorb: every
+ * block takes them and becomes dirty (whole blocks are added).  Else the
+ * write goes to the volume too: cached blocks take the bytes (dirty ones
+ * stay dirty, with a new sequence, so that a write-back in flight with
+ * older bytes is followed by one with these), whole blocks are added
+ * clean, blocks being filled are forgotten. */
+static void write_into(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int niov,
+                       uint64_t len, int absorb)
+{
+    /* Its cached blocks to the MRU end first, so that adding its whole
+     * blocks evicts none of them (an absorbed write has nowhere else to
+     * put their bytes). */
+    for (uint64_t vb = off / DFSTORE_BLOCK; vb * DFSTORE_BLOCK < off + len; vb++) {
+        uint64_t s = slot_find(l1, vb);
+        if (s != U64MAP_NONE && l1->slots[s].state == SLOT_VALID)
+            block_touch(l1, (uint32_t)s);
+    }
+    for (uint64_t done = 0; done < len;) {
+        uint64_t vb = (off + done) / DFSTORE_BLOCK, in = (off + done) % DFSTORE_BLOCK;
+        uint64_t n = DFSTORE_BLOCK - in < len - done ? DFSTORE_BLOCK - in : len - done;
+        uint64_t slot = slot_find(l1, vb);
+
+        if (slot != U64MAP_NONE && l1->slots[slot].state == SLOT_FILLING) {
+            block_forget(l1, vb, SLOT_STALE);
+            slot = U64MAP_NONE;
+        }
+        if (slot != U64MAP_NONE)
+            block_touch(l1, (uint32_t)slot);
+        else if (n == DFSTORE_BLOCK && (slot = block_add(l1, vb, SLOT_VALID)) == UINT32_MAX)
+            slot = U64MAP_NONE;
+        if (slot != U64MAP_NONE) {
+            copy_in(slot_data(l1, (uint32_t)slot) + in, iov, niov, done, n);
+            if (absorb || l1->slots[slot].dirty)
+                slot_dirty(l1, (uint32_t)slot);
+            l1->stats.write_updates++;
+        }
+        done += n;
+    }
+}
+
+static void watermark_run(struct evloop *loop, uint64_t id, void *user)
+{
+    struct df_l1 *l1 = user;
+
+    l1->watermark_pass = 0;
+    l1->inflight--;
+    wb_pass(l1);
+}
+
+/* Over 3/4 dirty: write back everything dirty, from the loop. */
+static void watermark_check(struct df_l1 *l1)
+{
+    if (l1->ndirty * 4 <= l1->capacity * 3 || l1->watermark_pass)
+        return;
+    if (evloop_defer(l1->loop, watermark_run, l1)) {
+        l1->watermark_pass = 1;
+        l1->inflight++;
+    }
+}
+
+static void write_done(struct iraid_volume *vol, int status, void *user)
+{
+    struct write_ctx ctx = *(struct write_ctx *)user;
+
+    free(user);
+    ctx.l1->inflight--;
+    /* The volume's bytes are unknown after a failed write: clean blocks of
+     * it go; dirty ones keep theirs and are written back later. */
+    for (uint64_t vb = ctx.off / DFSTORE_BLOCK; status < 0 && vb * DFSTORE_BLOCK < ctx.off + ctx.len;
+         vb++) {
+        uint64_t s = slot_find(ctx.l1, vb);
+        if (s != U64MAP_NONE && !ctx.l1->slots[s].dirty)
+            block_forget(ctx.l1, vb, SLOT_STALE);
+    }
+    ctx.cb(vol, status, ctx.user);
+}
+
+int df_l1_writev(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int niov, iraid_cb cb,
+                 void *user)
+{
+    uint64_t len = iov_len(iov, niov);
+    struct write_ctx *ctx;
+    int rc;
+
+    if (l1->capacity == 0 || !cb || len == 0)
+        return iraid_writev(l1->vol, off, iov, niov, cb, user);
+    if (absorbable(l1, off, len) && done_later(l1, cb, user)) {
+        write_into(l1, off, iov, niov, len, 1);
+        l1->stats.writes_absorbed++;
+        watermark_check(l1);
+        return 0;
+    }
+    if (!(ctx = malloc(sizeof(*ctx))))
+        return -ENOMEM;
+    *ctx = (struct write_ctx){ l1, off, len, cb, user };
+    if ((rc = iraid_writev(l1->vol, off, iov, niov, write_done, ctx)) < 0) {
+        free(ctx);
+        return rc;
+    }
+    l1->inflight++;
+    write_into(l1, off, iov, niov, len, 0);
+    return 0;
+}
+
+/* ---- write-back ---- */
+
+static void round_check(struct df_l1 *l1);
+
+/* A block of the running flush round is done: clean, or written back up
+ * to the round's sequence, or failed (the round reports the error). */
+static void round_count(struct df_l1 *l1, uint32_t slot, int status)
+{
+    struct l1_slot *s = &l1->slots[slot];
+
+    if (!s->in_round)
+        return;
+    if (status < 0 && l1->round_status == 0)
+        l1->round_status = status;
+    if (status < 0 || !s->dirty || s->durable_seq >= l1->round_seq) {
+        s->in_round = 0;
+        l1->round_pending--;
+    }
+}
+
+static void wb_done(struct iraid_volume *vol, int status, void *user)
+{
+    struct wb_ctx *ctx = user;
+    struct df_l1 *l1 = ctx->l1;
+    int again = 0;
+
+    l1->inflight--;
+    if (status < 0)
+        log_error("dfstore: L1 write-back of %u blocks at volume block %llu failed: %s", ctx->n,
+                  (unsigned long long)l1->slots[ctx->slot[0]].vb, strerror(-status));
+    for (uint32_t i = 0; i < ctx->n; i++) {
+        struct l1_slot *s = &l1->slots[ctx->slot[i]];
+        s->wb = 0;
+        if (status == 0) {
+            if (ctx->seq[i] > s->durable_seq)
+                s->durable_seq = ctx->seq[i];
+            if (s->latest_seq == ctx->seq[i]) {
+                s->dirty = 0;
+                l1->ndirty--;
+            }
+            l1->stats.writebacks++;
+        }
+        round_count(l1, ctx->slot[i], status);
+        if (s->state == SLOT_EVICTING && !s->dirty) {
+            u64map_del(&l1->slot_of, s->vb);
+            slot_free(l1, ctx->slot[i]);
+        } else if (s->dirty && status == 0 && (s->in_round || s->state == SLOT_EVICTING)) {
+            again = 1;      /* written meanwhile: the newer bytes go out too */
+        }
+    }
+    l1->stats.writeback_ios++;
+    free(ctx->copy);
+    free(ctx);
+    /* A failed block waits for the next round (within about a second). */
+    if (again)
+        wb_pass(l1);
+    round_check(l1);
+}
+
+/* Writes back slots[0..n) (adjacent volume blocks) in one request. */
+static void wb_issue(struct df_l1 *l1, const uint32_t *slots, uint32_t n)
+{
+    struct wb_ctx *ctx = calloc(1, sizeof(*ctx));
+    struct iovec iov;
+    int rc = -ENOMEM;
+
+    if (ctx && (ctx->copy = malloc((size_t)n * DFSTORE_BLOCK))) {
+        ctx->l1 = l1;
+        ctx->n = n;
+        for (uint32_t i = 0; i < n; i++) {
+            ctx->slot[i] = slots[i];
+            ctx->seq[i] = l1->slots[slots[i]].latest_seq;
+            memcpy(ctx->copy + (size_t)i * DFSTORE_BLOCK, slot_data(l1, slots[i]), DFSTORE_BLOCK);
+            l1->slots[slots[i]].wb = 1;
+        }
+        iov = (struct iovec){ ctx->copy, (size_t)n * DFSTORE_BLOCK };
+        rc = iraid_writev(l1->vol, l1->slots[slots[0]].vb * DFSTORE_BLOCK, &iov, 1, wb_done, ctx);
+    }
+    if (rc == 0) {
+        l1->inflight++;
+        return;
+    }
+    log_error("dfstore: cannot start an L1 write-back: %s", strerror(-rc));
+    for (uint32_t i = 0; i < n; i++) {
+        l1->slots[slots[i]].wb = 0;
+        round_count(l1, slots[i], rc);
+    }
+    if (ctx)
+        free(ctx->copy);
+    free(ctx);
+    round_check(l1);
+}
+
+static int by_block(const void *a, const void *b, void *arg)
+{
+    const struct l1_slot *slots = arg;
+    uint64_t x = slots[*(const uint32_t *)a].vb, y = slots[*(const uint32_t *)b].vb;
+
+    return x < y ? -1 : x > y;
+}
+
+/* Writes back every dirty block without a write-back in flight, sorted
+ * by volume block and gathered into runs of adjacent blocks, so that
+ * RAID-5 sees whole stripes where the dirty blocks make them. */
+static void wb_pass(struct df_l1 *l1)
+{
+    uint32_t *todo = malloc((size_t)l1->nslots * sizeof(*todo)), n = 0, start = 0;
+
+    if (!todo) {
+        log_error("dfstore: L1: no memory for a write-back pass; retried by the next flush");
+        return;
+    }
+    for (uint32_t s = 0; s < l1->nslots; s++)
+        if (l1->slots[s].dirty && !l1->slots[s].wb)
+            todo[n++] = s;
+    qsort_r(todo, n, sizeof(*todo), by_block, l1->slots);
+    for (uint32_t i = 1; i <= n; i++) {
+        if (i < n && i - start < L1_RUN_BLOCKS &&
+            l1->slots[todo[i]].vb == l1->slots[todo[i - 1]].vb + 1)
+            continue;
+        wb_issue(l1, todo + start, i - start);
+        start = i;
+    }
+    free(todo);
+}
+
+/* ---- flush rounds ---- */
+
+static void round_start(struct df_l1 *l1);
+
+static void round_flushed(struct iraid_volume *vol, int status, void *user)
+{
+    struct df_l1 *l1 = user;
+    struct l1_flush *w = l1->round_waiters;
+
+    l1->inflight--;
+    if (l1->round_status < 0)
+        status = l1->round_status;
+    l1->round_waiters = NULL;
+    l1->round_state = ROUND_IDLE;
+    if (l1->next_waiters)
+        round_start(l1);
+    while (w) {
+        struct l1_flush *next = w->next;
+        w->cb(l1->vol, status, w->user);
+        free(w);
+        w = next;
+    }
+}
+
+static void round_fail_run(struct evloop *loop, uint64_t id, void *user)
+{
+    struct df_l1 *l1 = user;
+
+    round_flushed(l1->vol, l1->round_status, l1);
+}
+
+/* Once every block of the round is written back: the volume flush. */
+static void round_check(struct df_l1 *l1)
+{
+    int rc;
+
+    if (l1->round_state != ROUND_WRITING || l1->round_pending > 0)
+        return;
+    l1->round_state = ROUND_FLUSHING;
+    l1->inflight++;             /* the flush, or the deferred report */
+    if ((rc = iraid_flush(l1->vol, round_flushed, l1)) == 0)
+        return;
+    if (l1->round_status == 0)
+        l1->round_status = rc;
+    /* Never inside df_l1_flush: its caller expects cb later. */
+    if (evloop_defer(l1->loop, round_fail_run, l1) == 0) {
+        log_error("dfstore: L1: no memory to report a failed flush; reporting it now");
+        round_flushed(l1->vol, rc, l1);
+    }
+}
+
+/* Takes the waiting flushes and waits until every block dirty now is
+ * written back up to the writes absorbed so far. */
+static void round_start(struct df_l1 *l1)
+{
+    l1->round_waiters = l1->next_waiters;
+    l1->next_waiters = NULL;
+    l1->round_state = ROUND_WRITING;
+    l1->round_seq = l1->wseq;
+    l1->round_status = 0;
+    l1->round_pending = 0;
+    l1->stats.flushes++;
+    for (uint32_t s = 0; s < l1->nslots; s++) {
+        struct l1_slot *sl = &l1->slots[s];
+        if (sl->dirty && sl->durable_seq < l1->round_seq) {
+            sl->in_round = 1;
+            l1->round_pending++;
+        }
+    }
+    wb_pass(l1);
+    round_check(l1);
+}
+
+int df_l1_flush(struct df_l1 *l1, iraid_cb cb, void *user)
+{
+    struct l1_flush *w, **tail;
+
+    if (l1->capacity == 0 || !cb)
+        return iraid_flush(l1->vol, cb, user);
+    if (!(w = malloc(sizeof(*w))))
+        return -ENOMEM;
+    *w = (struct l1_flush){ cb, user, NULL };
+    for (tail = &l1->next_waiters; *tail; tail = &(*tail)->next)
+        ;
+    *tail = w;
+    if (l1->round_state == ROUND_IDLE)
+        round_start(l1);
+    return 0;
+}
+
+int df_l1_busy(const struct df_l1 *l1)
+{
+    return l1->inflight > 0 || l1->round_state != ROUND_IDLE || l1->next_waiters;
+}
+
+void df_l1_get_stats(const struct df_l1 *l1, struct df_l1_stats *out)
+{
+    *out = l1->stats;
+    out->resident = l1->policy.resident;
+    out->dirty = l1->ndirty;
+}

@@ -1,0 +1,137 @@
+/* The I/O node's L1 cache (uCache's L1, the journal paper's section 3): the
+ * store's volume blocks (DFSTORE_BLOCK, 64 KiB) kept in memory, LRU
+ * (cache/cache.h's "lru" policy), write-back, in front of the iRAID
+ * volume.  io.c sends every volume read and write of the store through
+ * df_l1_readv/writev and commit.c its flushes through df_l1_flush; they
+ * have iraid_readv/writev/flush's contract (iraid/volume.h: 0 and cb
+ * exactly once later from the loop, or a negative errno and no cb).
+ *
+ * Reads within one block: a hit is copied out (completion deferred on the
+ * loop); a miss reads the whole block in (a fill) and copies from it.
+ * Writes are absorbed when every block they touch is cached (or covered
+ * whole, and a slot is free): the bytes go into the slots, the blocks
+ * become dirty, and the write completes from the loop without volume I/O.
+ * Other writes go through to the volume as before, after updating the
+ * cached blocks they touch (which stay dirty if they were).
+ *
+ * Write-back: a dirty block reaches the volume when it is evicted, when
+ * df_l1_flush runs (the store's commit rounds: every sync, and within
+ * about a second of any write, DF_COMMIT_MS), and when more than 3/4 of
+ * the cache is dirty (high watermark).  Write-backs are gathered: dirty
+ * blocks sorted by volume offset go out in runs of adjacent blocks (up to
+ * L1_RUN_BLOCKS), so a RAID-5 volume sees whole stripes (no reads of old
+ * data or parity).  df_l1_flush completes when every write completed
+ * before it reached the volume, then the volume flush: durability is what
+ * it was without the cache (a sync returns when its data are durable on
+ * the targets); acknowledged writes not yet synced are lost if the I/O
+ * node dies, as the sync contract allows.
+ *
+ * Ordering: one write-back per block at a time, from a copy of the slots
+ * (RAID-5 computes parity from the buffer it writes, which must not change
+ * meanwhile); a write to a block whose write-back is in flight lands in
+ * the slot and makes it dirty again (latest_seq), so the completion leaves
+ * it dirty and a later write-back carries the new bytes.  A write that
+ * goes to the volume while a write-back of its block is in flight comes
+ * after it: iRAID runs the writes of one stripe in order.  Every write
+ * into a slot has a sequence number; a flush round started at sequence S
+ * waits until each block dirty then has durable_seq >= S or is clean.  The store runs one operation per
+ * datafile at a time and a block belongs to one datafile, so no read of a
+ * block runs while its write does.
+ *
+ * Slots (capacity + capacity/8 spare + 4, one 64 KiB buffer each,
+ * allocated by df_l1_init):
+ *   FREE -> FILLING (a fill in flight) -> VALID
+ *   FILLING -> ORPHAN (evicted meanwhile) or STALE (written meanwhile,
+ *       or failed) -> FREE when the fill completes
+ *   VALID (dirty) -> EVICTING (evicted by the policy while dirty: still
+ *       mapped and readable, its write-back in flight) -> FREE once clean
+ * A miss or a write that finds no free slot (the spares all evicting)
+ * bypasses the cache.
+ *
+ * Memory: slots x (64 KiB + 64 bytes of state and map) + the policy's 78
+ * bytes per block at most, plus a context per request in flight and the
+ * copies of the write-backs in flight (at most the dirty blocks). */
+#ifndef IPVFS_DFSTORE_L1CACHE_H
+#define IPVFS_DFSTORE_L1CACHE_H
+
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "cache/cache.h"
+#include "common/evloop.h"
+#include "common/u64map.h"
+#include "iraid/volume.h"
+
+/* Blocks in one gathered write-back. */
+#define L1_RUN_BLOCKS 32
+
+struct df_l1_stats {
+    uint64_t capacity;          /* blocks; 0 = off */
+    uint64_t resident;          /* blocks cached now */
+    uint64_t dirty;             /* blocks dirty now */
+    uint64_t hits, misses;      /* reads within one block */
+    uint64_t bypasses;          /* reads not cached (spanning, no slot, no memory) */
+    uint64_t evictions;
+    uint64_t write_updates;     /* cached blocks a write updated or added */
+    uint64_t writes_absorbed;   /* writes completed without volume I/O */
+    uint64_t writebacks;        /* blocks written back */
+    uint64_t writeback_ios;     /* volume writes that carried them */
+    uint64_t flushes;           /* flush rounds */
+};
+
+struct l1_slot {
+    uint64_t vb;                /* volume block */
+    uint64_t latest_seq;        /* of the last write into it */
+    uint64_t durable_seq;       /* covered by a completed write-back */
+    uint8_t state;
+    uint8_t dirty;
+    uint8_t wb;                 /* a write-back in flight */
+    uint8_t in_round;           /* counted by the running flush round */
+};
+
+struct l1_flush;                /* a waiting df_l1_flush */
+
+struct df_l1 {
+    struct evloop *loop;
+    struct iraid_volume *vol;
+    uint64_t capacity;          /* blocks; 0 = off */
+    uint32_t nslots;
+    struct cache policy;
+    uint8_t *data;              /* nslots x DFSTORE_BLOCK */
+    struct l1_slot *slots;
+    uint32_t *free_slots;       /* stack */
+    uint64_t nfree;
+    struct u64map slot_of;      /* volume block -> slot (FILLING, VALID, EVICTING) */
+    uint64_t wseq;              /* absorbed writes so far */
+    uint64_t ndirty;
+    int round_state;            /* IDLE, WRITING (write-backs), FLUSHING (the volume) */
+    uint64_t round_seq;         /* the running round waits for writes up to this */
+    uint64_t round_pending;     /* blocks it still waits for */
+    int round_status;           /* its first error */
+    struct l1_flush *round_waiters, *next_waiters;
+    int watermark_pass;         /* a deferred write-back pass is queued */
+    uint64_t inflight;          /* fills, write-backs, writes and deferred
+                                 * completions not yet completed */
+    struct df_l1_stats stats;
+};
+
+/* Sets up l1 over vol with bytes of cache (rounded down to blocks; 0 =
+ * off, every call passes through).  0, -EINVAL (2^31 blocks or more),
+ * -ENOMEM. */
+int df_l1_init(struct df_l1 *l1, struct evloop *loop, struct iraid_volume *vol, uint64_t bytes);
+/* Frees everything; nothing may be in flight and nothing dirty (a flush
+ * completed after the last write). */
+void df_l1_fini(struct df_l1 *l1);
+int df_l1_readv(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int niov, iraid_cb cb,
+                void *user);
+int df_l1_writev(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int niov, iraid_cb cb,
+                 void *user);
+/* Writes back every block dirty now (gathered), then flushes the volume;
+ * cb gets the first error. */
+int df_l1_flush(struct df_l1 *l1, iraid_cb cb, void *user);
+void df_l1_get_stats(const struct df_l1 *l1, struct df_l1_stats *out);
+/* Nonzero while anything of the cache is in flight or queued (wait for 0
+ * before df_l1_fini; a write-back after an eviction may outlive a flush). */
+int df_l1_busy(const struct df_l1 *l1);
+
+#endif

@@ -1,0 +1,135 @@
+#!/bin/bash
+# l1-ior.sh: IOR write then read of a file smaller than the I/O nodes' L1,
+# cache off (--cache-l1 0) against on (--cache-l1 SIZE), side by side in
+# one run: the two configurations take turns in each trial, each on a fresh
+# cluster (default 2 I/O nodes x 2 targets, RAID-0) started through
+# test/lib.sh.
+#
+#   benchmarks/l1-ior.sh [BUILDDIR]
+#
+# Per run: ipvfs-ior (4 ranks, L1IOR_BLOCK per rank, L1IOR_XFER transfers) write
+# with fsync then read, the servers' CPU time (utime + stime of every
+# serving process, from /proc, over the whole run) per GiB moved, and the
+# L1 hit ratio from ipvfs-ctl stats --json.  A verifying run (every byte
+# checked) follows each configuration's first trial.  Output in OUTDIR:
+# NAME-trials.csv (every run), NAME.csv (medians), NAME.txt (table,
+# command, date), NAME.png (bars); NAME is L1IOR_NAME (default l1-ior).
+#
+# Environment: BENCH_OUT (OUTDIR, default BUILDDIR/bench-results),
+# BENCH_TRIALS (default 3), L1IOR_BLOCK (per rank, default 8m: 32 MiB in
+# all, 16 MiB per I/O node), L1IOR_XFER (default 1m), L1IOR_CACHE (default
+# 64M, the default L1), L1IOR_NIO and L1IOR_NT (default 2 and 2; 1 and 3
+# is one RAID-5 I/O node, where 64 KiB writes are partial stripes).
+set -u
+IPVFS_SRCDIR=${IPVFS_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+IPVFS_BUILDDIR=$(cd "${1:-${IPVFS_BUILDDIR:-_build}}" && pwd)
+export IPVFS_SRCDIR IPVFS_BUILDDIR
+out=${BENCH_OUT:-$IPVFS_BUILDDIR/bench-results}
+trials=${BENCH_TRIALS:-3}
+block=${L1IOR_BLOCK:-8m}
+cache=${L1IOR_CACHE:-64M}
+xfer=${L1IOR_XFER:-1m}
+nio=${L1IOR_NIO:-2}
+nt=${L1IOR_NT:-2}
+name=${L1IOR_NAME:-l1-ior}
+lib=$IPVFS_BUILDDIR/adio/libipvfs-romio.so
+ior=$IPVFS_BUILDDIR/benchmarks/ipvfs-ior
+for f in "$lib" "$ior"; do
+    [ -e "$f" ] || { echo "l1-ior.sh: $f is not built" >&2; exit 1; }
+done
+. "$IPVFS_SRCDIR/test/lib.sh"
+mkdir -p "$out"
+trials_csv=$out/$name-trials.csv
+echo "trial,config,op,MiBps,server_cpu_s_per_GiB,l1_hit_ratio" >"$trials_csv"
+
+run_ior() {
+    timeout -k 5 300 mpiexec -n 4 env LD_PRELOAD="$lib" "$ior" -f ipvfs:/bench/l1ior -b "$block" \
+        -t "$xfer" -w -r -e "$@"
+}
+
+# cpu_ticks PIDS: utime + stime of the processes, in clock ticks.
+cpu_ticks() {
+    local t=0 p
+    for p in "$@"; do
+        t=$((t + $(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null || echo 0)))
+    done
+    echo "$t"
+}
+
+# one TRIAL CONFIG CACHE: a fresh cluster, the timed run, rows to the CSV.
+one() {
+    local trial=$1 config=$2 size=$3 res pids ticks0 ticks1 hit bytes
+    ipvfs_start_cluster "$nio" "$nt" --target-size 1G --cache-l1 "$size"
+    pids=$(ipvfs_serving_pids)
+    # shellcheck disable=SC2086
+    ticks0=$(cpu_ticks $pids)
+    res=$(run_ior) || ipvfs_fail "ipvfs-ior failed ($config): $res"
+    # shellcheck disable=SC2086
+    ticks1=$(cpu_ticks $pids)
+    hit=$(ipvfs-ctl stats --json | python3 -c '
+import json, sys
+l = [r["l1"] for r in json.load(sys.stdin)["ranks"] if "l1" in r]
+h = sum(x["hits"] for x in l); n = h + sum(x["misses"] + x["bypasses"] for x in l)
+print("%.3f" % (h / n if n else 0))')
+    if [ "$trial" = 1 ]; then
+        run_ior -v >/dev/null || ipvfs_fail "verification failed ($config)"
+    fi
+    ipvfs_stop_cluster
+    bytes=$(echo "$res" | sed -n 's/^RESULT op=write .* bytes=\([0-9]*\).*/\1/p')
+    for op in write read; do
+        local bw
+        bw=$(echo "$res" | sed -n "s/^RESULT op=$op .*MiBps=\([0-9.]*\).*/\1/p")
+        awk -v t="$trial" -v c="$config" -v op="$op" -v bw="$bw" -v tk=$((ticks1 - ticks0)) \
+            -v hz="$(getconf CLK_TCK)" -v b="${bytes:-0}" -v h="$hit" \
+            'BEGIN { printf "%s,%s,%s,%s,%.3f,%s\n", t, c, op, bw, (b > 0 ? tk / hz / (2 * b / 2^30) : 0), h }' \
+            >>"$trials_csv"
+    done
+}
+
+for t in $(seq "$trials"); do
+    one "$t" off 0
+    one "$t" on "$cache"
+done
+
+python3 - "$trials_csv" "$out/$name" "$*" "$block" "$cache" "$xfer" "$nio x $nt" <<'PY'
+import csv, statistics, sys, datetime
+rows = list(csv.DictReader(open(sys.argv[1])))
+out, args, block, cache, xfer, shape = sys.argv[2:8]
+med = {}
+for cfg in ("off", "on"):
+    for op in ("write", "read"):
+        r = [x for x in rows if x["config"] == cfg and x["op"] == op]
+        med[cfg, op] = (statistics.median(float(x["MiBps"]) for x in r),
+                        statistics.median(float(x["server_cpu_s_per_GiB"]) for x in r),
+                        statistics.median(float(x["l1_hit_ratio"]) for x in r))
+with open(out + ".csv", "w") as f:
+    f.write("config,op,MiBps,server_cpu_s_per_GiB,l1_hit_ratio\n")
+    for (cfg, op), v in med.items():
+        f.write("%s,%s,%.1f,%.3f,%.3f\n" % (cfg, op, *v))
+with open(out + ".txt", "w") as f:
+    f.write("benchmarks/l1-ior.sh %s   (%s; 4 ranks x %s, %s transfers, %s (I/O nodes x "
+            "targets), --cache-l1 0 vs %s; median of %d trials)\n" % (
+                args or "_build", datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), block, xfer,
+                shape, cache, len(rows) // 4))
+    f.write("config  op      MiBps  server_cpu_s/GiB(write+read run)  l1_hit_ratio\n")
+    for (cfg, op), v in med.items():
+        f.write("%-7s %-6s %7.1f  %8.3f  %.3f\n" % (cfg, op, *v))
+    for op in ("write", "read"):
+        f.write("on/off %s: %.2fx\n" % (op, med["on", op][0] / med["off", op][0]))
+print(open(out + ".txt").read())
+PY
+
+gnuplot <<GP
+set terminal pngcairo size 700,450 font ",10"
+set output "$out/$name.png"
+set datafile separator ","
+set style data histograms
+set style histogram clustered
+set style fill solid 0.8
+set ylabel "MiB/s (median)"
+set yrange [0:*]
+set title "IOR ($nio x $nt, $xfer transfers) write then read, file < L1: --cache-l1 0 vs $cache"
+set key top left
+plot "< grep ',write,' $out/$name.csv" using 3:xtic(1) title "write", \
+     "< grep ',read,' $out/$name.csv" using 3 title "read"
+GP

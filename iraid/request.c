@@ -207,8 +207,14 @@ static void req_round_done(struct iraid_req *req)
         req->next_phase = NULL;
         req_reset_parts(req);
         phase(req);
-        if (req->status == 0 && (req->status = req_submit(req)) == 0)
-            return;
+        /* req_submit() may end req itself (an empty round): touch req
+         * again only when it refused the round. */
+        if (req->status == 0) {
+            int rc = req_submit(req);
+            if (rc == 0)
+                return;
+            req->status = rc;
+        }
     }
     req_finish(req);
 }
@@ -303,9 +309,11 @@ static struct scsi_task *part_queue(struct iraid_part *p)
  * libiscsi refuses one, the parts already queued are cancelled (their
  * callbacks run inside this call, libiscsi cancels locally and at once),
  * so on a negative return nothing of req is in flight and the caller ends
- * it.  The extra pending count keeps a cancelled round from completing
- * before this function is done with req.  A part for a member that is not
- * live fails the round with -EIO, or is skipped under tolerate_down. */
+ * it.  On 0 the round may have completed inside this call (nothing to
+ * queue) and req be freed: the caller must not touch req after a 0.  The
+ * extra pending count keeps a cancelled round from completing before this
+ * function is done with req.  A part for a member that is not live fails
+ * the round with -EIO, or is skipped under tolerate_down. */
 static int req_submit(struct iraid_req *req)
 {
     struct iraid_volume *vol = req->vol;
@@ -352,9 +360,14 @@ static int req_submit(struct iraid_req *req)
 
 void req_launch(struct iraid_req *req)
 {
+    int rc;
+
     req_link(req);
-    if ((req->status = req_submit(req)) < 0)
+    /* On 0, req may already be ended and freed (an empty round). */
+    if ((rc = req_submit(req)) < 0) {
+        req->status = rc;
         req_finish(req);
+    }
 }
 
 /* First submission from a public entry point: a refused request ends here

@@ -99,6 +99,7 @@ int ipvfs_file_open(struct ipvfs_client *c, const char *path, const struct ipvfs
 {
     struct ipvfs_lookup_req req = { 0 };
     struct ipvfs_entry entry;
+    struct ipvfs_error first;
     int in_doubt, rc = check_path(path, "open", out_err);
 
     if (rc < 0)
@@ -111,7 +112,9 @@ int ipvfs_file_open(struct ipvfs_client *c, const char *path, const struct ipvfs
     req.stripe_factor = args->stripe_factor;
     req.path_len = (uint32_t)strlen(path);
     rc = meta_call(c, IPVFS_OP_LOOKUP, args->create ? "create" : "open", &req, sizeof(req), path,
-                   (req.flags & IPVFS_LOOKUP_EXCL) != 0, &in_doubt, &entry, out_err);
+                   (req.flags & IPVFS_LOOKUP_EXCL) != 0, &in_doubt, &entry, &first);
+    if (rc < 0 && !(in_doubt && (req.flags & IPVFS_LOOKUP_EXCL)) && out_err)
+        *out_err = first;
     if (rc < 0 && in_doubt && (req.flags & IPVFS_LOOKUP_EXCL)) {
         /* the metadata rank went away after an exclusive create reached it:
          * the file may be ours already, so open-or-create it (retry.h).
@@ -265,7 +268,7 @@ static int remove_path(struct ipvfs_client *c, const char *path, unsigned flags,
 {
     struct ipvfs_path_req req = { 0 };
     struct ipvfs_entry entry;
-    struct ipvfs_error ignored;
+    struct ipvfs_error ignored, first;
     uint32_t left;
     int in_doubt, rc = check_path(path, "remove", out_err);
 
@@ -274,7 +277,9 @@ static int remove_path(struct ipvfs_client *c, const char *path, unsigned flags,
     req.path_len = (uint32_t)strlen(path);
     req.flags = (flags & IPVFS_RM_DIR) ? IPVFS_REMOVE_DIR : 0;
     rc = meta_call(c, IPVFS_OP_REMOVE, "remove", &req, sizeof(req), path, 1, &in_doubt, &entry,
-                   out_err);
+                   &first);
+    if (rc < 0 && !in_doubt && out_err)
+        *out_err = first;
     if (rc < 0 && in_doubt) {
         /* the metadata rank went away after the REMOVE reached it: ask
          * again; ENOENT then means the first one did it (the name and its

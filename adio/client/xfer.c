@@ -279,8 +279,9 @@ static void chan_retry_later(struct engine *e, struct chan *ch, int err, const c
         ch->retry_at = now + delay;
         return;
     }
-    snprintf(msg, sizeof(msg), "connection lost (%s), reconnecting for %.1f s: %s",
-             strerror(ch->lost_err), (double)(now - ch->lost_ms) / 1000.0, detail);
+    snprintf(msg, sizeof(msg), "connection lost (%s), reconnecting for %.1f s%s%s",
+             strerror(ch->lost_err), (double)(now - ch->lost_ms) / 1000.0,
+             detail[0] ? ": " : "", detail);
     chan_fail(e, ch, err, msg);
 }
 
@@ -375,6 +376,10 @@ static int setup_chans(struct engine *e, size_t n)
         struct chan *ch = &e->chans[k];
         int fd = conn_get(c, ch->rank, msg, sizeof(msg));
 
+        /* a server that resets the HELLO is dying (it accepted, then
+         * died): reconnect as after a lost connection */
+        if (fd < 0 && !ch->lost_err && retry_after_lost(-fd))
+            ch->lost_err = -fd;
         if (fd < 0 && ch->lost_err) {
             ch->lost_ms = now_ms();
             chan_retry_later(e, ch, -fd, msg);

@@ -4,8 +4,9 @@
 # it reachable (DF_SYNC or the background commit), so a crash in between
 # may lose it.  The MPI program writes without a sync; the I/O node 1's
 # serving process is killed with kill -9 and restarted by its supervisor;
-# the program's MPI_File_sync must then fail on every rank naming that
-# rank, never report success, and a new write and sync must work after it.
+# the program's MPI_File_sync of one file and MPI_File_close (no sync) of
+# another must then fail on every rank naming that rank, never report
+# success, and a new write and sync must work after it.
 set -u
 . "$IPVFS_SRCDIR/test/lib.sh"
 . "$IPVFS_SRCDIR/test/mpi/e2e_lib.sh"

@@ -139,7 +139,9 @@ int ipvfs_sync_verf(struct ipvfs_file *f, uint64_t *out_verf, struct ipvfs_error
     return df_all(f, IPVFS_OP_DF_SYNC, "sync", NULL, NULL, NULL, out_verf, out_err);
 }
 
-int ipvfs_sync_check(struct ipvfs_file *f, const uint64_t *verf, struct ipvfs_error *out_err)
+/* The verifier check of ipvfs_sync_check, for op (sync or close). */
+static int check_verifiers(struct ipvfs_file *f, const uint64_t *verf, const char *op,
+                           struct ipvfs_error *out_err)
 {
     long lost_rank = -1;
     char detail[128];
@@ -152,7 +154,38 @@ int ipvfs_sync_check(struct ipvfs_file *f, const uint64_t *verf, struct ipvfs_er
         return 0;
     snprintf(detail, sizeof(detail), "server rank %ld restarted; writes acknowledged since "
              "the last sync may be lost", lost_rank);
-    return client_error(out_err, EIO, "sync", f->path, f->client, lost_rank, detail);
+    return client_error(out_err, EIO, op, f->path, f->client, lost_rank, detail);
+}
+
+int ipvfs_sync_check(struct ipvfs_file *f, const uint64_t *verf, struct ipvfs_error *out_err)
+{
+    return check_verifiers(f, verf, "sync", out_err);
+}
+
+int ipvfs_close_check(struct ipvfs_file *f, struct ipvfs_error *out_err)
+{
+    uint8_t *skip = calloc(f->layout.factor, 1);
+    uint64_t *verf = calloc(f->layout.factor, sizeof(*verf));
+    uint32_t unsynced = 0;
+    int rc = 0;
+
+    if (!skip || !verf) {
+        rc = client_error(out_err, ENOMEM, "close", f->path, NULL, -1, NULL);
+        goto free_all;
+    }
+    for (uint32_t i = 0; i < f->layout.factor; i++) {
+        skip[i] = !f->verf[i].unsynced;
+        unsynced += !skip[i];
+    }
+    /* DF_GETSIZE: the cheapest reply that carries the verifier */
+    if (unsynced)
+        rc = df_all(f, IPVFS_OP_DF_GETSIZE, "close", NULL, skip, NULL, verf, out_err);
+    if (unsynced && rc == 0)
+        rc = check_verifiers(f, verf, "close", out_err);
+free_all:
+    free(verf);
+    free(skip);
+    return rc;
 }
 
 int ipvfs_sync(struct ipvfs_file *f, struct ipvfs_error *out_err)

@@ -214,6 +214,13 @@ int ipvfs_sync(struct ipvfs_file *file, struct ipvfs_error *out_err);
  * Checks nothing and changes no state of the file. */
 int ipvfs_sync_verf(struct ipvfs_file *file, uint64_t *out_verf, struct ipvfs_error *out_err);
 
+/* At close, without a sync: asks the I/O nodes of the datafiles that this
+ * process wrote since its last sync for their verifier (DF_GETSIZE) and
+ * fails with EIO as ipvfs_sync when one restarted since (or with the
+ * transport's error when one cannot be reached).  0 at once when there
+ * were no such writes.  Does not make anything durable. */
+int ipvfs_close_check(struct ipvfs_file *file, struct ipvfs_error *out_err);
+
 /* The check alone, after a sync made by any process (verf: its
  * ipvfs_sync_verf result, which must have started after this process's
  * writes to the file completed): EIO as ipvfs_sync when this process's

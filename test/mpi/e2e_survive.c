@@ -20,10 +20,11 @@
  *       makes it once the metadata rank restarted).  Every call must
  *       succeed.
  *   e2e_survive lost PATH MARKER TEXT
- *       writes 1 MiB per rank without a sync, prints "written", waits for
- *       MARKER (the test kills an I/O node and waits for its restart), then
- *       MPI_File_sync must fail on every rank with an error containing
- *       TEXT.  A second write and sync must then succeed and read back.
+ *       writes 1 MiB per rank to PATH and PATH.closed without a sync,
+ *       prints "written", waits for MARKER (the test kills an I/O node and
+ *       waits for its restart), then MPI_File_close of PATH.closed and
+ *       MPI_File_sync of PATH must fail on every rank with an error
+ *       containing TEXT.  A second write and sync must then succeed and read back.
  */
 #include "e2e_util.h"
 
@@ -220,21 +221,34 @@ static void do_lost(const char *path, const char *marker, const char *text)
 {
     const MPI_Offset block = 1 << 20;
     unsigned char *buf = malloc((size_t)block);
-    char s[MPI_MAX_ERROR_STRING];
+    char s[MPI_MAX_ERROR_STRING], path2[512];
     MPI_Status st;
-    MPI_File fh;
+    MPI_File fh, fh2;
     int rc;
 
+    snprintf(path2, sizeof(path2), "%s.closed", path);
     E2E_MPI(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR,
                           MPI_INFO_NULL, &fh));
+    E2E_MPI(MPI_File_open(MPI_COMM_WORLD, path2, MPI_MODE_CREATE | MPI_MODE_RDWR,
+                          MPI_INFO_NULL, &fh2));
     e2e_fill(buf, (uint64_t)region_off(0, block), (size_t)block, 1);
     E2E_MPI(MPI_File_write_at(fh, region_off(0, block), buf, (int)block, MPI_BYTE, &st));
+    E2E_MPI(MPI_File_write_at(fh2, region_off(0, block), buf, (int)block, MPI_BYTE, &st));
     MPI_Barrier(MPI_COMM_WORLD);
     if (e2e_rank == 0) {
         printf("written\n");
         fflush(stdout);
     }
     wait_marker(marker);
+    /* a close without a sync: the verifier is checked all the same */
+    rc = MPI_File_close(&fh2);
+    if (rc == MPI_SUCCESS) {
+        E2E_FAIL("the close after the restart succeeded");
+    } else {
+        err_string(rc, s);
+        printf("rank %d: close failed: %s\n", e2e_rank, s);
+        E2E_CHECK(strstr(s, text) != NULL, "the close's error lacks \"%s\"", text);
+    }
     rc = MPI_File_sync(fh);
     if (rc == MPI_SUCCESS) {
         E2E_FAIL("the sync after the restart succeeded");

@@ -14,8 +14,9 @@
  *   the connection.  Any other op before HELLO likewise.
  * - A server answers requests of one connection in the order received.
  * - A header with a wrong magic or version, an unknown op, or a body_len
- *   over IPVFS_MAX_BODY ends that connection (after an EPROTO or EMSGSIZE
- *   reply where the header could be read); other connections go on.
+ *   over IPVFS_MAX_BODY ends that connection (after an EPROTO,
+ *   EPROTONOSUPPORT (version) or EMSGSIZE reply where the header could be
+ *   read); other connections go on.
  * - Bodies whose counts or lengths disagree with body_len get EINVAL.
  * - Keepalive: while a request of a connection has been in progress for
  *   IPVFS_PROGRESS_MS or more (a sync of much data, a READ waiting its
@@ -39,8 +40,12 @@
 
 #define IPVFS_PROTO_MAGIC   0x46565049u  /* "IPVF" in memory order */
 /* 2: READ carries the client's schedule in flags (server-side ordering) and
- * struct ipvfs_client_stat grew reads_waited/last_wait_seq. */
-/* 4: an I/O node's STATUS reply ends with struct ipvfs_l1_status. */
+ * struct ipvfs_client_stat grew reads_waited/last_wait_seq.
+ * 4: struct ipvfs_io_rep and struct ipvfs_df_rep carry the I/O node's write
+ * verifier.  A header of another version gets EPROTONOSUPPORT with a
+ * message, in a reply header of the request's version (the header is the
+ * same in every version), so an older client reads the refusal.  An I/O
+ * node's STATUS reply ends with struct ipvfs_l1_status. */
 #define IPVFS_PROTO_VERSION 4
 #define IPVFS_SECRET_LEN    32
 
@@ -218,7 +223,20 @@ struct ipvfs_pair {
 struct ipvfs_io_rep {
     uint64_t bytes;          /* bytes read or written */
     uint64_t df_size;        /* datafile size after the operation */
+    uint64_t verifier;       /* the I/O node's write verifier (below) */
 };
+
+/* Write verifier (as NFSv3's): each serving process of an I/O node draws a
+ * random 64-bit id when it starts; READ, WRITE and DF_* replies carry it.
+ * A WRITE (or DF_TRUNCATE, DF_PREALLOC) is acknowledged once its data is
+ * on the volume, but the datafile store's block map and sizes that make it
+ * reachable are committed later (at DF_SYNC, or by the background commit
+ * within about a second): a crash of the serving process in between may
+ * lose acknowledged writes.  Only DF_SYNC's success makes them durable.
+ * So a client remembers, per file and I/O node, the verifier of the replies
+ * to its writes since its last DF_SYNC; when a later reply (a write's or
+ * the DF_SYNC's) carries another verifier, the I/O node restarted and
+ * those writes may be gone: the sync must report it, not succeed. */
 
 /* DF_GETSIZE, DF_TRUNCATE (arg: new size), DF_SYNC (handle 0: everything),
  * DF_REMOVE, DF_PREALLOC (arg: allocate, zero-filled, up to this size and
@@ -229,6 +247,7 @@ struct ipvfs_df_req {
 };
 struct ipvfs_df_rep {
     uint64_t value;          /* GETSIZE: size; others: datafile size after */
+    uint64_t verifier;       /* the I/O node's write verifier */
 };
 
 /* STATUS: empty body.  Reply body: struct ipvfs_status_rep. */

@@ -12,8 +12,9 @@
  *
  * Every function returns 0 (or a descriptor) or a negative errno value:
  * -ETIMEDOUT, -ECONNRESET and the like from the transport, -EPROTO for a
- * reply that breaks the protocol (wrong magic or version, another op or
- * req_id, a body over IPVFS_MAX_BODY).  After a transport or protocol error
+ * reply that breaks the protocol (wrong magic, another op or req_id, a
+ * body over IPVFS_MAX_BODY), -EPROTONOSUPPORT for a reply of another
+ * protocol version (an older or newer server).  After a transport or protocol error
  * the connection is out of step: close it.  A server's error status is no
  * such failure: it comes back in the reply. */
 #ifndef IPVFS_WIRE_H

@@ -13,6 +13,14 @@ check_PROGRAMS += test/test_client_xfer
 test_test_client_xfer_SOURCES = test/test_client_xfer.c
 test_test_client_xfer_LDADD = adio/client/libipvfs-client.la $(CMOCKA_LIBS)
 test_test_client_xfer_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+check_PROGRAMS += test/test_client_reconnect
+test_test_client_reconnect_SOURCES = test/test_client_reconnect.c
+test_test_client_reconnect_LDADD = adio/client/libipvfs-client.la $(CMOCKA_LIBS)
+test_test_client_reconnect_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+check_PROGRAMS += test/test_client_retry
+test_test_client_retry_SOURCES = test/test_client_retry.c
+test_test_client_retry_LDADD = adio/client/libipvfs-client.la $(CMOCKA_LIBS)
+test_test_client_retry_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 
 # MPI programs: plain MPI (no ROMIO of ours linked); the scripts preload
 # libipvfs-romio.so.
@@ -20,7 +28,10 @@ test_test_client_xfer_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 # which must stay out of the link line.
 E2E_MPI_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS)
 check_PROGRAMS += test/mpi/e2e_io test/mpi/e2e_persist test/mpi/e2e_errors test/mpi/e2e_listio
-check_PROGRAMS += test/mpi/e2e_nonblock
+check_PROGRAMS += test/mpi/e2e_nonblock test/mpi/e2e_survive
+test_mpi_e2e_survive_SOURCES = test/mpi/e2e_survive.c test/mpi/e2e_util.h
+test_mpi_e2e_survive_CPPFLAGS = $(E2E_MPI_CPPFLAGS)
+test_mpi_e2e_survive_LDADD = $(MPI_LIBS)
 test_mpi_e2e_nonblock_SOURCES = test/mpi/e2e_nonblock.c test/mpi/e2e_util.h
 test_mpi_e2e_nonblock_CPPFLAGS = $(E2E_MPI_CPPFLAGS)
 test_mpi_e2e_nonblock_LDADD = $(MPI_LIBS)

@@ -17,7 +17,7 @@ import ipvfs_proto as P
 from ipvfs_proto import MAGIC, VERSION, REPLY, HDR, send, reply
 
 globals().update({k: v for k, v in P.OP.items() if k != "REPLY"})   # HELLO, LOOKUP, ...
-EACCES, EINVAL, EPROTO, EMSGSIZE, EOPNOTSUPP = 13, 22, 71, 90, 95
+EACCES, EINVAL, EPROTO, EMSGSIZE, EOPNOTSUPP, EPROTONOSUPPORT = 13, 22, 71, 90, 95, 93
 
 secret, ranks = P.read_map(sys.argv[1])
 failures = []
@@ -54,9 +54,12 @@ def lookup_req(path, flags=1, factor=0, unit=0, path_len=None):
                        len(path) if path_len is None else path_len, 0) + path
 
 # -- framing errors: an error reply, then the connection closes
-for name, kw in [("wrong magic", dict(magic=0x12345678)), ("wrong version", dict(version=9))]:
-    s = connect(); send(s, STATUS, **kw); r = reply(s)
-    check(r is not None and r[1] == EPROTO and is_closed(s), name + " -> EPROTO + close")
+s = connect(); send(s, STATUS, magic=0x12345678); r = reply(s)
+check(r is not None and r[1] == EPROTO and is_closed(s), "wrong magic -> EPROTO + close")
+# another version: refused in a reply of that version, with a message
+s = connect(); send(s, STATUS, version=VERSION - 1); r = reply(s)
+check(r is not None and r[1] == EPROTONOSUPPORT and is_closed(s) and
+      b"protocol version %d" % (VERSION - 1) in r[3], "older version -> EPROTONOSUPPORT + close")
 s = authed(); send(s, 999); r = reply(s)
 check(r is not None and r[1] == EPROTO and is_closed(s), "unknown op -> EPROTO + close")
 s = authed(); send(s, STATUS | REPLY); r = reply(s)
@@ -125,11 +128,11 @@ ok = r is not None and r[1] == 0 and struct.unpack("<QQ", r[3][:16]) == (8, 4099
 check(ok, "WRITE two pairs -> 8 bytes, df_size 4099 (got %r)" % ((r[1], r[3][:16]) if r else None,))
 send(s, READ, struct.pack("<QII", h, 3, 0) + struct.pack("<QQQQQQ", 0, 5, 4096, 3, 8000, 10))
 r = reply(s)
-check(r is not None and r[1] == 0 and r[3][16:] == data + bytes(10), "READ back, past EOF zero-filled")
+check(r is not None and r[1] == 0 and r[3][24:] == data + bytes(10), "READ back, past EOF zero-filled")
 send(s, DF_SYNC, struct.pack("<QQ", h, 0)); r = reply(s)
 check(r is not None and r[1] == 0, "DF_SYNC")
 send(s, DF_GETSIZE, struct.pack("<QQ", h, 0)); r = reply(s)
-check(r is not None and r[1] == 0 and struct.unpack("<Q", r[3])[0] == 4099, "DF_GETSIZE")
+check(r is not None and r[1] == 0 and struct.unpack("<QQ", r[3])[0] == 4099, "DF_GETSIZE")
 send(s, DF_REMOVE, struct.pack("<QQ", h, 0)); r = reply(s)
 check(r is not None and r[1] == 0, "DF_REMOVE")
 
@@ -140,7 +143,7 @@ send(s, WRITE, struct.pack("<QII", h + 1, 2, 0) + pairs + big); r = reply(s)
 check(r is not None and r[1] == 0 and struct.unpack("<QQ", r[3][:16]) == (8 << 20, 21 << 20),
       "8 MiB WRITE")
 send(s, READ, struct.pack("<QII", h + 1, 2, 0) + pairs); r = reply(s)
-check(r is not None and r[1] == 0 and r[3][16:] == big, "8 MiB READ back")
+check(r is not None and r[1] == 0 and r[3][24:] == big, "8 MiB READ back")
 send(s, READ, struct.pack("<QII", h + 1, 1, 0) + struct.pack("<QQ", 0, (8 << 20) + 1)); r = reply(s)
 check(r is not None and r[1] == EINVAL, "READ over 8 MiB -> EINVAL")
 send(s, DF_REMOVE, struct.pack("<QQ", h + 1, 0)); r = reply(s)

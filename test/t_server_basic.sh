@@ -122,7 +122,7 @@ else:
     assert st == 0 and struct.unpack("<I", body[:4])[0] == 0, ("orphans left", body[:24])
     io = session([r[:2] for r in ranks.values() if r[2] & 2 and r[3] == first][0])
     st, rep = P.call(io, P.OP["READ"], struct.pack("<QIIQQ", handle, 1, 0, 0, 4096))
-    assert st == 0 and rep[16:] == bytes(4096), "the orphan's data is still there"
+    assert st == 0 and rep[24:] == bytes(4096), "the orphan's data is still there"
 PYEOF
 }
 orphan make || ipvfs_fail "making an orphan"

@@ -32,8 +32,8 @@ if mode == "write":
     if len(sys.argv) > 5:
         call(24, struct.pack("<QQ", handle, 0))
 else:
-    got = call(20, io)[16:]
-    size = struct.unpack("<Q", call(22, struct.pack("<QQ", handle, 0)))[0]
+    got = call(20, io)[24:]
+    size = struct.unpack("<QQ", call(22, struct.pack("<QQ", handle, 0)))[0]
     assert got == data, "data differs after the restart"
     assert size == (5 << 20) + 123457, size
 PYEOF

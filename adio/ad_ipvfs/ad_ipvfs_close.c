@@ -1,4 +1,6 @@
-/* Close: drops the file; connections stay cached for other files.
+/* Close: drops the file; connections stay cached for other files.  A rank
+ * whose writes since the last sync may have been lost in an I/O node's
+ * restart gets the write verifier's error.
  *
  * Delete-on-close: ROMIO's ADIO_Close calls this first and then, on
  * ranklist[0] only, ADIO_Delete, which reaches ADIOI_IPVFS_Delete without
@@ -25,9 +27,23 @@ static void remove_at_close(ADIO_File fd, int *error_code)
     ADIOI_IPVFS_Note_removed(fd->filename);
 }
 
+/* Writes of this rank since the last sync that an I/O node's restart may
+ * have lost fail the close (the write verifier, as MPI_File_sync checks
+ * it; no sync here).  Each rank answers for its own writes, without a
+ * collective call: ROMIO may close on some ranks only. */
+static void check_lost_writes(ADIO_File fd, int *error_code)
+{
+    static char myname[] = "ADIOI_IPVFS_CLOSE";
+    struct ipvfs_error err;
+
+    if (ipvfs_close_check(ADIOI_IPVFS_File(fd), &err) < 0 && *error_code == MPI_SUCCESS)
+        *error_code = ADIOI_IPVFS_Error(myname, __LINE__, &err);
+}
+
 void ADIOI_IPVFS_Close(ADIO_File fd, int *error_code)
 {
     *error_code = MPI_SUCCESS;
+    check_lost_writes(fd, error_code);
     if (fd->access_mode & ADIO_DELETE_ON_CLOSE)
         remove_at_close(fd, error_code);
     ipvfs_file_close(ADIOI_IPVFS_File(fd));

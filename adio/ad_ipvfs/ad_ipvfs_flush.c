@@ -1,22 +1,56 @@
 /* MPI_File_sync (collective): once every rank's writes have returned, one
- * rank syncs every datafile; the outcome is broadcast, and when it is
- * success the data is durable on all ranks' return. */
+ * rank syncs every datafile; the outcome and the I/O nodes' write
+ * verifiers are broadcast, every rank checks its own writes since the last
+ * sync against them (a changed verifier: an I/O node restarted and may have
+ * lost them, common/proto.h), and all ranks return the same outcome: the
+ * lowest rank's error.  On success the data is durable on all ranks'
+ * return. */
 #include "ad_ipvfs.h"
 
 #include <string.h>
 
+/* The sync and its verifiers, on root; the sync's error on every rank. */
+static void sync_at_root(struct ipvfs_file *file, MPI_Comm comm, int root, uint64_t *verf,
+                         struct ipvfs_error *out_err)
+{
+    int rank;
+
+    MPI_Comm_rank(comm, &rank);
+    if (rank == root)
+        (void) ipvfs_sync_verf(file, verf, out_err);
+    MPI_Bcast(out_err, (int) sizeof(*out_err), MPI_BYTE, root, comm);
+    if (!out_err->code)
+        MPI_Bcast(verf, (int) file->layout.factor, MPI_UINT64_T, root, comm);
+}
+
+/* Every rank checks its writes; the lowest rank that found a loss tells
+ * the others. */
+static void check_everywhere(struct ipvfs_file *file, MPI_Comm comm, const uint64_t *verf,
+                             struct ipvfs_error *out_err)
+{
+    int rank, nprocs, mine, first;
+
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &nprocs);
+    mine = ipvfs_sync_check(file, verf, out_err) < 0 ? rank : nprocs;
+    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
+    if (first < nprocs)
+        MPI_Bcast(out_err, (int) sizeof(*out_err), MPI_BYTE, first, comm);
+}
+
 void ADIOI_IPVFS_Flush(ADIO_File fd, int *error_code)
 {
     static char myname[] = "ADIOI_IPVFS_FLUSH";
+    struct ipvfs_file *file = ADIOI_IPVFS_File(fd);
     struct ipvfs_error err;
-    int rank, root = fd->hints->ranklist[0];
+    uint64_t *verf = ADIOI_Calloc(file->layout.factor, sizeof(*verf));
 
     memset(&err, 0, sizeof(err));
-    MPI_Comm_rank(fd->comm, &rank);
     /* the barrier orders everyone's completed writes before the sync */
     MPI_Barrier(fd->comm);
-    if (rank == root)
-        (void) ipvfs_sync(ADIOI_IPVFS_File(fd), &err);
-    MPI_Bcast(&err, (int) sizeof(err), MPI_BYTE, root, fd->comm);
+    sync_at_root(file, fd->comm, fd->hints->ranklist[0], verf, &err);
+    if (!err.code)
+        check_everywhere(file, fd->comm, verf, &err);
+    ADIOI_Free(verf);
     *error_code = err.code ? ADIOI_IPVFS_Error(myname, __LINE__, &err) : MPI_SUCCESS;
 }

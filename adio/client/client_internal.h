@@ -24,6 +24,7 @@ struct ipvfs_client {
     uint64_t sched_rng;         /* random-IOS generator state */
     int connect_ms;
     int request_ms;
+    int reconnect_ms;           /* reconnect deadline (retry.h) */
     int refs;
     struct xfer_batch *queue_head;  /* started batches; the head runs (xfer.c) */
     struct xfer_batch *queue_tail;
@@ -31,9 +32,11 @@ struct ipvfs_client {
 };
 
 /* One request of a batch run by xfer_run().  The caller fills rank, op,
- * flags, send_iov and recv_iov; send_iov[0] is reserved: xfer_run() points
- * it at hdr.  recv_iov receives the reply body of a successful reply, which
- * must hold exactly that many bytes.  Both iovec arrays are consumed. */
+ * flags, send_iov and recv_iov (and once); send_iov[0] is reserved:
+ * xfer_run() points it at hdr.  recv_iov receives the reply body of a
+ * successful reply, which must hold exactly that many bytes.  Both iovec
+ * arrays are consumed.  When a connection breaks, the engine reconnects
+ * and sends its unanswered requests again where retry.h allows it. */
 struct xfer_req {
     uint32_t rank;
     uint16_t op;
@@ -42,10 +45,13 @@ struct xfer_req {
     int send_cnt;
     struct iovec *recv_iov;
     int recv_cnt;
+    int once;            /* never send it twice (retry.h), e.g. an exclusive create */
     /* filled by xfer_run */
     struct ipvfs_hdr hdr;
     int err;             /* positive errno: server status or transport */
     int transport;       /* err came from the connection, not the server */
+    int in_doubt;        /* transport err after it was sent whole: the
+                          * server may have done it */
     char msg[256];       /* the server's message or the transport detail */
 };
 
@@ -111,6 +117,21 @@ int client_xfer_error(struct ipvfs_error *out_err, const struct xfer_req *r, con
  * NULL: all of them). */
 int client_size_except(struct ipvfs_file *f, const uint8_t *known, uint64_t *out_size,
                        struct ipvfs_error *out_err);
+
+/* Write verifiers of one datafile's I/O node, seen by this process since
+ * its last sync of the file (common/proto.h, "Write verifier"). */
+struct file_verf {
+    uint64_t verifier;   /* of the replies to the writes since the last sync */
+    uint8_t unsynced;    /* writes acknowledged since the last sync */
+    uint8_t changed;     /* one of them came from another incarnation */
+};
+/* Pure state changes (verf.c): a write acknowledged with verifier v; and a
+ * sync whose reply carried v, which resets the state and returns 1 when
+ * the writes since the last sync may be lost (the verifier changed). */
+void verf_note_write(struct file_verf *s, uint64_t v);
+int verf_note_sync(struct file_verf *s, uint64_t v);
+/* Datafile index of I/O node `server` in f's layout. */
+uint32_t client_dfile_of(const struct ipvfs_file *f, uint32_t server);
 
 /* Server rank of I/O node io_index, or -1 when the map has none. */
 long client_io_rank(const struct ipvfs_client *c, uint32_t io_index);

@@ -1,5 +1,6 @@
 /* Clients (one per map path, shared) and their connections to server ranks. */
 #include "adio/client/client_internal.h"
+#include "adio/client/retry.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -138,6 +139,7 @@ int ipvfs_client_get(const char *map_path, uint32_t client_id,
     c->sched_rng = ((uint64_t)client_id + 1) * 0x9E3779B97F4A7C15ull ^ (uint64_t)getpid() << 20;
     c->connect_ms = client_env_ms("IPVFS_TIMEOUT_MS", IPVFS_CLIENT_CONNECT_MS);
     c->request_ms = client_env_ms("IPVFS_TIMEOUT_MS", IPVFS_CLIENT_REQUEST_MS);
+    c->reconnect_ms = client_env_ms("IPVFS_RECONNECT_MS", IPVFS_CLIENT_RECONNECT_MS);
     c->refs = 1;
     c->next = registry;
     registry = c;

@@ -149,7 +149,7 @@ static int read_count(struct ipvfs_file *f, const struct io_batch *b,
     if (!seen)
         return client_error(out_err, ENOMEM, "read", f->path, NULL, -1, NULL);
     for (size_t i = 0; i < b->plan.nreqs; i++) {
-        uint32_t dfile = (b->plan.reqs[i].server + l->nio - l->first_server) % l->nio;
+        uint32_t dfile = client_dfile_of(f, b->plan.reqs[i].server);
         uint64_t s = stripe_file_size(l, dfile, b->slots[i].rep.df_size);
 
         seen[dfile] = 1;
@@ -249,6 +249,12 @@ static int aio_result(struct ipvfs_aio *a, long failed, uint64_t *out_bytes,
     struct ipvfs_file *f = a->f;
     int rc;
 
+    /* every acknowledged write counts for the next sync's verifier check,
+     * also when another request of the access failed */
+    for (size_t i = 0; a->writing && i < a->b.plan.nreqs; i++)
+        if (!a->b.reqs[i].err)
+            verf_note_write(&f->verf[client_dfile_of(f, a->b.plan.reqs[i].server)],
+                            a->b.slots[i].rep.verifier);
     if (failed >= 0)
         return client_xfer_error(out_err, &a->b.reqs[failed], a->writing ? "write" : "read",
                                  f->path, f->client);

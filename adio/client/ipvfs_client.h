@@ -7,12 +7,21 @@
  *   server map.  ipvfs_client_get() shares one client per map path inside a
  *   process (reference counted); ipvfs_client_put() drops a reference.
  * - Connections to server ranks are opened lazily, on the first request that
- *   needs them, and start with HELLO carrying the map's secret.  A cached
- *   connection found closed by its server, or one that failed during a call,
- *   is dropped; the next call opens a new one (once per call: a server that
- *   stays down gives an error, never a retry loop).  Before reconnecting the
- *   client re-reads the map when the file changed, so a restarted cluster
- *   (new ports, same --data) is found again.
+ *   needs them, and start with HELLO carrying the map's secret.  Before
+ *   connecting the client re-reads the map when the file changed, so a
+ *   restarted cluster (new ports, same --data) is found again.
+ * - A server rank whose serving process died is restarted by its
+ *   supervisor on the same port: a connection that breaks (reset, closed;
+ *   or a cached one found closed) is reconnected with backoff, and the
+ *   requests that were in flight on it are sent again where that is safe,
+ *   all within IPVFS_CLIENT_RECONNECT_MS (30 s; IPVFS_RECONNECT_MS) from
+ *   the break; the rules per operation are in adio/client/retry.h.  A
+ *   refused connect (nobody holds the port: the rank is gone) and a request
+ *   timeout (a hung server) are never retried.  A reconnect blocks the
+ *   calling thread for its connect and HELLO.
+ * - Writes are acknowledged before they are durable; a server restart may
+ *   lose them, which the write verifier reveals at the next sync: see
+ *   ipvfs_sync().
  * - Time limits: connecting gives up after 3 s, a request after 8 s without
  *   progress (IPVFS_CLIENT_CONNECT_MS, IPVFS_CLIENT_REQUEST_MS); the
  *   environment variable IPVFS_TIMEOUT_MS (positive integer,
@@ -95,11 +104,14 @@ struct ipvfs_io_opts {
 
 /* An open iPVFS file.  The fields are read-only for users (opts: set it
  * through ipvfs_file_set_opts()). */
+struct file_verf;
 struct ipvfs_file {
     struct ipvfs_client *client;
     struct ipvfs_entry entry;     /* as the metadata rank returned it */
     struct stripe_layout layout;  /* derived from entry and the map */
     struct ipvfs_io_opts opts;
+    struct file_verf *verf;       /* per datafile: write verifiers since the
+                                   * last sync (client-internal) */
     char path[];                  /* absolute path inside iPVFS */
 };
 
@@ -189,8 +201,34 @@ int ipvfs_resize(struct ipvfs_file *file, uint64_t size, struct ipvfs_error *out
 int ipvfs_preallocate(struct ipvfs_file *file, uint64_t size, struct ipvfs_error *out_err);
 
 /* DF_SYNC of every datafile: when it returns 0, all data written before it
- * (by anyone) survives a crash of the servers. */
+ * (by anyone) survives a crash of the servers.  It fails with EIO ("server
+ * rank N restarted; writes acknowledged since the last sync may be lost")
+ * when an I/O node restarted since this process's writes to the file that
+ * it acknowledged after the last sync (the write verifier changed); the
+ * file's verifier state starts afresh then, so later writes and syncs
+ * work.  ipvfs_sync is ipvfs_sync_verf then ipvfs_sync_check. */
 int ipvfs_sync(struct ipvfs_file *file, struct ipvfs_error *out_err);
+
+/* The sync alone: DF_SYNC of every datafile; out_verf (NULL, or
+ * file->layout.factor entries) gets each datafile's I/O node's verifier.
+ * Checks nothing and changes no state of the file. */
+int ipvfs_sync_verf(struct ipvfs_file *file, uint64_t *out_verf, struct ipvfs_error *out_err);
+
+/* At close, without a sync: asks the I/O nodes of the datafiles that this
+ * process wrote since its last sync for their verifier (DF_GETSIZE) and
+ * fails with EIO as ipvfs_sync when one restarted since (or with the
+ * transport's error when one cannot be reached).  0 at once when there
+ * were no such writes.  Does not make anything durable. */
+int ipvfs_close_check(struct ipvfs_file *file, struct ipvfs_error *out_err);
+
+/* The check alone, after a sync made by any process (verf: its
+ * ipvfs_sync_verf result, which must have started after this process's
+ * writes to the file completed): EIO as ipvfs_sync when this process's
+ * writes since its last check may be lost.  Either way they count as
+ * synced afterwards.  For collective syncs (ad_ipvfs: one rank syncs, all
+ * check). */
+int ipvfs_sync_check(struct ipvfs_file *file, const uint64_t *verf,
+                     struct ipvfs_error *out_err);
 
 /* Contiguous I/O of len bytes at offset (any sizes, 64-bit).  Reads store
  * in *out_bytes the bytes that lie before the end of the file (the rest of

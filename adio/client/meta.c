@@ -27,10 +27,11 @@ static long metadata_rank(const struct ipvfs_client *c)
 }
 
 /* Sends a metadata request with body (fixed part, path) and reads back an
- * entry. */
+ * entry.  once: the request must not go twice (retry.h); *out_in_doubt
+ * (may be NULL) says whether a failed request may have been done. */
 static int meta_call(struct ipvfs_client *c, uint16_t op, const char *opname, const void *fixed,
-                     size_t fixed_len, const char *path, struct ipvfs_entry *out_entry,
-                     struct ipvfs_error *out_err)
+                     size_t fixed_len, const char *path, int once, int *out_in_doubt,
+                     struct ipvfs_entry *out_entry, struct ipvfs_error *out_err)
 {
     struct iovec send[3] = {
         { 0 },
@@ -40,15 +41,21 @@ static int meta_call(struct ipvfs_client *c, uint16_t op, const char *opname, co
     struct iovec recv = { .iov_base = out_entry, .iov_len = sizeof(*out_entry) };
     struct xfer_req req = {
         .op = op, .send_iov = send, .send_cnt = 3, .recv_iov = &recv, .recv_cnt = 1,
+        .once = once,
     };
     long rank = metadata_rank(c);
 
+    if (out_in_doubt)
+        *out_in_doubt = 0;
     if (rank < 0)
         return client_error(out_err, ENXIO, opname, path, c, -1,
                             "the server map names no metadata rank");
     req.rank = (uint32_t)rank;
-    if (xfer_run(c, &req, 1) >= 0)
+    if (xfer_run(c, &req, 1) >= 0) {
+        if (out_in_doubt)
+            *out_in_doubt = req.in_doubt;
         return client_xfer_error(out_err, &req, opname, path, c);
+    }
     return 0;
 }
 
@@ -67,6 +74,10 @@ int ipvfs_file_attach(struct ipvfs_client *c, const char *path, const struct ipv
         return client_error(out_err, EINVAL, "open", path, c, -1,
                             "the file's layout does not fit this cluster");
     f = calloc(1, sizeof(*f) + strlen(path) + 1);
+    if (f && !(f->verf = calloc(entry->stripe_factor, sizeof(*f->verf)))) {
+        free(f);
+        f = NULL;
+    }
     if (!f)
         return client_error(out_err, ENOMEM, "open", path, NULL, -1, NULL);
     strcpy(f->path, path);
@@ -88,7 +99,8 @@ int ipvfs_file_open(struct ipvfs_client *c, const char *path, const struct ipvfs
 {
     struct ipvfs_lookup_req req = { 0 };
     struct ipvfs_entry entry;
-    int rc = check_path(path, "open", out_err);
+    struct ipvfs_error first;
+    int in_doubt, rc = check_path(path, "open", out_err);
 
     if (rc < 0)
         return rc;
@@ -100,7 +112,18 @@ int ipvfs_file_open(struct ipvfs_client *c, const char *path, const struct ipvfs
     req.stripe_factor = args->stripe_factor;
     req.path_len = (uint32_t)strlen(path);
     rc = meta_call(c, IPVFS_OP_LOOKUP, args->create ? "create" : "open", &req, sizeof(req), path,
-                   &entry, out_err);
+                   (req.flags & IPVFS_LOOKUP_EXCL) != 0, &in_doubt, &entry, &first);
+    if (rc < 0 && !(in_doubt && (req.flags & IPVFS_LOOKUP_EXCL)) && out_err)
+        *out_err = first;
+    if (rc < 0 && in_doubt && (req.flags & IPVFS_LOOKUP_EXCL)) {
+        /* the metadata rank went away after an exclusive create reached it:
+         * the file may be ours already, so open-or-create it (retry.h).
+         * Only a concurrent creator of the same name in that moment would
+         * be taken for us. */
+        req.flags &= ~(uint32_t)IPVFS_LOOKUP_EXCL;
+        rc = meta_call(c, IPVFS_OP_LOOKUP, "create", &req, sizeof(req), path, 0, NULL, &entry,
+                       out_err);
+    }
     if (rc < 0)
         return rc;
     return ipvfs_file_attach(c, path, &entry, out_file, out_err);
@@ -125,6 +148,7 @@ void ipvfs_file_close(struct ipvfs_file *f)
     if (!f)
         return;
     ipvfs_client_put(f->client);
+    free(f->verf);
     free(f);
 }
 
@@ -244,15 +268,28 @@ static int remove_path(struct ipvfs_client *c, const char *path, unsigned flags,
 {
     struct ipvfs_path_req req = { 0 };
     struct ipvfs_entry entry;
-    struct ipvfs_error ignored;
+    struct ipvfs_error ignored, first;
     uint32_t left;
-    int rc = check_path(path, "remove", out_err);
+    int in_doubt, rc = check_path(path, "remove", out_err);
 
     if (rc < 0)
         return rc;
     req.path_len = (uint32_t)strlen(path);
     req.flags = (flags & IPVFS_RM_DIR) ? IPVFS_REMOVE_DIR : 0;
-    rc = meta_call(c, IPVFS_OP_REMOVE, "remove", &req, sizeof(req), path, &entry, out_err);
+    rc = meta_call(c, IPVFS_OP_REMOVE, "remove", &req, sizeof(req), path, 1, &in_doubt, &entry,
+                   &first);
+    if (rc < 0 && !in_doubt && out_err)
+        *out_err = first;
+    if (rc < 0 && in_doubt) {
+        /* the metadata rank went away after the REMOVE reached it: ask
+         * again; ENOENT then means the first one did it (the name and its
+         * orphan record go in one transaction), and the orphan sweep below
+         * deletes its datafiles */
+        rc = meta_call(c, IPVFS_OP_REMOVE, "remove", &req, sizeof(req), path, 1, NULL, &entry,
+                       out_err);
+        if (rc == -ENOENT)
+            return settle_orphans(c, 0, IPVFS_MAX_ORPHANS, 1, &left, out_err);
+    }
     if (rc < 0 || entry.type != IPVFS_TYPE_FILE)
         return rc;
     if (!layout_fits(c, &entry))

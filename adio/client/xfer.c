@@ -10,8 +10,21 @@
  * Only the head runs because a connection carries one stream of requests
  * and replies: two batches sending on it at once would interleave their
  * requests and could not tell whose reply comes next.  Polling any batch
- * drives the head, so batches behind it move up without their owner. */
+ * drives the head, so batches behind it move up without their owner.
+ *
+ * A channel (one rank's requests of the running batch) whose connection
+ * breaks is reconnected and sends its unanswered requests again, as
+ * retry.h decides; meanwhile the others go on.  Its states:
+ *   CONNECTED     fd >= 0, moving bytes;
+ *   RECONNECTING  fd -1, retry_at > 0: the next attempt is due then (the
+ *                 attempt itself blocks in connect and HELLO, bounded by
+ *                 the client's limits; a success goes back to CONNECTED
+ *                 and sends again from the first unanswered request);
+ *   FINISHED      every request answered or failed (done == n).
+ * To send a request again, its iovecs are restored from the copies taken
+ * when the batch began (sending consumes them). */
 #include "adio/client/client_internal.h"
+#include "adio/client/retry.h"
 #include "adio/client/xfer_rx.h"
 
 #include <errno.h>
@@ -37,6 +50,13 @@ struct chan {
     struct xfer_rx rx;     /* where the reply of idx[done] stands */
     uint64_t moved;        /* bytes sent and received, to see progress */
     int64_t deadline_ms;
+    /* reconnecting (see the states above) */
+    size_t resend_end;     /* requests below it were sent before: they go
+                            * again without waiting for their turn */
+    int64_t retry_at;      /* > 0: RECONNECTING, next attempt then */
+    int64_t lost_ms;       /* when the connection broke */
+    unsigned attempts;
+    int lost_err;          /* how it broke */
 };
 
 struct engine {
@@ -48,6 +68,8 @@ struct engine {
     size_t nchans;
     int in_order;          /* send one request at a time, in batch order */
     size_t turn;           /* in_order: the request that may be sent now */
+    struct iovec *saved;   /* each request's send and recv iovecs, as given */
+    size_t *saved_at;      /* where request i's copies start in saved */
 };
 
 static int64_t now_ms(void)
@@ -69,7 +91,7 @@ static uint64_t iov_total(const struct iovec *iov, int cnt)
 
 static int chan_active(const struct chan *ch)
 {
-    return ch->fd >= 0 && ch->done < ch->n;
+    return (ch->fd >= 0 || ch->retry_at > 0) && ch->done < ch->n;
 }
 
 /* Passes the turn over requests that can no longer be sent (their
@@ -83,7 +105,8 @@ static void turn_skip_failed(struct engine *e)
 /* Whether the channel has a request to send that it may send now. */
 static int chan_may_send(const struct engine *e, const struct chan *ch)
 {
-    return ch->sent < ch->n && (!e->in_order || ch->idx[ch->sent] == e->turn);
+    return ch->fd >= 0 && ch->sent < ch->n &&
+           (!e->in_order || ch->sent < ch->resend_end || ch->idx[ch->sent] == e->turn);
 }
 
 /* Fails every unanswered request of the channel and closes its connection:
@@ -95,12 +118,14 @@ static void chan_fail(struct engine *e, struct chan *ch, int code, const char *d
 
         r->err = code;
         r->transport = 1;
+        r->in_doubt = i < ch->sent;
         snprintf(r->msg, sizeof(r->msg), "%s", detail);
     }
     ch->done = ch->n;
     if (ch->fd >= 0)
         conn_drop(e->c, ch->rank);
     ch->fd = -1;
+    ch->retry_at = 0;
     turn_skip_failed(e);
 }
 
@@ -126,7 +151,8 @@ static void prepare_req(struct engine *e, struct xfer_req *r)
 static int chan_send(struct engine *e, struct chan *ch)
 {
     while (chan_may_send(e, ch)) {
-        struct xfer_req *r = &e->reqs[ch->idx[ch->sent]];
+        size_t ri = ch->idx[ch->sent];
+        struct xfer_req *r = &e->reqs[ri];
         int cnt = r->send_cnt - ch->send_start;
         struct msghdr mh = { 0 };
         ssize_t got;
@@ -143,7 +169,7 @@ static int chan_send(struct engine *e, struct chan *ch)
         if (ch->send_start >= r->send_cnt) {
             ch->sent++;
             ch->send_start = 0;
-            if (e->in_order) {
+            if (e->in_order && ri == e->turn) {
                 e->turn++;
                 turn_skip_failed(e);
             }
@@ -181,6 +207,125 @@ static int chan_recv(struct engine *e, struct chan *ch)
     return 0;
 }
 
+/* Copies every request's iovecs (as prepared) so that it can go again. */
+static int save_iovecs(struct engine *e)
+{
+    size_t total = 0;
+
+    e->saved_at = calloc(e->n ? e->n : 1, sizeof(*e->saved_at));
+    for (size_t i = 0; i < e->n; i++) {
+        if (e->saved_at)
+            e->saved_at[i] = total;
+        total += (size_t)e->reqs[i].send_cnt + (size_t)e->reqs[i].recv_cnt;
+    }
+    e->saved = malloc((total ? total : 1) * sizeof(*e->saved));
+    if (!e->saved || !e->saved_at)
+        return -ENOMEM;
+    for (size_t i = 0; i < e->n; i++) {
+        struct xfer_req *r = &e->reqs[i];
+        struct iovec *dst = e->saved + e->saved_at[i];
+
+        memcpy(dst, r->send_iov, (size_t)r->send_cnt * sizeof(*dst));
+        memcpy(dst + r->send_cnt, r->recv_iov, (size_t)r->recv_cnt * sizeof(*dst));
+    }
+    return 0;
+}
+
+/* Whether every unanswered request of ch may go again (retry.h). */
+static int chan_may_resend(const struct engine *e, const struct chan *ch)
+{
+    for (size_t i = ch->done; i < ch->n; i++) {
+        const struct xfer_req *r = &e->reqs[ch->idx[i]];
+
+        if (!retry_request_again(r->op, r->once, i < ch->sent))
+            return 0;
+    }
+    return 1;
+}
+
+/* Takes ch back to its first unanswered request, without a connection:
+ * those requests get their iovecs back and new request ids. */
+static void chan_rewind(struct engine *e, struct chan *ch)
+{
+    if (ch->fd >= 0)
+        conn_drop(e->c, ch->rank);
+    ch->fd = -1;
+    for (size_t i = ch->done; i < ch->n; i++) {
+        struct xfer_req *r = &e->reqs[ch->idx[i]];
+        const struct iovec *src = e->saved + e->saved_at[ch->idx[i]];
+
+        memcpy(r->send_iov, src, (size_t)r->send_cnt * sizeof(*src));
+        memcpy(r->recv_iov, src + r->send_cnt, (size_t)r->recv_cnt * sizeof(*src));
+        prepare_req(e, r);
+    }
+    if (ch->sent > ch->resend_end)
+        ch->resend_end = ch->sent;
+    ch->sent = ch->done;
+    ch->send_start = 0;
+    rx_reset(&ch->rx);
+}
+
+/* A reconnect attempt of ch failed with err (detail: the attempt's): the
+ * next one is scheduled, or past the deadline ch fails with err. */
+static void chan_retry_later(struct engine *e, struct chan *ch, int err, const char *detail)
+{
+    int64_t now = now_ms();
+    int delay = -1;
+    char msg[256];
+
+    if (retry_reconnect_again(err))
+        delay = retry_delay_ms(ch->attempts++, now - ch->lost_ms, e->c->reconnect_ms);
+    if (delay >= 0) {
+        ch->retry_at = now + delay;
+        return;
+    }
+    snprintf(msg, sizeof(msg), "connection lost (%s), reconnecting for %.1f s%s%s",
+             strerror(ch->lost_err), (double)(now - ch->lost_ms) / 1000.0,
+             detail[0] ? ": " : "", detail);
+    chan_fail(e, ch, err, msg);
+}
+
+/* The connection of ch broke with err: ch reconnects and sends again what
+ * was unanswered when retry.h allows both, else its requests fail. */
+static void chan_broken(struct engine *e, struct chan *ch, int err, const char *detail)
+{
+    if (!retry_after_lost(err) || !chan_may_resend(e, ch)) {
+        chan_fail(e, ch, err, detail);
+        return;
+    }
+    chan_rewind(e, ch);
+    ch->lost_ms = now_ms();
+    ch->lost_err = err;
+    ch->attempts = 0;
+    chan_retry_later(e, ch, err, detail);
+}
+
+/* One reconnect attempt of ch (blocking, within the client's limits). */
+static void chan_reconnect(struct engine *e, struct chan *ch)
+{
+    char msg[256] = "";
+    int fd = conn_get(e->c, ch->rank, msg, sizeof(msg));
+
+    if (fd < 0) {
+        chan_retry_later(e, ch, -fd, msg);
+        return;
+    }
+    ch->fd = fd;
+    ch->retry_at = 0;
+    ch->deadline_ms = now_ms() + e->request_ms;
+}
+
+/* The reconnect attempts that are due. */
+static void chans_reconnect(struct engine *e)
+{
+    for (size_t k = 0; k < e->nchans; k++) {
+        struct chan *ch = &e->chans[k];
+
+        if (ch->fd < 0 && ch->retry_at > 0 && ch->done < ch->n && ch->retry_at <= now_ms())
+            chan_reconnect(e, ch);
+    }
+}
+
 /* Groups the batch by rank and opens the connections. */
 static int setup_chans(struct engine *e, size_t n)
 {
@@ -205,11 +350,19 @@ static int setup_chans(struct engine *e, size_t n)
             ch->idx = calloc(n, sizeof(*ch->idx));
             if (!ch->idx)
                 return -ENOMEM;
-            need_refresh |= !conn_cached(c, ch->rank);
+            /* a cached connection found closed: its server went away
+             * since the last batch, perhaps to restart */
+            ch->lost_err = ch->rank < c->map.nranks && c->fds[ch->rank] >= 0 ? ECONNRESET : 0;
+            if (conn_cached(c, ch->rank))
+                ch->lost_err = 0;
+            else
+                need_refresh = 1;
         }
         ch->idx[ch->n++] = i;
         prepare_req(e, &e->reqs[i]);
     }
+    if (save_iovecs(e) < 0)
+        return -ENOMEM;
     if (need_refresh) {
         int rc = conn_refresh(c, msg, sizeof(msg));
 
@@ -223,6 +376,15 @@ static int setup_chans(struct engine *e, size_t n)
         struct chan *ch = &e->chans[k];
         int fd = conn_get(c, ch->rank, msg, sizeof(msg));
 
+        /* a server that resets the HELLO is dying (it accepted, then
+         * died): reconnect as after a lost connection */
+        if (fd < 0 && !ch->lost_err && retry_after_lost(-fd))
+            ch->lost_err = -fd;
+        if (fd < 0 && ch->lost_err) {
+            ch->lost_ms = now_ms();
+            chan_retry_later(e, ch, -fd, msg);
+            continue;
+        }
         if (fd < 0) {
             chan_fail(e, ch, -fd, msg);
             continue;
@@ -248,7 +410,7 @@ static void chan_service(struct engine *e, struct chan *ch, short revents)
     if (rc == 0 && chan_may_send(e, ch) && (revents & (POLLOUT | POLLERR)))
         rc = chan_send(e, ch);
     if (rc < 0) {
-        chan_fail(e, ch, -rc, rc == -EPROTO ? "malformed reply" : "");
+        chan_broken(e, ch, -rc, rc == -EPROTO ? "malformed reply" : "");
         return;
     }
     if (ch->moved != before)
@@ -269,6 +431,14 @@ static nfds_t poll_set(struct engine *e, struct pollfd *pfds, struct chan **map,
 
         if (!chan_active(ch))
             continue;
+        if (ch->fd < 0) {
+            /* reconnecting: wake up for its next attempt */
+            int64_t left = ch->retry_at > now ? ch->retry_at - now : 0;
+
+            if (*out_wait < 0 || left < *out_wait)
+                *out_wait = left;
+            continue;
+        }
         if (!chan_may_send(e, ch) && ch->sent == ch->done) {
             /* waiting for its turn with nothing outstanding: the server
              * owes nothing, so its time limit starts with the turn */
@@ -294,10 +464,14 @@ static nfds_t poll_set(struct engine *e, struct pollfd *pfds, struct chan **map,
 static int poll_round(struct engine *e, struct pollfd *pfds, struct chan **map, int timeout_ms)
 {
     int64_t wait, now;
-    nfds_t np = poll_set(e, pfds, map, &wait);
+    nfds_t np;
     int rc;
 
-    if (np == 0) {
+    /* before the poll: a reconnect blocks, and what the other servers
+     * sent meanwhile must be read before their deadlines are judged */
+    chans_reconnect(e);
+    np = poll_set(e, pfds, map, &wait);
+    if (np == 0 && wait < 0) {
         for (size_t k = 0; k < e->nchans; k++)
             if (chan_active(&e->chans[k]))
                 chan_fail(e, &e->chans[k], EPROTO, "request engine stalled");
@@ -312,7 +486,7 @@ static int poll_round(struct engine *e, struct pollfd *pfds, struct chan **map, 
         chan_service(e, map[i], pfds[i].revents);
     now = now_ms();
     for (nfds_t i = 0; i < np; i++)
-        if (chan_active(map[i]) && map[i]->deadline_ms <= now)
+        if (map[i]->fd >= 0 && chan_active(map[i]) && map[i]->deadline_ms <= now)
             chan_fail(e, map[i], ETIMEDOUT, "");
     return 1;
 }
@@ -324,6 +498,10 @@ static void free_chans(struct engine *e)
     free(e->chans);
     e->chans = NULL;
     e->nchans = 0;
+    free(e->saved);
+    free(e->saved_at);
+    e->saved = NULL;
+    e->saved_at = NULL;
 }
 
 enum batch_state { BATCH_QUEUED, BATCH_RUNNING, BATCH_DONE };

@@ -7,6 +7,12 @@
  * until the reply is written; READ data lands directly in the reply buffer
  * after its struct ipvfs_io_rep.
  *
+ * Durability: a WRITE is answered once its data is on the volume; the
+ * store's block map that makes it reachable is committed later (DF_SYNC or
+ * the background commit), so every reply carries this incarnation's write
+ * verifier (srv->verifier, drawn in serve.c) and clients see a restart in
+ * between (common/proto.h).
+ *
  * READs are ordered across connections (enum ipvfs_read_order in
  * common/proto.h): at most srv->reads.places of them are in the store; a
  * READ that finds a free place and nobody waiting starts at once, the
@@ -409,6 +415,7 @@ static void io_done(int status, uint64_t value, void *user)
     rep = (struct ipvfs_io_rep *)o->rep;
     rep->bytes = o->bytes;
     rep->df_size = o->srv->ds ? dfstore_size(o->srv->ds, o->handle) : 0;
+    rep->verifier = o->srv->verifier;
     if (o->op == IPVFS_OP_READ)
         conn_count_bytes(o->c, 0, o->bytes);
     else
@@ -627,6 +634,7 @@ static void df_done(int status, uint64_t value, void *user)
         conn_reply_err(o->c, ENOMEM, "out of memory");
     } else {
         rep->value = value;
+        rep->verifier = o->srv->verifier;
         conn_reply(o->c, 0, rep, sizeof(*rep));
     }
     free(o);

@@ -25,7 +25,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #ifdef __SANITIZE_ADDRESS__
@@ -210,12 +212,30 @@ static void leave_mpi_behind(struct server *srv)
     }
 }
 
+/* The write verifier of this incarnation (common/proto.h): a new random
+ * id, so that clients see that acknowledged writes may be gone.  Without
+ * getrandom (no entropy yet at boot), the clock and pid still differ from
+ * every earlier incarnation's. */
+static void draw_verifier(struct server *srv)
+{
+    struct timespec ts;
+
+    if (getrandom(&srv->verifier, sizeof(srv->verifier), GRND_NONBLOCK) ==
+        (ssize_t)sizeof(srv->verifier))
+        return;
+    log_warn("getrandom: %s; the write verifier comes from the clock", strerror(errno));
+    clock_gettime(CLOCK_REALTIME, &ts);
+    srv->verifier = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^
+                    (uint64_t)getpid() << 40;
+}
+
 void serve_run(struct server *srv)
 {
     int failed, rc;
 
     leave_mpi_behind(srv);
     srv->started_ms = evloop_now_ms();
+    draw_verifier(srv);
     srv->state = srv->down_reason[0] ? IPVFS_STATE_DOWN : IPVFS_STATE_STARTING;
     if (!(srv->loop = evloop_create())) {
         log_error("cannot create the event loop");

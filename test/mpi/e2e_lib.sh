@@ -22,3 +22,37 @@ e2e_run() {
     timeout -k 5 "$limit" mpiexec -n "$E2E_NP" env LD_PRELOAD="$E2E_ROMIO_LIB" \
         "$E2E_PROGS/$prog" "$@"
 }
+
+# e2e_wait_output FILE PATTERN [SECONDS]: waits (default 60 s) until FILE
+# (a program's output) has a line matching the extended regex PATTERN.
+e2e_wait_output() {
+    local file=$1 pattern=$2 limit=${3:-60} i
+    for ((i = 0; i < limit * 10; i++)); do
+        grep -Eq -- "$pattern" "$file" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# e2e_rank_field RANK KEY: one field of a rank in `ipvfs-ctl status --json`.
+e2e_rank_field() {
+    "$IPVFS_CTL_BIN" status --json 2>/dev/null | python3 -c '
+import json, sys
+print(json.load(sys.stdin)["ranks"][int(sys.argv[1])].get(sys.argv[2], ""))' "$1" "$2"
+}
+
+# e2e_wait_restarted RANK RESTARTS [SECONDS]: waits (default 60 s) until
+# the rank's supervisor restarted its serving process RESTARTS times and
+# the new one serves.
+e2e_wait_restarted() {
+    local rank=$1 want=$2 limit=${3:-60} i
+    for ((i = 0; i < limit * 5; i++)); do
+        "$IPVFS_CTL_BIN" status --json 2>/dev/null | python3 -c '
+import json, sys
+r = json.load(sys.stdin)["ranks"][int(sys.argv[1])]
+sys.exit(0 if r["restarts"] >= int(sys.argv[2]) and r["state"] in ("serving", "degraded") else 1)
+' "$rank" "$want" && return 0
+        sleep 0.2
+    done
+    return 1
+}

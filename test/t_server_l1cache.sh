@@ -37,7 +37,7 @@ def write(handle, model, off, data):
     call(P.OP["WRITE"], io(handle, [(off, len(data))]) + data)
     model[off:off + len(data)] = data
 def read(handle, off, n):
-    return call(P.OP["READ"], io(handle, [(off, n)]))[16:]
+    return call(P.OP["READ"], io(handle, [(off, n)]))[24:]  # after struct ipvfs_io_rep
 def check_all(handle, model, step):
     for off in range(0, len(model), step):
         n = min(step, len(model) - off)

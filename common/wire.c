@@ -46,8 +46,10 @@ int wire_recv(int fd, uint16_t op, uint64_t req_id, int timeout_ms, struct wire_
         if ((rc = net_read_full(fd, &h, sizeof(h), timeout_ms)) < 0)
             return rc;
     } while (ipvfs_hdr_is_progress(&h));
-    if (h.magic != IPVFS_PROTO_MAGIC || h.version != IPVFS_PROTO_VERSION ||
-        h.op != (op | IPVFS_OP_REPLY) || h.req_id != req_id || h.body_len > IPVFS_MAX_BODY)
+    if (h.magic == IPVFS_PROTO_MAGIC && h.version != IPVFS_PROTO_VERSION)
+        return -EPROTONOSUPPORT;   /* a server of another iPVFS version */
+    if (h.magic != IPVFS_PROTO_MAGIC || h.op != (op | IPVFS_OP_REPLY) || h.req_id != req_id ||
+        h.body_len > IPVFS_MAX_BODY)
         return -EPROTO;
     if (!(out->body = malloc(h.body_len + 1)))
         return -ENOMEM;
@@ -89,7 +91,12 @@ int wire_connect(const char *host, uint16_t port, const uint8_t secret[IPVFS_SEC
     }
     rc = wire_call(fd, IPVFS_OP_HELLO, 0, req_id, &body, 1, hello_ms, &rep);
     if (rc < 0) {
-        snprintf(msg, msglen, "HELLO: %s", rc == -EPROTO ? "malformed reply" : strerror(-rc));
+        if (rc == -EPROTONOSUPPORT)
+            snprintf(msg, msglen, "HELLO: the server speaks another protocol version than "
+                     "this client's %u (mixed iPVFS versions)", IPVFS_PROTO_VERSION);
+        else
+            snprintf(msg, msglen, "HELLO: %s",
+                     rc == -EPROTO ? "malformed reply" : strerror(-rc));
         goto close_fd;
     }
     if (rep.status) {

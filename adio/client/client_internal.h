@@ -112,6 +112,14 @@ int client_xfer_error(struct ipvfs_error *out_err, const struct xfer_req *r, con
 int client_size_except(struct ipvfs_file *f, const uint8_t *known, uint64_t *out_size,
                        struct ipvfs_error *out_err);
 
+/* Server rank of the metadata rank, or -1 when the map has none. */
+long client_meta_rank(const struct ipvfs_client *c);
+/* After a file's name went away (REMOVE, RENAME over it): deletes its
+ * datafiles, then one batch of orphans (all of them with all_orphans). */
+int client_settle_removed(struct ipvfs_client *c, const char *path,
+                          const struct ipvfs_entry *entry, int all_orphans,
+                          struct ipvfs_error *out_err);
+
 /* Server rank of I/O node io_index, or -1 when the map has none. */
 long client_io_rank(const struct ipvfs_client *c, uint32_t io_index);
 

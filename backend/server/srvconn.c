@@ -398,9 +398,14 @@ static int check_header(struct conn *c)
 {
     const struct ipvfs_hdr *h = &c->hdr;
 
-    if (h->magic != IPVFS_PROTO_MAGIC || h->version != IPVFS_PROTO_VERSION) {
-        log_warn("connection %s: bad magic %#x or version %u", c->peer, h->magic, h->version);
+    if (h->magic != IPVFS_PROTO_MAGIC) {
+        log_warn("connection %s: bad magic %#x", c->peer, h->magic);
         return EPROTO;
+    }
+    if (h->version != IPVFS_PROTO_VERSION) {
+        log_warn("connection %s: protocol version %u, this server speaks %u", c->peer,
+                 h->version, IPVFS_PROTO_VERSION);
+        return EPROTONOSUPPORT;
     }
     if (h->op != IPVFS_OP_HELLO && !find_op(c->srv, h->op)) {
         log_warn("connection %s: unknown op %u", c->peer, h->op);
@@ -447,7 +452,12 @@ static void on_readable(struct conn *c)
             if ((err = check_header(c)) != 0) {
                 c->state = BUSY;
                 conn_close_after_reply(c);
-                conn_reply_err(c, err, "malformed request header; closing the connection");
+                if (err == EPROTONOSUPPORT)
+                    conn_reply_err(c, err, "protocol version %u not supported: this server "
+                                   "speaks version %u (mixed iPVFS versions); closing the "
+                                   "connection", c->hdr.version, IPVFS_PROTO_VERSION);
+                else
+                    conn_reply_err(c, err, "malformed request header; closing the connection");
                 return;
             }
             c->body_got = 0;

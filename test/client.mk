@@ -20,7 +20,10 @@ test_test_client_xfer_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 # which must stay out of the link line.
 E2E_MPI_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS)
 check_PROGRAMS += test/mpi/e2e_io test/mpi/e2e_persist test/mpi/e2e_errors test/mpi/e2e_listio
-check_PROGRAMS += test/mpi/e2e_nonblock
+check_PROGRAMS += test/mpi/e2e_nonblock test/mpi/mpi_fcopy
+test_mpi_mpi_fcopy_SOURCES = test/mpi/mpi_fcopy.c
+test_mpi_mpi_fcopy_CPPFLAGS = $(E2E_MPI_CPPFLAGS)
+test_mpi_mpi_fcopy_LDADD = $(MPI_LIBS)
 test_mpi_e2e_nonblock_SOURCES = test/mpi/e2e_nonblock.c test/mpi/e2e_util.h
 test_mpi_e2e_nonblock_CPPFLAGS = $(E2E_MPI_CPPFLAGS)
 test_mpi_e2e_nonblock_LDADD = $(MPI_LIBS)
@@ -43,5 +46,5 @@ test_mpi_e2e_sharedfp_SOURCES = test/mpi/e2e_sharedfp.c test/mpi/e2e_util.h
 test_mpi_e2e_sharedfp_CPPFLAGS = $(E2E_MPI_CPPFLAGS)
 test_mpi_e2e_sharedfp_LDADD = adio/client/libipvfs-client.la $(MPI_LIBS)
 
-EXTRA_DIST += test/t_e2e_sharedfp.sh
+EXTRA_DIST += test/t_e2e_sharedfp.sh test/t_cp_basic.sh
 EXTRA_DIST += test/mpi/e2e_lib.sh test/t_e2e_nonblock.sh test/t_e2e_readorder.sh test/t_e2e_io.sh test/t_e2e_listio.sh test/t_e2e_persist.sh test/t_e2e_errors.sh test/t_e2e_fulldisk.sh

@@ -183,6 +183,7 @@ static int open_dst(struct cp_job *job, const struct cp_end *e, uint32_t mode,
     struct ipvfs_open_args args = { .create = 1, .excl = !job->force, .mode = mode };
     struct ipvfs_io_opts opts = { .schedule = IPVFS_SCHED_HASH, .block = CP_BLOCK };
     struct ipvfs_error err;
+    struct stat st;
 
     memset(out, 0, sizeof(*out));
     out->kind = e->kind;
@@ -196,7 +197,13 @@ static int open_dst(struct cp_job *job, const struct cp_end *e, uint32_t mode,
         out->fd = open(e->path, O_WRONLY | O_CREAT | (job->force ? O_TRUNC : O_EXCL), mode);
         if (out->fd < 0 && errno == EEXIST)
             return cp_fail("copy to", e->path, "exists (-f overwrites it)");
-        return out->fd < 0 ? cp_errno("create", e->path, errno) : 0;
+        if (out->fd < 0)
+            return cp_errno("create", e->path, errno);
+        if (fstat(out->fd, &st) < 0)
+            return cp_errno("stat", e->path, errno);
+        if (!S_ISREG(st.st_mode))
+            out->kind = CP_STDIO;   /* a pipe or device: every byte, in order */
+        return 0;
     }
     if (ipvfs_file_open(job->client, e->path, &args, &out->f, &err) < 0) {
         if (err.code == EEXIST)

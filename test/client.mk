@@ -46,5 +46,5 @@ test_mpi_e2e_sharedfp_SOURCES = test/mpi/e2e_sharedfp.c test/mpi/e2e_util.h
 test_mpi_e2e_sharedfp_CPPFLAGS = $(E2E_MPI_CPPFLAGS)
 test_mpi_e2e_sharedfp_LDADD = adio/client/libipvfs-client.la $(MPI_LIBS)
 
-EXTRA_DIST += test/t_e2e_sharedfp.sh test/t_cp_basic.sh
+EXTRA_DIST += test/t_e2e_sharedfp.sh test/t_cp_basic.sh test/t_fuse_basic.sh
 EXTRA_DIST += test/mpi/e2e_lib.sh test/t_e2e_nonblock.sh test/t_e2e_readorder.sh test/t_e2e_io.sh test/t_e2e_listio.sh test/t_e2e_persist.sh test/t_e2e_errors.sh test/t_e2e_fulldisk.sh

@@ -12,7 +12,7 @@ if ! command -v nm >/dev/null || ! command -v tsort >/dev/null; then
     exit 77
 fi
 rc=0
-for folder in common iraid backend/dfstore backend/iscsi backend/server adio/client tools; do
+for folder in common iraid backend/dfstore backend/iscsi backend/server adio/client tools fuse; do
     "$srcdir/scripts/check-call-graph.sh" "$builddir" "$folder" || rc=1
 done
 exit $rc

@@ -32,7 +32,10 @@
  *   *out_err (when not NULL) with the positive errno and a message naming the
  *   operation, the file and, where one was involved, the server rank.
  * - A client and its files are not thread-safe; ROMIO serializes MPI-IO
- *   calls (its global critical section), and other users must too.
+ *   calls (its global critical section), and other users must too.  A
+ *   multithreaded program gives each thread its own client at a time
+ *   (ipvfs_client_new(); ipvfs_file_attach() rebinds an entry to it):
+ *   different clients share nothing and run in parallel.
  */
 #ifndef IPVFS_CLIENT_H
 #define IPVFS_CLIENT_H
@@ -119,6 +122,12 @@ const char *ipvfs_client_map_path(const char *hint_map);
 int ipvfs_client_get(const char *map_path, uint32_t client_id,
                      struct ipvfs_client **out_client, struct ipvfs_error *out_err);
 void ipvfs_client_put(struct ipvfs_client *client);
+
+/* An unshared client (private.c): like ipvfs_client_get() but never found
+ * by another get, so that threads can each drive their own (a client is
+ * not thread-safe; see the contract above).  ipvfs_client_put() frees it. */
+int ipvfs_client_new(const char *map_path, uint32_t client_id,
+                     struct ipvfs_client **out_client, struct ipvfs_error *out_err);
 
 /* Number of I/O nodes of the cluster (from the map). */
 uint32_t ipvfs_client_nio(const struct ipvfs_client *client);

@@ -67,6 +67,7 @@ head -c 3000000 /dev/urandom >stream.bin
 ipvfs-ctl cp - ipvfs:/stream.bin <stream.bin || ipvfs_fail "cp - failed"
 ipvfs-ctl cp ipvfs:/stream.bin - | cmp - stream.bin || ipvfs_fail "cp to - differs"
 ipvfs-ctl cp ipvfs:/in/sparse - | cmp - tree/sparse || ipvfs_fail "sparse file to - differs"
+ipvfs-ctl cp ipvfs:/in/small /dev/null || ipvfs_fail "cp to /dev/null (a device, not refused) failed"
 
 # -- stat: size, mode, one line per datafile
 ipvfs-ctl stat "ipvfs:/in/sub dir/ünïcødé/data file.bin" >stat.txt || ipvfs_fail "stat failed"

@@ -16,7 +16,7 @@
  * output gets every byte.
  *
  * Overwriting: an existing destination file is refused (EEXIST) unless
- * -f.  A destination that is a directory receives the source under its
+ * -f; an existing device or FIFO (/dev/null) is simply written.  A destination that is a directory receives the source under its
  * name, as with cp(1).  -r copies a tree; without it a directory source
  * is refused. */
 #include "tools/ctl_files.h"
@@ -194,7 +194,11 @@ static int open_dst(struct cp_job *job, const struct cp_end *e, uint32_t mode,
         return 0;
     }
     if (e->kind == CP_LOCAL) {
-        out->fd = open(e->path, O_WRONLY | O_CREAT | (job->force ? O_TRUNC : O_EXCL), mode);
+        /* a device or FIFO (/dev/null, a named pipe) is written, never refused */
+        if (stat(e->path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+            out->fd = open(e->path, O_WRONLY);
+        else
+            out->fd = open(e->path, O_WRONLY | O_CREAT | (job->force ? O_TRUNC : O_EXCL), mode);
         if (out->fd < 0 && errno == EEXIST)
             return cp_fail("copy to", e->path, "exists (-f overwrites it)");
         if (out->fd < 0)

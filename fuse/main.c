@@ -88,6 +88,36 @@ static int serve(struct fuse *fuse, const struct fuse_cmdline_opts *opts)
     return rc == SIGTERM || rc == SIGINT || rc == SIGHUP ? 0 : rc;
 }
 
+/* Raises the mount's readahead (the kernel starts a FUSE mount at
+ * 128 KiB, which leaves one 128 KiB read in flight for a sequential
+ * reader; FUSEFS_READAHEAD_KB keeps several 1 MiB reads going).  Only
+ * root may write the bdi's sysfs knob; the mount is found in
+ * /proc/self/mountinfo, never by a stat that would ask the file system
+ * itself before it serves.  Best effort: a failure is logged. */
+static void raise_readahead(const char *mountpoint)
+{
+    char line[4096], root[4096], mnt[4096], knob[128];
+    unsigned maj, min;
+    FILE *f;
+    int found = 0;
+
+    if (geteuid() != 0 || !(f = fopen("/proc/self/mountinfo", "r")))
+        return;
+    while (!found && fgets(line, sizeof(line), f))
+        found = sscanf(line, "%*u %*u %u:%u %4095s %4095s", &maj, &min, root, mnt) == 4 &&
+                strcmp(mnt, mountpoint) == 0;
+    fclose(f);
+    if (!found)
+        return;
+    snprintf(knob, sizeof(knob), "/sys/class/bdi/%u:%u/read_ahead_kb", maj, min);
+    if ((f = fopen(knob, "w")) != NULL) {
+        found = fprintf(f, "%u\n", FUSEFS_READAHEAD_KB) > 0;
+        found = (fclose(f) == 0) && found;
+    }
+    if (!f || !found)
+        log_warn("cannot raise the readahead (%s): sequential reads stay at 128 KiB", knob);
+}
+
 /* Mount, daemonize (without -f), serve, unmount. */
 static int run(struct fuse_args *args, const struct fuse_cmdline_opts *opts, struct fusefs *fs)
 {
@@ -98,6 +128,7 @@ static int run(struct fuse_args *args, const struct fuse_cmdline_opts *opts, str
         return 1;
     if (fuse_mount(fuse, opts->mountpoint) != 0)
         goto destroy_fuse;
+    raise_readahead(opts->mountpoint);
     if (fuse_daemonize(opts->foreground) == 0)
         rc = serve(fuse, opts) == 0 ? 0 : 1;
     fuse_unmount(fuse);

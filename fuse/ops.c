@@ -258,28 +258,30 @@ static int fs_write(const char *path, const char *buf, size_t size, off_t off,
     return (int)done;
 }
 
-/* mtime after writes: once per close, not per write (one SETATTR). */
-static int touch_written(struct fusefs_handle *h)
+/* mtime after writes: once per close, not per write (one SETATTR).  path
+ * is libfuse's current name of the file (a file unlinked while open has
+ * been renamed to .fuse_hidden*); one gone meanwhile is no error. */
+static int touch_written(const char *path, struct fusefs_handle *h)
 {
     struct ipvfs_setattr_req req = { .valid = IPVFS_SETATTR_MTIME_NOW };
+    int rc;
 
-    if (!__atomic_exchange_n(&h->written, 0, __ATOMIC_RELAXED))
+    if (!__atomic_exchange_n(&h->written, 0, __ATOMIC_RELAXED) || !path)
         return 0;
-    return set_attr(h->path, &req, "mtime");
+    rc = set_attr(path, &req, "mtime");
+    return rc == -ENOENT ? 0 : rc;
 }
 
 static int fs_flush(const char *path, struct fuse_file_info *fi)
 {
-    (void)path;
-    return touch_written(handle_of(fi));
+    return touch_written(path, handle_of(fi));
 }
 
 static int fs_release(const char *path, struct fuse_file_info *fi)
 {
     struct fusefs_handle *h = handle_of(fi);
 
-    (void)path;
-    (void)touch_written(h);   /* the file may be gone (unlinked while open) */
+    (void)touch_written(path, h);
     free(h);
     return 0;
 }

@@ -61,6 +61,10 @@ cmp expected.bin got.bin || ipvfs_fail "a refused cp changed the local file"
 ipvfs-ctl cp -f short.txt ipvfs:/run1/out.bin || ipvfs_fail "cp -f in failed"
 ipvfs-ctl cp -f ipvfs:/run1/out.bin got.bin || ipvfs_fail "cp -f out failed"
 cmp short.txt got.bin || ipvfs_fail "after cp -f the file is not exactly the new one"
+ipvfs-ctl cp -f ipvfs:/run1/out.bin ipvfs:/run1//out.bin 2>err.txt && ipvfs_fail "cp -f of a file onto itself succeeded"
+ipvfs-ctl cp ipvfs:/run1/out.bin - | cmp - short.txt || ipvfs_fail "cp -f onto itself damaged the file"
+ipvfs-ctl cp ipvfs:/run1/out.bin ipvfs:/run1/dup.bin && ipvfs-ctl cp ipvfs:/run1/dup.bin - | cmp - short.txt ||
+    ipvfs_fail "cp from iPVFS to iPVFS differs"
 
 # -- standard input and output
 head -c 3000000 /dev/urandom >stream.bin

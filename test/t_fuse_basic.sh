@@ -11,53 +11,23 @@
 set -u
 . "$IPVFS_SRCDIR/test/lib.sh"
 . "$IPVFS_SRCDIR/test/mpi/e2e_lib.sh"
-[ -c /dev/fuse ] || { echo "skip: /dev/fuse is missing"; exit 77; }
+. "$IPVFS_SRCDIR/test/fuse_lib.sh"
+fuse_require
 e2e_require
 E2E_NP=2
-FUSE_BIN=$IPVFS_BUILDDIR/fuse/ipvfs-fuse
 work=$(mktemp -d "${TMPDIR:-/tmp}/t_fuse.XXXXXX") || ipvfs_fail "no scratch directory"
-mnt=$work/mnt
-fuse_pid=
+FUSE_MNT=$work/mnt FUSE_LOG=$work/fuse.log
+mnt=$FUSE_MNT
 ipvfs_test_cleanup() {
-    if [ -n "$fuse_pid" ]; then
-        fusermount3 -u -z "$mnt" 2>/dev/null
-        kill -9 "$fuse_pid" 2>/dev/null
-    fi
+    fuse_cleanup
     rm -rf "$work"
 }
 cd "$work" || ipvfs_fail "cannot enter $work"
 mkdir "$mnt"
 fcopy() { e2e_run 60 mpi_fcopy "$@" >/dev/null || ipvfs_fail "mpi_fcopy $* failed"; }
 
-# mount_fs [ipvfs-fuse options]: mounts in the foreground, waits (20 s) for it
-mount_fs() {
-    local i
-    "$FUSE_BIN" "$mnt" -f "$@" >>"$work/fuse.log" 2>&1 &
-    fuse_pid=$!
-    for ((i = 0; i < 200; i++)); do
-        mountpoint -q "$mnt" && return 0
-        kill -0 "$fuse_pid" 2>/dev/null || ipvfs_fail "ipvfs-fuse exited: $(cat "$work/fuse.log")"
-        sleep 0.1
-    done
-    ipvfs_fail "the mount did not appear within 20 s"
-}
-# wait_fs SECONDS: waits for ipvfs-fuse to exit; its status (124: still running)
-wait_fs() {
-    local i
-    for ((i = 0; i < $1 * 10; i++)); do
-        if ! kill -0 "$fuse_pid" 2>/dev/null; then
-            wait "$fuse_pid"
-            local rc=$?
-            fuse_pid=
-            return $rc
-        fi
-        sleep 0.1
-    done
-    return 124
-}
-
 ipvfs_start_cluster 2 1
-mount_fs
+fuse_mount
 grep " $mnt " /proc/mounts | grep -q default_permissions || ipvfs_fail "no default_permissions"
 
 # -- MPI writes, the mount reads; the mount writes, MPI reads
@@ -124,12 +94,12 @@ fi
 
 # -- fusermount3 -u: a clean exit
 fusermount3 -u "$mnt" || ipvfs_fail "fusermount3 -u failed"
-wait_fs 20 || ipvfs_fail "ipvfs-fuse did not exit cleanly after fusermount3 -u"
+fuse_wait 20 || ipvfs_fail "ipvfs-fuse did not exit cleanly after fusermount3 -u"
 
 # -- a hung server: ls fails with EIO within the time limit
 head -c 67108864 /dev/urandom >"$work/big.bin"
 ipvfs-ctl cp "$work/big.bin" ipvfs:/big.bin || ipvfs_fail "staging big.bin failed"
-IPVFS_TIMEOUT_MS=2000 mount_fs
+IPVFS_TIMEOUT_MS=2000 fuse_mount
 pids=$(ipvfs_serving_pids) || ipvfs_fail "no serving pids"
 kill -STOP $pids
 start=$(date +%s%N)
@@ -156,6 +126,6 @@ grep -q "Input/output error" cat.err || ipvfs_fail "cat under a killed cluster: 
 
 # -- SIGTERM: unmounts and exits cleanly
 kill -TERM "$fuse_pid"
-wait_fs 20 || ipvfs_fail "ipvfs-fuse did not exit cleanly on SIGTERM (status $?): $(tail -3 "$work/fuse.log")"
+fuse_wait 20 || ipvfs_fail "ipvfs-fuse did not exit cleanly on SIGTERM (status $?): $(tail -3 "$FUSE_LOG")"
 mountpoint -q "$mnt" && ipvfs_fail "still mounted after SIGTERM"
 echo "PASS t_fuse_basic"

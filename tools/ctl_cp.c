@@ -495,6 +495,8 @@ static int copy_file(struct cp_job *job, const struct cp_end *src, const struct 
 
     if (src->kind != CP_IPVFS && dst->kind != CP_IPVFS)
         return cp_fail("copy", src->path, "one side must be ipvfs:/PATH (else use cp(1))");
+    if (src->kind == CP_IPVFS && dst->kind == CP_IPVFS && strcmp(src->path, dst->path) == 0)
+        return cp_fail("copy", src->path, "source and destination are the same file");
     if (open_src(job, src, &s, &size) < 0)
         goto close_src;
     if (open_dst(job, dst, mode, &d) < 0)

@@ -3,6 +3,8 @@
 # in the same run on a 2 I/O node x 1 target cluster (test/lib.sh):
 #
 #   mpi_read      MPI-IO, one rank, reads the file (16 MiB MPI_File_read_at)
+#   mpi_read_b1m  the same with hint ipvfs_schedule_block=1M (ROMIO_HINTS),
+#                 the request size cp and the mount use
 #   mpi_write     MPI-IO, one rank, writes it (from a local file in cache)
 #   cp_out_null   ipvfs-ctl cp ipvfs:/FILE /dev/null
 #   cp_out_file   ipvfs-ctl cp ipvfs:/FILE LOCALFILE
@@ -91,6 +93,7 @@ variant() {
     local r moved=$bytes
     case $1 in
     mpi_read) r=$(timed mpiexec -n 1 env LD_PRELOAD="$lib" "$fcopy" ipvfs:/b/data -null) ;;
+    mpi_read_b1m) r=$(timed mpiexec -n 1 env LD_PRELOAD="$lib" ROMIO_HINTS="$work/hints" "$fcopy" ipvfs:/b/data -null) ;;
     mpi_write) ipvfs-ctl rm /b/mpiw 2>/dev/null
         r=$(timed mpiexec -n 1 env LD_PRELOAD="$lib" "$fcopy" "$work/src.bin" ipvfs:/b/mpiw) ;;
     cp_out_null) r=$(timed ipvfs-ctl cp ipvfs:/b/data /dev/null) ;;
@@ -107,8 +110,9 @@ variant() {
     echo "$moved $r"
 }
 
-variants="mpi_read mpi_write cp_out_null cp_out_file cp_in fuse_seq_read fuse_seq_write fuse_rand_4k local_seq_read local_seq_write local_rand_4k"
+variants="mpi_read mpi_read_b1m mpi_write cp_out_null cp_out_file cp_in fuse_seq_read fuse_seq_write fuse_rand_4k local_seq_read local_seq_write local_rand_4k"
 ipvfs_start_cluster 2 1
+echo "ipvfs_schedule_block 1048576" >"$work/hints"
 head -c "$bytes" /dev/urandom >"$work/src.bin" || exit 1
 cp "$work/src.bin" "$work/local.bin" || exit 1
 ipvfs-ctl cp "$work/src.bin" ipvfs:/b/data || ipvfs_fail "staging the file failed"
@@ -145,7 +149,9 @@ for v in sys.argv[3].split():
     print(f"{v:16s} {mibps:9.1f} MiB/s {cpu:8.2f} CPU s/GiB")
 print(f"cp_out_null / mpi_read     {med['cp_out_null'] / med['mpi_read']:.2f}x")
 print(f"cp_in / mpi_write          {med['cp_in'] / med['mpi_write']:.2f}x")
+print(f"cp_out_null / mpi_read_b1m {med['cp_out_null'] / med['mpi_read_b1m']:.2f}x")
 print(f"fuse_seq_read / mpi_read   {med['fuse_seq_read'] / med['mpi_read']:.2f}x")
+print(f"fuse_seq_read / mpi_read_b1m {med['fuse_seq_read'] / med['mpi_read_b1m']:.2f}x")
 print(f"fuse_seq_write / mpi_write {med['fuse_seq_write'] / med['mpi_write']:.2f}x")
 PYEOF
 {

@@ -57,3 +57,9 @@ test_mpi_e2e_sharedfp_LDADD = adio/client/libipvfs-client.la $(MPI_LIBS)
 
 EXTRA_DIST += test/t_e2e_sharedfp.sh test/t_cp_basic.sh test/t_cp_large.sh test/t_fuse_basic.sh test/t_fuse_posix.sh test/fuse_lib.sh test/posix-conformance/run.sh test/posix-conformance/checks.py test/posix-conformance/expected-differences
 EXTRA_DIST += test/mpi/e2e_lib.sh test/t_e2e_nonblock.sh test/t_e2e_readorder.sh test/t_e2e_io.sh test/t_e2e_listio.sh test/t_e2e_persist.sh test/t_e2e_errors.sh test/t_e2e_fulldisk.sh
+
+# ipvfs-ctl's path parser (tools/ctl_files.c).
+check_PROGRAMS += test/test_tools_ctlpath
+test_test_tools_ctlpath_SOURCES = test/test_tools_ctlpath.c tools/ctl_files.c
+test_test_tools_ctlpath_LDADD = adio/client/libipvfs-client.la $(CMOCKA_LIBS)
+test_test_tools_ctlpath_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)

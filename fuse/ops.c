@@ -180,6 +180,8 @@ static int open_entry(const char *path, const struct ipvfs_open_args *args,
     return 0;
 }
 
+static int fs_release(const char *path, struct fuse_file_info *fi);
+
 static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 {
     const struct fuse_context *ctx = fuse_get_context();
@@ -187,8 +189,13 @@ static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
         .create = 1, .excl = !!(fi->flags & O_EXCL), .mode = mode & 07777,
         .owner_set = 1, .uid = ctx->uid, .gid = ctx->gid,
     };
+    struct ipvfs_setattr_req none = { .valid = IPVFS_SETATTR_MODE, .mode = 0 };
+    int rc = open_entry(path, &args, fi);
 
-    return open_entry(path, &args, fi);
+    /* the library reads mode 0 as "default" (0644): mode 0 itself follows */
+    if (rc == 0 && args.mode == 0 && (rc = set_attr(path, &none, "create")) < 0)
+        fs_release(path, fi);
+    return rc;
 }
 
 static int fs_open(const char *path, struct fuse_file_info *fi)

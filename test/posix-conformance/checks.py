@@ -66,6 +66,14 @@ def open_excl_new_mode():
 
 
 @check
+def open_creat_mode_zero():
+    """O_CREAT with mode 0 makes a file of mode 0 (not a default)."""
+    os.close(os.open(p("mode0"), os.O_CREAT | os.O_WRONLY, 0))
+    m = stat.S_IMODE(os.stat(p("mode0")).st_mode)
+    return None if m == 0 else "mode %o" % m
+
+
+@check
 def open_missing():
     """open without O_CREAT of a missing name fails with ENOENT."""
     return expect_errno(lambda: os.open(p("missing"), os.O_RDONLY), errno.ENOENT)

@@ -28,7 +28,8 @@
  *   caught within the limit, a slow request never times out.
  *
  * Which rank serves what:
- *   metadata rank (rank 0):  LOOKUP REMOVE MKDIR READDIR ORPHANS SHFP LOCK UNLOCK
+ *   metadata rank (rank 0):  LOOKUP REMOVE MKDIR READDIR ORPHANS GETATTR SETATTR
+ *                            RENAME SHFP LOCK UNLOCK
  *   I/O nodes:               READ WRITE DF_* SCRUB REBUILD
  *   every rank:              HELLO STATUS SHUTDOWN
  */
@@ -42,10 +43,13 @@
 /* 2: READ carries the client's schedule in flags (server-side ordering) and
  * struct ipvfs_client_stat grew reads_waited/last_wait_seq.
  * 4: struct ipvfs_io_rep and struct ipvfs_df_rep carry the I/O node's write
- * verifier.  A header of another version gets EPROTONOSUPPORT with a
- * message, in a reply header of the request's version (the header is the
- * same in every version), so an older client reads the refusal.  An I/O
- * node's STATUS reply ends with struct ipvfs_l1_status. */
+ * verifier; an I/O node's STATUS reply ends with struct ipvfs_l1_status;
+ * files and directories carry mode, owner and times: LOOKUP's create and
+ * MKDIR send them (struct ipvfs_lookup_req, struct ipvfs_mkdir_req);
+ * GETATTR, SETATTR and RENAME are new.  A header of another version gets
+ * EPROTONOSUPPORT with a message naming both versions, in a reply header of
+ * the request's version (the header is the same in every version), so an
+ * older client reads the refusal; then the server closes the connection. */
 #define IPVFS_PROTO_VERSION 4
 #define IPVFS_SECRET_LEN    32
 
@@ -55,6 +59,7 @@
 #define IPVFS_MAX_IO_BYTES  (8u << 20)
 #define IPVFS_MAX_PAIRS     16384u
 #define IPVFS_MAX_PATH      4096u
+#define IPVFS_MAX_NAME      255u   /* bytes of one path component */
 #define IPVFS_MAX_BODY      ((uint64_t)IPVFS_MAX_IO_BYTES + IPVFS_MAX_PAIRS * 16u + 4096u)
 
 #define IPVFS_DEFAULT_STRIPE_UNIT (64u << 10)
@@ -68,6 +73,9 @@ enum ipvfs_op {
     IPVFS_OP_MKDIR = 12,
     IPVFS_OP_READDIR = 13,
     IPVFS_OP_ORPHANS = 14,
+    IPVFS_OP_GETATTR = 15,
+    IPVFS_OP_SETATTR = 16,
+    IPVFS_OP_RENAME = 17,
     /* I/O nodes: datafile operations; offsets are datafile-local */
     IPVFS_OP_READ = 20,
     IPVFS_OP_WRITE = 21,
@@ -129,9 +137,11 @@ struct ipvfs_hello_rep {
 };
 
 /* LOOKUP: find (and with IPVFS_LOOKUP_CREATE create) a file by path.
- * Missing parent directories are created with the file.  Body:
- * struct ipvfs_lookup_req followed by path_len bytes of absolute path (no
- * NUL).  Reply body: struct ipvfs_entry. */
+ * Missing parent directories are created with the file (mode 0755 plus
+ * the file's read bits, same owner).  Body: struct ipvfs_lookup_req
+ * followed by path_len bytes of absolute path (no NUL).  Reply body:
+ * struct ipvfs_entry.  A created file gets mode & 07777, uid and gid as
+ * sent, and the metadata rank's clock as atime, mtime and ctime. */
 #define IPVFS_LOOKUP_CREATE 0x1
 #define IPVFS_LOOKUP_EXCL   0x2
 struct ipvfs_lookup_req {
@@ -139,7 +149,9 @@ struct ipvfs_lookup_req {
     uint32_t stripe_factor;  /* 0: all I/O nodes */
     uint64_t stripe_unit;    /* 0: IPVFS_DEFAULT_STRIPE_UNIT */
     uint32_t path_len;
-    uint32_t reserved;
+    uint32_t mode;           /* create: permission bits (07777 mask) */
+    uint32_t uid;            /* create: owner */
+    uint32_t gid;
 };
 
 enum ipvfs_type { IPVFS_TYPE_FILE = 1, IPVFS_TYPE_DIR = 2 };
@@ -153,7 +165,7 @@ struct ipvfs_entry {
     uint32_t created;        /* 1 when this LOOKUP created the file */
 };
 
-/* REMOVE, MKDIR, READDIR: body is struct ipvfs_path_req + path bytes.
+/* REMOVE, READDIR, GETATTR: body is struct ipvfs_path_req + path bytes.
  * REMOVE replies with the removed struct ipvfs_entry; the client then sends
  * DF_REMOVE for that handle to the I/O nodes of its layout.  REMOVE of a
  * non-empty directory gets ENOTEMPTY.  READDIR replies with a uint32_t
@@ -165,6 +177,84 @@ struct ipvfs_path_req {
 /* REMOVE without this flag removes only files (a directory gets EISDIR);
  * with it, a file or an empty directory. */
 #define IPVFS_REMOVE_DIR 0x1
+
+/* MKDIR: body struct ipvfs_mkdir_req + path bytes; empty reply body.
+ * Makes missing parents too (with the same mode and owner); EEXIST when
+ * the path exists. */
+struct ipvfs_mkdir_req {
+    uint32_t path_len;
+    uint32_t mode;           /* permission bits (07777 mask) */
+    uint32_t uid;
+    uint32_t gid;
+};
+
+/* Attributes of a name, as GETATTR, SETATTR and RENAME's target report
+ * them.  Times are nanoseconds since the epoch, by the metadata rank's
+ * clock; names made before version 4 read as mode 0644 (files) or 0755
+ * (directories), owner 0:0, times 0.  The metadata rank keeps no size:
+ * a file's size is its datafiles' (DF_GETSIZE).  mtime changes when a
+ * client says so (SETATTR with IPVFS_SETATTR_MTIME_NOW: ipvfs-ctl cp and
+ * the FUSE mount do after writing; MPI-IO writes do not), ctime with every
+ * SETATTR and RENAME. */
+struct ipvfs_attr {
+    struct ipvfs_entry entry;
+    uint32_t mode;           /* permission bits only; the type is entry.type */
+    uint32_t uid;
+    uint32_t gid;
+    uint32_t reserved;
+    int64_t atime_ns;
+    int64_t mtime_ns;
+    int64_t ctime_ns;
+};
+static_assert(sizeof(struct ipvfs_attr) == 72, "attributes are 72 bytes");
+
+/* SETATTR: body struct ipvfs_setattr_req + path; reply struct ipvfs_attr
+ * (after the change).  valid says which fields apply; ctime becomes now.
+ * Unknown bits or mode bits outside 07777 get EINVAL.  Sizes are the
+ * datafiles' business (DF_TRUNCATE), so a truncating client sends
+ * MTIME_NOW afterwards. */
+#define IPVFS_SETATTR_MODE      0x01u
+#define IPVFS_SETATTR_UID       0x02u
+#define IPVFS_SETATTR_GID       0x04u
+#define IPVFS_SETATTR_ATIME     0x08u
+#define IPVFS_SETATTR_MTIME     0x10u
+#define IPVFS_SETATTR_ATIME_NOW 0x20u
+#define IPVFS_SETATTR_MTIME_NOW 0x40u
+#define IPVFS_SETATTR_ALL       0x7fu
+struct ipvfs_setattr_req {
+    uint32_t valid;          /* IPVFS_SETATTR_* bits */
+    uint32_t mode;
+    uint32_t uid;
+    uint32_t gid;
+    int64_t atime_ns;
+    int64_t mtime_ns;
+    uint32_t path_len;
+    uint32_t reserved;
+};
+
+/* RENAME: body struct ipvfs_rename_req, then src_len bytes of the source
+ * path and dst_len of the target (absolute, no NUL); reply struct
+ * ipvfs_rename_rep.  POSIX rename(2) semantics in one transaction: an
+ * existing target is replaced when it is a file and the source a file, or
+ * both are directories and the target is empty (ENOTEMPTY otherwise);
+ * a file over a directory gets EISDIR, a directory over a file ENOTDIR;
+ * with IPVFS_RENAME_NOREPLACE any existing target gets EEXIST.  Moving a
+ * directory under itself gets EINVAL; the same name twice is a no-op.  A
+ * replaced file becomes an orphan in the same transaction (see ORPHANS):
+ * the reply names it and the client deletes its datafiles.  Missing
+ * parents of the target are not created (ENOENT). */
+#define IPVFS_RENAME_NOREPLACE 0x1u
+struct ipvfs_rename_req {
+    uint32_t flags;
+    uint32_t src_len;
+    uint32_t dst_len;
+    uint32_t reserved;
+};
+struct ipvfs_rename_rep {
+    uint32_t replaced;       /* 1: entry is a replaced file, now an orphan */
+    uint32_t reserved;
+    struct ipvfs_entry entry;
+};
 
 /* ORPHANS: files removed whose datafiles may still exist.  REMOVE of a
  * file records it as an orphan in the same durable transaction; the

@@ -32,6 +32,10 @@ check_PROGRAMS += test/mpi/e2e_nonblock test/mpi/e2e_survive
 test_mpi_e2e_survive_SOURCES = test/mpi/e2e_survive.c test/mpi/e2e_util.h
 test_mpi_e2e_survive_CPPFLAGS = $(E2E_MPI_CPPFLAGS)
 test_mpi_e2e_survive_LDADD = $(MPI_LIBS)
+check_PROGRAMS += test/mpi/mpi_fcopy
+test_mpi_mpi_fcopy_SOURCES = test/mpi/mpi_fcopy.c
+test_mpi_mpi_fcopy_CPPFLAGS = $(E2E_MPI_CPPFLAGS)
+test_mpi_mpi_fcopy_LDADD = $(MPI_LIBS)
 test_mpi_e2e_nonblock_SOURCES = test/mpi/e2e_nonblock.c test/mpi/e2e_util.h
 test_mpi_e2e_nonblock_CPPFLAGS = $(E2E_MPI_CPPFLAGS)
 test_mpi_e2e_nonblock_LDADD = $(MPI_LIBS)
@@ -48,11 +52,26 @@ test_mpi_e2e_errors_SOURCES = test/mpi/e2e_errors.c test/mpi/e2e_util.h
 test_mpi_e2e_errors_CPPFLAGS = $(E2E_MPI_CPPFLAGS)
 test_mpi_e2e_errors_LDADD = $(MPI_LIBS)
 
+# A parallel HDF5 writer for t_fuse_hdf5 (h5dump through the mount).
+if HAVE_HDF5
+check_PROGRAMS += test/mpi/h5_write
+test_mpi_h5_write_SOURCES = test/mpi/h5_write.c
+test_mpi_h5_write_CPPFLAGS = $(E2E_MPI_CPPFLAGS) $(HDF5_CFLAGS)
+test_mpi_h5_write_LDADD = $(HDF5_LIBS) $(MPI_LIBS)
+endif
+EXTRA_DIST += test/mpi/h5_write.c test/t_fuse_hdf5.sh
+
 # e2e_sharedfp also links the client library: a forked child holds a lock.
 check_PROGRAMS += test/mpi/e2e_sharedfp
 test_mpi_e2e_sharedfp_SOURCES = test/mpi/e2e_sharedfp.c test/mpi/e2e_util.h
 test_mpi_e2e_sharedfp_CPPFLAGS = $(E2E_MPI_CPPFLAGS)
 test_mpi_e2e_sharedfp_LDADD = adio/client/libipvfs-client.la $(MPI_LIBS)
 
-EXTRA_DIST += test/t_e2e_sharedfp.sh
+EXTRA_DIST += test/t_e2e_sharedfp.sh test/t_cp_basic.sh test/t_cp_large.sh test/t_fuse_basic.sh test/t_fuse_posix.sh test/fuse_lib.sh test/posix-conformance/run.sh test/posix-conformance/checks.py test/posix-conformance/expected-differences
 EXTRA_DIST += test/mpi/e2e_lib.sh test/t_e2e_nonblock.sh test/t_e2e_readorder.sh test/t_e2e_io.sh test/t_e2e_listio.sh test/t_e2e_persist.sh test/t_e2e_errors.sh test/t_e2e_fulldisk.sh
+
+# ipvfs-ctl's path parser (tools/ctl_files.c).
+check_PROGRAMS += test/test_tools_ctlpath
+test_test_tools_ctlpath_SOURCES = test/test_tools_ctlpath.c tools/ctl_files.c
+test_test_tools_ctlpath_LDADD = adio/client/libipvfs-client.la $(CMOCKA_LIBS)
+test_test_tools_ctlpath_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)

@@ -12,7 +12,7 @@ if ! command -v nm >/dev/null || ! command -v tsort >/dev/null; then
     exit 77
 fi
 rc=0
-for folder in common cache iraid backend/dfstore backend/iscsi backend/server adio/client tools tools/cachesim; do
+for folder in common cache iraid backend/dfstore backend/iscsi backend/server adio/client tools tools/cachesim fuse; do
     "$srcdir/scripts/check-call-graph.sh" "$builddir" "$folder" || rc=1
 done
 exit $rc

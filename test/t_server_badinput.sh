@@ -11,7 +11,7 @@ set -u
 
 badinput_checks() {
     python3 - "$1" <<'PYEOF'
-import os, socket, struct, sys
+import errno, os, socket, struct, sys
 sys.path.insert(0, os.environ["IPVFS_SRCDIR"] + "/test")
 import ipvfs_proto as P
 from ipvfs_proto import MAGIC, VERSION, REPLY, HDR, send, reply
@@ -49,9 +49,12 @@ def authed(rank=0):
 def path_req(path):
     return struct.pack("<II", len(path), 0) + path
 
-def lookup_req(path, flags=1, factor=0, unit=0, path_len=None):
-    return struct.pack("<IIQII", flags, factor, unit,
-                       len(path) if path_len is None else path_len, 0) + path
+def mkdir_req(path, mode=0o755):
+    return struct.pack("<IIII", len(path), mode, 0, 0) + path
+
+def lookup_req(path, flags=1, factor=0, unit=0, path_len=None, mode=0o644):
+    return struct.pack("<IIQIIII", flags, factor, unit,
+                       len(path) if path_len is None else path_len, mode, 0, 0) + path
 
 # -- framing errors: an error reply, then the connection closes
 s = connect(); send(s, STATUS, magic=0x12345678); r = reply(s)
@@ -94,7 +97,14 @@ einval(LOOKUP, lookup_req(b"/abc", path_len=400), "path_len beyond the body")
 einval(LOOKUP, lookup_req(b"/f", factor=99), "stripe factor over the I/O node count")
 einval(LOOKUP, lookup_req(b"/f", unit=(1 << 30) + 1), "stripe unit over 1 GiB")
 einval(LOOKUP, b"\1\2", "LOOKUP body shorter than its header")
-einval(MKDIR, path_req(b"/x")[:-1], "MKDIR path_len disagrees")
+einval(MKDIR, mkdir_req(b"/x")[:-1], "MKDIR path_len disagrees")
+einval(MKDIR, mkdir_req(b"/x", mode=0o170000), "MKDIR mode beyond 07777")
+einval(LOOKUP, lookup_req(b"/f", mode=0o100644), "LOOKUP mode beyond 07777")
+einval(SETATTR, struct.pack("<IIIIqqII", 0x1000, 0, 0, 0, 0, 0, 2, 0) + b"/f", "SETATTR unknown field")
+einval(SETATTR, struct.pack("<IIIIqqII", 1, 0, 0, 0, 0, 0, 9, 0) + b"/f", "SETATTR path_len disagrees")
+einval(RENAME, struct.pack("<IIII", 0, 2, 9, 0) + b"/a/b", "RENAME lengths disagree")
+einval(RENAME, struct.pack("<IIII", 0x10, 2, 2, 0) + b"/a/b", "RENAME unknown flag")
+einval(GETATTR, path_req(b"/x")[:-1], "GETATTR path_len disagrees")
 einval(READ, struct.pack("<QII", 5, 1000, 0) + struct.pack("<QQ", 0, 10), "READ lying npairs")
 einval(READ, struct.pack("<QII", 5, 1, 0) + struct.pack("<QQ", 0, 1 << 40), "READ pair too long")
 einval(READ, struct.pack("<QII", 5, 20000, 0), "READ too many pairs")
@@ -103,7 +113,7 @@ einval(WRITE, struct.pack("<QII", 5, 1, 0) + struct.pack("<QQ", 0, 10) + b"short
        "WRITE data shorter than its pairs")
 einval(DF_GETSIZE, struct.pack("<Q", 5), "DF body too short")
 einval(DF_GETSIZE, struct.pack("<QQ", 0, 0), "DF_GETSIZE of handle 0")
-send(s, MKDIR, path_req(b"/bad/dir")); r = reply(s)
+send(s, MKDIR, mkdir_req(b"/bad/dir")); r = reply(s)
 check(r is not None and r[1] in (0, 17), "MKDIR /bad/dir")
 einval(11, path_req(b"/bad/dir"), "REMOVE of a directory without IPVFS_REMOVE_DIR", expect=21)
 einval(11, struct.pack("<II", 8, 0x40) + b"/bad/dir", "REMOVE with an unknown flag")

@@ -85,7 +85,7 @@ s = P.connect(ranks[0][:2])
 def call(op, body):
     return P.call(s, op, body)
 assert P.hello(s, secret)[0] == 0
-st, e = call(10, struct.pack("<IIQII", 1, 2, 0, 7, 0) + b"/a/file")
+st, e = call(10, struct.pack("<IIQIIII", 1, 2, 0, 7, 0o644, 0, 0) + b"/a/file")
 handle, unit, factor, first, typ, created = struct.unpack("<QQIIII", e)
 assert st == 0 and typ == 1 and created == 1 and factor == 2 and unit == 65536, (st, e)
 PYEOF
@@ -105,7 +105,7 @@ def session(addr):
 meta = session(ranks[0][:2])
 orphans = lambda: P.call(meta, P.OP["ORPHANS"], struct.pack("<QII", 0, 8, 0))
 if sys.argv[2] == "make":
-    st, e = P.call(meta, P.OP["LOOKUP"], struct.pack("<IIQII", 1, 1, 0, 9, 0) + b"/a/orphan")
+    st, e = P.call(meta, P.OP["LOOKUP"], struct.pack("<IIQIIII", 1, 1, 0, 9, 0o644, 0, 0) + b"/a/orphan")
     handle, unit, factor, first, typ, created = struct.unpack("<QQIIII", e)
     io = session([r[:2] for r in ranks.values() if r[2] & 2 and r[3] == first][0])
     st, _ = P.call(io, P.OP["WRITE"], struct.pack("<QIIQQ", handle, 1, 0, 0, 4096) + b"\x5a" * 4096)

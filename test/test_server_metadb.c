@@ -1,6 +1,8 @@
-/* Unit tests of the metadata rank's namespace store (backend/server/metadb.c):
- * path checks, create with parents, EXCL, layouts, READDIR, REMOVE rules,
- * persistence across a reopen, and refusal of a different I/O node count. */
+/* Unit tests of the metadata rank's namespace store (backend/server/metadb.c,
+ * metadb_attr.c): path checks, create with parents, EXCL, layouts, READDIR,
+ * REMOVE rules, persistence across a reopen, refusal of a different I/O
+ * node count, owners, modes and times, SETATTR, RENAME's POSIX rules, and
+ * namespaces of record format 1 (read) and of a newer format (refused). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <lmdb.h>
+
 #include "backend/server/metadb.h"
 
 struct fixture {
@@ -21,6 +25,7 @@ struct fixture {
 };
 
 static char msg[512];
+static const struct metadb_owner owner = { .mode = 0640, .uid = 1234, .gid = 567 };
 
 static int setup(void **state)
 {
@@ -49,7 +54,8 @@ static int teardown(void **state)
 static int lookup(struct metadb *db, const char *path, uint32_t flags, uint32_t factor,
                   uint64_t unit, struct ipvfs_entry *e)
 {
-    return metadb_lookup(db, path, strlen(path), flags, factor, unit, e, msg, sizeof(msg));
+    return metadb_lookup(db, path, strlen(path), flags, factor, unit, &owner, e, msg,
+                         sizeof(msg));
 }
 
 static void test_check_path(void **state)
@@ -120,8 +126,8 @@ static void test_mkdir_readdir_remove(void **state)
     void *body;
     int seen = 0;
 
-    assert_int_equal(metadb_mkdir(f->db, "/d/e", 4, msg, sizeof(msg)), 0);
-    assert_int_equal(metadb_mkdir(f->db, "/d/e", 4, msg, sizeof(msg)), -EEXIST);
+    assert_int_equal(metadb_mkdir(f->db, "/d/e", 4, &owner, msg, sizeof(msg)), 0);
+    assert_int_equal(metadb_mkdir(f->db, "/d/e", 4, &owner, msg, sizeof(msg)), -EEXIST);
     assert_int_equal(lookup(f->db, "/d/file", IPVFS_LOOKUP_CREATE, 0, 0, &e), 0);
     assert_int_equal(lookup(f->db, "/d/e/deep", IPVFS_LOOKUP_CREATE, 0, 0, &e), 0);
     assert_int_equal(metadb_readdir(f->db, "/d", 2, IPVFS_MAX_BODY, &body, &len, msg,
@@ -208,6 +214,179 @@ static void test_orphans(void **state)
     assert_int_equal(n, 0);
 }
 
+static int getattr(struct metadb *db, const char *path, struct ipvfs_attr *a)
+{
+    return metadb_getattr(db, path, strlen(path), a, msg, sizeof(msg));
+}
+
+static int rename_(struct metadb *db, const char *src, const char *dst, uint32_t flags,
+                   struct ipvfs_rename_rep *rep)
+{
+    return metadb_rename(db, src, strlen(src), dst, strlen(dst), flags, rep, msg, sizeof(msg));
+}
+
+/* Create sets owner, mode and times; parents made on the way get 0755 plus
+ * the read bits; SETATTR changes what valid names and ctime. */
+static void test_attrs(void **state)
+{
+    struct fixture *f = *state;
+    struct ipvfs_setattr_req req = { 0 };
+    struct ipvfs_attr a, b;
+    struct ipvfs_entry e;
+
+    assert_int_equal(lookup(f->db, "/p/q/file", IPVFS_LOOKUP_CREATE, 0, 0, &e), 0);
+    assert_int_equal(getattr(f->db, "/p/q/file", &a), 0);
+    assert_int_equal(a.entry.type, IPVFS_TYPE_FILE);
+    assert_int_equal(a.entry.handle, e.handle);
+    assert_int_equal(a.mode, 0640);
+    assert_int_equal(a.uid, 1234);
+    assert_int_equal(a.gid, 567);
+    assert_true(a.mtime_ns > 0 && a.mtime_ns == a.ctime_ns && a.atime_ns == a.mtime_ns);
+    assert_int_equal(getattr(f->db, "/p", &b), 0);
+    assert_int_equal(b.entry.type, IPVFS_TYPE_DIR);
+    assert_int_equal(b.mode, 0755);
+    assert_int_equal(b.uid, 1234);
+    assert_int_equal(getattr(f->db, "/", &b), 0);
+    assert_int_equal(b.mode, 01777);
+    assert_int_equal(getattr(f->db, "/p/nope", &b), -ENOENT);
+
+    req.valid = IPVFS_SETATTR_MODE | IPVFS_SETATTR_MTIME | IPVFS_SETATTR_GID;
+    req.mode = 0600;
+    req.mtime_ns = 42;
+    req.gid = 9;
+    assert_int_equal(metadb_setattr(f->db, "/p/q/file", 9, &req, &b, msg, sizeof(msg)), 0);
+    assert_int_equal(b.mode, 0600);
+    assert_int_equal(b.mtime_ns, 42);
+    assert_int_equal(b.gid, 9);
+    assert_int_equal(b.uid, 1234);
+    assert_true(b.ctime_ns >= a.ctime_ns);
+    assert_int_equal(getattr(f->db, "/p/q/file", &a), 0);
+    assert_int_equal(a.mtime_ns, 42);
+    req.valid = IPVFS_SETATTR_MTIME_NOW;
+    assert_int_equal(metadb_setattr(f->db, "/p/q/file", 9, &req, &b, msg, sizeof(msg)), 0);
+    assert_true(b.mtime_ns > 42);
+    req.valid = IPVFS_SETATTR_MODE;
+    req.mode = 010000;
+    assert_int_equal(metadb_setattr(f->db, "/p/q/file", 9, &req, &b, msg, sizeof(msg)),
+                     -EINVAL);
+    req.valid = 0x1000;
+    assert_int_equal(metadb_setattr(f->db, "/p/q/file", 9, &req, &b, msg, sizeof(msg)),
+                     -EINVAL);
+    req.valid = IPVFS_SETATTR_MODE;
+    req.mode = 0700;
+    assert_int_equal(metadb_setattr(f->db, "/", 1, &req, &b, msg, sizeof(msg)), -EPERM);
+    assert_int_equal(metadb_setattr(f->db, "/zz", 3, &req, &b, msg, sizeof(msg)), -ENOENT);
+}
+
+/* rename(2)'s rules: move, NOREPLACE, replace a file (an orphan), types,
+ * non-empty directories, under itself, missing parents, a no-op. */
+static void test_rename(void **state)
+{
+    struct fixture *f = *state;
+    struct ipvfs_rename_rep rep;
+    struct ipvfs_entry a, b, e, got[4];
+    struct ipvfs_attr at;
+    uint32_t n;
+
+    assert_int_equal(lookup(f->db, "/d/a", IPVFS_LOOKUP_CREATE, 0, 0, &a), 0);
+    assert_int_equal(lookup(f->db, "/d/b", IPVFS_LOOKUP_CREATE, 0, 0, &b), 0);
+    assert_int_equal(rename_(f->db, "/d/a", "/d/b", IPVFS_RENAME_NOREPLACE, &rep), -EEXIST);
+    assert_int_equal(rename_(f->db, "/d/a", "/d/b", 0, &rep), 0);
+    assert_int_equal(rep.replaced, 1);
+    assert_int_equal(rep.entry.handle, b.handle);
+    assert_int_equal(metadb_orphans(f->db, 0, 4, got, &n, msg, sizeof(msg)), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(got[0].handle, b.handle);
+    assert_int_equal(lookup(f->db, "/d/a", 0, 0, 0, &e), -ENOENT);
+    assert_int_equal(lookup(f->db, "/d/b", 0, 0, 0, &e), 0);
+    assert_int_equal(e.handle, a.handle);
+    /* directories: a file moves into another tree, a tree moves whole */
+    assert_int_equal(metadb_mkdir(f->db, "/x/y", 4, &owner, msg, sizeof(msg)), 0);
+    assert_int_equal(rename_(f->db, "/d/b", "/x/y/file", 0, &rep), 0);
+    assert_int_equal(rep.replaced, 0);
+    assert_int_equal(rename_(f->db, "/x", "/d/x2", 0, &rep), 0);
+    assert_int_equal(lookup(f->db, "/d/x2/y/file", 0, 0, 0, &e), 0);
+    assert_int_equal(e.handle, a.handle);
+    assert_int_equal(rename_(f->db, "/d", "/d/x2/y/in", 0, &rep), -EINVAL);
+    assert_int_equal(rename_(f->db, "/d/x2/y/file", "/d/x2", 0, &rep), -EISDIR);
+    assert_int_equal(metadb_mkdir(f->db, "/empty", 6, &owner, msg, sizeof(msg)), 0);
+    assert_int_equal(rename_(f->db, "/d/x2", "/empty", 0, &rep), 0);
+    assert_int_equal(lookup(f->db, "/empty/y/file", 0, 0, 0, &e), 0);
+    assert_int_equal(metadb_mkdir(f->db, "/full/sub", 9, &owner, msg, sizeof(msg)), 0);
+    assert_int_equal(rename_(f->db, "/d", "/full", 0, &rep), -ENOTEMPTY);
+    assert_int_equal(rename_(f->db, "/empty", "/empty/y/file", 0, &rep), -EINVAL);
+    assert_int_equal(rename_(f->db, "/full/sub", "/empty/y/file", 0, &rep), -ENOTDIR);
+    assert_int_equal(rename_(f->db, "/empty/y/file", "/nodir/file", 0, &rep), -ENOENT);
+    assert_int_equal(rename_(f->db, "/missing", "/m2", 0, &rep), -ENOENT);
+    assert_int_equal(rename_(f->db, "/empty/y/file", "/empty/y/file", 0, &rep), 0);
+    assert_int_equal(rename_(f->db, "/", "/r", 0, &rep), -EBUSY);
+    assert_int_equal(getattr(f->db, "/empty/y/file", &at), 0);
+    assert_int_equal(at.mode, 0640);
+}
+
+/* A namespace of record format 1 (before owners and times) is read with
+ * default modes; one of a newer format is refused. */
+static void test_formats(void **state)
+{
+    struct fixture *f = *state;
+    struct ipvfs_entry e;
+    struct ipvfs_attr a;
+    MDB_env *env;
+    MDB_txn *txn;
+    MDB_dbi ns, info;
+    MDB_val k, v;
+    uint8_t key[9] = { 0, 0, 0, 0, 0, 0, 0, 0, 'o' };
+    uint32_t rec[8] = { IPVFS_TYPE_FILE, 2, 77, 0, 4096, 0, 1, 0 };  /* format 1, 32 bytes */
+    uint64_t format = 1;
+
+    metadb_close(f->db);
+    assert_int_equal(mdb_env_create(&env), 0);
+    assert_int_equal(mdb_env_set_maxdbs(env, 3), 0);
+    assert_int_equal(mdb_env_set_mapsize(env, 1ull << 30), 0);
+    assert_int_equal(mdb_env_open(env, f->dir, 0, 0600), 0);
+    assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+    assert_int_equal(mdb_dbi_open(txn, "ns", 0, &ns), 0);
+    assert_int_equal(mdb_dbi_open(txn, "info", 0, &info), 0);
+    k = (MDB_val){ sizeof(key), key };
+    v = (MDB_val){ sizeof(rec), rec };
+    assert_int_equal(mdb_put(txn, ns, &k, &v, 0), 0);
+    k = (MDB_val){ 6, "format" };
+    v = (MDB_val){ sizeof(format), &format };
+    assert_int_equal(mdb_put(txn, info, &k, &v, 0), 0);
+    assert_int_equal(mdb_txn_commit(txn), 0);
+    mdb_env_close(env);
+
+    assert_int_equal(metadb_open(f->dir, 4, 65536, &f->db, msg, sizeof(msg)), 0);
+    assert_int_equal(getattr(f->db, "/o", &a), 0);
+    assert_int_equal(a.entry.handle, 77);
+    assert_int_equal(a.entry.stripe_factor, 2);
+    assert_int_equal(a.entry.stripe_unit, 4096);
+    assert_int_equal(a.entry.first_server, 1);
+    assert_int_equal(a.mode, 0644);
+    assert_int_equal(a.uid, 0);
+    assert_int_equal(a.mtime_ns, 0);
+    assert_int_equal(lookup(f->db, "/o", 0, 0, 0, &e), 0);
+    assert_int_equal(e.handle, 77);
+    metadb_close(f->db);
+    f->db = NULL;
+
+    assert_int_equal(mdb_env_create(&env), 0);
+    assert_int_equal(mdb_env_set_maxdbs(env, 3), 0);
+    assert_int_equal(mdb_env_set_mapsize(env, 1ull << 30), 0);
+    assert_int_equal(mdb_env_open(env, f->dir, 0, 0600), 0);
+    assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+    assert_int_equal(mdb_dbi_open(txn, "info", 0, &info), 0);
+    format = 3;
+    k = (MDB_val){ 6, "format" };
+    v = (MDB_val){ sizeof(format), &format };
+    assert_int_equal(mdb_put(txn, info, &k, &v, 0), 0);
+    assert_int_equal(mdb_txn_commit(txn), 0);
+    mdb_env_close(env);
+    assert_int_equal(metadb_open(f->dir, 4, 65536, &f->db, msg, sizeof(msg)), -EPROTONOSUPPORT);
+    assert_non_null(strstr(msg, "newer"));
+    f->db = NULL;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -217,6 +396,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_mkdir_readdir_remove, setup, teardown),
         cmocka_unit_test_setup_teardown(test_persistence, setup, teardown),
         cmocka_unit_test_setup_teardown(test_orphans, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_attrs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rename, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_formats, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

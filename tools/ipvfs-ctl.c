@@ -3,8 +3,8 @@
  *   ipvfs-ctl [--map FILE] COMMAND [ARGS]
  *
  * The map comes from --map or $IPVFS_MAP.  A thin user of libipvfs-client
- * (adio/client/ipvfs_client.h): the namespace commands rm and gc are the
- * library's own calls (with the client's time limits, IPVFS_TIMEOUT_MS);
+ * (adio/client/ipvfs_client.h): the namespace commands mkdir, rm and gc,
+ * and stat, mv and cp (ctl_files.c, ctl_cp.c), are the library's own calls (with the client's time limits, IPVFS_TIMEOUT_MS);
  * the others are its blocking administrative calls, which share one
  * deadline, CTL_REACH_MS from the start (only the wait for SHUTDOWN's
  * reply, which covers the cluster's final sync, may take longer), so an
@@ -22,6 +22,7 @@
 
 #include "adio/client/ipvfs_client.h"
 #include "common/evloop.h"
+#include "tools/ctl_files.h"
 #include "common/log.h"
 
 #define CTL_REACH_MS    10000   /* every call but SHUTDOWN's reply, all together */
@@ -53,6 +54,14 @@ static int usage(void)
           "  mkdir PATH        make a directory (and missing parents)\n"
           "  rm PATH           remove a file (with its datafiles) or an empty directory\n"
           "  gc                delete the datafiles of removed files whose remover died\n"
+          "  stat PATH...      size, type, mode, owner, times and stripe layout\n"
+          "                    (which I/O node holds which datafile)\n"
+          "  mv [-f] SRC DST   rename; an existing DST is refused unless -f, which\n"
+          "                    replaces it as rename(2) does\n"
+          "  cp [-r] [-f] SRC DST\n"
+          "                    copy a file (-r: a tree); each side ipvfs:/PATH, a local\n"
+          "                    path or - (standard input/output); an existing DST is\n"
+          "                    refused unless -f.  Size and holes are kept\n"
           "The map is --map FILE or $IPVFS_MAP.\n",
           stderr);
     return 2;
@@ -695,15 +704,11 @@ free_body:
 
 static int cmd_mkdir(struct ctl *ctl, const char *path)
 {
-    struct wire_reply rep;
-    char buf[640];
-    int rc;
+    struct ipvfs_error err;
 
-    if (meta_call(ctl, IPVFS_OP_MKDIR, 0, path, &rep))
-        return 1;
-    rc = rep.status ? fail("mkdir %s: %s", path, why(&rep, buf, sizeof(buf))) : 0;
-    wire_reply_free(&rep);
-    return rc;
+    if (ipvfs_mkdir(ctl->client, path, 0755, &err) < 0)
+        return fail("mkdir %s: %s", path, err.msg);
+    return 0;
 }
 
 /* The orphan clean-up is the library's (ipvfs_gc, ipvfs_remove_flags). */
@@ -746,6 +751,12 @@ static int run(struct ctl *ctl, int argc, char **argv)
         return cmd_rebuild(ctl, argv[1], argv[2], argc == 4 ? argv[3] : NULL);
     if (strcmp(cmd, "gc") == 0 && argc == 1)
         return cmd_gc(ctl);
+    if (strcmp(cmd, "stat") == 0)
+        return ctl_stat(ctl->client, argc, argv);
+    if (strcmp(cmd, "mv") == 0)
+        return ctl_mv(ctl->client, argc, argv);
+    if (strcmp(cmd, "cp") == 0)
+        return ctl_cp(ctl->client, argc, argv);
     if (argc != 2)
         return usage();
     if (strcmp(cmd, "ls") == 0)

@@ -56,10 +56,15 @@ static int open_args(ADIO_File fd, const struct ipvfs_client *client,
         return -EINVAL;
     if (factor > ipvfs_client_nio(client))
         factor = ipvfs_client_nio(client);
+    memset(out_args, 0, sizeof(*out_args));
     out_args->create = (fd->access_mode & ADIO_CREATE) != 0;
     out_args->excl = (fd->access_mode & ADIO_EXCL) != 0;
     out_args->stripe_unit = unit;
     out_args->stripe_factor = (uint32_t) factor;
+    /* A created file is owned by the creating rank's user; MPI's
+     * "permissions" (fd->perm) give its mode, else the library's 0644. */
+    if (fd->perm != ADIO_PERM_NULL)
+        out_args->mode = (uint32_t) fd->perm & 07777u;
     return 0;
 }
 

@@ -132,6 +132,13 @@ void verf_note_write(struct file_verf *s, uint64_t v);
 int verf_note_sync(struct file_verf *s, uint64_t v);
 /* Datafile index of I/O node `server` in f's layout. */
 uint32_t client_dfile_of(const struct ipvfs_file *f, uint32_t server);
+/* Server rank of the metadata rank, or -1 when the map has none. */
+long client_meta_rank(const struct ipvfs_client *c);
+/* After a file's name went away (REMOVE, RENAME over it): deletes its
+ * datafiles, then one batch of orphans (all of them with all_orphans). */
+int client_settle_removed(struct ipvfs_client *c, const char *path,
+                          const struct ipvfs_entry *entry, int all_orphans,
+                          struct ipvfs_error *out_err);
 
 /* Server rank of I/O node io_index, or -1 when the map has none. */
 long client_io_rank(const struct ipvfs_client *c, uint32_t io_index);

@@ -201,3 +201,9 @@ int ipvfs_sync(struct ipvfs_file *f, struct ipvfs_error *out_err)
     free(verf);
     return rc;
 }
+
+int ipvfs_datafile_sizes(struct ipvfs_file *f, uint64_t *out_sizes, struct ipvfs_error *out_err)
+{
+    return df_all(f, IPVFS_OP_DF_GETSIZE, "get datafile sizes", NULL, NULL, out_sizes, NULL,
+                  out_err);
+}

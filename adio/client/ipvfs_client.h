@@ -41,7 +41,10 @@
  *   *out_err (when not NULL) with the positive errno and a message naming the
  *   operation, the file and, where one was involved, the server rank.
  * - A client and its files are not thread-safe; ROMIO serializes MPI-IO
- *   calls (its global critical section), and other users must too.
+ *   calls (its global critical section), and other users must too.  A
+ *   multithreaded program gives each thread its own client at a time
+ *   (ipvfs_client_new(); ipvfs_file_attach() rebinds an entry to it):
+ *   different clients share nothing and run in parallel.
  */
 #ifndef IPVFS_CLIENT_H
 #define IPVFS_CLIENT_H
@@ -132,6 +135,12 @@ int ipvfs_client_get(const char *map_path, uint32_t client_id,
                      struct ipvfs_client **out_client, struct ipvfs_error *out_err);
 void ipvfs_client_put(struct ipvfs_client *client);
 
+/* An unshared client (private.c): like ipvfs_client_get() but never found
+ * by another get, so that threads can each drive their own (a client is
+ * not thread-safe; see the contract above).  ipvfs_client_put() frees it. */
+int ipvfs_client_new(const char *map_path, uint32_t client_id,
+                     struct ipvfs_client **out_client, struct ipvfs_error *out_err);
+
 /* Number of I/O nodes of the cluster (from the map). */
 uint32_t ipvfs_client_nio(const struct ipvfs_client *client);
 
@@ -140,12 +149,17 @@ uint32_t ipvfs_client_nio(const struct ipvfs_client *client);
 const struct ipvfs_map *ipvfs_client_map(const struct ipvfs_client *client);
 
 /* Arguments of ipvfs_file_open().  stripe_unit 0 and stripe_factor 0 mean
- * the cluster defaults; they only matter when the file is created. */
+ * the cluster defaults; they, mode and owner only matter when the file is
+ * created. */
 struct ipvfs_open_args {
     int create;               /* create when missing */
     int excl;                 /* with create: fail with EEXIST if it exists */
     uint64_t stripe_unit;
     uint32_t stripe_factor;
+    uint32_t mode;            /* permission bits (07777 mask); 0: 0644 */
+    int owner_set;            /* 0: the owner is geteuid():getegid() */
+    uint32_t uid;
+    uint32_t gid;
 };
 
 /* LOOKUP (optionally creating) path, an absolute path; on success *out_file
@@ -199,6 +213,11 @@ int ipvfs_resize(struct ipvfs_file *file, uint64_t size, struct ipvfs_error *out
 /* Allocates storage for the first size bytes; grows the file to size when
  * it is shorter, never shrinks it. */
 int ipvfs_preallocate(struct ipvfs_file *file, uint64_t size, struct ipvfs_error *out_err);
+
+/* Size of each datafile (out_sizes: stripe factor entries, datafile i
+ * first), by DF_GETSIZE. */
+int ipvfs_datafile_sizes(struct ipvfs_file *file, uint64_t *out_sizes,
+                         struct ipvfs_error *out_err);
 
 /* DF_SYNC of every datafile: when it returns 0, all data written before it
  * (by anyone) survives a crash of the servers.  It fails with EIO ("server
@@ -287,6 +306,42 @@ int ipvfs_aio_start(struct ipvfs_file *file, int writing, const struct ipvfs_ext
 int ipvfs_aio_test(struct ipvfs_aio *aio);
 void ipvfs_aio_wait(struct ipvfs_aio *aio);
 int ipvfs_aio_finish(struct ipvfs_aio *aio, uint64_t *out_bytes, struct ipvfs_error *out_err);
+
+/* ---- Names and attributes outside MPI-IO (attr.c) ----------------------
+ * For tools and the FUSE mount: attributes (GETATTR, SETATTR), rename,
+ * mkdir and directory listings, all served by the metadata rank (see
+ * struct ipvfs_attr in common/proto.h for what is kept, and when mtime
+ * changes).  Paths are absolute, as for ipvfs_file_open(). */
+
+/* What stat(2) needs: the metadata rank's attributes and, for files, the
+ * size from the datafiles (0 for directories). */
+struct ipvfs_stat {
+    struct ipvfs_attr attr;
+    uint64_t size;
+};
+int ipvfs_getattr(struct ipvfs_client *client, const char *path, struct ipvfs_attr *out_attr,
+                  struct ipvfs_error *out_err);
+int ipvfs_stat_path(struct ipvfs_client *client, const char *path, struct ipvfs_stat *out_stat,
+                    struct ipvfs_error *out_err);
+/* SETATTR with req's valid fields (req->path_len is filled in here);
+ * out_attr (may be NULL) gets the attributes after the change. */
+int ipvfs_setattr(struct ipvfs_client *client, const char *path,
+                  const struct ipvfs_setattr_req *req, struct ipvfs_attr *out_attr,
+                  struct ipvfs_error *out_err);
+/* rename(2) in the namespace (flags IPVFS_RENAME_NOREPLACE: EEXIST over an
+ * existing name); a file replaced by it loses its datafiles, as by
+ * ipvfs_remove. */
+int ipvfs_rename(struct ipvfs_client *client, const char *src, const char *dst, uint32_t flags,
+                 struct ipvfs_error *out_err);
+/* MKDIR owned by geteuid():getegid() with permission bits mode. */
+int ipvfs_mkdir(struct ipvfs_client *client, const char *path, uint32_t mode,
+                struct ipvfs_error *out_err);
+/* Lists directory path: calls each(arg, name, type) for every entry (name
+ * NUL-terminated, type enum ipvfs_type) in name order; a nonzero return of
+ * each stops the listing and is returned. */
+typedef int (*ipvfs_dir_fn)(void *arg, const char *name, uint32_t type);
+int ipvfs_readdir(struct ipvfs_client *client, const char *path, ipvfs_dir_fn each, void *arg,
+                  struct ipvfs_error *out_err);
 
 /* ---- MPI-IO shared file pointers and atomic-mode locks (shfp.c, lock.c) --
  * Both are served by the metadata rank; see IPVFS_OP_SHFP and IPVFS_OP_LOCK

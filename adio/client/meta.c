@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Paths are checked once, here at the public boundary. */
 static int check_path(const char *path, const char *op, struct ipvfs_error *out_err)
@@ -19,7 +20,7 @@ static int check_path(const char *path, const char *op, struct ipvfs_error *out_
     return 0;
 }
 
-static long metadata_rank(const struct ipvfs_client *c)
+long client_meta_rank(const struct ipvfs_client *c)
 {
     const struct ipvfs_map_rank *r = ipvfs_map_metadata(&c->map);
 
@@ -43,7 +44,7 @@ static int meta_call(struct ipvfs_client *c, uint16_t op, const char *opname, co
         .op = op, .send_iov = send, .send_cnt = 3, .recv_iov = &recv, .recv_cnt = 1,
         .once = once,
     };
-    long rank = metadata_rank(c);
+    long rank = client_meta_rank(c);
 
     if (out_in_doubt)
         *out_in_doubt = 0;
@@ -111,6 +112,12 @@ int ipvfs_file_open(struct ipvfs_client *c, const char *path, const struct ipvfs
     req.stripe_unit = args->stripe_unit;
     req.stripe_factor = args->stripe_factor;
     req.path_len = (uint32_t)strlen(path);
+    req.mode = args->mode ? args->mode : 0644;
+    req.uid = args->owner_set ? args->uid : (uint32_t)geteuid();
+    req.gid = args->owner_set ? args->gid : (uint32_t)getegid();
+    if (req.mode & ~07777u)
+        return client_error(out_err, EINVAL, "create", path, NULL, -1,
+                            "the mode has bits beyond 07777");
     rc = meta_call(c, IPVFS_OP_LOOKUP, args->create ? "create" : "open", &req, sizeof(req), path,
                    (req.flags & IPVFS_LOOKUP_EXCL) != 0, &in_doubt, &entry, &first);
     if (rc < 0 && !(in_doubt && (req.flags & IPVFS_LOOKUP_EXCL)) && out_err)
@@ -209,7 +216,7 @@ static int orphans_call(struct ipvfs_client *c, uint64_t done, uint32_t max,
         .op = IPVFS_OP_ORPHANS, .send_iov = send, .send_cnt = 2,
         .recv_iov = recv, .recv_cnt = max ? 2 : 1,
     };
-    long rank = metadata_rank(c);
+    long rank = client_meta_rank(c);
 
     *out_n = 0;
     if (rank < 0)
@@ -262,13 +269,34 @@ int ipvfs_gc(struct ipvfs_client *c, uint32_t *out_left, struct ipvfs_error *out
     return settle_orphans(c, 0, IPVFS_MAX_ORPHANS, 1, out_left, out_err);
 }
 
+/* After a name went away (REMOVE, or RENAME over a file): deletes the
+ * file's datafiles, then orphans. */
+int client_settle_removed(struct ipvfs_client *c, const char *path,
+                          const struct ipvfs_entry *entry, int all_orphans,
+                          struct ipvfs_error *out_err)
+{
+    struct ipvfs_error ignored;
+    uint32_t left;
+    int rc;
+
+    if (!layout_fits(c, entry))
+        return client_error(out_err, EPROTO, "remove", path, c, client_meta_rank(c),
+                            "the removed file's layout does not fit this cluster");
+    if ((rc = remove_datafiles(c, path, entry, out_err)) < 0)
+        return rc;   /* the file stays an orphan: a later remove deletes its data */
+    if (all_orphans)
+        return settle_orphans(c, entry->handle, IPVFS_MAX_ORPHANS, 1, &left, out_err);
+    (void)settle_orphans(c, entry->handle, IPVFS_CLIENT_ORPHANS_PER_REMOVE, 0, &left, &ignored);
+    return 0;
+}
+
 /* The remove worker: REMOVE, the file's datafiles, then orphans. */
 static int remove_path(struct ipvfs_client *c, const char *path, unsigned flags,
                        struct ipvfs_error *out_err)
 {
     struct ipvfs_path_req req = { 0 };
     struct ipvfs_entry entry;
-    struct ipvfs_error ignored, first;
+    struct ipvfs_error first;
     uint32_t left;
     int in_doubt, rc = check_path(path, "remove", out_err);
 
@@ -292,15 +320,7 @@ static int remove_path(struct ipvfs_client *c, const char *path, unsigned flags,
     }
     if (rc < 0 || entry.type != IPVFS_TYPE_FILE)
         return rc;
-    if (!layout_fits(c, &entry))
-        return client_error(out_err, EPROTO, "remove", path, c, metadata_rank(c),
-                            "the removed file's layout does not fit this cluster");
-    if ((rc = remove_datafiles(c, path, &entry, out_err)) < 0)
-        return rc;   /* the file stays an orphan: a later remove deletes its data */
-    if (flags & IPVFS_RM_ALL_ORPHANS)
-        return settle_orphans(c, entry.handle, IPVFS_MAX_ORPHANS, 1, &left, out_err);
-    (void)settle_orphans(c, entry.handle, IPVFS_CLIENT_ORPHANS_PER_REMOVE, 0, &left, &ignored);
-    return 0;
+    return client_settle_removed(c, path, &entry, !!(flags & IPVFS_RM_ALL_ORPHANS), out_err);
 }
 
 int ipvfs_remove(struct ipvfs_client *c, const char *path, struct ipvfs_error *out_err)

@@ -34,6 +34,8 @@ int retry_request_again(uint16_t op, int once, int in_doubt)
     case IPVFS_OP_LOOKUP:
     case IPVFS_OP_STATUS:
     case IPVFS_OP_READDIR:
+    case IPVFS_OP_GETATTR:
+    case IPVFS_OP_SETATTR:
     case IPVFS_OP_HELLO:
         return !in_doubt || !once;
     default:

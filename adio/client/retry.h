@@ -41,10 +41,11 @@
  *                              done (its datafiles are then an orphan,
  *                              cleaned by the orphan sweep)
  *   STATUS READDIR HELLO       always
+ *   GETATTR SETATTR            always: SETATTR sets absolute values
  *   SHFP LOCK UNLOCK           never: shared file pointers and locks live
  *                              in the serving process and on the
  *                              connection, a restart has lost them
- *   anything else (MKDIR, SHUTDOWN, SCRUB, REBUILD)
+ *   anything else (MKDIR, RENAME, SHUTDOWN, SCRUB, REBUILD)
  *                              only when not in doubt
  */
 #ifndef IPVFS_CLIENT_RETRY_H

@@ -7,41 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
+#include "backend/server/metadb_internal.h"
 #include "common/log.h"
 
 #define METADB_MAP_SIZE (1ull << 30) /* sparse; a namespace of millions of names */
 
-struct metadb {
-    MDB_env *env;
-    MDB_dbi ns;
-    MDB_dbi info;
-    MDB_dbi orphans;   /* handle (8 bytes BE) -> struct ipvfs_entry */
-    uint32_t nio;
-    uint64_t default_unit;
-};
-
-/* The value stored for each name. */
-struct md_rec {
-    uint32_t type;
-    uint32_t stripe_factor;
-    uint64_t handle;
-    uint64_t stripe_unit;
-    uint32_t first_server;
-    uint32_t reserved;
-};
-
-/* A "ns" key: parent id (big-endian, so one directory's names sort
- * together) followed by the component name. */
-struct md_key {
-    uint8_t bytes[8 + METADB_NAME_MAX];
-    size_t len;
-};
-
-static int say(char *msg, size_t msglen, int err, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int say(char *msg, size_t msglen, int err, const char *fmt, ...)
+int md_say(char *msg, size_t msglen, int err, const char *fmt, ...)
 {
     va_list ap;
 
@@ -52,7 +25,7 @@ static int say(char *msg, size_t msglen, int err, const char *fmt, ...)
 }
 
 /* The one place LMDB's error space becomes errno, with context. */
-static int mdb_fail(int rc, const char *what, char *msg, size_t msglen)
+int md_fail(int rc, const char *what, char *msg, size_t msglen)
 {
     int err;
 
@@ -67,10 +40,10 @@ static int mdb_fail(int rc, const char *what, char *msg, size_t msglen)
     else
         err = -EIO;
     log_error("metadata store: %s: %s", what, mdb_strerror(rc));
-    return say(msg, msglen, err, "metadata store: %s: %s", what, mdb_strerror(rc));
+    return md_say(msg, msglen, err, "metadata store: %s: %s", what, mdb_strerror(rc));
 }
 
-static void make_key(struct md_key *k, uint64_t parent, const char *name, size_t nlen)
+void md_make_key(struct md_key *k, uint64_t parent, const char *name, size_t nlen)
 {
     for (int i = 0; i < 8; i++)
         k->bytes[i] = (uint8_t)(parent >> (56 - 8 * i));
@@ -83,30 +56,29 @@ int metadb_check_path(const char *path, size_t len, char *msg, size_t msglen)
     size_t start, i;
 
     if (len == 0 || path[0] != '/')
-        return say(msg, msglen, -EINVAL, "path must be absolute (start with '/')");
+        return md_say(msg, msglen, -EINVAL, "path must be absolute (start with '/')");
     if (len >= IPVFS_MAX_PATH)
-        return say(msg, msglen, -ENAMETOOLONG, "path longer than %u bytes", IPVFS_MAX_PATH - 1);
+        return md_say(msg, msglen, -ENAMETOOLONG, "path longer than %u bytes", IPVFS_MAX_PATH - 1);
     if (memchr(path, '\0', len))
-        return say(msg, msglen, -EINVAL, "path contains a NUL byte");
+        return md_say(msg, msglen, -EINVAL, "path contains a NUL byte");
     if (len == 1)
         return 0;
     for (start = 1; start <= len; start = i + 1) {
         for (i = start; i < len && path[i] != '/'; i++)
             ;
         if (i == start)
-            return say(msg, msglen, -EINVAL, "path has an empty component");
+            return md_say(msg, msglen, -EINVAL, "path has an empty component");
         if ((i - start == 1 && path[start] == '.') ||
             (i - start == 2 && path[start] == '.' && path[start + 1] == '.'))
-            return say(msg, msglen, -EINVAL, "path has a '.' or '..' component");
+            return md_say(msg, msglen, -EINVAL, "path has a '.' or '..' component");
         if (i - start > METADB_NAME_MAX)
-            return say(msg, msglen, -ENAMETOOLONG, "a path component is longer than %u bytes",
+            return md_say(msg, msglen, -ENAMETOOLONG, "a path component is longer than %u bytes",
                        METADB_NAME_MAX);
     }
     return 0;
 }
 
-/* Splits a checked path (not "/") into its last component. */
-static void last_component(const char *path, size_t len, size_t *out_start)
+void md_last_component(const char *path, size_t len, size_t *out_start)
 {
     size_t i = len;
 
@@ -126,9 +98,9 @@ static int get_u64(MDB_txn *txn, MDB_dbi dbi, const char *name, uint64_t dflt, u
         return 0;
     }
     if (rc != 0)
-        return mdb_fail(rc, "reading counters", msg, msglen);
+        return md_fail(rc, "reading counters", msg, msglen);
     if (v.mv_size != sizeof(uint64_t))
-        return say(msg, msglen, -EIO, "metadata store: counter '%s' is corrupt", name);
+        return md_say(msg, msglen, -EIO, "metadata store: counter '%s' is corrupt", name);
     memcpy(out, v.mv_data, sizeof(*out));
     return 0;
 }
@@ -139,7 +111,7 @@ static int put_u64(MDB_txn *txn, MDB_dbi dbi, const char *name, uint64_t value, 
     MDB_val k = { strlen(name), (void *)name }, v = { sizeof(value), &value };
     int rc = mdb_put(txn, dbi, &k, &v, 0);
 
-    return rc ? mdb_fail(rc, "writing counters", msg, msglen) : 0;
+    return rc ? md_fail(rc, "writing counters", msg, msglen) : 0;
 }
 
 static int alloc_handle(struct metadb *db, MDB_txn *txn, uint64_t *out, char *msg,
@@ -154,73 +126,115 @@ static int alloc_handle(struct metadb *db, MDB_txn *txn, uint64_t *out, char *ms
     return put_u64(txn, db->info, "next_handle", next + 1, msg, msglen);
 }
 
-/* Reads the record of (parent, name): 0, -ENOENT (quietly) or an error. */
-static int get_rec(struct metadb *db, MDB_txn *txn, uint64_t parent, const char *name,
-                   size_t nlen, struct md_rec *out, char *msg, size_t msglen)
+int64_t metadb_now_ns(void)
+{
+    struct timespec ts;
+
+    if (clock_gettime(CLOCK_REALTIME, &ts) < 0)
+        return 0;
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* A stored record of either format: format 1 (before owners and times)
+ * reads as mode 0644 or 0755, owner 0:0, times 0. */
+static int decode_rec(const MDB_val *v, struct md_rec *out)
+{
+    if (v->mv_size == sizeof(*out)) {
+        memcpy(out, v->mv_data, sizeof(*out));
+        return 0;
+    }
+    if (v->mv_size != MD_REC_V1_SIZE)
+        return -EIO;
+    memset(out, 0, sizeof(*out));
+    memcpy(out, v->mv_data, MD_REC_V1_SIZE);
+    out->mode = out->type == IPVFS_TYPE_DIR ? 0755 : 0644;
+    return 0;
+}
+
+int md_get_rec(struct metadb *db, MDB_txn *txn, uint64_t parent, const char *name,
+            size_t nlen, struct md_rec *out, char *msg, size_t msglen)
 {
     struct md_key key;
     MDB_val k, v;
     int rc;
 
-    make_key(&key, parent, name, nlen);
+    md_make_key(&key, parent, name, nlen);
     k = (MDB_val){ key.len, key.bytes };
     rc = mdb_get(txn, db->ns, &k, &v);
     if (rc == MDB_NOTFOUND)
         return -ENOENT;
     if (rc != 0)
-        return mdb_fail(rc, "reading the namespace", msg, msglen);
-    if (v.mv_size != sizeof(*out))
-        return say(msg, msglen, -EIO, "metadata store: a namespace record is corrupt");
-    memcpy(out, v.mv_data, sizeof(*out));
+        return md_fail(rc, "reading the namespace", msg, msglen);
+    if (decode_rec(&v, out) < 0)
+        return md_say(msg, msglen, -EIO, "metadata store: a namespace record is corrupt");
     return 0;
 }
 
-static int put_rec(struct metadb *db, MDB_txn *txn, uint64_t parent, const char *name,
+int md_put_rec(struct metadb *db, MDB_txn *txn, uint64_t parent, const char *name,
                    size_t nlen, const struct md_rec *rec, char *msg, size_t msglen)
 {
     struct md_key key;
     MDB_val k, v = { sizeof(*rec), (void *)rec };
     int rc;
 
-    make_key(&key, parent, name, nlen);
+    md_make_key(&key, parent, name, nlen);
     k = (MDB_val){ key.len, key.bytes };
     rc = mdb_put(txn, db->ns, &k, &v, 0);
-    return rc ? mdb_fail(rc, "updating the namespace", msg, msglen) : 0;
+    return rc ? md_fail(rc, "updating the namespace", msg, msglen) : 0;
+}
+
+/* Sets a new record's owner, mode and times (now). */
+static void stamp(struct md_rec *rec, const struct metadb_owner *owner, uint32_t mode)
+{
+    rec->mode = mode & 07777;
+    rec->uid = owner->uid;
+    rec->gid = owner->gid;
+    rec->atime_ns = rec->mtime_ns = rec->ctime_ns = metadb_now_ns();
 }
 
 static int new_dir(struct metadb *db, MDB_txn *txn, uint64_t parent, const char *name,
-                   size_t nlen, uint64_t *out_id, char *msg, size_t msglen)
+                   size_t nlen, const struct metadb_owner *owner, uint32_t mode,
+                   uint64_t *out_id, char *msg, size_t msglen)
 {
     struct md_rec rec = { .type = IPVFS_TYPE_DIR };
     int rc;
 
+    stamp(&rec, owner, mode);
+
     if ((rc = alloc_handle(db, txn, &rec.handle, msg, msglen)) < 0)
         return rc;
     *out_id = rec.handle;
-    return put_rec(db, txn, parent, name, nlen, &rec, msg, msglen);
+    return md_put_rec(db, txn, parent, name, nlen, &rec, msg, msglen);
 }
 
-/* Walks every component of path but the last, making missing directories
- * when create is set.  *out_parent is the id of the last one's directory. */
-static int walk_parents(struct metadb *db, MDB_txn *txn, const char *path, size_t len,
-                        int create, uint64_t *out_parent, char *msg, size_t msglen)
+/* A missing parent made on the way gets the new name's owner, mode 0755
+ * and the read bits of mode (a 0644 file's parents stay listable). */
+static uint32_t parent_mode(uint32_t mode)
+{
+    return 0755 | (mode & 0444);
+}
+
+int md_walk_parents(struct metadb *db, MDB_txn *txn, const char *path, size_t len,
+                 const struct metadb_owner *create, uint64_t *out_parent, char *msg,
+                 size_t msglen)
 {
     uint64_t id = 0;
     size_t start, i, last;
     struct md_rec rec;
     int rc;
 
-    last_component(path, len, &last);
+    md_last_component(path, len, &last);
     for (start = 1; start < last; start = i + 1) {
         for (i = start; path[i] != '/'; i++)
             ;
-        rc = get_rec(db, txn, id, path + start, i - start, &rec, msg, msglen);
+        rc = md_get_rec(db, txn, id, path + start, i - start, &rec, msg, msglen);
         if (rc == -ENOENT && create)
-            rc = new_dir(db, txn, id, path + start, i - start, &rec.handle, msg, msglen);
+            rc = new_dir(db, txn, id, path + start, i - start, create,
+                         parent_mode(create->mode), &rec.handle, msg, msglen);
         else if (rc == -ENOENT)
-            return say(msg, msglen, -ENOENT, "no such directory: %.*s", (int)i, path);
+            return md_say(msg, msglen, -ENOENT, "no such directory: %.*s", (int)i, path);
         else if (rc == 0 && rec.type != IPVFS_TYPE_DIR)
-            return say(msg, msglen, -ENOTDIR, "not a directory: %.*s", (int)i, path);
+            return md_say(msg, msglen, -ENOTDIR, "not a directory: %.*s", (int)i, path);
         if (rc < 0)
             return rc;
         id = rec.handle;
@@ -229,7 +243,7 @@ static int walk_parents(struct metadb *db, MDB_txn *txn, const char *path, size_
     return 0;
 }
 
-static void fill_entry(const struct md_rec *rec, int created, struct ipvfs_entry *out)
+void md_fill_entry(const struct md_rec *rec, int created, struct ipvfs_entry *out)
 {
     memset(out, 0, sizeof(*out));
     out->handle = rec->handle;
@@ -240,52 +254,54 @@ static void fill_entry(const struct md_rec *rec, int created, struct ipvfs_entry
     out->created = (uint32_t)created;
 }
 
-static int commit(MDB_txn *txn, char *msg, size_t msglen)
+int md_commit(MDB_txn *txn, char *msg, size_t msglen)
 {
     int rc = mdb_txn_commit(txn);
 
-    return rc ? mdb_fail(rc, "committing", msg, msglen) : 0;
+    return rc ? md_fail(rc, "committing", msg, msglen) : 0;
 }
 
-static int begin(struct metadb *db, int write, MDB_txn **out, char *msg, size_t msglen)
+int md_begin(struct metadb *db, int write, MDB_txn **out, char *msg, size_t msglen)
 {
     int rc = mdb_txn_begin(db->env, NULL, write ? 0 : MDB_RDONLY, out);
 
-    return rc ? mdb_fail(rc, "starting a transaction", msg, msglen) : 0;
+    return rc ? md_fail(rc, "starting a transaction", msg, msglen) : 0;
 }
 
 static int check_layout(const struct metadb *db, uint32_t factor, uint64_t unit, char *msg,
                         size_t msglen)
 {
     if (factor > db->nio)
-        return say(msg, msglen, -EINVAL, "stripe factor %u exceeds the %u I/O nodes", factor,
+        return md_say(msg, msglen, -EINVAL, "stripe factor %u exceeds the %u I/O nodes", factor,
                    db->nio);
     if (unit > (1ull << 30))
-        return say(msg, msglen, -EINVAL, "stripe unit %llu exceeds 1 GiB",
+        return md_say(msg, msglen, -EINVAL, "stripe unit %llu exceeds 1 GiB",
                    (unsigned long long)unit);
     return 0;
 }
 
 static int create_file(struct metadb *db, MDB_txn *txn, uint64_t parent, const char *name,
-                       size_t nlen, uint32_t factor, uint64_t unit, struct md_rec *out,
-                       char *msg, size_t msglen)
+                       size_t nlen, uint32_t factor, uint64_t unit,
+                       const struct metadb_owner *owner, struct md_rec *out, char *msg,
+                       size_t msglen)
 {
     int rc;
 
     memset(out, 0, sizeof(*out));
     out->type = IPVFS_TYPE_FILE;
+    stamp(out, owner, owner->mode);
     out->stripe_factor = factor ? factor : db->nio;
     out->stripe_unit = unit ? unit : db->default_unit;
     if ((rc = alloc_handle(db, txn, &out->handle, msg, msglen)) < 0)
         return rc;
     /* Handles grow by one per file, so this spreads first datafiles evenly. */
     out->first_server = (uint32_t)(out->handle % db->nio);
-    return put_rec(db, txn, parent, name, nlen, out, msg, msglen);
+    return md_put_rec(db, txn, parent, name, nlen, out, msg, msglen);
 }
 
 int metadb_lookup(struct metadb *db, const char *path, size_t len, uint32_t flags,
-                  uint32_t factor, uint64_t unit, struct ipvfs_entry *out, char *msg,
-                  size_t msglen)
+                  uint32_t factor, uint64_t unit, const struct metadb_owner *owner,
+                  struct ipvfs_entry *out, char *msg, size_t msglen)
 {
     int create = !!(flags & IPVFS_LOOKUP_CREATE), rc;
     struct md_rec rec = { .type = IPVFS_TYPE_DIR };
@@ -297,38 +313,39 @@ int metadb_lookup(struct metadb *db, const char *path, size_t len, uint32_t flag
         (rc = check_layout(db, factor, unit, msg, msglen)) < 0)
         return rc;
     if (len == 1) {
-        fill_entry(&rec, 0, out);
-        return create ? say(msg, msglen, -EISDIR, "/ is a directory") : 0;
+        md_fill_entry(&rec, 0, out);
+        return create ? md_say(msg, msglen, -EISDIR, "/ is a directory") : 0;
     }
-    if ((rc = begin(db, create, &txn, msg, msglen)) < 0)
+    if ((rc = md_begin(db, create, &txn, msg, msglen)) < 0)
         return rc;
-    if ((rc = walk_parents(db, txn, path, len, create, &parent, msg, msglen)) < 0)
+    if ((rc = md_walk_parents(db, txn, path, len, create ? owner : NULL, &parent, msg, msglen)) < 0)
         goto abort_txn;
-    last_component(path, len, &last);
-    rc = get_rec(db, txn, parent, path + last, len - last, &rec, msg, msglen);
+    md_last_component(path, len, &last);
+    rc = md_get_rec(db, txn, parent, path + last, len - last, &rec, msg, msglen);
     if (rc == 0 && create && (flags & IPVFS_LOOKUP_EXCL))
-        rc = say(msg, msglen, -EEXIST, "%.*s already exists", (int)len, path);
+        rc = md_say(msg, msglen, -EEXIST, "%.*s already exists", (int)len, path);
     else if (rc == 0 && create && rec.type == IPVFS_TYPE_DIR)
-        rc = say(msg, msglen, -EISDIR, "%.*s is a directory", (int)len, path);
+        rc = md_say(msg, msglen, -EISDIR, "%.*s is a directory", (int)len, path);
     else if (rc == -ENOENT && !create)
-        rc = say(msg, msglen, -ENOENT, "no such file: %.*s", (int)len, path);
+        rc = md_say(msg, msglen, -ENOENT, "no such file: %.*s", (int)len, path);
     else if (rc == -ENOENT) {
-        if ((rc = create_file(db, txn, parent, path + last, len - last, factor, unit, &rec, msg,
-                              msglen)) < 0)
+        if ((rc = create_file(db, txn, parent, path + last, len - last, factor, unit, owner,
+                              &rec, msg, msglen)) < 0)
             goto abort_txn;
-        if ((rc = commit(txn, msg, msglen)) < 0)
+        if ((rc = md_commit(txn, msg, msglen)) < 0)
             return rc;
-        fill_entry(&rec, 1, out);
+        md_fill_entry(&rec, 1, out);
         return 0;
     }
     if (rc == 0)
-        fill_entry(&rec, 0, out);
+        md_fill_entry(&rec, 0, out);
 abort_txn:
     mdb_txn_abort(txn);
     return rc;
 }
 
-int metadb_mkdir(struct metadb *db, const char *path, size_t len, char *msg, size_t msglen)
+int metadb_mkdir(struct metadb *db, const char *path, size_t len,
+                 const struct metadb_owner *owner, char *msg, size_t msglen)
 {
     struct md_rec rec;
     MDB_txn *txn;
@@ -339,27 +356,27 @@ int metadb_mkdir(struct metadb *db, const char *path, size_t len, char *msg, siz
     if ((rc = metadb_check_path(path, len, msg, msglen)) < 0)
         return rc;
     if (len == 1)
-        return say(msg, msglen, -EEXIST, "/ already exists");
-    if ((rc = begin(db, 1, &txn, msg, msglen)) < 0)
+        return md_say(msg, msglen, -EEXIST, "/ already exists");
+    if ((rc = md_begin(db, 1, &txn, msg, msglen)) < 0)
         return rc;
-    if ((rc = walk_parents(db, txn, path, len, 1, &parent, msg, msglen)) < 0)
+    if ((rc = md_walk_parents(db, txn, path, len, owner, &parent, msg, msglen)) < 0)
         goto abort_txn;
-    last_component(path, len, &last);
-    rc = get_rec(db, txn, parent, path + last, len - last, &rec, msg, msglen);
+    md_last_component(path, len, &last);
+    rc = md_get_rec(db, txn, parent, path + last, len - last, &rec, msg, msglen);
     if (rc == 0)
-        rc = say(msg, msglen, -EEXIST, "%.*s already exists", (int)len, path);
+        rc = md_say(msg, msglen, -EEXIST, "%.*s already exists", (int)len, path);
     if (rc != -ENOENT)
         goto abort_txn;
-    if ((rc = new_dir(db, txn, parent, path + last, len - last, &id, msg, msglen)) < 0)
+    if ((rc = new_dir(db, txn, parent, path + last, len - last, owner, owner->mode, &id, msg,
+                      msglen)) < 0)
         goto abort_txn;
-    return commit(txn, msg, msglen);
+    return md_commit(txn, msg, msglen);
 abort_txn:
     mdb_txn_abort(txn);
     return rc;
 }
 
-/* 1 if directory id has any entry, 0 if none, or an error. */
-static int has_children(struct metadb *db, MDB_txn *txn, uint64_t id, char *msg, size_t msglen)
+int md_has_children(struct metadb *db, MDB_txn *txn, uint64_t id, char *msg, size_t msglen)
 {
     struct md_key key;
     MDB_cursor *cur;
@@ -367,14 +384,14 @@ static int has_children(struct metadb *db, MDB_txn *txn, uint64_t id, char *msg,
     int rc;
 
     if ((rc = mdb_cursor_open(txn, db->ns, &cur)) != 0)
-        return mdb_fail(rc, "opening a cursor", msg, msglen);
-    make_key(&key, id, "", 0);
+        return md_fail(rc, "opening a cursor", msg, msglen);
+    md_make_key(&key, id, "", 0);
     k = (MDB_val){ key.len, key.bytes };
     rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
     if (rc == MDB_NOTFOUND)
         rc = 0;
     else if (rc != 0)
-        rc = mdb_fail(rc, "scanning a directory", msg, msglen);
+        rc = md_fail(rc, "scanning a directory", msg, msglen);
     else
         rc = k.mv_size >= 8 && memcmp(k.mv_data, key.bytes, 8) == 0;
     mdb_cursor_close(cur);
@@ -387,9 +404,7 @@ static void orphan_key(uint64_t handle, uint8_t out[8])
         out[i] = (uint8_t)(handle >> (56 - 8 * i));
 }
 
-/* Records a removed file whose datafiles still exist (same transaction as
- * the removal of its name, so a crash loses neither). */
-static int put_orphan(struct metadb *db, MDB_txn *txn, const struct ipvfs_entry *e, char *msg,
+int md_put_orphan(struct metadb *db, MDB_txn *txn, const struct ipvfs_entry *e, char *msg,
                       size_t msglen)
 {
     uint8_t kb[8];
@@ -398,7 +413,7 @@ static int put_orphan(struct metadb *db, MDB_txn *txn, const struct ipvfs_entry 
 
     orphan_key(e->handle, kb);
     rc = mdb_put(txn, db->orphans, &k, &v, 0);
-    return rc ? mdb_fail(rc, "recording an orphan", msg, msglen) : 0;
+    return rc ? md_fail(rc, "recording an orphan", msg, msglen) : 0;
 }
 
 int metadb_orphans(struct metadb *db, uint64_t done, uint32_t max, struct ipvfs_entry *out,
@@ -411,18 +426,18 @@ int metadb_orphans(struct metadb *db, uint64_t done, uint32_t max, struct ipvfs_
     int rc, mrc;
 
     *out_n = 0;
-    if ((rc = begin(db, done != 0, &txn, msg, msglen)) < 0)
+    if ((rc = md_begin(db, done != 0, &txn, msg, msglen)) < 0)
         return rc;
     if (done) {
         orphan_key(done, kb);
         mrc = mdb_del(txn, db->orphans, &k, NULL);
         if (mrc != 0 && mrc != MDB_NOTFOUND) {   /* not found: another client was first */
-            rc = mdb_fail(mrc, "forgetting an orphan", msg, msglen);
+            rc = md_fail(mrc, "forgetting an orphan", msg, msglen);
             goto abort_txn;
         }
     }
     if ((mrc = mdb_cursor_open(txn, db->orphans, &cur)) != 0) {
-        rc = mdb_fail(mrc, "listing orphans", msg, msglen);
+        rc = md_fail(mrc, "listing orphans", msg, msglen);
         goto abort_txn;
     }
     for (mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); mrc == 0 && *out_n < max;
@@ -431,7 +446,7 @@ int metadb_orphans(struct metadb *db, uint64_t done, uint32_t max, struct ipvfs_
             memcpy(&out[(*out_n)++], v.mv_data, sizeof(*out));
     mdb_cursor_close(cur);
     if (done)
-        return commit(txn, msg, msglen);
+        return md_commit(txn, msg, msglen);
     mdb_txn_abort(txn);
     return 0;
 abort_txn:
@@ -453,32 +468,32 @@ int metadb_remove(struct metadb *db, const char *path, size_t len, int allow_dir
     if ((rc = metadb_check_path(path, len, msg, msglen)) < 0)
         return rc;
     if (len == 1)
-        return say(msg, msglen, -EBUSY, "/ cannot be removed");
-    if ((rc = begin(db, 1, &txn, msg, msglen)) < 0)
+        return md_say(msg, msglen, -EBUSY, "/ cannot be removed");
+    if ((rc = md_begin(db, 1, &txn, msg, msglen)) < 0)
         return rc;
-    if ((rc = walk_parents(db, txn, path, len, 0, &parent, msg, msglen)) < 0)
+    if ((rc = md_walk_parents(db, txn, path, len, NULL, &parent, msg, msglen)) < 0)
         goto abort_txn;
-    last_component(path, len, &last);
-    rc = get_rec(db, txn, parent, path + last, len - last, &rec, msg, msglen);
+    md_last_component(path, len, &last);
+    rc = md_get_rec(db, txn, parent, path + last, len - last, &rec, msg, msglen);
     if (rc == -ENOENT)
-        rc = say(msg, msglen, -ENOENT, "no such file or directory: %.*s", (int)len, path);
+        rc = md_say(msg, msglen, -ENOENT, "no such file or directory: %.*s", (int)len, path);
     if (rc == 0 && rec.type == IPVFS_TYPE_DIR && !allow_dir)
-        rc = say(msg, msglen, -EISDIR, "%.*s is a directory", (int)len, path);
+        rc = md_say(msg, msglen, -EISDIR, "%.*s is a directory", (int)len, path);
     if (rc == 0 && rec.type == IPVFS_TYPE_DIR &&
-        (rc = has_children(db, txn, rec.handle, msg, msglen)) == 1)
-        rc = say(msg, msglen, -ENOTEMPTY, "directory %.*s is not empty", (int)len, path);
+        (rc = md_has_children(db, txn, rec.handle, msg, msglen)) == 1)
+        rc = md_say(msg, msglen, -ENOTEMPTY, "directory %.*s is not empty", (int)len, path);
     if (rc < 0)
         goto abort_txn;
-    make_key(&key, parent, path + last, len - last);
+    md_make_key(&key, parent, path + last, len - last);
     k = (MDB_val){ key.len, key.bytes };
     if ((rc = mdb_del(txn, db->ns, &k, NULL)) != 0) {
-        rc = mdb_fail(rc, "removing a name", msg, msglen);
+        rc = md_fail(rc, "removing a name", msg, msglen);
         goto abort_txn;
     }
-    fill_entry(&rec, 0, out);
-    if (rec.type == IPVFS_TYPE_FILE && (rc = put_orphan(db, txn, out, msg, msglen)) < 0)
+    md_fill_entry(&rec, 0, out);
+    if (rec.type == IPVFS_TYPE_FILE && (rc = md_put_orphan(db, txn, out, msg, msglen)) < 0)
         goto abort_txn;
-    if ((rc = commit(txn, msg, msglen)) < 0)
+    if ((rc = md_commit(txn, msg, msglen)) < 0)
         return rc;
     return 0;
 abort_txn:
@@ -524,28 +539,31 @@ static int list_dir(struct metadb *db, MDB_txn *txn, uint64_t id, uint64_t max,
     int rc;
 
     if ((rc = dirbuf_add(b, &count, sizeof(count), max)) < 0)
-        return say(msg, msglen, rc, "directory listing failed");
+        return md_say(msg, msglen, rc, "directory listing failed");
     if ((rc = mdb_cursor_open(txn, db->ns, &cur)) != 0)
-        return mdb_fail(rc, "opening a cursor", msg, msglen);
-    make_key(&key, id, "", 0);
+        return md_fail(rc, "opening a cursor", msg, msglen);
+    md_make_key(&key, id, "", 0);
     k = (MDB_val){ key.len, key.bytes };
     for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
          rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-        if (k.mv_size < 8 || memcmp(k.mv_data, key.bytes, 8) != 0 || v.mv_size != sizeof(rec))
+        if (k.mv_size < 8 || memcmp(k.mv_data, key.bytes, 8) != 0)
             break;
-        memcpy(&rec, v.mv_data, sizeof(rec));
+        if (decode_rec(&v, &rec) < 0) {
+            mdb_cursor_close(cur);
+            return md_say(msg, msglen, -EIO, "metadata store: a namespace record is corrupt");
+        }
         head[0] = rec.type;
         head[1] = (uint32_t)(k.mv_size - 8);
         if (dirbuf_add(b, head, sizeof(head), max) < 0 ||
             dirbuf_add(b, (uint8_t *)k.mv_data + 8, head[1], max) < 0) {
             mdb_cursor_close(cur);
-            return say(msg, msglen, -E2BIG, "directory too large to list in one reply");
+            return md_say(msg, msglen, -E2BIG, "directory too large to list in one reply");
         }
         count++;
     }
     mdb_cursor_close(cur);
     if (rc != 0 && rc != MDB_NOTFOUND)
-        return mdb_fail(rc, "scanning a directory", msg, msglen);
+        return md_fail(rc, "scanning a directory", msg, msglen);
     memcpy(b->data, &count, sizeof(count));
     return 0;
 }
@@ -562,17 +580,17 @@ int metadb_readdir(struct metadb *db, const char *path, size_t len, uint64_t max
 
     if ((rc = metadb_check_path(path, len, msg, msglen)) < 0)
         return rc;
-    if ((rc = begin(db, 0, &txn, msg, msglen)) < 0)
+    if ((rc = md_begin(db, 0, &txn, msg, msglen)) < 0)
         return rc;
     if (len > 1) {
-        if ((rc = walk_parents(db, txn, path, len, 0, &parent, msg, msglen)) < 0)
+        if ((rc = md_walk_parents(db, txn, path, len, NULL, &parent, msg, msglen)) < 0)
             goto abort_txn;
-        last_component(path, len, &last);
-        rc = get_rec(db, txn, parent, path + last, len - last, &rec, msg, msglen);
+        md_last_component(path, len, &last);
+        rc = md_get_rec(db, txn, parent, path + last, len - last, &rec, msg, msglen);
         if (rc == -ENOENT)
-            rc = say(msg, msglen, -ENOENT, "no such directory: %.*s", (int)len, path);
+            rc = md_say(msg, msglen, -ENOENT, "no such directory: %.*s", (int)len, path);
         else if (rc == 0 && rec.type != IPVFS_TYPE_DIR)
-            rc = say(msg, msglen, -ENOTDIR, "not a directory: %.*s", (int)len, path);
+            rc = md_say(msg, msglen, -ENOTDIR, "not a directory: %.*s", (int)len, path);
         if (rc < 0)
             goto abort_txn;
     }
@@ -587,31 +605,48 @@ abort_txn:
     return rc;
 }
 
+/* The record format: 1 before owners and times (still read), 2 now.  A
+ * namespace written by a newer format is refused rather than misread. */
+static int check_format(struct metadb *db, MDB_txn *txn, char *msg, size_t msglen)
+{
+    uint64_t format;
+    int rc;
+
+    if ((rc = get_u64(txn, db->info, "format", 1, &format, msg, msglen)) < 0)
+        return rc;
+    if (format > METADB_FORMAT)
+        return md_say(msg, msglen, -EPROTONOSUPPORT,
+                   "the namespace has format %llu, newer than this server's %u: "
+                   "start it with a newer iPVFS", (unsigned long long)format, METADB_FORMAT);
+    return put_u64(txn, db->info, "format", METADB_FORMAT, msg, msglen);
+}
+
 static int open_dbs(struct metadb *db, char *msg, size_t msglen)
 {
     uint64_t nio;
     MDB_txn *txn;
     int rc;
 
-    if ((rc = begin(db, 1, &txn, msg, msglen)) < 0)
+    if ((rc = md_begin(db, 1, &txn, msg, msglen)) < 0)
         return rc;
     if ((rc = mdb_dbi_open(txn, "ns", MDB_CREATE, &db->ns)) != 0 ||
         (rc = mdb_dbi_open(txn, "info", MDB_CREATE, &db->info)) != 0 ||
         (rc = mdb_dbi_open(txn, "orphans", MDB_CREATE, &db->orphans)) != 0) {
-        rc = mdb_fail(rc, "opening its databases", msg, msglen);
+        rc = md_fail(rc, "opening its databases", msg, msglen);
         goto abort_txn;
     }
     if ((rc = get_u64(txn, db->info, "nio", db->nio, &nio, msg, msglen)) < 0)
         goto abort_txn;
     if (nio != db->nio) {
-        rc = say(msg, msglen, -EINVAL,
+        rc = md_say(msg, msglen, -EINVAL,
                  "the namespace was made for %llu I/O nodes, not %u: start with --io-nodes %llu",
                  (unsigned long long)nio, db->nio, (unsigned long long)nio);
         goto abort_txn;
     }
-    if ((rc = put_u64(txn, db->info, "nio", nio, msg, msglen)) < 0)
+    if ((rc = put_u64(txn, db->info, "nio", nio, msg, msglen)) < 0 ||
+        (rc = check_format(db, txn, msg, msglen)) < 0)
         goto abort_txn;
-    return commit(txn, msg, msglen);
+    return md_commit(txn, msg, msglen);
 abort_txn:
     mdb_txn_abort(txn);
     return rc;
@@ -624,19 +659,19 @@ int metadb_open(const char *dir, uint32_t nio, uint64_t default_unit, struct met
     int rc;
 
     if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-        return say(msg, msglen, -errno, "cannot create %s: %s", dir, strerror(errno));
+        return md_say(msg, msglen, -errno, "cannot create %s: %s", dir, strerror(errno));
     if (!(db = calloc(1, sizeof(*db))))
-        return say(msg, msglen, -ENOMEM, "out of memory");
+        return md_say(msg, msglen, -ENOMEM, "out of memory");
     db->nio = nio;
     db->default_unit = default_unit;
     if ((rc = mdb_env_create(&db->env)) != 0) {
-        rc = mdb_fail(rc, "creating the environment", msg, msglen);
+        rc = md_fail(rc, "creating the environment", msg, msglen);
         goto free_db;
     }
     if ((rc = mdb_env_set_mapsize(db->env, METADB_MAP_SIZE)) != 0 ||
         (rc = mdb_env_set_maxdbs(db->env, 3)) != 0 ||
         (rc = mdb_env_open(db->env, dir, 0, 0600)) != 0) {
-        rc = mdb_fail(rc, dir, msg, msglen);
+        rc = md_fail(rc, dir, msg, msglen);
         goto close_env;
     }
     if ((rc = open_dbs(db, msg, msglen)) < 0)

@@ -3,7 +3,9 @@
  * Layout: every directory has an id (the root's is 0).  The "ns" database
  * maps (parent id as 8 big-endian bytes, component name) to a record: type,
  * handle (a directory's handle is its id), stripe unit, factor and first
- * server.  Keying by parent id keeps keys short (LMDB limits keys to 511
+ * server, mode, owner and times (record format 2; "info"'s "format" says
+ * which; format 1 records, without mode, owner and times, are still read,
+ * and a newer format is refused with EPROTONOSUPPORT).  Keying by parent id keeps keys short (LMDB limits keys to 511
  * bytes; a component is at most 255) and makes READDIR one range scan.  The
  * "info" database keeps the next handle and the I/O node count the
  * namespace was made for.
@@ -27,6 +29,13 @@
 
 struct metadb;
 
+/* Owner and permission bits given to names made by a call. */
+struct metadb_owner {
+    uint32_t mode;
+    uint32_t uid;
+    uint32_t gid;
+};
+
 /* Opens (creating) the namespace in directory dir, for a cluster of nio
  * I/O nodes whose default stripe unit is default_unit.  A namespace made
  * for another nio is refused (its files' layouts would name missing
@@ -41,13 +50,15 @@ void metadb_close(struct metadb *db);
 int metadb_check_path(const char *path, size_t len, char *msg, size_t msglen);
 
 /* LOOKUP: flags IPVFS_LOOKUP_CREATE / _EXCL; factor 0 means every I/O
- * node, unit 0 the default.  Creating makes missing parent directories. */
+ * node, unit 0 the default.  Creating makes missing parent directories;
+ * owner (used only when creating) gives the new names' owner and mode. */
 int metadb_lookup(struct metadb *db, const char *path, size_t len, uint32_t flags,
-                  uint32_t factor, uint64_t unit, struct ipvfs_entry *out, char *msg,
-                  size_t msglen);
+                  uint32_t factor, uint64_t unit, const struct metadb_owner *owner,
+                  struct ipvfs_entry *out, char *msg, size_t msglen);
 /* MKDIR: makes the directory and any missing parents; EEXIST if the path
  * already exists. */
-int metadb_mkdir(struct metadb *db, const char *path, size_t len, char *msg, size_t msglen);
+int metadb_mkdir(struct metadb *db, const char *path, size_t len,
+                 const struct metadb_owner *owner, char *msg, size_t msglen);
 /* REMOVE: a file, or with allow_dir an empty directory (EISDIR without);
  * *out receives what was removed. */
 int metadb_remove(struct metadb *db, const char *path, size_t len, int allow_dir,
@@ -65,5 +76,19 @@ int metadb_orphans(struct metadb *db, uint64_t done, uint32_t max, struct ipvfs_
  * The body is kept under max_body bytes (E2BIG otherwise). */
 int metadb_readdir(struct metadb *db, const char *path, size_t len, uint64_t max_body,
                    void **out_body, size_t *out_len, char *msg, size_t msglen);
+
+/* GETATTR of a file or directory ("/" too: mode 0755, owner 0:0). */
+int metadb_getattr(struct metadb *db, const char *path, size_t len, struct ipvfs_attr *out,
+                   char *msg, size_t msglen);
+/* SETATTR (proto.h): applies req's valid fields, sets ctime, returns the
+ * result in *out. */
+int metadb_setattr(struct metadb *db, const char *path, size_t len,
+                   const struct ipvfs_setattr_req *req, struct ipvfs_attr *out, char *msg,
+                   size_t msglen);
+/* RENAME (proto.h), flags IPVFS_RENAME_NOREPLACE.  A replaced file is
+ * recorded as an orphan and returned in *out (out->replaced 1). */
+int metadb_rename(struct metadb *db, const char *src, size_t src_len, const char *dst,
+                  size_t dst_len, uint32_t flags, struct ipvfs_rename_rep *out, char *msg,
+                  size_t msglen);
 
 #endif

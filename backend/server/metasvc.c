@@ -1,5 +1,5 @@
-/* Metadata service of rank 0: LOOKUP REMOVE MKDIR READDIR on the LMDB
- * namespace (metadb.c).  Handlers check the body's shape against body_len,
+/* Metadata service of rank 0: LOOKUP REMOVE MKDIR READDIR GETATTR SETATTR
+ * RENAME on the LMDB namespace (metadb.c, metadb_attr.c).  Handlers check the body's shape against body_len,
  * then call metadb, which checks the path and commits before returning, so
  * every reply here describes durable state.  SHFP (MPI-IO shared file
  * pointers) is the exception: its pointers live only in this rank's memory,
@@ -56,6 +56,7 @@ static void handle_lookup(struct conn *c, const struct ipvfs_hdr *hdr, const uin
 {
     struct server *srv = conn_server(c);
     struct ipvfs_lookup_req req;
+    struct metadb_owner owner;
     struct ipvfs_entry e;
     char msg[512];
     int rc;
@@ -74,15 +75,20 @@ static void handle_lookup(struct conn *c, const struct ipvfs_hdr *hdr, const uin
         conn_reply_err(c, EINVAL, "LOOKUP flags %#x unknown", req.flags);
         return;
     }
+    if (req.mode & ~07777u) {
+        conn_reply_err(c, EINVAL, "LOOKUP mode %#o has bits beyond 07777", req.mode);
+        return;
+    }
+    owner = (struct metadb_owner){ .mode = req.mode, .uid = req.uid, .gid = req.gid };
     rc = metadb_lookup(srv->mdb, (const char *)body + sizeof(req), req.path_len, req.flags,
-                       req.stripe_factor, req.stripe_unit, &e, msg, sizeof(msg));
+                       req.stripe_factor, req.stripe_unit, &owner, &e, msg, sizeof(msg));
     if (rc == 0 && e.created)
         log_debug("created %.*s handle %llu", (int)req.path_len,
                   (const char *)body + sizeof(req), (unsigned long long)e.handle);
     reply_entry(c, rc, &e, msg);
 }
 
-/* REMOVE, MKDIR and READDIR share this body: struct ipvfs_path_req + path. */
+/* REMOVE, READDIR and GETATTR share this body: struct ipvfs_path_req + path. */
 static int path_body(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body,
                      const char **out_path, size_t *out_len, uint32_t *out_flags)
 {
@@ -157,19 +163,121 @@ static void handle_orphans(struct conn *c, const struct ipvfs_hdr *hdr, const ui
 
 static void handle_mkdir(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body)
 {
-    const char *path;
+    struct ipvfs_mkdir_req req;
+    struct metadb_owner owner;
     char msg[512];
-    uint32_t flags;
-    size_t len;
     int rc;
 
-    if (path_body(c, hdr, body, &path, &len, &flags) < 0)
+    if (hdr->body_len < sizeof(req)) {
+        conn_reply_err(c, EINVAL, "MKDIR body shorter than its header");
         return;
-    rc = metadb_mkdir(conn_server(c)->mdb, path, len, msg, sizeof(msg));
+    }
+    memcpy(&req, body, sizeof(req));
+    if (hdr->body_len != sizeof(req) + (uint64_t)req.path_len) {
+        conn_reply_err(c, EINVAL, "MKDIR path_len %u disagrees with body_len %llu",
+                       req.path_len, (unsigned long long)hdr->body_len);
+        return;
+    }
+    if (req.mode & ~07777u) {
+        conn_reply_err(c, EINVAL, "MKDIR mode %#o has bits beyond 07777", req.mode);
+        return;
+    }
+    owner = (struct metadb_owner){ .mode = req.mode, .uid = req.uid, .gid = req.gid };
+    rc = metadb_mkdir(conn_server(c)->mdb, (const char *)body + sizeof(req), req.path_len,
+                      &owner, msg, sizeof(msg));
     if (rc < 0)
         conn_reply_err(c, -rc, "%s", msg);
     else
         conn_reply(c, 0, NULL, 0);
+}
+
+/* Reply with attributes, or with metadb's error and message. */
+static void reply_attr(struct conn *c, int rc, const struct ipvfs_attr *a, const char *msg)
+{
+    struct ipvfs_attr *rep;
+
+    if (rc < 0) {
+        conn_reply_err(c, -rc, "%s", msg);
+        return;
+    }
+    if (!(rep = malloc(sizeof(*rep)))) {
+        conn_reply_err(c, ENOMEM, "out of memory");
+        return;
+    }
+    *rep = *a;
+    conn_reply(c, 0, rep, sizeof(*rep));
+}
+
+static void handle_getattr(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body)
+{
+    struct ipvfs_attr a;
+    const char *path;
+    char msg[512];
+    uint32_t flags;
+    size_t len;
+
+    if (path_body(c, hdr, body, &path, &len, &flags) < 0)
+        return;
+    if (flags) {
+        conn_reply_err(c, EINVAL, "GETATTR flags %#x unknown", flags);
+        return;
+    }
+    reply_attr(c, metadb_getattr(conn_server(c)->mdb, path, len, &a, msg, sizeof(msg)), &a, msg);
+}
+
+static void handle_setattr(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body)
+{
+    struct ipvfs_setattr_req req;
+    struct ipvfs_attr a;
+    char msg[512];
+    int rc;
+
+    if (hdr->body_len < sizeof(req)) {
+        conn_reply_err(c, EINVAL, "SETATTR body shorter than its header");
+        return;
+    }
+    memcpy(&req, body, sizeof(req));
+    if (hdr->body_len != sizeof(req) + (uint64_t)req.path_len) {
+        conn_reply_err(c, EINVAL, "SETATTR path_len %u disagrees with body_len %llu",
+                       req.path_len, (unsigned long long)hdr->body_len);
+        return;
+    }
+    rc = metadb_setattr(conn_server(c)->mdb, (const char *)body + sizeof(req), req.path_len,
+                        &req, &a, msg, sizeof(msg));
+    reply_attr(c, rc, &a, msg);
+}
+
+static void handle_rename(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body)
+{
+    struct ipvfs_rename_req req;
+    struct ipvfs_rename_rep *rep;
+    const char *src;
+    char msg[512];
+    int rc;
+
+    if (hdr->body_len < sizeof(req)) {
+        conn_reply_err(c, EINVAL, "RENAME body shorter than its header");
+        return;
+    }
+    memcpy(&req, body, sizeof(req));
+    if (hdr->body_len != sizeof(req) + (uint64_t)req.src_len + req.dst_len) {
+        conn_reply_err(c, EINVAL, "RENAME src_len %u + dst_len %u disagree with body_len %llu",
+                       req.src_len, req.dst_len, (unsigned long long)hdr->body_len);
+        return;
+    }
+    if (!(rep = malloc(sizeof(*rep)))) {
+        conn_reply_err(c, ENOMEM, "out of memory");
+        return;
+    }
+    src = (const char *)body + sizeof(req);
+    rc = metadb_rename(conn_server(c)->mdb, src, req.src_len, src + req.src_len, req.dst_len,
+                       req.flags, rep, msg, sizeof(msg));
+    if (rc < 0) {
+        free(rep);
+        conn_reply_err(c, -rc, "%s", msg);
+        return;
+    }
+    conn_reply(c, 0, rep, sizeof(*rep));
 }
 
 static void handle_readdir(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body)
@@ -319,6 +427,9 @@ static const struct op_entry meta_ops[] = {
     { IPVFS_OP_MKDIR, IPVFS_ROLE_METADATA, handle_mkdir, "MKDIR" },
     { IPVFS_OP_READDIR, IPVFS_ROLE_METADATA, handle_readdir, "READDIR" },
     { IPVFS_OP_ORPHANS, IPVFS_ROLE_METADATA, handle_orphans, "ORPHANS" },
+    { IPVFS_OP_GETATTR, IPVFS_ROLE_METADATA, handle_getattr, "GETATTR" },
+    { IPVFS_OP_SETATTR, IPVFS_ROLE_METADATA, handle_setattr, "SETATTR" },
+    { IPVFS_OP_RENAME, IPVFS_ROLE_METADATA, handle_rename, "RENAME" },
     { IPVFS_OP_SHFP, IPVFS_ROLE_METADATA, handle_shfp, "SHFP" },
     { 0, 0, NULL, NULL },
 };

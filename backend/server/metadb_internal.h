@@ -1,0 +1,79 @@
+/* Internals shared by metadb.c (the namespace core: records, paths,
+ * LOOKUP, MKDIR, REMOVE, READDIR, orphans) and metadb_attr.c (GETATTR,
+ * SETATTR, RENAME), which calls into metadb.c and never the other way.
+ * Not for other files: metadb.h is the namespace's interface. */
+#ifndef IPVFS_SERVER_METADB_INTERNAL_H
+#define IPVFS_SERVER_METADB_INTERNAL_H
+
+#include <lmdb.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend/server/metadb.h"
+
+/* Record format kept in "info" under "format" (see check_format). */
+#define METADB_FORMAT 2u
+
+struct metadb {
+    MDB_env *env;
+    MDB_dbi ns;
+    MDB_dbi info;
+    MDB_dbi orphans;   /* handle (8 bytes BE) -> struct ipvfs_entry */
+    uint32_t nio;
+    uint64_t default_unit;
+};
+
+/* The value stored for each name.  Format 1 records end after
+ * first_server and a zero word (MD_REC_V1_SIZE bytes); format 2 added the
+ * mode in that word, the owner and the times. */
+struct md_rec {
+    uint32_t type;
+    uint32_t stripe_factor;
+    uint64_t handle;
+    uint64_t stripe_unit;
+    uint32_t first_server;
+    uint32_t mode;          /* permission bits */
+    uint32_t uid;
+    uint32_t gid;
+    int64_t atime_ns;
+    int64_t mtime_ns;
+    int64_t ctime_ns;
+};
+#define MD_REC_V1_SIZE 32u
+
+/* A "ns" key: parent id (big-endian, so one directory's names sort
+ * together) followed by the component name. */
+struct md_key {
+    uint8_t bytes[8 + METADB_NAME_MAX];
+    size_t len;
+};
+
+int md_say(char *msg, size_t msglen, int err, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+int md_fail(int rc, const char *what, char *msg, size_t msglen);
+int64_t metadb_now_ns(void);
+void md_make_key(struct md_key *k, uint64_t parent, const char *name, size_t nlen);
+/* Splits a checked path (not "/") into its last component. */
+void md_last_component(const char *path, size_t len, size_t *out_start);
+int md_begin(struct metadb *db, int write, MDB_txn **out, char *msg, size_t msglen);
+int md_commit(MDB_txn *txn, char *msg, size_t msglen);
+/* Reads the record of (parent, name): 0, -ENOENT (quietly) or an error. */
+int md_get_rec(struct metadb *db, MDB_txn *txn, uint64_t parent, const char *name, size_t nlen,
+            struct md_rec *out, char *msg, size_t msglen);
+int md_put_rec(struct metadb *db, MDB_txn *txn, uint64_t parent, const char *name, size_t nlen,
+            const struct md_rec *rec, char *msg, size_t msglen);
+/* Walks every component of path but the last, making missing directories
+ * owned by create when it is not NULL.  *out_parent is the id of the last
+ * one's directory. */
+int md_walk_parents(struct metadb *db, MDB_txn *txn, const char *path, size_t len,
+                 const struct metadb_owner *create, uint64_t *out_parent, char *msg,
+                 size_t msglen);
+void md_fill_entry(const struct md_rec *rec, int created, struct ipvfs_entry *out);
+/* 1 if directory id has any entry, 0 if none, or an error. */
+int md_has_children(struct metadb *db, MDB_txn *txn, uint64_t id, char *msg, size_t msglen);
+/* Records a removed file whose datafiles still exist (same transaction as
+ * the removal of its name, so a crash loses neither). */
+int md_put_orphan(struct metadb *db, MDB_txn *txn, const struct ipvfs_entry *e, char *msg,
+               size_t msglen);
+
+#endif

@@ -7,7 +7,8 @@ set -eu
 PKGS="build-essential autoconf automake libtool pkg-config
  mpich libmpich-dev libiscsi-dev libiscsi-bin libhwloc-dev
  liblmdb-dev liburing-dev libcmocka-dev libisal-dev nettle-dev
- tgt clang libclang-rt-14-dev valgrind python3 dpkg-dev gnuplot-nox"
+ tgt clang libclang-rt-14-dev valgrind python3 dpkg-dev gnuplot-nox
+ fio iperf3 iproute2 linux-perf"
 
 missing=""
 for p in $PKGS; do

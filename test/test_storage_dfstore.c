@@ -312,6 +312,51 @@ static void test_gather(void)
              after.writes_gathered - before.writes_gathered);
 }
 
+/* Overlapping reads: reads of one datafile queued behind a running read
+ * run with it (reads_overlapped counts them), yet every operation still
+ * completes in submission order; a write queued among them waits for the
+ * reads before it (they see the old bytes) and the read behind it sees
+ * the new ones. */
+static void test_read_overlap(void)
+{
+    enum { NR = 4, LEN = 3 * B + 1000 };
+    static uint8_t out[NR + 1][LEN], wdata[LEN];
+    struct ipvfs_pair rp = { 7 * B + 300, LEN }, wp = rp;
+    struct dfstore_stats before, after;
+    uint8_t old[LEN];
+
+    write1(1, rp.offset, LEN, 51);
+    memcpy(old, models[1].bytes + rp.offset, LEN);
+    for (uint32_t j = 0; j < LEN; j++)
+        wdata[j] = pat(1, rp.offset + j, 52);
+    dfstore_stats(ds, &before);
+    order_n = 0;
+    for (int i = 0; i < NR; i++)
+        if (dfstore_read(ds, 1, &rp, 1, out[i], order_cb, (void *)(intptr_t)i) < 0)
+            FAIL("queue read %d", i);
+    if (dfstore_write(ds, 1, &wp, 1, wdata, order_cb, (void *)(intptr_t)NR) < 0)
+        FAIL("queue write");
+    if (dfstore_read(ds, 1, &rp, 1, out[NR], order_cb, (void *)(intptr_t)(NR + 1)) < 0)
+        FAIL("queue read behind the write");
+    dfstore_stats(ds, &after);
+    /* the reads behind the first started at once; the last waits */
+    if (after.reads_overlapped - before.reads_overlapped != NR - 1)
+        FAIL("%" PRIu64 " reads overlapped, expected %d",
+             after.reads_overlapped - before.reads_overlapped, NR - 1);
+    while (order_n < NR + 2)
+        evloop_run_once(loop, -1);
+    for (int i = 0; i < NR + 2; i++)
+        if (order_log[i] != i)
+            FAIL("overlapping reads: completion %d was op %d", i, order_log[i]);
+    for (int i = 0; i < NR; i++)
+        if (memcmp(out[i], old, LEN) != 0)
+            FAIL("read %d queued before the write saw other bytes", i);
+    if (memcmp(out[NR], wdata, LEN) != 0)
+        FAIL("the read behind the write missed its bytes");
+    memcpy(models[1].bytes + rp.offset, wdata, LEN);
+    check_all();
+}
+
 static void test_enospc(void)
 {
     struct dfstore_stats st;
@@ -409,6 +454,7 @@ static void basic(int argc, char **argv)
     check_all();
     test_order();
     test_gather();
+    test_read_overlap();
     /* remove */
     write1(9, 0, B, 9);
     remove_df(9);

@@ -4,7 +4,8 @@
  * work).
  *
  * An operation starts when it reaches the head of its datafile's FIFO
- * (or, for dfstore_sync(0), the head of the global list); reads and
+ * (reads also behind a running read: df_start_ready), or, for
+ * dfstore_sync(0), the head of the global list; reads and
  * writes run their volume I/O in rounds through io.c, writes planned by
  * plan.c; a write-like operation then records its blocks and size in
  * memory and in the journal's pending log (op_finish_write); a sync waits
@@ -27,6 +28,7 @@
 /* ---- operation delivery ---- */
 
 static void op_start(struct df_op *op);
+static void df_start_ready(struct datafile *df);
 
 static void deliver(struct evloop *loop, uint64_t timer_id, void *user);
 
@@ -97,8 +99,10 @@ static void deliver_one(struct dfstore *ds, struct df_op *op)
     op->cb(op->status, op->value, op->user);
     op_free(op);
     if (df) {
-        if (df->head && !df->head->started)
-            op_start(df->head);
+        if (df->head && df->head->finished)
+            deliver_one(ds, df->head);   /* a read that finished early, now in turn */
+        else if (df->head)
+            df_start_ready(df);
         else
             df_maybe_free(ds, df);
     }
@@ -114,7 +118,12 @@ static void deliver(struct evloop *loop, uint64_t timer_id, void *user)
         ds->done_first = op->done_next;
         if (!ds->done_first)
             ds->done_last = NULL;
-        deliver_one(ds, op);
+        /* A read that finished before an earlier one of its datafile
+         * waits for it: completions keep submission order. */
+        if (op->df && op->df->head != op)
+            op->finished = 1;
+        else
+            deliver_one(ds, op);
     }
     global_kick(ds);
 }
@@ -352,6 +361,27 @@ static void op_start(struct df_op *op)
     }
 }
 
+/* Starts what may run now at the head of df's FIFO: the head, and when it
+ * is a read, every read queued right behind it (reads change nothing, so
+ * they may overlap; the first other operation waits for all of them, and
+ * they still complete in order, see deliver()).  Without this, clients
+ * reading one shared file took turns at each I/O node, one read's volume
+ * I/O at a time. */
+static void df_start_ready(struct datafile *df)
+{
+    struct df_op *op = df->head;
+
+    if (op && !op->started)
+        op_start(op);
+    if (!op || op->kind != OP_READ)
+        return;
+    for (op = op->next; op && op->kind == OP_READ; op = op->next)
+        if (!op->started) {
+            op->ds->reads_overlapped++;
+            op_start(op);
+        }
+}
+
 /* ---- commit rounds (run by commit.c) ---- */
 
 static void syncs_wake(struct dfstore *ds, int status)
@@ -434,8 +464,8 @@ static int submit(struct dfstore *ds, uint64_t handle, enum op_kind kind, struct
     else
         df->head = op;
     df->tail = op;
-    if (df->head == op)
-        op_start(op);
+    if (df->head == op || (kind == OP_READ && df->head->kind == OP_READ))
+        df_start_ready(df);
     return 0;
 }
 
@@ -533,7 +563,7 @@ void dfstore_stats(const struct dfstore *ds, struct dfstore_stats *out)
         if (((const struct datafile *)(uintptr_t)v)->exists)
             n++;
     *out = (struct dfstore_stats){ n, ds->space.used_blocks, ds->space.total_blocks, ds->writes,
-                                   ds->writes_gathered };
+                                   ds->writes_gathered, ds->reads_overlapped };
 }
 
 /* ---- open / close ---- */

@@ -49,6 +49,9 @@
  *   join its volume I/O when no two of their bytes overlap (and the free
  *   blocks surely suffice); they still complete in submission order, all
  *   with the group's status.  Overlapping writes stay apart, in order.
+ * - Reads queued right behind a running read of the same datafile run
+ *   with it (their volume I/O overlaps); they still complete in order,
+ *   and the next write-like operation starts after the last of them.
  * - Never call dfstore_close() from a dfstore callback.
  */
 #ifndef IPVFS_DFSTORE_H
@@ -71,6 +74,8 @@ struct dfstore_stats {
     uint64_t blocks_total;
     uint64_t writes;            /* write operations submitted */
     uint64_t writes_gathered;   /* of them, rode along with an earlier one */
+    uint64_t reads_overlapped;  /* reads started while an earlier read of
+                                 * their datafile was still running */
 };
 
 int dfstore_open(struct evloop *loop, struct iraid_volume *vol, const char *dir,

@@ -27,9 +27,12 @@
  *
  * Operations (struct df_op, owned by the store from submission until its
  * callback returned): each datafile has a FIFO of operations and runs one
- * at a time (the head), so operations on one datafile complete in order
- * and a read-modify-write never races another write of the same
- * datafile; one operation sends all its block I/O at once.  Writes queued
+ * at a time (the head), except that reads queued right behind a running
+ * read run with it (they change nothing); a read that finishes before an
+ * earlier one is held (df_op.finished) until that one is delivered, so
+ * operations on one datafile complete in order and a read-modify-write
+ * never races another write of the same datafile; one operation sends all
+ * its block I/O at once.  Writes queued
  * behind a starting write ride along with it (write gathering, plan.c):
  * the leader does the block I/O of all of them, so that the rows two
  * clients write into the same blocks become one volume write instead of
@@ -111,6 +114,7 @@ struct df_op {
     dfstore_cb cb;
     void *user;
     int started;
+    int finished;                    /* read done, waiting for the ones before it */
     int status;
     uint64_t value;
     uint32_t pending;                /* volume requests in flight */
@@ -136,6 +140,7 @@ struct dfstore {
     struct u64map files;             /* handle -> struct datafile * */
     uint64_t writes;                 /* write operations submitted */
     uint64_t writes_gathered;        /* followers taken into write groups */
+    uint64_t reads_overlapped;       /* reads started behind a running read */
     uint64_t deliver_timer;
     struct df_op *gfirst, *glast;    /* unfinished operations */
     struct df_op *done_first, *done_last;

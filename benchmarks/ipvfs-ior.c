@@ -17,14 +17,14 @@
  *   -F           file per process: rank r uses FILE.r alone (opened on
  *                MPI_COMM_SELF), its block of segment s at s * BLOCK
  *   -z           random: each call goes to an XFER-aligned offset drawn
- *                uniformly from the rank's blocks (seeded by rank), and
- *                the latency of every call is kept: the RESULT line adds
- *                p50_us and p99_us over all ranks' calls
+ *                uniformly from the rank's blocks (seeded by rank)
  * Each phase is timed from open to close, barrier to barrier, and printed
  * by rank 0 as one line:
  *   RESULT op=write api=mpiio ranks=4 block=... xfer=... segments=1
  *          bytes=268435456 seconds=1.234 MiBps=207.45 ... cpu_s=0.8 file=...
- * cpu_s is the CPU time (user + system) all ranks spent in the phase.
+ * cpu_s is the CPU time (user + system) all ranks spent in the phase;
+ * p50_us and p99_us are percentiles of the latency of one call, over all
+ * ranks' calls (open, sync and close not included).
  * Exit status 0, or 1 when an MPI call failed or -v found a mismatch. */
 #include <mpi.h>
 #include <errno.h>
@@ -211,12 +211,12 @@ static int phase(const struct opts *o, int writing, unsigned char *buf, unsigned
         snprintf(name, sizeof(name), "%s.%d", o->file, rank);
     else
         snprintf(name, sizeof(name), "%s", o->file);
-    if (o->random && ncalls > INT32_MAX / (uint64_t)nprocs) {
+    if (ncalls > INT32_MAX / (uint64_t)nprocs) {
         if (rank == 0)
-            fprintf(stderr, "ipvfs-ior: too many calls for -z\n");
+            fprintf(stderr, "ipvfs-ior: too many calls to keep their latencies\n");
         return 1;
     }
-    if (o->random && !(lat = calloc(ncalls ? ncalls : 1, sizeof(*lat)))) {
+    if (!(lat = calloc(ncalls ? ncalls : 1, sizeof(*lat)))) {
         fprintf(stderr, "ipvfs-ior: out of memory for latencies\n");
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
@@ -231,8 +231,7 @@ static int phase(const struct opts *o, int writing, unsigned char *buf, unsigned
             double t = MPI_Wtime();
 
             errs += transfer(o, fh, writing, buf, call_offset(o, s, k), check);
-            if (lat)
-                lat[i] = MPI_Wtime() - t;
+            lat[i] = MPI_Wtime() - t;
         }
     }
     if (writing && o->fsync_write && !errs)
@@ -244,7 +243,7 @@ static int phase(const struct opts *o, int writing, unsigned char *buf, unsigned
     t1 = MPI_Wtime();
     MPI_Allreduce(&errs, &all_errs, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     MPI_Reduce(&cpu, &all_cpu, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-    if (lat && !all_errs)
+    if (!all_errs)
         latency_percentiles(lat, (int)ncalls, &p50, &p99);
     free(lat);
     total = o->block * o->segments * (uint64_t)nprocs;

@@ -563,7 +563,8 @@ void dfstore_stats(const struct dfstore *ds, struct dfstore_stats *out)
         if (((const struct datafile *)(uintptr_t)v)->exists)
             n++;
     *out = (struct dfstore_stats){ n, ds->space.used_blocks, ds->space.total_blocks, ds->writes,
-                                   ds->writes_gathered, ds->reads_overlapped };
+                                   ds->writes_gathered, ds->reads_overlapped,
+                                   ds->zero_fill_bytes };
 }
 
 /* ---- open / close ---- */
@@ -615,8 +616,8 @@ static void free_files(struct dfstore *ds)
     u64map_free(&ds->files);
 }
 
-int dfstore_open(struct evloop *loop, struct iraid_volume *vol, const char *dir,
-                 struct dfstore **out)
+static int open_store(struct evloop *loop, struct iraid_volume *vol, const char *dir,
+                      int zeroed, struct dfstore **out)
 {
     struct dfstore *ds;
     int rc;
@@ -648,6 +649,11 @@ int dfstore_open(struct evloop *loop, struct iraid_volume *vol, const char *dir,
         goto close_journal;
     log_info("dfstore: %s: %" PRIu64 " of %" PRIu64 " blocks in use", dir,
              ds->space.used_blocks, ds->space.total_blocks);
+    if (zeroed && ds->space.used_blocks == 0)
+        ds->space.zero_from = 0;
+    else if (zeroed)
+        log_warn("dfstore: %s: the volume is said to be new but the store has blocks in "
+                 "use; every new block is zero-filled", dir);
     *out = ds;
     return 0;
 
@@ -662,6 +668,18 @@ free_buffers:
 free_ds:
     free(ds);
     return rc;
+}
+
+int dfstore_open(struct evloop *loop, struct iraid_volume *vol, const char *dir,
+                 struct dfstore **out)
+{
+    return open_store(loop, vol, dir, 0, out);
+}
+
+int dfstore_open_zeroed(struct evloop *loop, struct iraid_volume *vol, const char *dir,
+                        struct dfstore **out)
+{
+    return open_store(loop, vol, dir, 1, out);
 }
 
 static void close_done(int status, uint64_t value, void *user)

@@ -83,6 +83,8 @@ struct blk_io {
     struct df_op *op;
     uint64_t fblock, vblock;
     int is_new;
+    int zeroed;                      /* new, and still the volume's first zeros:
+                                      * only the written sectors go out */
     int gather;                      /* pieces in order, written in place */
     uint32_t first, npieces;         /* into op->pieces */
     uint32_t lo, hi;                 /* in-block byte range written */
@@ -141,6 +143,7 @@ struct dfstore {
     uint64_t writes;                 /* write operations submitted */
     uint64_t writes_gathered;        /* followers taken into write groups */
     uint64_t reads_overlapped;       /* reads started behind a running read */
+    uint64_t zero_fill_bytes;        /* zeros written into new blocks */
     uint64_t deliver_timer;
     struct df_op *gfirst, *glast;    /* unfinished operations */
     struct df_op *done_first, *done_last;

@@ -38,8 +38,9 @@ for f in "$lib" "$ior"; do
 done
 block=${BREAKDOWN_BLOCK:-64m}
 mkdir -p "$out" || exit 1
-. "$srcdir/test/lib.sh"
-work=$(mktemp -d "${TMPDIR:-/tmp}/ipvfs-breakdown.XXXXXX") || exit 1
+    line=$(grep '^RESULT' <<<"$o")
+    grep -q ' errors=0 ' <<<"$line" || ipvfs_fail "ipvfs-ior $* reported errors: $line"
+$(mktemp -d "${TMPDIR:-/tmp}/ipvfs-breakdown.XXXXXX") || exit 1
 perf_pid=
 ipvfs_test_cleanup() {
     [ -z "$perf_pid" ] || kill -INT "$perf_pid" 2>/dev/null

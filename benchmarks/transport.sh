@@ -26,6 +26,7 @@
 #               byte crosses loopback TCP twice (client -> I/O node ->
 #               target) and ends in (or comes from) the backing store
 #   rand        fio random 4 KiB reads (MiB/s)
+# Environment: TRANSPORT_BENCH_DIR (see below), TMPDIR.
 # Trials: median of --trials (default 3; --quick: 1 trial and 16 MiB per
 # rank instead of 64, under 5 minutes).  Output in DIR (default
 # benchmarks/results): transport-trials.csv (every trial), transport.csv
@@ -49,8 +50,12 @@ IPVFS_SRCDIR=$srcdir
 IPVFS_BUILDDIR=$(cd "${1:-$srcdir/_build}" && pwd) || exit 2
 export IPVFS_SRCDIR IPVFS_BUILDDIR
 lib=$IPVFS_BUILDDIR/adio/libipvfs-romio.so
-ior=$IPVFS_BUILDDIR/benchmarks/ipvfs-ior
-memcpy_bw=$IPVFS_BUILDDIR/benchmarks/memcpy-bw
+# TRANSPORT_BENCH_DIR: where ipvfs-ior and memcpy-bw come from (default
+# BUILDDIR/benchmarks), so that a build older than them (today's main) is
+# measured by the same programs; servers and client library stay BUILDDIR's.
+bench=${TRANSPORT_BENCH_DIR:-$IPVFS_BUILDDIR/benchmarks}
+ior=$bench/ipvfs-ior
+memcpy_bw=$bench/memcpy-bw
 for f in "$lib" "$ior" "$memcpy_bw"; do
     [ -x "$f" ] || [ -f "$f" ] || { echo "transport.sh: $f is not built" >&2; exit 1; }
 done
@@ -61,7 +66,7 @@ per_rank=64m fio_size=256m secs=2
 if [ "$quick" = 1 ]; then trials=1 per_rank=16m fio_size=64m secs=1; fi
 np=4
 mkdir -p "$out" || exit 1
-. "$srcdir/test/lib.sh"
+. "$srcdir/test/lib.sh" || exit 1
 work=$(mktemp -d "${TMPDIR:-/tmp}/ipvfs-transport.XXXXXX") || exit 1
 iperf_pid=
 ipvfs_test_cleanup() {
@@ -164,6 +169,7 @@ phase() {
         ipvfs_fail "ipvfs-ior $* failed: $(echo "$o" | tail -n 5)"
     io1=$(cpu_of $ionode_pids) t1=$(cpu_of $target_pids)
     line=$(grep '^RESULT' <<<"$o")
+    grep -q ' errors=0 ' <<<"$line" || ipvfs_fail "ipvfs-ior $* reported errors: $line"
     python3 - "$line" "$trial,$case,$layout,$op,$block" "$io0" "$io1" "$t0" "$t1" >>"$trials_csv" <<'EOF'
 import sys
 kv = dict(f.split("=", 1) for f in sys.argv[1].split() if "=" in f)
@@ -238,7 +244,7 @@ with open(sys.argv[2], "w") as f:
 EOF
 {
     echo "# $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname), $(nproc) cores, load before $load0, after $load1"
-    echo "# command: benchmarks/transport.sh $([ $quick = 1 ] && echo --quick) --trials $trials --out $out $IPVFS_BUILDDIR"
+    echo "# command: ${TRANSPORT_BENCH_DIR:+TRANSPORT_BENCH_DIR=$TRANSPORT_BENCH_DIR }benchmarks/transport.sh $([ $quick = 1 ] && echo --quick) --trials $trials --out $out $IPVFS_BUILDDIR"
     echo "# $np client ranks, $per_rank per rank; median of $trials trial(s); cpu_s_per_gib = client + I/O nodes + targets"
     column -t -s, "$out/transport.csv"
 } >"$out/transport.txt"

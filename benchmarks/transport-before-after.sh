@@ -8,7 +8,7 @@
 # BUILD_A is the baseline.  Both are measured with this tree's ipvfs-ior
 # and memcpy-bw (TRANSPORT_BENCH_DIR, default BUILD_B/benchmarks), so that
 # only servers and client library differ.  N runs per build (default 2),
-# --quick ones unless --full, alternating A, B, A, B...  Output in DIR
+# --quick ones unless --full, taking turns (A B, B A, A B...).  Output in DIR
 # (default benchmarks/results): transport-before-after.csv (case, layout,
 # op, block, a_mib_s, b_mib_s, b_over_a, medians over the runs, and the
 # same for each row's fraction of its bound, which takes out much of the
@@ -35,7 +35,9 @@ trap 'rm -rf "$work"' EXIT
 mkdir -p "$out" || exit 1
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 for ((r = 1; r <= runs; r++)); do
-    for l in a b; do
+    # which build goes first alternates, as in compare-builds.sh
+    order="a b"; ((r % 2)) || order="b a"
+    for l in $order; do
         build=$a; [ $l = b ] && build=$b
         echo "run $r: $l ($build)"
         # shellcheck disable=SC2086

@@ -13,11 +13,12 @@
 #   shared   the same into one shared file (rank r's block at r * BLOCK)
 #   rand     4 KiB reads at random offsets of a file per process written
 #            before (untimed): MiB/s and the p50/p99 latency of one call
-#   limit    loopback iperf3 with 1 stream and with 4 (one per client
-#            rank), memcpy bandwidth (benchmarks/memcpy-bw), fio on the
+#   limit    (every trial) loopback iperf3 with 1 stream and with 4 (one
+#            per client rank), memcpy bandwidth (memcpy-bw), fio on the
 #            directory that holds the targets' backing files (TMPDIR):
 #            sequential 1 MiB write (with fsync) and read, random 4 KiB
-#            reads with 4 jobs at queue depth 1 (the client ranks' shape)
+#            reads with 4 jobs at queue depth 1 (the client ranks' shape);
+#            reads from the page cache, where the targets' data is too
 # Every ipvfs row also gets the CPU seconds per GiB moved of the client
 # ranks (getrusage in ipvfs-ior), the I/O nodes and the targets (serving
 # processes' utime + stime from /proc/PID/stat, before and after), and the
@@ -114,22 +115,26 @@ print("%.1f %.1f %.1f" % (side["bw"] / 1024, pct.get("50.000000", 0) / 1000, pct
 EOF
 }
 
-limit_row() { echo "1,limit,$1,$2,$3,$4,0,0,0,0,$5,$6" >>"$trials_csv"; }
+limit_row() { echo "$trial,limit,$1,$2,$3,$4,0,0,0,0,$5,$6" >>"$trials_csv"; }
 
+# measure_limits TRIAL: one set of limit rows (once per trial, so that
+# their median sees the same load as the ipvfs rows').
 measure_limits() {
-    local r
-    echo "limits: iperf3, memcpy, fio on $work/fio"
+    local r trial=$1
+    echo "limits, trial $trial: iperf3, memcpy, fio on $work/fio"
     limit_row iperf3-1 stream - "$(iperf3_mibs 1)" 0 0
     limit_row iperf3-$np stream - "$(iperf3_mibs $np)" 0 0
     r=$("$memcpy_bw" 64 "$secs" | sed -n 's/.*MiBps=\([0-9.]*\).*/\1/p')
     limit_row memcpy copy - "${r:-0}" 0 0
     read -r r _ _ < <(fio_run seqw --rw=write --bs=1M --size="$fio_size" --iodepth=16 --end_fsync=1)
     limit_row fio write 1M "$r" 0 0
-    read -r r _ _ < <(fio_run seqw --rw=read --bs=1M --size="$fio_size" --iodepth=16)
+    # --invalidate=0: the file stays in the page cache, as the targets'
+    # data does in the ipvfs rows (fio would drop it and read the disk)
+    read -r r _ _ < <(fio_run seqw --rw=read --bs=1M --size="$fio_size" --iodepth=16 --invalidate=0)
     limit_row fio read 1M "$r" 0 0
     local p50 p99
     read -r r p50 p99 < <(fio_run randr --rw=randread --bs=4k --size="$fio_size" --numjobs=$np \
-        --iodepth=1 --time_based --runtime="$secs" --filename="$work/fio/seqw.0.0")
+        --iodepth=1 --invalidate=0 --time_based --runtime="$secs" --filename="$work/fio/seqw.0.0")
     limit_row fio randread 4K "$r" "$p50" "$p99"
     rm -rf "$work/fio"
 }
@@ -205,7 +210,7 @@ run_layout() {
 }
 
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
-measure_limits
+for ((t = 1; t <= trials; t++)); do measure_limits $t; done
 run_layout raid0 2 2 --raid 0
 run_layout raid5 2 3 --raid 5
 load1=$(cut -d' ' -f1-3 /proc/loadavg)

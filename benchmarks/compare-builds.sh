@@ -14,6 +14,9 @@
 #          piecewise at b = 64 KiB, write and read MiB/s
 #   btio   benchmarks/run-patterns.sh btio, one trial: our two-phase and
 #          independent list I/O, write and read MiB/s
+#   firstwrite  benchmarks/first-write.sh: the tile pattern's first write
+#          on a fresh cluster and its rewrite, MiB/s (with the sync), and
+#          the MiB the targets received in each (metrics *_target_MiB)
 # Output (DIR, default benchmarks/results): NAME-trials.csv (every trial),
 # NAME.csv (medians: case,metric,a_MiBps,b_MiBps,b_over_a), NAME.txt (the
 # table, the command and the date) and NAME.png (gnuplot bars, when
@@ -77,11 +80,23 @@ run_pattern() {
     done
 }
 
+# run_firstwrite TRIAL LABEL BUILD
+run_firstwrite() {
+    local o k v
+    o=$("$srcdir/benchmarks/first-write.sh" "$3" 2>&1) || { echo "$o" | tail -n 20 >&2; return 1; }
+    for k in first rewrite first_target rewrite_target; do
+        v=$(sed -n "s/^FIRSTWRITE.* ${k}_Mi[Bp]*[a-z]*=\([0-9.]*\).*/\1/p" <<<"$o")
+        [ -n "$v" ] || { echo "first-write.sh printed no $k figure" >&2; return 1; }
+        row "$1" "$2" firstwrite "$k" "$v"
+    done
+}
+
 run_case() {
     case $1 in
     ior) run_ior "$2" "$3" "$4" ;;
     tile) run_pattern "$2" "$3" "$4" tile listio-b65536 piecewise-b65536 ;;
     btio) run_pattern "$2" "$3" "$4" btio ipvfs-coll-ours ipvfs-independent ;;
+    firstwrite) run_firstwrite "$2" "$3" "$4" ;;
     *) echo "compare-builds.sh: unknown case $1" >&2; return 1 ;;
     esac
 }

@@ -1,7 +1,7 @@
 /* ipvfs-ior: an IOR-like MPI-IO bandwidth benchmark.
  *
  *   mpiexec -n N ipvfs-ior -f FILE [-b BLOCK] [-t XFER] [-s SEGMENTS]
- *                          [-w] [-r] [-c] [-v] [-e] [-k]
+ *                          [-w] [-r] [-c] [-v] [-e] [-k] [-F] [-z]
  *
  * Layout as IOR's: segment s holds one block per rank, rank r's block of
  * segment s starts at (s * N + r) * BLOCK and is moved in XFER-sized calls.
@@ -14,10 +14,17 @@
  *   -v           fill with a pattern and check it on read
  *   -e           MPI_File_sync before close in the write phase (timed)
  *   -k           keep the file (default: delete it at the end)
+ *   -F           file per process: rank r uses FILE.r alone (opened on
+ *                MPI_COMM_SELF), its block of segment s at s * BLOCK
+ *   -z           random: each call goes to an XFER-aligned offset drawn
+ *                uniformly from the rank's blocks (seeded by rank)
  * Each phase is timed from open to close, barrier to barrier, and printed
  * by rank 0 as one line:
  *   RESULT op=write api=mpiio ranks=4 block=... xfer=... segments=1
- *          bytes=268435456 seconds=1.234 MiBps=207.45 file=...
+ *          bytes=268435456 seconds=1.234 MiBps=207.45 ... cpu_s=0.8 file=...
+ * cpu_s is the CPU time (user + system) all ranks spent in the phase;
+ * p50_us and p99_us are percentiles of the latency of one call, over all
+ * ranks' calls (open, sync and close not included).
  * Exit status 0, or 1 when an MPI call failed or -v found a mismatch. */
 #include <mpi.h>
 #include <errno.h>
@@ -25,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "common/size.h"
@@ -32,7 +40,7 @@
 struct opts {
     const char *file;
     uint64_t block, xfer, segments;
-    int do_write, do_read, collective, verify, fsync_write, keep;
+    int do_write, do_read, collective, verify, fsync_write, keep, per_proc, random;
 };
 
 static int rank, nprocs;
@@ -55,7 +63,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     int c;
 
     *o = (struct opts){ .block = 16u << 20, .xfer = 1u << 20, .segments = 1 };
-    while ((c = getopt(argc, argv, "f:b:t:s:wrcvek")) != -1) {
+    while ((c = getopt(argc, argv, "f:b:t:s:wrcvekFz")) != -1) {
         switch (c) {
         case 'f': o->file = optarg; break;
         case 'b': if (parse_size(optarg, &o->block)) return -1; break;
@@ -67,6 +75,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         case 'v': o->verify = 1; break;
         case 'e': o->fsync_write = 1; break;
         case 'k': o->keep = 1; break;
+        case 'F': o->per_proc = 1; break;
+        case 'z': o->random = 1; break;
         default: return -1;
         }
     }
@@ -132,39 +142,121 @@ static int transfer(const struct opts *o, MPI_File fh, int writing, unsigned cha
     return 0;
 }
 
+/* CPU seconds (user + system) this process has used. */
+static double cpu_now(void)
+{
+    struct rusage ru;
+
+    if (getrusage(RUSAGE_SELF, &ru) < 0)
+        return 0;
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* p50 and p99 (microseconds) of every rank's call latencies, on rank 0. */
+static void latency_percentiles(const double *lat, int n, double *out_p50, double *out_p99)
+{
+    double *all = NULL;
+    int total = n * nprocs;
+
+    *out_p50 = *out_p99 = 0;
+    if (rank == 0 && !(all = malloc(sizeof(*all) * (size_t)total))) {
+        fprintf(stderr, "ipvfs-ior: out of memory for latencies\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    MPI_Gather(lat, n, MPI_DOUBLE, all, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    if (rank != 0 || total == 0) {
+        free(all);
+        return;
+    }
+    qsort(all, (size_t)total, sizeof(*all), cmp_double);
+    *out_p50 = all[total / 2] * 1e6;
+    *out_p99 = all[(size_t)((double)total * 0.99) < (size_t)total ? (size_t)((double)total * 0.99)
+                                                                  : (size_t)total - 1] * 1e6;
+    free(all);
+}
+
+/* Offset of call k of segment s: in order, or at random (-z). */
+static MPI_Offset call_offset(const struct opts *o, uint64_t s, uint64_t k)
+{
+    uint64_t per_call = o->block / o->xfer;
+    uint64_t base = o->per_proc ? s * o->block : (s * (uint64_t)nprocs + (uint64_t)rank) * o->block;
+
+    if (o->random) {
+        uint64_t seg = (uint64_t)lrand48() % o->segments;
+
+        base = o->per_proc ? seg * o->block : (seg * (uint64_t)nprocs + (uint64_t)rank) * o->block;
+        k = (uint64_t)lrand48() % per_call;
+    }
+    return (MPI_Offset)(base + k * o->xfer);
+}
+
 static int phase(const struct opts *o, int writing, unsigned char *buf, unsigned char *check)
 {
     int amode = writing ? MPI_MODE_CREATE | MPI_MODE_WRONLY : MPI_MODE_RDONLY;
-    uint64_t per_call = o->block / o->xfer, total;
-    double t0, t1;
+    uint64_t per_call = o->block / o->xfer, total, ncalls = per_call * o->segments, i = 0;
+    double t0, t1, c0, cpu = 0, all_cpu = 0, p50 = 0, p99 = 0, *lat = NULL;
     MPI_File fh = MPI_FILE_NULL;
+    char name[4096];
     int errs = 0, all_errs = 0;
 
+    if (o->per_proc)
+        snprintf(name, sizeof(name), "%s.%d", o->file, rank);
+    else
+        snprintf(name, sizeof(name), "%s", o->file);
+    if (ncalls > INT32_MAX / (uint64_t)nprocs) {
+        if (rank == 0)
+            fprintf(stderr, "ipvfs-ior: too many calls to keep their latencies\n");
+        return 1;
+    }
+    if (!(lat = calloc(ncalls ? ncalls : 1, sizeof(*lat)))) {
+        fprintf(stderr, "ipvfs-ior: out of memory for latencies\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    srand48(rank + 1);
     MPI_Barrier(MPI_COMM_WORLD);
     t0 = MPI_Wtime();
-    errs += report_mpi("open", MPI_File_open(MPI_COMM_WORLD, o->file, amode, MPI_INFO_NULL, &fh));
+    c0 = cpu_now();
+    errs += report_mpi("open", MPI_File_open(o->per_proc ? MPI_COMM_SELF : MPI_COMM_WORLD, name,
+                                             amode, MPI_INFO_NULL, &fh));
     for (uint64_t s = 0; s < o->segments && !errs; s++) {
-        MPI_Offset base = (MPI_Offset)((s * (uint64_t)nprocs + (uint64_t)rank) * o->block);
+        for (uint64_t k = 0; k < per_call && !errs; k++, i++) {
+            double t = MPI_Wtime();
 
-        for (uint64_t k = 0; k < per_call && !errs; k++)
-            errs += transfer(o, fh, writing, buf, base + (MPI_Offset)(k * o->xfer), check);
+            errs += transfer(o, fh, writing, buf, call_offset(o, s, k), check);
+            lat[i] = MPI_Wtime() - t;
+        }
     }
     if (writing && o->fsync_write && !errs)
         errs += report_mpi("sync", MPI_File_sync(fh));
     if (fh != MPI_FILE_NULL)
         errs += report_mpi("close", MPI_File_close(&fh));
+    cpu = cpu_now() - c0;
     MPI_Barrier(MPI_COMM_WORLD);
     t1 = MPI_Wtime();
     MPI_Allreduce(&errs, &all_errs, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Reduce(&cpu, &all_cpu, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (!all_errs)
+        latency_percentiles(lat, (int)ncalls, &p50, &p99);
+    free(lat);
     total = o->block * o->segments * (uint64_t)nprocs;
     if (rank == 0)
         printf("RESULT op=%s api=mpiio ranks=%d block=%llu xfer=%llu segments=%llu "
-               "bytes=%llu seconds=%.3f MiBps=%.2f mode=%s errors=%d file=%s\n",
+               "bytes=%llu seconds=%.3f MiBps=%.2f mode=%s errors=%d layout=%s access=%s "
+               "p50_us=%.1f p99_us=%.1f cpu_s=%.3f file=%s\n",
                writing ? "write" : "read", nprocs, (unsigned long long)o->block,
                (unsigned long long)o->xfer, (unsigned long long)o->segments,
                (unsigned long long)total, t1 - t0,
                (double)total / (1 << 20) / (t1 - t0), o->collective ? "collective" : "independent",
-               all_errs, o->file);
+               all_errs, o->per_proc ? "file-per-process" : "shared",
+               o->random ? "random" : "sequential", p50, p99, all_cpu, o->file);
     return all_errs;
 }
 
@@ -181,7 +273,7 @@ int main(int argc, char **argv)
     if (parse_opts(argc, argv, &o) < 0) {
         if (rank == 0)
             fprintf(stderr, "usage: ipvfs-ior -f FILE [-b BLOCK] [-t XFER] [-s SEGMENTS] "
-                            "[-w] [-r] [-c] [-v] [-e] [-k]\n(XFER must divide BLOCK)\n");
+                            "[-w] [-r] [-c] [-v] [-e] [-k] [-F] [-z]\n(XFER must divide BLOCK)\n");
         MPI_Finalize();
         return 2;
     }
@@ -196,8 +288,14 @@ int main(int argc, char **argv)
         errs += phase(&o, 1, buf, check);
     if (o.do_read && !errs)
         errs += phase(&o, 0, buf, check);
-    if (!o.keep && rank == 0)
+    if (!o.keep && o.per_proc) {
+        char name[4096];
+
+        snprintf(name, sizeof(name), "%s.%d", o.file, rank);
+        MPI_File_delete(name, MPI_INFO_NULL);
+    } else if (!o.keep && rank == 0) {
         MPI_File_delete(o.file, MPI_INFO_NULL);
+    }
     free(check);
     free(buf);
     MPI_Finalize();

@@ -8,7 +8,8 @@ PKGS="build-essential autoconf automake libtool pkg-config
  mpich libmpich-dev libiscsi-dev libiscsi-bin libhwloc-dev
  liblmdb-dev liburing-dev libcmocka-dev libisal-dev nettle-dev
  tgt clang libclang-rt-14-dev valgrind python3 dpkg-dev gnuplot-nox
- libfuse3-dev fuse3 libhdf5-mpich-dev hdf5-tools"
+ libfuse3-dev fuse3 libhdf5-mpich-dev hdf5-tools
+ fio iperf3 iproute2 linux-perf"
 
 missing=""
 for p in $PKGS; do

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Datafile store over a RAID-0 volume on two real iSCSI targets (tgtd):
 # write/read/holes/truncate/prealloc/remove/ordering, reopen after close,
+# no zero-fill of new blocks on an all-zero volume (but of reused ones),
 # ENOSPC on a full volume, reopen after SIGKILL following a sync, and clean
 # errors (no hang) when a target dies under the store.
 # timeout: 240
@@ -19,6 +20,9 @@ trap 'exit 1' INT TERM
 iraid_targets_start "$dir" 2 8
 rc=$?
 [ $rc -eq 0 ] || exit $rc
+
+echo "== new blocks of a volume that is all zeros (first, while the targets are)"
+"$tool" zeroed "$dir/meta0" "${IRAID_URLS[@]}" || { echo "FAILED: zeroed"; exit 1; }
 
 echo "== basic"
 "$tool" basic "$dir/meta1" "${IRAID_URLS[@]}" || { echo "FAILED: basic"; exit 1; }

@@ -7,6 +7,9 @@
  *                                           by SIGKILL before any commit
  *   storage-dfstore-tool verify DIR URL...  after crash: synced data intact,
  *                                           nothing foreign exposed
+ *   storage-dfstore-tool zeroed DIR URL...  on targets that are all zeros:
+ *                                           new blocks are written without
+ *                                           zero-fill, reused ones with it
  *   storage-dfstore-tool dead DIR URL...    prints "ready", waits for a line
  *                                           (a target is killed meanwhile):
  *                                           write and sync fail, close returns
@@ -31,6 +34,7 @@ static struct evloop *loop;
 static struct iraid_volume *vol;
 static struct dfstore *ds;
 static const char *dir;
+static int open_zeroed;          /* the "zeroed" mode: dfstore_open_zeroed() */
 
 struct model {
     uint64_t size;
@@ -180,7 +184,8 @@ static void open_all(int argc, char **argv)
         FAIL("evloop_create");
     if ((rc = iraid_open(loop, &cfg, &vol)) < 0)
         FAIL("iraid_open: %s", strerror(-rc));
-    if ((rc = dfstore_open(loop, vol, dir, &ds)) < 0)
+    rc = open_zeroed ? dfstore_open_zeroed(loop, vol, dir, &ds) : dfstore_open(loop, vol, dir, &ds);
+    if (rc < 0)
         FAIL("dfstore_open: %s", strerror(-rc));
 }
 
@@ -312,6 +317,51 @@ static void test_gather(void)
              after.writes_gathered - before.writes_gathered);
 }
 
+/* Overlapping reads: reads of one datafile queued behind a running read
+ * run with it (reads_overlapped counts them), yet every operation still
+ * completes in submission order; a write queued among them waits for the
+ * reads before it (they see the old bytes) and the read behind it sees
+ * the new ones. */
+static void test_read_overlap(void)
+{
+    enum { NR = 4, LEN = 3 * B + 1000 };
+    static uint8_t out[NR + 1][LEN], wdata[LEN];
+    struct ipvfs_pair rp = { 7 * B + 300, LEN }, wp = rp;
+    struct dfstore_stats before, after;
+    uint8_t old[LEN];
+
+    write1(1, rp.offset, LEN, 51);
+    memcpy(old, models[1].bytes + rp.offset, LEN);
+    for (uint32_t j = 0; j < LEN; j++)
+        wdata[j] = pat(1, rp.offset + j, 52);
+    dfstore_stats(ds, &before);
+    order_n = 0;
+    for (int i = 0; i < NR; i++)
+        if (dfstore_read(ds, 1, &rp, 1, out[i], order_cb, (void *)(intptr_t)i) < 0)
+            FAIL("queue read %d", i);
+    if (dfstore_write(ds, 1, &wp, 1, wdata, order_cb, (void *)(intptr_t)NR) < 0)
+        FAIL("queue write");
+    if (dfstore_read(ds, 1, &rp, 1, out[NR], order_cb, (void *)(intptr_t)(NR + 1)) < 0)
+        FAIL("queue read behind the write");
+    dfstore_stats(ds, &after);
+    /* the reads behind the first started at once; the last waits */
+    if (after.reads_overlapped - before.reads_overlapped != NR - 1)
+        FAIL("%" PRIu64 " reads overlapped, expected %d",
+             after.reads_overlapped - before.reads_overlapped, NR - 1);
+    while (order_n < NR + 2)
+        evloop_run_once(loop, -1);
+    for (int i = 0; i < NR + 2; i++)
+        if (order_log[i] != i)
+            FAIL("overlapping reads: completion %d was op %d", i, order_log[i]);
+    for (int i = 0; i < NR; i++)
+        if (memcmp(out[i], old, LEN) != 0)
+            FAIL("read %d queued before the write saw other bytes", i);
+    if (memcmp(out[NR], wdata, LEN) != 0)
+        FAIL("the read behind the write missed its bytes");
+    memcpy(models[1].bytes + rp.offset, wdata, LEN);
+    check_all();
+}
+
 static void test_enospc(void)
 {
     struct dfstore_stats st;
@@ -409,6 +459,7 @@ static void basic(int argc, char **argv)
     check_all();
     test_order();
     test_gather();
+    test_read_overlap();
     /* remove */
     write1(9, 0, B, 9);
     remove_df(9);
@@ -528,10 +579,55 @@ static void dead(int argc, char **argv)
     printf("closed\n");
 }
 
+/* dfstore_open_zeroed() on members that are all zeros: a partial write to
+ * a never used block writes its sectors only (zero_fill_bytes grows by
+ * less than a block), gathered rows too; once a remove freed the blocks,
+ * a new write to a reused block zero-fills it again, and the old bytes
+ * never show through. */
+static void zeroed(int argc, char **argv)
+{
+    struct dfstore_stats a, b;
+    struct gq q[2];
+
+    open_zeroed = 1;
+    open_all(argc, argv);
+    dfstore_stats(ds, &a);
+    write1(1, 1000, 5000, 61);                  /* block 0 of datafile 1, partly */
+    order_n = 0;
+    queue_rows(&q[0], 1, 2 * B + 512, 18432, 3, 62, 0);   /* rows of two "clients" */
+    queue_rows(&q[1], 1, 2 * B + 512 + 18432, 18432, 3, 63, 1);
+    while (order_n < 2)
+        evloop_run_once(loop, -1);
+    free(q[0].data);
+    free(q[1].data);
+    dfstore_stats(ds, &b);
+    if (b.zero_fill_bytes - a.zero_fill_bytes >= 4 * 4096)
+        FAIL("new blocks of a zero volume: %" PRIu64 " bytes of zero-fill",
+             b.zero_fill_bytes - a.zero_fill_bytes);
+    printf("new blocks: %" PRIu64 " bytes of zero-fill\n", b.zero_fill_bytes - a.zero_fill_bytes);
+    check_all();
+    sync_all();
+    remove_df(1);
+    sync_all();                                 /* the freed blocks are free now */
+    dfstore_stats(ds, &a);
+    write1(2, 3000, 100, 64);                   /* reuses a block datafile 1 wrote */
+    dfstore_stats(ds, &b);
+    if (b.zero_fill_bytes - a.zero_fill_bytes < B - 4096)
+        FAIL("a reused block: only %" PRIu64 " bytes of zero-fill",
+             b.zero_fill_bytes - a.zero_fill_bytes);
+    check_all();                                /* zeros, not datafile 1's bytes */
+    close_all();
+    open_zeroed = 0;                            /* not new any more: plain open */
+    open_all(argc, argv);
+    check_all();
+    close_all();
+    printf("zeroed: all passed\n");
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: %s basic|crash|verify|dead DIR URL...\n", argv[0]);
+        fprintf(stderr, "usage: %s basic|crash|verify|zeroed|dead DIR URL...\n", argv[0]);
         return 2;
     }
     ipvfs_log_set_ident("dfstore-test");
@@ -542,6 +638,8 @@ int main(int argc, char **argv)
         crash(argc - 3, argv + 3);
     else if (strcmp(argv[1], "verify") == 0)
         verify(argc - 3, argv + 3);
+    else if (strcmp(argv[1], "zeroed") == 0)
+        zeroed(argc - 3, argv + 3);
     else if (strcmp(argv[1], "dead") == 0)
         dead(argc - 3, argv + 3);
     else

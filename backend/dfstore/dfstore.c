@@ -4,7 +4,8 @@
  * work).
  *
  * An operation starts when it reaches the head of its datafile's FIFO
- * (or, for dfstore_sync(0), the head of the global list); reads and
+ * (reads also behind a running read: df_start_ready), or, for
+ * dfstore_sync(0), the head of the global list; reads and
  * writes run their volume I/O in rounds through io.c, writes planned by
  * plan.c; a write-like operation then records its blocks and size in
  * memory and in the journal's pending log (op_finish_write); a sync waits
@@ -27,6 +28,7 @@
 /* ---- operation delivery ---- */
 
 static void op_start(struct df_op *op);
+static void df_start_ready(struct datafile *df);
 
 static void deliver(struct evloop *loop, uint64_t timer_id, void *user);
 
@@ -97,8 +99,10 @@ static void deliver_one(struct dfstore *ds, struct df_op *op)
     op->cb(op->status, op->value, op->user);
     op_free(op);
     if (df) {
-        if (df->head && !df->head->started)
-            op_start(df->head);
+        if (df->head && df->head->finished)
+            deliver_one(ds, df->head);   /* a read that finished early, now in turn */
+        else if (df->head)
+            df_start_ready(df);
         else
             df_maybe_free(ds, df);
     }
@@ -114,7 +118,12 @@ static void deliver(struct evloop *loop, uint64_t timer_id, void *user)
         ds->done_first = op->done_next;
         if (!ds->done_first)
             ds->done_last = NULL;
-        deliver_one(ds, op);
+        /* A read that finished before an earlier one of its datafile
+         * waits for it: completions keep submission order. */
+        if (op->df && op->df->head != op)
+            op->finished = 1;
+        else
+            deliver_one(ds, op);
     }
     global_kick(ds);
 }
@@ -352,6 +361,27 @@ static void op_start(struct df_op *op)
     }
 }
 
+/* Starts what may run now at the head of df's FIFO: the head, and when it
+ * is a read, every read queued right behind it (reads change nothing, so
+ * they may overlap; the first other operation waits for all of them, and
+ * they still complete in order, see deliver()).  Without this, clients
+ * reading one shared file took turns at each I/O node, one read's volume
+ * I/O at a time. */
+static void df_start_ready(struct datafile *df)
+{
+    struct df_op *op = df->head;
+
+    if (op && !op->started)
+        op_start(op);
+    if (!op || op->kind != OP_READ)
+        return;
+    for (op = op->next; op && op->kind == OP_READ; op = op->next)
+        if (!op->started) {
+            op->ds->reads_overlapped++;
+            op_start(op);
+        }
+}
+
 /* ---- commit rounds (run by commit.c) ---- */
 
 static void syncs_wake(struct dfstore *ds, int status)
@@ -434,8 +464,8 @@ static int submit(struct dfstore *ds, uint64_t handle, enum op_kind kind, struct
     else
         df->head = op;
     df->tail = op;
-    if (df->head == op)
-        op_start(op);
+    if (df->head == op || (kind == OP_READ && df->head->kind == OP_READ))
+        df_start_ready(df);
     return 0;
 }
 
@@ -534,7 +564,9 @@ void dfstore_stats(const struct dfstore *ds, struct dfstore_stats *out)
             n++;
     *out = (struct dfstore_stats){ .datafiles = n, .blocks_used = ds->space.used_blocks,
                                    .blocks_total = ds->space.total_blocks, .writes = ds->writes,
-                                   .writes_gathered = ds->writes_gathered };
+                                   .writes_gathered = ds->writes_gathered,
+                                   .reads_overlapped = ds->reads_overlapped,
+                                   .zero_fill_bytes = ds->zero_fill_bytes };
     df_l1_get_stats(&ds->l1, &out->l1);
 }
 
@@ -595,8 +627,8 @@ static void free_files(struct dfstore *ds)
     u64map_free(&ds->files);
 }
 
-int dfstore_open(struct evloop *loop, struct iraid_volume *vol, const char *dir,
-                 struct dfstore **out)
+static int open_store(struct evloop *loop, struct iraid_volume *vol, const char *dir,
+                      int zeroed, struct dfstore **out)
 {
     struct dfstore *ds;
     int rc;
@@ -629,6 +661,11 @@ int dfstore_open(struct evloop *loop, struct iraid_volume *vol, const char *dir,
         goto close_journal;
     log_info("dfstore: %s: %" PRIu64 " of %" PRIu64 " blocks in use", dir,
              ds->space.used_blocks, ds->space.total_blocks);
+    if (zeroed && ds->space.used_blocks == 0)
+        ds->space.zero_from = 0;
+    else if (zeroed)
+        log_warn("dfstore: %s: the volume is said to be new but the store has blocks in "
+                 "use; every new block is zero-filled", dir);
     *out = ds;
     return 0;
 
@@ -643,6 +680,18 @@ free_buffers:
 free_ds:
     free(ds);
     return rc;
+}
+
+int dfstore_open(struct evloop *loop, struct iraid_volume *vol, const char *dir,
+                 struct dfstore **out)
+{
+    return open_store(loop, vol, dir, 0, out);
+}
+
+int dfstore_open_zeroed(struct evloop *loop, struct iraid_volume *vol, const char *dir,
+                        struct dfstore **out)
+{
+    return open_store(loop, vol, dir, 1, out);
 }
 
 static void close_done(int status, uint64_t value, void *user)

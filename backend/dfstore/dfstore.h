@@ -49,6 +49,9 @@
  *   join its volume I/O when no two of their bytes overlap (and the free
  *   blocks surely suffice); they still complete in submission order, all
  *   with the group's status.  Overlapping writes stay apart, in order.
+ * - Reads queued right behind a running read of the same datafile run
+ *   with it (their volume I/O overlaps); they still complete in order,
+ *   and the next write-like operation starts after the last of them.
  * - Never call dfstore_close() from a dfstore callback.
  */
 #ifndef IPVFS_DFSTORE_H
@@ -72,11 +75,22 @@ struct dfstore_stats {
     uint64_t blocks_total;
     uint64_t writes;            /* write operations submitted */
     uint64_t writes_gathered;   /* of them, rode along with an earlier one */
+    uint64_t reads_overlapped;  /* reads started while an earlier read of
+                                 * their datafile was still running */
+    uint64_t zero_fill_bytes;   /* zeros written around the data of new
+                                 * blocks (from the store's zero buffer) */
     struct df_l1_stats l1;      /* the L1 cache (capacity 0: off) */
 };
 
 int dfstore_open(struct evloop *loop, struct iraid_volume *vol, const char *dir,
                  struct dfstore **out);
+/* The same, for a volume the caller vouches is all zeros (its members
+ * created in this start): a new block that was never handed out since is
+ * written over its written sectors only, not whole with zeros (the
+ * zero-fill cost first writes 1.5x the bytes of rewrites).  Honoured only
+ * for a store with no block in use. */
+int dfstore_open_zeroed(struct evloop *loop, struct iraid_volume *vol, const char *dir,
+                        struct dfstore **out);
 void dfstore_close(struct dfstore *ds);
 
 /* data holds the bytes of all pairs, back to back, in pair order. */

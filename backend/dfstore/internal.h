@@ -29,9 +29,12 @@
  *
  * Operations (struct df_op, owned by the store from submission until its
  * callback returned): each datafile has a FIFO of operations and runs one
- * at a time (the head), so operations on one datafile complete in order
- * and a read-modify-write never races another write of the same
- * datafile; one operation sends all its block I/O at once.  Writes queued
+ * at a time (the head), except that reads queued right behind a running
+ * read run with it (they change nothing); a read that finishes before an
+ * earlier one is held (df_op.finished) until that one is delivered, so
+ * operations on one datafile complete in order and a read-modify-write
+ * never races another write of the same datafile; one operation sends all
+ * its block I/O at once.  Writes queued
  * behind a starting write ride along with it (write gathering, plan.c):
  * the leader does the block I/O of all of them, so that the rows two
  * clients write into the same blocks become one volume write instead of
@@ -83,6 +86,8 @@ struct blk_io {
     struct df_op *op;
     uint64_t fblock, vblock;
     int is_new;
+    int zeroed;                      /* new, and still the volume's first zeros:
+                                      * only the written sectors go out */
     int gather;                      /* pieces in order, written in place */
     uint32_t first, npieces;         /* into op->pieces */
     uint32_t lo, hi;                 /* in-block byte range written */
@@ -114,6 +119,7 @@ struct df_op {
     dfstore_cb cb;
     void *user;
     int started;
+    int finished;                    /* read done, waiting for the ones before it */
     int status;
     uint64_t value;
     uint32_t pending;                /* volume requests in flight */
@@ -139,6 +145,8 @@ struct dfstore {
     struct u64map files;             /* handle -> struct datafile * */
     uint64_t writes;                 /* write operations submitted */
     uint64_t writes_gathered;        /* followers taken into write groups */
+    uint64_t reads_overlapped;       /* reads started behind a running read */
+    uint64_t zero_fill_bytes;        /* zeros written into new blocks */
     uint64_t deliver_timer;
     struct df_op *gfirst, *glast;    /* unfinished operations */
     struct df_op *done_first, *done_last;

@@ -128,15 +128,24 @@ static void rmw_read_issue(struct df_op *op)
     }
 }
 
+/* Counts the zeros a write takes from the store's zero buffer (stats). */
+static void count_zeros(struct dfstore *ds, const struct iovec *iov, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (iov[i].iov_base == ds->zeros)
+            ds->zero_fill_bytes += iov[i].iov_len;
+}
+
 /* Builds the iovecs of one block write.  New blocks are written whole with
- * zeros around the data (zero-fill); existing ones over [lo, hi) rounded
- * to sectors, with the old bytes read in round one. */
+ * zeros around the data (zero-fill), unless they still hold the volume's
+ * first zeros (zeroed); those and existing ones over [lo, hi) rounded to
+ * sectors, existing ones with the old bytes read in round one. */
 static int io_build(struct dfstore *ds, struct blk_io *io, uint64_t *out_off)
 {
     const struct piece *pcs = &io->op->pieces[io->first];
     uint32_t lo = align_down(io->lo, ds->vbs), hi = align_up(io->hi, ds->vbs);
 
-    if (io->is_new) {
+    if (io->is_new && !io->zeroed) {
         lo = 0;
         hi = DFSTORE_BLOCK;
     }
@@ -155,6 +164,7 @@ static int io_build(struct dfstore *ds, struct blk_io *io, uint64_t *out_off)
     }
     if (io->npieces == 0) {             /* prealloc: a zeroed block */
         io->iov[io->niov++] = (struct iovec){ ds->zeros, DFSTORE_BLOCK };
+        count_zeros(ds, io->iov, io->niov);
         return 0;
     }
     if (io->lo > lo)
@@ -166,6 +176,7 @@ static int io_build(struct dfstore *ds, struct blk_io *io, uint64_t *out_off)
         io->iov[io->niov++] = (struct iovec){
             io->is_new ? ds->zeros : tail_sector + io->hi % ds->vbs, hi - io->hi };
     }
+    count_zeros(ds, io->iov, io->niov);
     return 0;
 }
 
@@ -203,15 +214,19 @@ static int wb_add(struct df_op *op, uint64_t off, const struct iovec *iov, int n
 }
 
 /* Writes a gathered block (see can_gather): a new one whole in one
- * volume write, zeros in its gaps; an existing one in one write per run of
- * adjacent pieces, the gaps left as they are. */
+ * volume write, zeros in its gaps; a zeroed one (still the volume's
+ * zeros) in one write per run of pieces whose gaps hold no whole sector,
+ * rounded out to sectors with zeros; an existing one in one write per run
+ * of adjacent pieces, the gaps left as they are. */
 static int gather_issue(struct df_op *op, struct blk_io *io)
 {
     const struct piece *pcs = &op->pieces[io->first];
     uint64_t base = io->vblock * DFSTORE_BLOCK;
-    uint32_t pos = 0, start = 0;
+    uint32_t vbs = op->ds->vbs;
+    uint32_t pos = io->zeroed ? align_down(io->lo, vbs) : 0, start = pos;
+    uint32_t end = io->zeroed ? align_up(io->hi, vbs) : DFSTORE_BLOCK;
     int n = 0, run = 0, rc = 0;
-    struct iovec *iov = malloc((2 * (size_t)io->npieces + 1) * sizeof(*iov));
+    struct iovec *iov = malloc((3 * (size_t)io->npieces + 2) * sizeof(*iov));
 
     if (!iov)
         return -ENOMEM;
@@ -222,14 +237,24 @@ static int gather_issue(struct df_op *op, struct blk_io *io)
                 rc = wb_add(op, base + start, iov + run, n - run);
             run = n;
             start = off;
+        } else if (off > pos && io->zeroed && align_up(pos, vbs) < align_down(off, vbs)) {
+            /* whole sectors of the gap are zeros already: a new run */
+            if (align_up(pos, vbs) > pos)
+                iov[n++] = (struct iovec){ op->ds->zeros, align_up(pos, vbs) - pos };
+            rc = wb_add(op, base + start, iov + run, n - run);
+            run = n;
+            start = align_down(off, vbs);
+            if (off > start)
+                iov[n++] = (struct iovec){ op->ds->zeros, off - start };
         } else if (off > pos) {
             iov[n++] = (struct iovec){ op->ds->zeros, off - pos };
         }
         iov[n++] = (struct iovec){ (void *)pcs[i].data, pcs[i].len };
         pos = off + pcs[i].len;
     }
-    if (io->is_new && pos < DFSTORE_BLOCK)
-        iov[n++] = (struct iovec){ op->ds->zeros, DFSTORE_BLOCK - pos };
+    if (io->is_new && pos < end)
+        iov[n++] = (struct iovec){ op->ds->zeros, end - pos };
+    count_zeros(op->ds, iov, n);
     if (rc == 0)
         rc = wb_add(op, base + start, iov + run, n - run);
     free(iov);

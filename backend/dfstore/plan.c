@@ -149,8 +149,10 @@ int df_plan_alloc(struct dfstore *ds, struct df_op *op, uint32_t nnew)
         return -ENOSPC;
     }
     for (uint32_t i = 0; i < op->nios; i++)
-        if (op->ios[i].is_new)
+        if (op->ios[i].is_new) {
             op->ios[i].vblock = df_space_alloc(&ds->space);
+            op->ios[i].zeroed = df_space_take_zeroed(&ds->space, op->ios[i].vblock);
+        }
     return 0;
 }
 

@@ -6,7 +6,7 @@
 
 int df_space_init(struct df_space *sp, uint64_t total_blocks)
 {
-    *sp = (struct df_space){ .total_blocks = total_blocks };
+    *sp = (struct df_space){ .total_blocks = total_blocks, .zero_from = total_blocks };
     /* one word more: never a zero-size allocation, whose NULL means nothing */
     if (!(sp->bitmap = calloc((total_blocks + 63) / 64 + 1, sizeof(*sp->bitmap))))
         return -ENOMEM;
@@ -61,4 +61,17 @@ uint64_t df_space_alloc(struct df_space *sp)
         }
     }
     return UINT64_MAX;
+}
+
+/* One watermark, not a bitmap: lowest-free-first allocation of a store
+ * that started empty hands out blocks from 0 upwards, so the blocks never
+ * handed out are (nearly) all above the highest one ever handed out.
+ * Blocks below it that were never written only count as written: safe. */
+int df_space_take_zeroed(struct df_space *sp, uint64_t b)
+{
+    int zeroed = b >= sp->zero_from && b < sp->total_blocks;
+
+    if (zeroed)
+        sp->zero_from = b + 1;
+    return zeroed;
 }

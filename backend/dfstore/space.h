@@ -16,6 +16,9 @@ struct df_space {
     uint64_t *bitmap;
     uint64_t total_blocks, used_blocks;
     uint64_t alloc_cursor;           /* every block below it is in use */
+    uint64_t zero_from;              /* every block at or above it still holds
+                                      * the zeros the volume was created with
+                                      * (total_blocks: none known to) */
 };
 
 /* 0 or -ENOMEM; every block starts free. */
@@ -28,5 +31,8 @@ void df_space_clear(struct df_space *sp, uint64_t b);
 /* Marks the lowest free block used and returns it; the caller checked
  * that one is free (DF_NO_BLOCK, UINT64_MAX, if not). */
 uint64_t df_space_alloc(struct df_space *sp);
+/* Whether block b (just allocated) still holds the volume's first zeros;
+ * from now on it counts as written (so does every block below it). */
+int df_space_take_zeroed(struct df_space *sp, uint64_t b);
 
 #endif

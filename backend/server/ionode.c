@@ -157,7 +157,10 @@ int ionode_open(struct server *srv)
         log_error("cannot create %s: %s", dir, strerror(errno));
         goto close_volume;
     }
-    if ((rc = dfstore_open(srv->loop, srv->vol, dir, &srv->ds)) < 0) {
+    /* a new volume is zeros: new blocks then need no zero-fill */
+    rc = srv->fresh_volume ? dfstore_open_zeroed(srv->loop, srv->vol, dir, &srv->ds)
+                           : dfstore_open(srv->loop, srv->vol, dir, &srv->ds);
+    if (rc < 0) {
         log_error("cannot open the datafile store in %s: %s", dir, strerror(-rc));
         goto close_volume;
     }

@@ -1,0 +1,77 @@
+#!/bin/bash
+# transport-before-after.sh: benchmarks/transport.sh on two builds, taking
+# turns, and the ratio of every row (issue 14: today's main against a
+# branch in the same run).
+#
+#   benchmarks/transport-before-after.sh [--runs N] [--full] [--out DIR] BUILD_A BUILD_B
+#
+# BUILD_A is the baseline.  Both are measured with this tree's ipvfs-ior
+# and memcpy-bw (TRANSPORT_BENCH_DIR, default BUILD_B/benchmarks), so that
+# only servers and client library differ.  N runs per build (default 2),
+# --quick ones unless --full, taking turns (A B, B A, A B...).  Output in DIR
+# (default benchmarks/results): transport-before-after.csv (case, layout,
+# op, block, a_mib_s, b_mib_s, b_over_a, medians over the runs, and the
+# same for each row's fraction of its bound, which takes out much of the
+# load that changes between runs: the limits are measured in every run) and
+# transport-before-after.txt (the table, the commands, the date, the load).
+set -u
+srcdir=$(cd "$(dirname "$0")/.." && pwd)
+runs=2 quick=--quick out=$srcdir/benchmarks/results
+while [ $# -gt 0 ]; do
+    case $1 in
+    --runs) runs=${2:?--runs needs a number}; shift 2 ;;
+    --full) quick=; shift ;;
+    --out) out=${2:?--out needs a directory}; shift 2 ;;
+    -*) echo "transport-before-after.sh: unknown option $1" >&2; exit 2 ;;
+    *) break ;;
+    esac
+done
+[ $# -eq 2 ] || { echo "usage: transport-before-after.sh [--runs N] [--full] [--out DIR] BUILD_A BUILD_B" >&2; exit 2; }
+case $runs in ''|*[!0-9]*|0) echo "transport-before-after.sh: --runs needs a number above 0" >&2; exit 2 ;; esac
+a=$(cd "$1" && pwd) && b=$(cd "$2" && pwd) || exit 2
+export TRANSPORT_BENCH_DIR=${TRANSPORT_BENCH_DIR:-$b/benchmarks}
+work=$(mktemp -d "${TMPDIR:-/tmp}/ipvfs-transport-ba.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$out" || exit 1
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
+for ((r = 1; r <= runs; r++)); do
+    # which build goes first alternates, as in compare-builds.sh
+    order="a b"; ((r % 2)) || order="b a"
+    for l in $order; do
+        build=$a; [ $l = b ] && build=$b
+        echo "run $r: $l ($build)"
+        # shellcheck disable=SC2086
+        "$srcdir/benchmarks/transport.sh" $quick --out "$work/$l$r" "$build" >"$work/$l$r.log" 2>&1 ||
+            { tail -n 20 "$work/$l$r.log" >&2; echo "transport-before-after.sh: run $r on $build failed" >&2; exit 1; }
+    done
+done
+load1=$(cut -d' ' -f1-3 /proc/loadavg)
+python3 - "$work" "$runs" "$out/transport-before-after.csv" <<'EOF'
+import csv, statistics, sys
+work, runs, dest = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+vals, keys = {}, []
+for l in "ab":
+    for r in range(1, runs + 1):
+        for row in csv.DictReader(open(f"{work}/{l}{r}/transport.csv")):
+            k = (row["case"], row["layout"], row["op"], row["block"])
+            if k not in keys:
+                keys.append(k)
+            vals.setdefault((l,) + k, []).append(float(row["mib_s"]))
+            vals.setdefault(("f", l) + k, []).append(float(row["fraction"]))
+med = lambda k: statistics.median(vals.get(k, [0]))
+with open(dest, "w") as f:
+    f.write("case,layout,op,block,a_mib_s,b_mib_s,b_over_a,a_fraction,b_fraction,b_over_a_fraction\n")
+    for k in keys:
+        x, y = med(("a",) + k), med(("b",) + k)
+        fx, fy = med(("f", "a") + k), med(("f", "b") + k)
+        f.write("%s,%s,%s,%s,%.1f,%.1f,%.3f,%.3f,%.3f,%.3f\n"
+                % (k + (x, y, y / x if x else 0, fx, fy, fy / fx if fx else 0)))
+EOF
+{
+    echo "# $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname), $(nproc) cores, load before $load0, after $load1"
+    echo "# command: benchmarks/transport-before-after.sh --runs $runs ${quick:---full} $a $b"
+    echo "# a = $a (baseline), b = $b; benchmark programs from $TRANSPORT_BENCH_DIR"
+    echo "# each: benchmarks/transport.sh $quick; median of $runs runs per build, builds taking turns"
+    column -t -s, "$out/transport-before-after.csv"
+} >"$out/transport-before-after.txt"
+cat "$out/transport-before-after.txt"

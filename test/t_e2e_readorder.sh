@@ -11,7 +11,10 @@
 #   hash:   at node s a round robin starting at client s: node 0 serves
 #           0 1 2, node 1 serves 1 2 0;
 #   random: three READs waited at each node and were served.
-# A fresh cluster per schedule, so that the round robin starts at s.
+# A fresh cluster per schedule, so that the round robin starts at s.  The
+# I/O nodes' L1 cache is off: the schedule orders the READs that go to the
+# targets, and the data just written would otherwise be served from the L1
+# out of that order (README: the L1 and the schedules).
 set -u
 . "$IPVFS_SRCDIR/test/lib.sh"
 . "$IPVFS_SRCDIR/test/mpi/e2e_lib.sh"
@@ -29,7 +32,7 @@ ipvfs_test_cleanup() {
 for sched in first hash random; do
     echo "--- schedule $sched"
     IPVFS_CLUSTER_DIR=
-    ipvfs_start_cluster 2 1
+    ipvfs_start_cluster 2 1 --cache-l1 0
     pids=$(ipvfs_serving_pids) || ipvfs_fail "no serving pids"
     stats=$IPVFS_CLUSTER_DIR/stats
     e2e_run 90 e2e_nonblock order "ipvfs:/order/$sched" "$pids" "$stats" "$sched" ||

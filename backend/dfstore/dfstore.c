@@ -181,8 +181,10 @@ static int unmap_from(struct dfstore *ds, struct datafile *df, uint64_t first_fb
             victims[n++] = fb;
     for (uint64_t i = 0; i < n && rc == 0; i++) {
         vb = u64map_get(m, victims[i]);
-        if ((rc = df_journal_add(&ds->journal, LOG_UNMAP, df->handle, victims[i], vb, 0)) == 0)
+        if ((rc = df_journal_add(&ds->journal, LOG_UNMAP, df->handle, victims[i], vb, 0)) == 0) {
             u64map_del(m, victims[i]);
+            df_l1_discard(&ds->l1, vb);     /* its bytes are dead: never written back */
+        }
     }
     free(victims);
     return rc;

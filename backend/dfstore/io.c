@@ -30,9 +30,20 @@ static void blk_cb(struct iraid_volume *vol, int status, void *user)
         op->round_done(op);
 }
 
+/* Nonzero when op writes a block it allocated: its writes go through the
+ * L1 to the volume, so a full backing store fails the write itself
+ * (l1cache.h). */
+static int op_allocates(const struct df_op *op)
+{
+    for (uint32_t i = 0; i < op->nios; i++)
+        if (op->ios[i].is_new)
+            return 1;
+    return 0;
+}
+
 static void op_io(struct df_op *op, int write, uint64_t off, struct iovec *iov, int niov)
 {
-    int rc = write ? df_l1_writev(&op->ds->l1, off, iov, niov, blk_cb, op)
+    int rc = write ? df_l1_writev(&op->ds->l1, off, iov, niov, op_allocates(op), blk_cb, op)
                    : df_l1_readv(&op->ds->l1, off, iov, niov, blk_cb, op);
 
     if (rc < 0) {

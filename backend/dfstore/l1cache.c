@@ -480,8 +480,8 @@ static void write_done(struct iraid_volume *vol, int status, void *user)
     ctx.cb(vol, status, ctx.user);
 }
 
-int df_l1_writev(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int niov, iraid_cb cb,
-                 void *user)
+int df_l1_writev(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int niov, int through,
+                 iraid_cb cb, void *user)
 {
     uint64_t len = iov_len(iov, niov);
     struct write_ctx *ctx;
@@ -489,7 +489,7 @@ int df_l1_writev(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int ni
 
     if (l1->capacity == 0 || !cb || len == 0)
         return iraid_writev(l1->vol, off, iov, niov, cb, user);
-    if (absorbable(l1, off, len) && done_later(l1, cb, user)) {
+    if (!through && absorbable(l1, off, len) && done_later(l1, cb, user)) {
         write_into(l1, off, iov, niov, len, 1);
         l1->stats.writes_absorbed++;
         watermark_check(l1);
@@ -543,7 +543,7 @@ static void wb_done(struct iraid_volume *vol, int status, void *user)
         if (status == 0) {
             if (ctx->seq[i] > s->durable_seq)
                 s->durable_seq = ctx->seq[i];
-            if (s->latest_seq == ctx->seq[i]) {
+            if (s->dirty && s->latest_seq == ctx->seq[i]) {   /* not discarded */
                 s->dirty = 0;
                 l1->ndirty--;
             }
@@ -631,6 +631,34 @@ static void wb_pass(struct df_l1 *l1)
         start = i;
     }
     free(todo);
+}
+
+void df_l1_discard(struct df_l1 *l1, uint64_t vb)
+{
+    uint64_t s = l1->capacity ? slot_find(l1, vb) : U64MAP_NONE;
+    struct l1_slot *sl;
+
+    if (s == U64MAP_NONE)
+        return;
+    sl = &l1->slots[s];
+    if (sl->dirty) {
+        sl->dirty = 0;
+        l1->ndirty--;
+    }
+    if (sl->in_round) {
+        sl->in_round = 0;
+        l1->round_pending--;
+    }
+    if (!sl->wb) {
+        if (sl->state == SLOT_EVICTING) {
+            u64map_del(&l1->slot_of, vb);
+            slot_free(l1, (uint32_t)s);
+        } else {
+            block_forget(l1, vb, SLOT_STALE);
+        }
+    }
+    /* else wb_done frees an EVICTING slot, or keeps a clean VALID one */
+    round_check(l1);
 }
 
 /* ---- flush rounds ---- */

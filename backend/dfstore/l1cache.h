@@ -12,7 +12,12 @@
  * whole, and a slot is free): the bytes go into the slots, the blocks
  * become dirty, and the write completes from the loop without volume I/O.
  * Other writes go through to the volume as before, after updating the
- * cached blocks they touch (which stay dirty if they were).
+ * cached blocks they touch (which stay dirty if they were).  So do the
+ * writes the store marks `through`: those into blocks it has just
+ * allocated, whose first write may find the target's backing store full
+ * (a thin LUN): their ENOSPC reaches the writer, and the store gives the
+ * blocks back, as without the cache; absorbed, the error would come at
+ * the next sync and the blocks, mapped, would fail every write-back.
  *
  * Write-back: a dirty block reaches the volume when it is evicted, when
  * df_l1_flush runs (the store's commit rounds: every sync, and within
@@ -124,11 +129,19 @@ int df_l1_init(struct df_l1 *l1, struct evloop *loop, struct iraid_volume *vol, 
 void df_l1_fini(struct df_l1 *l1);
 int df_l1_readv(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int niov, iraid_cb cb,
                 void *user);
-int df_l1_writev(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int niov, iraid_cb cb,
+int df_l1_writev(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int niov, int through,
+                 iraid_cb cb,
                  void *user);
 /* Writes back every block dirty now (gathered), then flushes the volume;
  * cb gets the first error. */
 int df_l1_flush(struct df_l1 *l1, iraid_cb cb, void *user);
+/* Volume block vb no longer holds anything of value (the store unmapped
+ * it: a remove or truncate, freed at its commit): its cached bytes, dirty
+ * ones too, are dropped, never written back.  A write-back of it already
+ * in flight completes, but its failure no longer fails a flush.  Without
+ * this, the dirty blocks of a file removed from a full disk would fail
+ * every flush, the commit that frees them included. */
+void df_l1_discard(struct df_l1 *l1, uint64_t vb);
 void df_l1_get_stats(const struct df_l1 *l1, struct df_l1_stats *out);
 /* Nonzero while anything of the cache is in flight or queued (wait for 0
  * before df_l1_fini; a write-back after an eviction may outlive a flush). */

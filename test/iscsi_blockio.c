@@ -2,6 +2,7 @@
  * tests that need to see the data (libiscsi-bin has no dd).
  *
  *   iscsi_blockio URL read  LBA BLOCKS   READ(16), the data to stdout
+ *   iscsi_blockio URL readdpo LBA BLOCKS the same with the DPO bit set
  *   iscsi_blockio URL write LBA BLOCKS   WRITE(16) of stdin, then
  *                                        SYNCHRONIZE CACHE(16)
  *   iscsi_blockio URL unmap LBA BLOCKS   UNMAP of the range
@@ -52,9 +53,9 @@ static int full_io(int fd, uint8_t *buf, size_t len, int out)
     return 0;
 }
 
-static int do_read(struct iscsi_context *ic, int lun, uint64_t lba, uint32_t n)
+static int do_read(struct iscsi_context *ic, int lun, uint64_t lba, uint32_t n, int dpo)
 {
-    struct scsi_task *t = iscsi_read16_sync(ic, lun, lba, n * BLOCK, BLOCK, 0, 0, 0, 0, 0);
+    struct scsi_task *t = iscsi_read16_sync(ic, lun, lba, n * BLOCK, BLOCK, 0, dpo, 0, 0, 0);
     int rc = -1;
 
     if (!t || t->status != SCSI_STATUS_GOOD)
@@ -102,7 +103,7 @@ int main(int argc, char **argv)
     int rc = -1;
 
     if (argc != 5) {
-        fputs("usage: iscsi_blockio URL read|write|unmap LBA BLOCKS\n", stderr);
+        fputs("usage: iscsi_blockio URL read|readdpo|write|unmap LBA BLOCKS\n", stderr);
         return 2;
     }
     lba = strtoull(argv[3], NULL, 0);
@@ -124,7 +125,9 @@ int main(int argc, char **argv)
         goto undo_url;
     }
     if (strcmp(argv[2], "read") == 0)
-        rc = do_read(ic, url->lun, lba, n);
+        rc = do_read(ic, url->lun, lba, n, 0);
+    else if (strcmp(argv[2], "readdpo") == 0)
+        rc = do_read(ic, url->lun, lba, n, 1);
     else if (strcmp(argv[2], "write") == 0)
         rc = do_write(ic, url->lun, lba, n);
     else if (strcmp(argv[2], "unmap") == 0)

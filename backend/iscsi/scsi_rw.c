@@ -56,6 +56,9 @@ static int prep_block_range(struct tgt_task *t, enum tgt_dir dir)
     t->xfer = dir == DIR_NONE ? 0 : len * t->lun->block_size;
     t->dir = t->xfer ? dir : DIR_NONE;
     t->fua = t->cdb[0] != 0x08 && t->cdb[0] != 0x0a && (t->cdb[1] & 0x08);
+    /* DPO (SBC, byte 1 bit 4; none in the 6-byte forms): an L2 under an
+     * exclusive policy need not keep what this command reads. */
+    t->dpo = t->cdb[0] != 0x08 && t->cdb[0] != 0x0a && (t->cdb[1] & 0x10);
     return 0;
 }
 
@@ -97,7 +100,9 @@ void scsi_exec_read(struct tgt_task *t)
     /* Not calloc: the store fills every byte, so clearing up to 8 MiB
      * first would be a wasted pass over memory. */
     free(t->buf);
-    t->buf = malloc(t->xfer);
+    /* Page aligned, so that an L2's O_DIRECT store reads into it. */
+    if (posix_memalign((void **)&t->buf, 4096, t->xfer) != 0)
+        t->buf = NULL;
     if (!t->buf) {
         scsi_fail(t, KEY_ABORTED, ASC_INSUFFICIENT_RESOURCES);
         scsi_done(t);

@@ -48,6 +48,10 @@ struct tgt_config {
     const char *chap_secret;
     const char *mutual_user;   /* NULL: one-way CHAP */
     const char *mutual_secret;
+    uint64_t cache_l2;         /* bytes of L2 cache (whole 64 KiB blocks);
+                                * 0: none.  With an L2, file and block
+                                * stores are opened with O_DIRECT */
+    const char *cache_l2_policy; /* cache/ policy name; NULL: "demote" */
 };
 
 struct tgt_stats {
@@ -55,6 +59,12 @@ struct tgt_stats {
     uint64_t bytes_read;       /* Data-In payload */
     uint64_t bytes_written;    /* Data-Out and immediate data */
     uint32_t sessions;
+    /* L2 cache (zero without one), in 64 KiB blocks */
+    uint64_t l2_capacity, l2_resident;
+    uint64_t l2_hits, l2_misses;
+    uint64_t l2_dropped;       /* DPO reads that gave a block up */
+    uint64_t l2_demotes;       /* blocks demoted into it */
+    uint64_t l2_evictions;
 };
 
 struct tgt_server;
@@ -66,5 +76,13 @@ int tgt_server_create(struct evloop *loop, const struct tgt_config *cfg,
 int tgt_server_flush(struct tgt_server *tgt);
 void tgt_server_stats(const struct tgt_server *tgt, struct tgt_stats *out);
 void tgt_server_destroy(struct tgt_server *tgt);
+
+/* --cache-l2 SIZE of ipvfs-target and ipvfs-server: 0 (none) or whole
+ * 64 KiB blocks, at most half of this machine's memory.  0, or -EINVAL
+ * with the reason in err. */
+int tgt_cache_l2_parse(const char *arg, uint64_t *out_bytes, char *err, size_t errlen);
+/* --cache-l2-policy NAME: 0 when name is a cache/ policy, or -EINVAL with
+ * the reason in err. */
+int tgt_cache_l2_policy_check(const char *name, char *err, size_t errlen);
 
 #endif

@@ -1,0 +1,83 @@
+#!/bin/bash
+# timeout: 240
+# The target ranks' L2 cache (--cache-l2) in a cluster: RAID-5, 1 I/O
+# node x 3 targets, L1 off so that the I/O node's reads reach the
+# targets.  Data written, overwritten in small unaligned pieces (RAID-5
+# read-modify-write through the L2) and read twice read back right; the
+# re-reads are L2 hits (counters the target ranks log when they stop);
+# what a sync covered survives kill -9 of the cluster and a restart; the
+# LUN files are opened with O_DIRECT.  Bad --cache-l2 values are refused.
+set -u
+. "$IPVFS_SRCDIR/test/lib.sh"
+command -v python3 >/dev/null || { echo "skip: python3 is needed"; exit 77; }
+
+# client MAP write|check: 8 MiB of handle 91, then 200 small overwrites,
+# each checked by reads; write syncs and saves the model to $MODEL.
+client() {
+    python3 - "$@" <<'PYEOF'
+import os, random, struct, sys
+sys.path.insert(0, os.environ["IPVFS_SRCDIR"] + "/test")
+import ipvfs_proto as P
+mapfile, mode = sys.argv[1], sys.argv[2]
+secret, ranks = P.read_map(mapfile)
+addr = [r[:2] for r in ranks.values() if r[2] & 2][0]
+s = P.connect(addr, timeout=30)
+def call(op, body):
+    status, rbody = P.call(s, op, body)
+    assert status == 0, (op, status, rbody)
+    return rbody
+def io(pairs):
+    return struct.pack("<QII", 91, len(pairs), 0) + b"".join(struct.pack("<QQ", o, l) for o, l in pairs)
+def read(off, n):
+    return call(P.OP["READ"], io([(off, n)]))[24:]  # after struct ipvfs_io_rep
+def check_all(m):
+    for off in range(0, len(m), 1 << 20):
+        assert read(off, 1 << 20) == bytes(m[off:off + (1 << 20)]), ("differs", off)
+call(P.OP["HELLO"], secret + struct.pack("<II", 9, 0))
+rng = random.Random(29)
+m = bytearray(8 << 20)
+if mode == "write":
+    for off in range(0, len(m), 1 << 20):
+        d = rng.randbytes(1 << 20)
+        call(P.OP["WRITE"], io([(off, len(d))]) + d)
+        m[off:off + len(d)] = d
+    check_all(m)
+    check_all(m)
+    for _ in range(200):
+        off, n = rng.randrange(len(m) - 5000), rng.randrange(1, 5000)
+        d = rng.randbytes(n)
+        call(P.OP["WRITE"], io([(off, n)]) + d)
+        m[off:off + n] = d
+        assert read(off & ~4095, 8192) == bytes(m[off & ~4095:(off & ~4095) + 8192]), off
+    check_all(m)
+    call(P.OP["DF_SYNC"], struct.pack("<QQ", 0, 0))
+    open(os.environ["MODEL"], "wb").write(bytes(m))
+else:
+    check_all(bytearray(open(os.environ["MODEL"], "rb").read()))
+PYEOF
+}
+
+export MODEL=$(mktemp /tmp/ipvfs-l2model.XXXXXX)
+ipvfs_test_cleanup() { rm -f "$MODEL"; }
+
+ipvfs_start_cluster 1 3 --target-size 128M --no-bind --cache-l1 0 --cache-l2 4M
+ipvfs_wait_log 'L2 cache of 4 MiB .*policy demote' || ipvfs_fail "no target rank set up its L2"
+ipvfs_wait_log 'lun0.img opened with O_DIRECT' || ipvfs_fail "LUN files not opened with O_DIRECT"
+client "$IPVFS_MAP" write || ipvfs_fail "data through the L2 differ"
+ipvfs_kill_cluster
+ipvfs_start_cluster 1 3 --target-size 128M --no-bind --cache-l1 0 --cache-l2 4M \
+    --cache-l2-policy lru
+client "$IPVFS_MAP" check || ipvfs_fail "synced data lost by kill -9 with the L2 on"
+client "$IPVFS_MAP" check || ipvfs_fail "second check (L2 hits) differs"
+ipvfs_stop_cluster
+line=$(ipvfs_logs | grep -E 'L2 cache lru: [0-9]+ hits' | head -1)
+hits=$(echo "$line" | sed -n 's/.*lru: \([0-9]*\) hits.*/\1/p')
+[ "${hits:-0}" -gt 0 ] || ipvfs_fail "no L2 hits on a re-read: '$line'"
+echo "ok: $line"
+
+for bad in 12Q 1000 1T; do
+    out=$(mpiexec -n 2 "$IPVFS_SERVER_BIN" --io-nodes 1 --targets-per-io 1 --no-bind \
+          --data "$IPVFS_CLUSTER_DIR/bad" --cache-l2 "$bad" 2>&1) && ipvfs_fail "--cache-l2 $bad accepted"
+    echo "$out" | grep -q -- '--cache-l2' || ipvfs_fail "--cache-l2 $bad: no clear error: $out"
+done
+echo "t_server_l2cache: ok"

@@ -6,7 +6,9 @@
 # "demote" policy a READ with the DPO bit gives a cached block up (a DPO
 # miss is not kept) while under "lru" it does not.  Exact counts come
 # from the counters the target logs at shutdown.  Bad sizes and policies
-# are refused with the option named.
+# are refused with the option named.  The vendor DEMOTE command puts a
+# block in an L2 that takes demotions (VPD page 0xC0 says which), where a
+# DPO read then finds and gives it up; an LRU L2 ignores it.
 set -u
 b=${IPVFS_BUILDDIR:?run through test/run-suite.sh}
 work=$(mktemp -d /tmp/ipvfs-tl2.XXXXXX)
@@ -76,3 +78,26 @@ rd read "$work/a"       # 2 hits
 stop
 echo "$line" | grep -q 'lru: 4 hits, 2 misses, 0 dropped (DPO)' || fail "lru counters: $line"
 echo "ok: lru keeps DPO reads ($line)"
+
+start demote
+[ "$("$bio" "$url" vpdc0 0 0)" = 1 ] || fail "VPD 0xC0 of a demote L2 does not say it takes DEMOTE"
+"$bio" "$url" write 0 256 <"$work/a" || fail "write A"   # writes allocate nothing
+"$bio" "$url" demote 0 256 <"$work/a" || fail "DEMOTE"     # 2 blocks kept
+"$bio" "$url" demote 1 2 < <(head -c 1024 "$work/b") || fail "DEMOTE of a partial block"
+rd readdpo "$work/a"    # 2 hits, given up: never in both levels
+rd readdpo "$work/a"    # 2 misses
+[ "$(fincore -n -b -o PAGES "$work/f.img" | tr -d ' ')" = 0 ] || fail "page cache used"
+stop
+echo "$line" | grep -q 'demote: 2 hits, 2 misses, 2 dropped (DPO), 2 demoted' ||
+    fail "DEMOTE counters: $line"
+echo "ok: DEMOTE into a demote L2, DPO read takes it back ($line)"
+
+start lru
+[ "$("$bio" "$url" vpdc0 0 0)" = 0 ] || fail "VPD 0xC0 of an LRU L2 says it takes DEMOTE"
+"$bio" "$url" write 0 256 <"$work/a" || fail "write A"
+"$bio" "$url" demote 0 256 <"$work/a" || fail "DEMOTE to lru"
+rd read "$work/a"       # 2 misses: the demotion was ignored
+stop
+echo "$line" | grep -q 'lru: 0 hits, 2 misses, 0 dropped (DPO), 0 demoted' ||
+    fail "lru DEMOTE counters: $line"
+echo "ok: an LRU L2 ignores DEMOTE"

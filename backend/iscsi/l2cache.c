@@ -56,6 +56,8 @@ struct tgt_l2 {
     uint32_t *free;         /* free slot indices (a stack) */
     uint32_t nfree;
     uint64_t wgen;          /* bumped at every write start and end */
+    uint32_t writes_busy;   /* writes and punches in flight */
+    uint64_t demotes_raced; /* DEMOTEs ignored: a write was in flight */
     uint64_t partial;       /* blocks of a missed READ not wholly read */
 };
 
@@ -193,8 +195,10 @@ static void l2_io_done(struct tgt_io *io, int err)
         else if (io->op != TGT_IO_READ)
             write_apply(l2, io);
     }
-    if (l2 && io->op != TGT_IO_READ)
+    if (l2 && io->op != TGT_IO_READ) {
         l2->wgen++;
+        l2->writes_busy--;
+    }
     drop_pages(io);
     io->cb(io, err);
 }
@@ -213,8 +217,10 @@ static void submit(struct tgt_io *io)
         io->cb(io, 0);
         return;
     }
-    if (l2 && io->op != TGT_IO_READ)
+    if (l2 && io->op != TGT_IO_READ) {
         l2->wgen++;
+        l2->writes_busy++;
+    }
     io->l2_gen = l2 ? l2->wgen : 0;
     io->l2_cb = io->cb;
     io->cb = l2_io_done;
@@ -224,6 +230,35 @@ static void submit(struct tgt_io *io)
 void tgt_io_submit(struct tgt_io *io)
 {
     submit(io);
+}
+
+uint32_t tgt_l2_demote(struct tgt_lun *lun, uint64_t off, const uint8_t *buf, size_t len)
+{
+    struct tgt_l2 *l2 = lun->srv->l2;
+    uint64_t first = (off + L2_BS - 1) / L2_BS, end = (off + len) / L2_BS;
+    uint32_t kept = 0;
+
+    if (!l2)
+        return 0;
+    if (l2->writes_busy) {
+        l2->demotes_raced++;
+        return 0;
+    }
+    for (uint64_t b = first; b < end; b++) {
+        uint64_t key = cache_key((uint32_t)lun->index, b);
+        struct cache_victim v = { 0 };
+
+        kept += (uint32_t)cache_demote(&l2->c, key, &v);
+        slot_sync(l2, key, &v, buf + (b * L2_BS - off));
+    }
+    return kept;
+}
+
+int tgt_l2_takes_demotes(const struct tgt_server *srv)
+{
+    const char *name = srv->l2 ? srv->l2->c.ops->name : "";
+
+    return strcmp(name, "demote") == 0 || strcmp(name, "demote-mq") == 0;
 }
 
 /* ---- options ---- */
@@ -335,11 +370,13 @@ void tgt_l2_destroy(struct tgt_server *srv)
     if (!l2)
         return;
     log_info("target: L2 cache %s: %llu hits, %llu misses, %llu dropped (DPO), %llu demoted, "
-             "%llu evicted, %llu partial blocks not cached", l2->c.ops->name,
+             "%llu evicted, %llu partial blocks not cached, %llu demotes raced a write",
+             l2->c.ops->name,
              (unsigned long long)l2->c.stats.hits, (unsigned long long)l2->c.stats.misses,
              (unsigned long long)l2->c.stats.dropped,
              (unsigned long long)l2->c.stats.demotes_kept,
-             (unsigned long long)l2->c.stats.evictions, (unsigned long long)l2->partial);
+             (unsigned long long)l2->c.stats.evictions, (unsigned long long)l2->partial,
+             (unsigned long long)l2->demotes_raced);
     munmap(l2->data, l2->c.capacity * L2_BS);
     cache_fini(&l2->c);
     u64map_free(&l2->slots);

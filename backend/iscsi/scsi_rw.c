@@ -227,6 +227,17 @@ int scsi_prep_write_verify(struct tgt_task *t)
     return 0;
 }
 
+/* ---- DEMOTE (target.h) ---- */
+
+/* Prepared as a WRITE(16) (scsi_prep_write): the Data-Out is the blocks. */
+void scsi_exec_demote(struct tgt_task *t)
+{
+    if (t->nblocks)
+        tgt_l2_demote(t->lun, t->lba * t->lun->block_size, t->buf,
+                      (size_t)t->nblocks * t->lun->block_size);
+    scsi_complete_good(t);
+}
+
 /* ---- SYNCHRONIZE CACHE, PRE-FETCH ---- */
 
 int scsi_prep_sync(struct tgt_task *t)

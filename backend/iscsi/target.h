@@ -54,6 +54,24 @@ struct tgt_config {
     const char *cache_l2_policy; /* cache/ policy name; NULL: "demote" */
 };
 
+/* uCache's DEMOTE (issue 13), a vendor-specific command of this target:
+ * an I/O node hands a clean block its L1 evicts down to the L2 of the
+ * target that stores it, so that the levels stay exclusive.
+ *   CDB (16 bytes, laid out as WRITE(16)): byte 0 TGT_OP_DEMOTE, bytes
+ *   2-9 the LBA, bytes 10-13 the number of blocks; Data-Out: the blocks,
+ *   exactly as they are on the medium.
+ * The target never writes them: whole 64 KiB blocks of the range are
+ * offered to the L2 policy (kept under demote, demote-mq), the rest is
+ * ignored, and the status is GOOD whether kept or not (a hint).  A new
+ * opcode in the vendor range 0xC0-0xFF rather than a WRITE with a vendor
+ * bit: a foreign target (tgtd, an external LUN) that ignored the bit
+ * would write the data again; an unknown opcode it refuses without
+ * touching the medium.  Initiators send it only to a target whose
+ * vendor VPD page TGT_VPD_UCACHE (4 bytes of header, then byte 4: bit 0
+ * set when an L2 keeps demoted blocks) says so. */
+#define TGT_OP_DEMOTE 0xc0
+#define TGT_VPD_UCACHE 0xc0
+
 struct tgt_stats {
     uint64_t commands;
     uint64_t bytes_read;       /* Data-In payload */

@@ -205,6 +205,12 @@ void tgt_io_submit(struct tgt_io *io);
 int tgt_l2_create(struct tgt_server *srv, uint64_t bytes, const char *policy);
 /* Adds the L2's counters to out (nothing without an L2). */
 void tgt_l2_stats(const struct tgt_server *srv, struct tgt_stats *out);
+/* DEMOTE (target.h) of len bytes at byte off of lun from buf: its whole
+ * blocks are offered to the policy.  Ignored while a write of the target
+ * is in flight (the bytes may be older than it).  Blocks kept. */
+uint32_t tgt_l2_demote(struct tgt_lun *lun, uint64_t off, const uint8_t *buf, size_t len);
+/* 1 when srv has an L2 whose policy keeps demoted blocks. */
+int tgt_l2_takes_demotes(const struct tgt_server *srv);
 /* Logs the counters and frees the L2 (no io may be in flight). */
 void tgt_l2_destroy(struct tgt_server *srv);
 /* Used by stores: run io on fd through the server's engine. */

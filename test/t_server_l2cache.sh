@@ -36,6 +36,15 @@ def check_all(m):
 call(P.OP["HELLO"], secret + struct.pack("<II", 9, 0))
 rng = random.Random(29)
 m = bytearray(8 << 20)
+if mode == "reread":
+    # 4 MiB in 64 KiB blocks, written, synced, then read twice.
+    m = bytearray(rng.randbytes(4 << 20))
+    call(P.OP["WRITE"], io([(0, len(m))]) + bytes(m))
+    call(P.OP["DF_SYNC"], struct.pack("<QQ", 0, 0))
+    for _ in range(3):
+        for off in range(0, len(m), 65536):
+            assert read(off, 65536) == bytes(m[off:off + 65536]), ("reread differs", off)
+    sys.exit(0)
 if mode == "write":
     for off in range(0, len(m), 1 << 20):
         d = rng.randbytes(1 << 20)
@@ -74,6 +83,30 @@ line=$(ipvfs_logs | grep -E 'L2 cache lru: [0-9]+ hits' | head -1)
 hits=$(echo "$line" | sed -n 's/.*lru: \([0-9]*\) hits.*/\1/p')
 [ "${hits:-0}" -gt 0 ] || ipvfs_fail "no L2 hits on a re-read: '$line'"
 echo "ok: $line"
+
+# Exclusive caching: a 1 MiB L1 (16 blocks) over 3 targets with 4 MiB
+# demote L2s re-reads a 4 MiB file.  The I/O node's fills carry DPO and
+# its clean evictions are demoted: the L2s hold the blocks the L1 lost,
+# and every L2 hit gives its block up (hits = dropped: never in both).
+ipvfs_start_cluster 1 3 --target-size 128M --no-bind --cache-l1 1M --cache-l2 4M
+ipvfs_wait_log 'its L2 takes DEMOTE' || ipvfs_fail "the I/O node did not see the targets' DEMOTE"
+client "$IPVFS_MAP" reread || ipvfs_fail "re-read through L1 and exclusive L2s differs"
+ipvfs_stop_cluster
+ipvfs_logs | grep -E 'L2 cache demote: [0-9]+ hits' >"$MODEL.l2" || ipvfs_fail "no L2 counters"
+python3 - "$MODEL.l2" <<'PYEOF' || ipvfs_fail "not exclusive: $(cat "$MODEL.l2")"
+import re, sys
+tot = {"hits": 0, "misses": 0, "dropped": 0, "demoted": 0}
+for line in open(sys.argv[1]):
+    m = re.search(r"(\d+) hits, (\d+) misses, (\d+) dropped \(DPO\), (\d+) demoted", line)
+    h, mi, d, de = map(int, m.groups())
+    assert h == d, ("an L2 hit kept its block", line)
+    for k, v in zip(tot, (h, mi, d, de)):
+        tot[k] += v
+print("exclusive L2s:", tot)
+assert tot["demoted"] >= 48 and tot["hits"] >= 64, tot
+PYEOF
+rm -f "$MODEL.l2"
+echo "ok: exclusive L1/L2"
 
 for bad in 12Q 1000 1T; do
     out=$(mpiexec -n 2 "$IPVFS_SERVER_BIN" --io-nodes 1 --targets-per-io 1 --no-bind \

@@ -91,6 +91,15 @@ echo "ok: $line"
 ipvfs_start_cluster 1 3 --target-size 128M --no-bind --cache-l1 1M --cache-l2 4M
 ipvfs_wait_log 'its L2 takes DEMOTE' || ipvfs_fail "the I/O node did not see the targets' DEMOTE"
 client "$IPVFS_MAP" reread || ipvfs_fail "re-read through L1 and exclusive L2s differs"
+# Live, in ipvfs-ctl stats: the same rule per target rank.
+ipvfs-ctl stats --json | python3 -c '
+import json, sys
+l2 = [r["l2"] for r in json.load(sys.stdin)["ranks"] if "l2" in r]
+assert len(l2) == 3 and all(x["capacity_bytes"] == 4 << 20 for x in l2), l2
+assert all(x["hits"] == x["dropped"] for x in l2), l2
+assert sum(x["hits"] for x in l2) >= 64 and sum(x["demotes"] for x in l2) >= 48, l2
+' || ipvfs_fail "ipvfs-ctl stats --json: L2 counters wrong: $(ipvfs-ctl stats --json)"
+ipvfs-ctl stats | grep -q 'L2 cache: .* demoted' || ipvfs_fail "no L2 line in ipvfs-ctl stats"
 ipvfs_stop_cluster
 ipvfs_logs | grep -E 'L2 cache demote: [0-9]+ hits' >"$MODEL.l2" || ipvfs_fail "no L2 counters"
 python3 - "$MODEL.l2" <<'PYEOF' || ipvfs_fail "not exclusive: $(cat "$MODEL.l2")"

@@ -13,9 +13,9 @@
 # A protocol client (test/ipvfs_proto.py) writes the working set in 1 MiB
 # pieces, syncs, then reads it PASSES times in 64 KiB reads, checking the
 # bytes; the first pass warms the caches, the rest are timed (read MiB/s).
-# Hit ratios are over all read passes (the targets' L2 counters are logged
-# when they stop; ipvfs-ctl stats does not carry them yet): L1 = L1 hits /
-# L1 lookups, cumulative = (L1 hits + L2 hits) / L1 lookups.  Server CPU
+# Hit ratios are over the timed passes (ipvfs-ctl stats before and after):
+# L1 = L1 hits / L1 lookups, cumulative = (L1 hits + L2 hits) / L1
+# lookups; l2_hits is the L2 hits of all targets over the timed passes.  Server CPU
 # seconds per GiB read (utime + stime of every serving process over the
 # timed passes).  Output in OUTDIR: ucache-live-trials.csv, ucache-live.csv
 # (medians), ucache-live.txt (table, command, date), ucache-live.png.
@@ -89,8 +89,17 @@ PYEOF
 )
 client() { python3 -c "$client_py" "$@"; }
 
+# counters: "L1_HITS L1_LOOKUPS L2_HITS" of the cluster now (ipvfs-ctl stats).
+counters() {
+    "$IPVFS_CTL_BIN" stats --json | python3 -c '
+import json, sys
+r = json.load(sys.stdin)["ranks"]
+l1 = [x["l1"] for x in r if "l1" in x][0]
+print(l1["hits"], l1["hits"] + l1["misses"] + l1["bypasses"], sum(x["l2"]["hits"] for x in r if "l2" in x))'
+}
+
 one() {
-    local trial=$1 config=$2 pids t0 t1 res l1hit l2 line cpid
+    local trial=$1 config=$2 pids t0 t1 c0 c1 res line cpid
     shift 2
     ipvfs_start_cluster 1 3 --target-size 256M --no-bind "$@"
     pids=$(ipvfs_serving_pids)
@@ -101,26 +110,23 @@ one() {
     cpid=$!
     exec 7>"$fifo.to" 8<"$fifo.from"
     read -r line <&8; [ "$line" = timed ] || ipvfs_fail "client ($config): $line"
+    c0=$(counters)
     # shellcheck disable=SC2086
     t0=$(cpu_ticks $pids)
     echo go >&7
     read -r res <&8 || ipvfs_fail "client ($config) ended early"
     # shellcheck disable=SC2086
     t1=$(cpu_ticks $pids)
+    c1=$(counters)
     echo done >&7
     exec 7>&- 8<&-
     wait "$cpid" || ipvfs_fail "client ($config) failed"
-    l1hit=$("$IPVFS_CTL_BIN" stats --json | python3 -c '
-import json, sys
-l = [r["l1"] for r in json.load(sys.stdin)["ranks"] if "l1" in r][0]
-print(l["hits"], l["hits"] + l["misses"] + l["bypasses"])')
     ipvfs_stop_cluster
-    l2=$(ipvfs_logs | sed -n 's/.*L2 cache [a-z-]*: \([0-9]*\) hits.*/\1/p' | awk '{ s += $1 } END { print s + 0 }')
     # The next configuration starts on fresh data and logs.
     rm -rf "$IPVFS_CLUSTER_DIR"
     unset IPVFS_CLUSTER_DIR
-    echo "$res $l1hit $l2 $((t1 - t0))" | awk -v t="$trial" -v c="$config" -v hz="$(getconf CLK_TCK)" '
-        { sec = $1; bytes = $2; h = $3; n = $4; l2 = $5; tk = $6
+    echo "$res $c0 $c1 $((t1 - t0))" | awk -v t="$trial" -v c="$config" -v hz="$(getconf CLK_TCK)" '
+        { sec = $1; bytes = $2; h = $6 - $3; n = $7 - $4; l2 = $8 - $5; tk = $9
           printf "%s,%s,%.1f,%.3f,%.3f,%d,%.3f\n", t, c, bytes / 2^20 / sec, tk / hz / (bytes / 2^30),
                  (n ? h / n : 0), l2, (n ? (h + l2) / n : 0) }' >>"$trials_csv"
 }

@@ -232,7 +232,13 @@ void tgt_io_submit(struct tgt_io *io)
     submit(io);
 }
 
-uint32_t tgt_l2_demote(struct tgt_lun *lun, uint64_t off, const uint8_t *buf, size_t len)
+uint64_t tgt_l2_gen(const struct tgt_server *srv)
+{
+    return srv->l2 ? srv->l2->wgen : 0;
+}
+
+uint32_t tgt_l2_demote(struct tgt_lun *lun, uint64_t off, const uint8_t *buf, size_t len,
+                       uint64_t gen)
 {
     struct tgt_l2 *l2 = lun->srv->l2;
     uint64_t first = (off + L2_BS - 1) / L2_BS, end = (off + len) / L2_BS;
@@ -240,7 +246,7 @@ uint32_t tgt_l2_demote(struct tgt_lun *lun, uint64_t off, const uint8_t *buf, si
 
     if (!l2)
         return 0;
-    if (l2->writes_busy) {
+    if (l2->writes_busy || l2->wgen != gen) {
         l2->demotes_raced++;
         return 0;
     }

@@ -99,7 +99,7 @@ const struct scsi_op scsi_ops[] = {
     { 0xaf, -1, 12, OPF_PR_READ, "VERIFY(12)", scsi_prep_verify, scsi_exec_verify,
       U(0xaf, 0x16, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0x04) },
     /* Vendor-specific: uCache's DEMOTE (target.h). */
-    { TGT_OP_DEMOTE, -1, 16, OPF_PR_READ, "DEMOTE (iPVFS)", scsi_prep_write, scsi_exec_demote,
+    { TGT_OP_DEMOTE, -1, 16, OPF_PR_READ, "DEMOTE (iPVFS)", scsi_prep_demote, scsi_exec_demote,
       U(TGT_OP_DEMOTE, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
         0, 0x04) },
 };

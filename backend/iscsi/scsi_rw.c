@@ -229,12 +229,20 @@ int scsi_prep_write_verify(struct tgt_task *t)
 
 /* ---- DEMOTE (target.h) ---- */
 
-/* Prepared as a WRITE(16) (scsi_prep_write): the Data-Out is the blocks. */
+/* Decoded as a WRITE(16): the Data-Out is the blocks.  The L2's write
+ * generation is taken now, as the command arrives, before its Data-Out:
+ * a write that runs in between makes the demotion stale. */
+int scsi_prep_demote(struct tgt_task *t)
+{
+    t->l2_gen = tgt_l2_gen(t->lun->srv);
+    return prep_block_range(t, DIR_WRITE);
+}
+
 void scsi_exec_demote(struct tgt_task *t)
 {
     if (t->nblocks)
         tgt_l2_demote(t->lun, t->lba * t->lun->block_size, t->buf,
-                      (size_t)t->nblocks * t->lun->block_size);
+                      (size_t)t->nblocks * t->lun->block_size, t->l2_gen);
     scsi_complete_good(t);
 }
 

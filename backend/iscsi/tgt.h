@@ -205,10 +205,16 @@ void tgt_io_submit(struct tgt_io *io);
 int tgt_l2_create(struct tgt_server *srv, uint64_t bytes, const char *policy);
 /* Adds the L2's counters to out (nothing without an L2). */
 void tgt_l2_stats(const struct tgt_server *srv, struct tgt_stats *out);
-/* DEMOTE (target.h) of len bytes at byte off of lun from buf: its whole
- * blocks are offered to the policy.  Ignored while a write of the target
- * is in flight (the bytes may be older than it).  Blocks kept. */
-uint32_t tgt_l2_demote(struct tgt_lun *lun, uint64_t off, const uint8_t *buf, size_t len);
+/* The L2's write generation now (0 without an L2): a DEMOTE takes it
+ * when its command arrives, before its Data-Out. */
+uint64_t tgt_l2_gen(const struct tgt_server *srv);
+/* DEMOTE (target.h) of len bytes at byte off of lun from buf, whose
+ * command arrived at generation gen: its whole blocks are offered to the
+ * policy.  Ignored when a write started or ended since gen, or is in
+ * flight (a write sent after the DEMOTE may have run while its Data-Out
+ * was on the way: the bytes may be older than it).  Blocks kept. */
+uint32_t tgt_l2_demote(struct tgt_lun *lun, uint64_t off, const uint8_t *buf, size_t len,
+                       uint64_t gen);
 /* 1 when srv has an L2 whose policy keeps demoted blocks. */
 int tgt_l2_takes_demotes(const struct tgt_server *srv);
 /* Logs the counters and frees the L2 (no io may be in flight). */
@@ -430,6 +436,7 @@ struct tgt_task {
     uint32_t left;
     int stage;
     uint8_t *aux;            /* second buffer (verify compare) */
+    uint64_t l2_gen;         /* DEMOTE: tgt_l2_gen() at its arrival */
     struct tgt_io io;
 
     /* write ordering (order.c) */

@@ -379,6 +379,20 @@ struct ipvfs_client_stat {
     uint64_t reads_waited;   /* I/O nodes: READs that waited for a place */
     uint64_t last_wait_seq;  /* the node's serve number of the latest of them */
 };
+/* A target rank's STATUS reply goes on after the client counters with
+ * its L2 cache (--cache-l2): struct ipvfs_l2_status, all zero without
+ * one.  Readers find it by the length left, as the volume section below
+ * (servers older than it end after the client counters). */
+struct ipvfs_l2_status {
+    uint64_t capacity;       /* blocks of 64 KiB; 0: no L2 */
+    uint64_t resident;       /* blocks cached now */
+    uint64_t hits, misses;   /* whole blocks read */
+    uint64_t dropped;        /* DPO reads that gave a block up (exclusive) */
+    uint64_t demotes;        /* blocks an I/O node demoted, kept */
+    uint64_t evictions;
+    uint64_t reserved;
+};
+static_assert(sizeof(struct ipvfs_l2_status) == 64, "L2 status is 64 bytes");
 /* An I/O node's STATUS reply goes on after the client counters with its
  * volume: struct ipvfs_volume_status, then nmembers struct
  * ipvfs_member_status (in member order).  Other ranks (and servers older

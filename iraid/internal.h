@@ -33,7 +33,13 @@
 /* req_new_flush(): every member rather than one. */
 #define IRAID_ALL_MEMBERS UINT32_MAX
 
-enum part_op { PART_READ, PART_WRITE, PART_FLUSH };
+enum part_op { PART_READ, PART_WRITE, PART_FLUSH, PART_DEMOTE };
+
+/* uCache's DEMOTE of the embedded target (defined, with its argument, in
+ * backend/iscsi/target.h: a vendor opcode laid out as WRITE(16), and the
+ * vendor VPD page whose byte 4 bit 0 says the target's L2 takes it). */
+#define IRAID_OP_DEMOTE 0xc0
+#define IRAID_VPD_UCACHE 0xc0
 
 /* What a REBUILDING member's rebuild covers (md's bitmap-based recovery):
  * UNDECIDED until its superblock is read back (sweep.c), then BITMAP when
@@ -62,6 +68,10 @@ struct iraid_member {
      * the write-intent bitmap covers (it was UP, or resyncing from the
      * bitmap): its return may be resynced from the bitmap (meta.c proves it). */
     int missed_ok;
+    /* Its target's L2 takes DEMOTE (VPD page IRAID_VPD_UCACHE, asked at
+     * iraid_open): reads for the I/O node's L1 carry DPO, and blocks
+     * the L1 evicts are demoted to it. */
+    int ucache;
 };
 
 struct iraid_part {
@@ -95,6 +105,7 @@ struct iraid_req {
      * while it stays live (a medium error: the member answers, so it is
      * not failed), or NULL.  User reads retry that range from the others. */
     int *read_err_member;
+    int dpo;                       /* READ parts carry DPO (IRAID_READ_DPO) */
 };
 
 struct iov_cursor {
@@ -117,6 +128,7 @@ struct iraid_io {
     struct iovec *iov;             /* copy of the caller's array */
     int iovcnt;
     int read_err;                  /* direct read: member with a read error, or -1 */
+    int dpo;                       /* IRAID_READ_DPO: the direct read carries DPO */
     uint64_t timer;                /* deferred completion */
     struct iraid_io *dnext;        /* vol->deferred */
 };
@@ -290,6 +302,9 @@ int req_sync_run(struct iraid_volume *vol, struct req_sync *w);
 extern const struct iraid_level_ops iraid_raid0_ops;
 int iraid_striped_read(struct iraid_req *req, uint64_t off, uint64_t len,
                        struct iov_cursor *cur);
+/* Plans DEMOTE parts of the data chunks of [off, off + len) (no parity). */
+int iraid_striped_demote(struct iraid_req *req, uint64_t off, uint64_t len,
+                         struct iov_cursor *cur);
 
 /* ---- meta.c: superblock and write-intent bitmap (RAID-1/5) ---- */
 void iraid_meta_close(struct iraid_volume *vol);

@@ -156,6 +156,7 @@ static int io_direct_read(struct iraid_io *io)
 
     if (!req)
         return -ENOMEM;
+    req->dpo = io->dpo;
     io->read_err = -1;
     req->read_err_member = &io->read_err;
     if ((rc = iraid_striped_read(req, io->off, io->len, &cur)) < 0) {
@@ -167,7 +168,7 @@ static int io_direct_read(struct iraid_io *io)
     return 0;
 }
 
-static int redundant_rw(struct iraid_volume *vol, int write, uint64_t offset,
+static int redundant_rw(struct iraid_volume *vol, int write, unsigned flags, uint64_t offset,
                         const struct iovec *iov, int iovcnt, uint64_t len, iraid_cb cb,
                         void *user)
 {
@@ -181,7 +182,8 @@ static int redundant_rw(struct iraid_volume *vol, int write, uint64_t offset,
     if (!(io = calloc(1, sizeof(*io))))
         return -ENOMEM;
     *io = (struct iraid_io){ .vol = vol, .cb = cb, .user = user, .write = write, .off = offset,
-                             .len = len, .iovcnt = iovcnt, .submitting = 1 };
+                             .len = len, .iovcnt = iovcnt, .submitting = 1,
+                             .dpo = !write && (flags & IRAID_READ_DPO) };
     if (!(io->iov = malloc((size_t)iovcnt * sizeof(*iov)))) {
         rc = -ENOMEM;
         goto free_io;
@@ -204,28 +206,36 @@ free_io:
 
 /* ---- public I/O ---- */
 
-static int volume_rw(struct iraid_volume *vol, int write, uint64_t offset,
+/* Whether [offset, offset + len) is whole blocks inside the volume. */
+static int range_ok(const struct iraid_volume *vol, uint64_t offset, uint64_t len)
+{
+    uint64_t size = iraid_layout_capacity(&vol->layout);    /* iraid_size() */
+
+    return len > 0 && offset % vol->block_size == 0 && len % vol->block_size == 0 &&
+           offset <= size && len <= size - offset;
+}
+
+static int volume_rw(struct iraid_volume *vol, int write, unsigned flags, uint64_t offset,
                      const struct iovec *iov, int iovcnt, iraid_cb cb, void *user)
 {
     struct iov_cursor cur = { .iov = iov, .iovcnt = iovcnt };
     struct iraid_req *req;
-    uint64_t len = 0, size;
+    uint64_t len = 0;
     int rc;
 
     if (!vol || !cb || iovcnt < 0 || (iovcnt > 0 && !iov))
         return -EINVAL;
     for (int i = 0; i < iovcnt; i++)
         len += iov[i].iov_len;
-    size = iraid_layout_capacity(&vol->layout);    /* iraid_size() */
-    if (len == 0 || offset % vol->block_size || len % vol->block_size || offset > size ||
-        len > size - offset)
+    if (!range_ok(vol, offset, len))
         return -EINVAL;
     if (vol->closing)
         return -ECANCELED;
     if (!vol->ops->plan_write)
-        return redundant_rw(vol, write, offset, iov, iovcnt, len, cb, user);
+        return redundant_rw(vol, write, flags, offset, iov, iovcnt, len, cb, user);
     if (!(req = req_new(vol, cb, user)))
         return -ENOMEM;
+    req->dpo = !write && (flags & IRAID_READ_DPO);
     rc = write ? vol->ops->plan_write(req, offset, len, &cur)
                : vol->ops->plan_read(req, offset, len, &cur);
     if (rc < 0) {
@@ -238,11 +248,83 @@ static int volume_rw(struct iraid_volume *vol, int write, uint64_t offset,
 int iraid_readv(struct iraid_volume *vol, uint64_t offset, const struct iovec *iov, int iovcnt,
                 iraid_cb cb, void *user)
 {
-    return volume_rw(vol, 0, offset, iov, iovcnt, cb, user);
+    return volume_rw(vol, 0, 0, offset, iov, iovcnt, cb, user);
+}
+
+int iraid_readv_flags(struct iraid_volume *vol, uint64_t offset, const struct iovec *iov,
+                      int iovcnt, unsigned flags, iraid_cb cb, void *user)
+{
+    return volume_rw(vol, 0, flags, offset, iov, iovcnt, cb, user);
 }
 
 int iraid_writev(struct iraid_volume *vol, uint64_t offset, const struct iovec *iov, int iovcnt,
                  iraid_cb cb, void *user)
 {
-    return volume_rw(vol, 1, offset, iov, iovcnt, cb, user);
+    return volume_rw(vol, 1, 0, offset, iov, iovcnt, cb, user);
+}
+
+/* ---- DEMOTE (volume.h) ---- */
+
+static void demote_done(struct iraid_volume *vol, int status, void *user)
+{
+    free(user);   /* the copy; a failed demotion is only a lost hint */
+}
+
+static int any_member_ucache(const struct iraid_volume *vol)
+{
+    for (uint32_t i = 0; i < vol->layout.nmembers; i++)
+        if (vol->members[i].ucache && member_live(&vol->members[i]))
+            return 1;
+    return 0;
+}
+
+/* Drops the parts whose member does not take DEMOTE or is not live. */
+static void demote_keep_able(struct iraid_req *req)
+{
+    uint32_t n = 0;
+
+    for (uint32_t i = 0; i < req->nparts; i++) {
+        struct iraid_part *p = &req->parts[i];
+
+        if (p->m->ucache && member_live(p->m))
+            req->parts[n++] = *p;
+        else
+            free(p->iov);
+    }
+    req->nparts = n;
+}
+
+int iraid_demote(struct iraid_volume *vol, uint64_t offset, const void *buf, size_t len)
+{
+    struct iovec v;
+    struct iov_cursor cur = { .iov = &v, .iovcnt = 1 };
+    struct iraid_req *req;
+    void *copy;
+    int rc;
+
+    if (!vol || !buf || !range_ok(vol, offset, len))
+        return -EINVAL;
+    if (vol->closing)
+        return -ECANCELED;
+    if (!any_member_ucache(vol))
+        return 0;
+    if (!(copy = malloc(len)))
+        return -ENOMEM;
+    memcpy(copy, buf, len);
+    v = (struct iovec){ copy, len };
+    if (!(req = req_new(vol, demote_done, copy))) {
+        free(copy);
+        return -ENOMEM;
+    }
+    rc = iraid_striped_demote(req, offset, len, &cur);
+    demote_keep_able(req);
+    if (rc < 0 || req->nparts == 0) {
+        req_free(req);
+        free(copy);
+        return rc;
+    }
+    /* A refused start ends req without its callback: the copy is ours. */
+    if ((rc = req_start(req)) < 0)
+        free(copy);
+    return rc;
 }

@@ -492,6 +492,21 @@ free_task:
     return rc;
 }
 
+/* Whether the member's target has an L2 that takes DEMOTE (its vendor
+ * VPD page, backend/iscsi/target.h).  Any other target refuses the page
+ * or answers something else: no exclusive caching with it. */
+static void member_probe_ucache(struct iraid_member *m)
+{
+    struct scsi_task *task = iscsi_inquiry_sync(m->iscsi, m->lun, 1, IRAID_VPD_UCACHE, 255);
+
+    m->ucache = task && task->status == SCSI_STATUS_GOOD && task->datain.size >= 5 &&
+                task->datain.data[1] == IRAID_VPD_UCACHE && (task->datain.data[4] & 1);
+    if (task)
+        scsi_free_scsi_task(task);
+    if (m->ucache)
+        log_info("iraid: %s: its L2 takes DEMOTE: reads for the L1 carry DPO", m->url);
+}
+
 /* Synchronous login bounded by the timeout (used only by iraid_open). */
 static int member_login(struct iraid_member *m)
 {
@@ -507,6 +522,7 @@ static int member_login(struct iraid_member *m)
     iscsi_destroy_url(url);
     if ((rc = member_capacity(m)) < 0)
         goto logout;
+    member_probe_ucache(m);
     m->state = IRAID_MEMBER_UP;
     return 0;
 

@@ -37,6 +37,12 @@ int iraid_striped_read(struct iraid_req *req, uint64_t off, uint64_t len, struct
     return plan_striped(req, off, len, cur, PART_READ);
 }
 
+int iraid_striped_demote(struct iraid_req *req, uint64_t off, uint64_t len,
+                         struct iov_cursor *cur)
+{
+    return plan_striped(req, off, len, cur, PART_DEMOTE);
+}
+
 static int raid0_write(struct iraid_req *req, uint64_t off, uint64_t len, struct iov_cursor *cur)
 {
     return plan_striped(req, off, len, cur, PART_WRITE);

@@ -251,7 +251,7 @@ static void part_done(struct iscsi_context *iscsi, int status, void *command_dat
 {
     struct iraid_part *p = priv;
     struct iraid_req *req = p->req;
-    static const char *const what[] = { "read", "write", "flush" };
+    static const char *const what[] = { "read", "write", "flush", "demote" };
     int rc;
 
     if (part_retry_unit_attention(p, status))
@@ -287,6 +287,30 @@ static void part_done(struct iscsi_context *iscsi, int status, void *command_dat
         req_round_done(req);
 }
 
+/* DEMOTE (IRAID_OP_DEMOTE) of the part's data: a hint, so a refusal by
+ * libiscsi just fails the part. */
+static struct scsi_task *demote_queue(struct iraid_part *p)
+{
+    struct iraid_member *m = p->m;
+    uint64_t lba = p->member_off / m->block_size;
+    uint32_t n = (uint32_t)(p->len / m->block_size);
+    uint8_t cdb[16] = { IRAID_OP_DEMOTE };
+    struct scsi_task *t;
+
+    for (int i = 0; i < 8; i++)
+        cdb[2 + i] = (uint8_t)(lba >> (56 - 8 * i));
+    for (int i = 0; i < 4; i++)
+        cdb[10 + i] = (uint8_t)(n >> (24 - 8 * i));
+    if (!(t = scsi_create_task(16, cdb, SCSI_XFER_WRITE, (int)p->len)))
+        return NULL;
+    scsi_task_set_iov_out(t, p->iov, p->niov);
+    if (iscsi_scsi_command_async(m->iscsi, m->lun, t, part_done, NULL, p) < 0) {
+        scsi_free_scsi_task(t);
+        return NULL;
+    }
+    return t;
+}
+
 static struct scsi_task *part_queue(struct iraid_part *p)
 {
     struct iraid_member *m = p->m;
@@ -295,8 +319,11 @@ static struct scsi_task *part_queue(struct iraid_part *p)
 
     switch (p->op) {
     case PART_READ:
-        return iscsi_read16_iov_task(m->iscsi, m->lun, lba, len, (int)m->block_size, 0, 0, 0, 0,
-                                     0, part_done, p, p->iov, p->niov);
+        return iscsi_read16_iov_task(m->iscsi, m->lun, lba, len, (int)m->block_size, 0,
+                                     p->req->dpo && m->ucache, 0, 0, 0, part_done, p, p->iov,
+                                     p->niov);
+    case PART_DEMOTE:
+        return demote_queue(p);
     case PART_WRITE:
         return iscsi_write16_iov_task(m->iscsi, m->lun, lba, NULL, len, (int)m->block_size, 0, 0,
                                       p->fua, 0, 0, part_done, p, p->iov, p->niov);

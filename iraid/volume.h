@@ -142,6 +142,26 @@ int iraid_writev(struct iraid_volume *vol, uint64_t offset, const struct iovec *
                  iraid_cb cb, void *user);
 int iraid_flush(struct iraid_volume *vol, iraid_cb cb, void *user);
 
+/* uCache's exclusive caching (issue 13) with members whose target has an
+ * L2 that takes DEMOTE (the embedded target's vendor command, see
+ * backend/iscsi/target.h; asked once per member at iraid_open):
+ * - iraid_readv_flags() with IRAID_READ_DPO: a read whose blocks the
+ *   caller keeps (the I/O node's L1); the straight member READs to such
+ *   members carry SBC's DPO bit, so their L2 gives the blocks up.  Reads
+ *   that go stripe by stripe (a member down) carry none.
+ * - iraid_demote(): a clean block the caller evicts is handed to the L2 of
+ *   the members that hold its data chunks (parity is never demoted), from
+ *   a copy of buf, without waiting and without a callback: a hint, whose
+ *   failure changes nothing but a later hit.  0 (also when no member
+ *   takes it), -EINVAL for a range iraid_readv() refuses, -ECANCELED when
+ *   closing, -ENOMEM.
+ * Against other targets (tgtd, an external LUN) both are plain reads and
+ * nothing. */
+#define IRAID_READ_DPO 1u
+int iraid_readv_flags(struct iraid_volume *vol, uint64_t offset, const struct iovec *iov,
+                      int iovcnt, unsigned flags, iraid_cb cb, void *user);
+int iraid_demote(struct iraid_volume *vol, uint64_t offset, const void *buf, size_t len);
+
 /* Clean close (md's clean shutdown).  Flushes every live member, then
  * clears the write-intent bit of every region with no write in progress,
  * however recent its last write (the lazy clearing waits

@@ -2,9 +2,14 @@
  * tests that need to see the data (libiscsi-bin has no dd).
  *
  *   iscsi_blockio URL read  LBA BLOCKS   READ(16), the data to stdout
+ *   iscsi_blockio URL readdpo LBA BLOCKS the same with the DPO bit set
  *   iscsi_blockio URL write LBA BLOCKS   WRITE(16) of stdin, then
  *                                        SYNCHRONIZE CACHE(16)
  *   iscsi_blockio URL unmap LBA BLOCKS   UNMAP of the range
+ *   iscsi_blockio URL demote LBA BLOCKS  ipvfs-target's vendor DEMOTE of
+ *                                        stdin (backend/iscsi/target.h)
+ *   iscsi_blockio URL vpdc0 0 0          byte 4 of VPD page 0xC0 (uCache
+ *                                        flags: 1 = the L2 takes DEMOTE)
  *
  * Blocks are 512 bytes.  Exits 0 on success, 1 with a message on stderr
  * when a command fails or its status is not GOOD.
@@ -52,9 +57,9 @@ static int full_io(int fd, uint8_t *buf, size_t len, int out)
     return 0;
 }
 
-static int do_read(struct iscsi_context *ic, int lun, uint64_t lba, uint32_t n)
+static int do_read(struct iscsi_context *ic, int lun, uint64_t lba, uint32_t n, int dpo)
 {
-    struct scsi_task *t = iscsi_read16_sync(ic, lun, lba, n * BLOCK, BLOCK, 0, 0, 0, 0, 0);
+    struct scsi_task *t = iscsi_read16_sync(ic, lun, lba, n * BLOCK, BLOCK, 0, dpo, 0, 0, 0);
     int rc = -1;
 
     if (!t || t->status != SCSI_STATUS_GOOD)
@@ -93,6 +98,44 @@ static int do_unmap(struct iscsi_context *ic, int lun, uint64_t lba, uint32_t n)
     return task_ok(ic, iscsi_unmap_sync(ic, lun, 0, 0, &d, 1), "UNMAP");
 }
 
+/* DEMOTE: opcode 0xC0, LBA and block count as in WRITE(16), Data-Out. */
+static int do_demote(struct iscsi_context *ic, int lun, uint64_t lba, uint32_t n)
+{
+    uint8_t cdb[16] = { 0xc0 };
+    struct iscsi_data d = { .size = (size_t)n * BLOCK };
+    struct scsi_task *t;
+    int rc = -1;
+
+    for (int i = 0; i < 8; i++)
+        cdb[2 + i] = (uint8_t)(lba >> (56 - 8 * i));
+    for (int i = 0; i < 4; i++)
+        cdb[10 + i] = (uint8_t)(n >> (24 - 8 * i));
+    d.data = malloc(d.size);
+    t = scsi_create_task(16, cdb, SCSI_XFER_WRITE, (int)d.size);
+    if (d.data && t && full_io(STDIN_FILENO, d.data, d.size, 0) == 0)
+        rc = task_ok(ic, iscsi_scsi_command_sync(ic, lun, t, &d), "DEMOTE");
+    else if (t)
+        scsi_free_scsi_task(t);
+    free(d.data);
+    return rc;
+}
+
+static int do_vpd_c0(struct iscsi_context *ic, int lun)
+{
+    struct scsi_task *t = iscsi_inquiry_sync(ic, lun, 1, 0xc0, 255);
+
+    if (!t || t->status != SCSI_STATUS_GOOD)
+        return task_ok(ic, t, "INQUIRY VPD 0xC0");
+    if (t->datain.size < 5) {
+        fprintf(stderr, "iscsi_blockio: VPD page 0xC0 of %d bytes\n", t->datain.size);
+        scsi_free_scsi_task(t);
+        return -1;
+    }
+    printf("%u\n", t->datain.data[4]);
+    scsi_free_scsi_task(t);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     struct iscsi_context *ic;
@@ -102,7 +145,7 @@ int main(int argc, char **argv)
     int rc = -1;
 
     if (argc != 5) {
-        fputs("usage: iscsi_blockio URL read|write|unmap LBA BLOCKS\n", stderr);
+        fputs("usage: iscsi_blockio URL read|readdpo|write|unmap|demote|vpdc0 LBA BLOCKS\n", stderr);
         return 2;
     }
     lba = strtoull(argv[3], NULL, 0);
@@ -124,11 +167,17 @@ int main(int argc, char **argv)
         goto undo_url;
     }
     if (strcmp(argv[2], "read") == 0)
-        rc = do_read(ic, url->lun, lba, n);
+        rc = do_read(ic, url->lun, lba, n, 0);
+    else if (strcmp(argv[2], "readdpo") == 0)
+        rc = do_read(ic, url->lun, lba, n, 1);
     else if (strcmp(argv[2], "write") == 0)
         rc = do_write(ic, url->lun, lba, n);
     else if (strcmp(argv[2], "unmap") == 0)
         rc = do_unmap(ic, url->lun, lba, n);
+    else if (strcmp(argv[2], "demote") == 0)
+        rc = do_demote(ic, url->lun, lba, n);
+    else if (strcmp(argv[2], "vpdc0") == 0)
+        rc = do_vpd_c0(ic, url->lun);
     else
         fprintf(stderr, "iscsi_blockio: unknown operation %s\n", argv[2]);
     if (iscsi_logout_sync(ic) != 0)

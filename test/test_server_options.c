@@ -94,6 +94,36 @@ static void test_cache_l1(void **state)
     }
 }
 
+/* --cache-l2 as --cache-l1 (0 = off, the default); --cache-l2-policy a
+ * cache/ policy name. */
+static void test_cache_l2(void **state)
+{
+    static const char *const ok[] = { "--data", "/d", "--cache-l2", "8M", "--cache-l2-policy",
+                                      "demote-mq", NULL };
+    static const char *const dflt[] = { "--data", "/d", NULL };
+    const char *const *const bad[] = {
+        (const char *const[]){ "--data", "/d", "--cache-l2", "12Q", NULL },
+        (const char *const[]){ "--data", "/d", "--cache-l2", "1000", NULL },
+        (const char *const[]){ "--data", "/d", "--cache-l2", "-1", NULL },
+        (const char *const[]){ "--data", "/d", "--cache-l2", "2T", NULL },
+        (const char *const[]){ "--data", "/d", "--cache-l2-policy", "fifo", NULL },
+        (const char *const[]){ "--data", "/d", "--cache-l2-policy", "", NULL },
+    };
+    struct server_opts o;
+
+    (void)state;
+    assert_int_equal(parse(&o, dflt), 0);
+    assert_int_equal(o.cache_l2, 0);
+    assert_string_equal(o.cache_l2_policy, "");
+    assert_int_equal(parse(&o, ok), 0);
+    assert_int_equal(o.cache_l2, 8u << 20);
+    assert_string_equal(o.cache_l2_policy, "demote-mq");
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_int_equal(parse(&o, bad[i]), -EINVAL);
+        assert_non_null(strstr(err, "--cache-l2"));
+    }
+}
+
 static void test_errors(void **state)
 {
     const char *const *const cases[] = {
@@ -168,6 +198,7 @@ int main(void)
         cmocka_unit_test(test_all_options),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_cache_l1),
+        cmocka_unit_test(test_cache_l2),
         cmocka_unit_test(test_members),
         cmocka_unit_test(test_help),
     };

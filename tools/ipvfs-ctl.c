@@ -125,6 +125,8 @@ struct rank_status {
     struct ipvfs_volume_status vol;
     struct ipvfs_member_status *members;
     struct ipvfs_l1_status l1;      /* I/O nodes: after the members */
+    int has_l2;                     /* target ranks: the section after the clients */
+    struct ipvfs_l2_status l2;
 };
 
 /* The volume section (proto.h) in the len bytes at p, if it is there whole. */
@@ -177,8 +179,13 @@ static int fetch_status(struct ctl *ctl, uint32_t rank, struct rank_status *out)
             memcpy(out->clients, rep.body + sizeof(out->st) + sizeof(head),
                    head[0] * sizeof(*out->clients));
         }
-        if (rep.len > clients_end)
+        if (rep.len == clients_end + sizeof(out->l2) && (out->st.role & IPVFS_ROLE_TARGET) &&
+            !(out->st.role & IPVFS_ROLE_IO)) {
+            memcpy(&out->l2, rep.body + clients_end, sizeof(out->l2));
+            out->has_l2 = 1;
+        } else if (rep.len > clients_end) {
             parse_volume(rep.body + clients_end, rep.len - clients_end, out);
+        }
     }
     wire_reply_free(&rep);
     out->reachable = 1;
@@ -406,6 +413,19 @@ static void print_l1_json(const struct ipvfs_l1_status *l)
            (unsigned long long)l->flushes);
 }
 
+static void print_l2_json(const struct ipvfs_l2_status *l)
+{
+    uint64_t n = l->hits + l->misses;
+
+    printf(", \"l2\": {\"capacity_bytes\": %llu, \"resident_bytes\": %llu, \"hits\": %llu, "
+           "\"misses\": %llu, \"hit_ratio\": %.4f, \"dropped\": %llu, \"demotes\": %llu, "
+           "\"evictions\": %llu}", (unsigned long long)(l->capacity << 16),
+           (unsigned long long)(l->resident << 16), (unsigned long long)l->hits,
+           (unsigned long long)l->misses, n ? (double)l->hits / (double)n : 0.0,
+           (unsigned long long)l->dropped, (unsigned long long)l->demotes,
+           (unsigned long long)l->evictions);
+}
+
 static void print_stats_json(const struct ctl *ctl, const struct rank_status *rs)
 {
     uint64_t req = 0, in = 0, out = 0;
@@ -434,6 +454,8 @@ static void print_stats_json(const struct ctl *ctl, const struct rank_status *rs
             putchar(']');
             if (rs[i].has_volume)
                 print_l1_json(&rs[i].l1);
+            if (rs[i].has_l2)
+                print_l2_json(&rs[i].l2);
             req += s->requests;
             in += s->bytes_in;
             out += s->bytes_out;
@@ -457,6 +479,16 @@ static void print_stats_text(const struct ctl *ctl, const struct rank_status *rs
         printf("%-5u %-9s %12llu %16llu %16llu %10llu\n", i, role_name(ctl->map->ranks[i].role),
                (unsigned long long)s->requests, (unsigned long long)s->bytes_in,
                (unsigned long long)s->bytes_out, (unsigned long long)s->rss_kib);
+    }
+    for (uint32_t i = 0; i < ctl->map->nranks; i++) {
+        const struct ipvfs_l2_status *l = &rs[i].l2;
+        if (rs[i].has_l2 && l->capacity)
+            printf("rank %u L2 cache: %llu of %llu MiB used, %llu hits, %llu misses, %llu "
+                   "dropped (DPO), %llu demoted, %llu evictions\n", i,
+                   (unsigned long long)(l->resident >> 4), (unsigned long long)(l->capacity >> 4),
+                   (unsigned long long)l->hits, (unsigned long long)l->misses,
+                   (unsigned long long)l->dropped, (unsigned long long)l->demotes,
+                   (unsigned long long)l->evictions);
     }
     for (uint32_t i = 0; i < ctl->map->nranks; i++) {
         const struct ipvfs_l1_status *l = &rs[i].l1;

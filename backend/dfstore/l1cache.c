@@ -159,6 +159,11 @@ static void victim_out(struct df_l1 *l1, uint64_t vb)
             wb_issue(l1, one, 1);
         return;
     }
+    /* A clean block goes down to the targets' L2 (exclusive caching): a
+     * hint, whose failure costs only a later hit. */
+    if (l1->slots[s].state == SLOT_VALID &&
+        iraid_demote(l1->vol, vb * DFSTORE_BLOCK, slot_data(l1, s), DFSTORE_BLOCK) == 0)
+        l1->stats.demotes++;
     block_forget(l1, vb, SLOT_ORPHAN);
 }
 
@@ -319,7 +324,9 @@ static int read_fill(struct df_l1 *l1, uint64_t off, const struct iovec *iov, in
                               .cb = cb, .user = user, .niov = niov };
     memcpy(ctx->iov, iov, (size_t)niov * sizeof(*iov));
     whole = (struct iovec){ slot_data(l1, slot), DFSTORE_BLOCK };
-    if ((rc = iraid_readv(l1->vol, vb * DFSTORE_BLOCK, &whole, 1, fill_done, ctx)) < 0) {
+    /* The L1 keeps the block: an exclusive L2 below may give it up. */
+    if ((rc = iraid_readv_flags(l1->vol, vb * DFSTORE_BLOCK, &whole, 1, IRAID_READ_DPO,
+                                fill_done, ctx)) < 0) {
         l1->slots[slot].state = SLOT_VALID;  /* nothing in flight: freed at once */
         block_forget(l1, vb, SLOT_STALE);
         free(ctx);

@@ -82,6 +82,8 @@ struct df_l1_stats {
     uint64_t writebacks;        /* blocks written back */
     uint64_t writeback_ios;     /* volume writes that carried them */
     uint64_t flushes;           /* flush rounds */
+    uint64_t demotes;           /* clean evictions handed to the targets' L2
+                                 * (iraid_demote; not yet in ipvfs-ctl stats) */
 };
 
 struct l1_slot {

@@ -155,7 +155,9 @@ static int cmd_header(struct tgt_conn *c, const uint8_t *h, uint32_t dlen)
             scsi_set_sense(t, 0x05, 0x0e03);
         } else {
             t->want = t->xfer > t->edtl ? t->nblocks * t->lun->block_size : t->xfer;
-            t->buf = malloc(t->want ? t->want : 1);
+            /* Page aligned, so that an L2's O_DIRECT store writes from it. */
+            if (posix_memalign((void **)&t->buf, 4096, t->want ? t->want : 1) != 0)
+                t->buf = NULL;
             if (!t->buf)
                 scsi_set_sense(t, 0x0b, 0x5500);  /* system resource failure */
         }

@@ -44,6 +44,8 @@ struct opts {
     struct tgt_lun_config luns[MAX_LUNS];
     char *lun_paths[MAX_LUNS];
     int nluns;
+    uint64_t cache_l2;
+    char *cache_l2_policy;
 };
 
 static void usage(FILE *f)
@@ -52,8 +54,12 @@ static void usage(FILE *f)
             "usage: ipvfs-target --portal ADDR:PORT --iqn NAME --lun SPEC [--lun SPEC ...]\n"
             "                    [--chap-user U --chap-secret S]\n"
             "                    [--mutual-user U --mutual-secret S] [--config FILE]\n"
+            "                    [--cache-l2 SIZE [--cache-l2-policy lru|demote|mq|demote-mq]]\n"
             "  SPEC: mem:SIZE | PATH:SIZE (sparse file) | PATH (file or block device)\n"
             "  SIZE: bytes with optional K, M, G or T (powers of 1024)\n"
+            "  --cache-l2: an L2 cache of 64 KiB blocks (whole blocks; default 0, none);\n"
+            "  the stores are then opened with O_DIRECT.  Policy default: "
+            "demote.\n"
             "  PORT 0 picks a free port; the bound address is printed as\n"
             "  'listening on ADDR:PORT'.\n"
             "environment:\n"
@@ -114,6 +120,18 @@ static int set_str(char **slot, const char *v)
     return *slot ? 0 : -1;
 }
 
+static int apply_cache(struct opts *o, const char *key, const char *v)
+{
+    char err[256];
+
+    if (strcmp(key, "cache-l2") == 0 ? tgt_cache_l2_parse(v, &o->cache_l2, err, sizeof(err)) < 0
+                                     : tgt_cache_l2_policy_check(v, err, sizeof(err)) < 0) {
+        fprintf(stderr, "ipvfs-target: %s\n", err);
+        return -1;
+    }
+    return strcmp(key, "cache-l2") == 0 ? 0 : set_str(&o->cache_l2_policy, v);
+}
+
 static int apply(struct opts *o, const char *key, const char *v)
 {
     if (strcmp(key, "portal") == 0)
@@ -130,6 +148,8 @@ static int apply(struct opts *o, const char *key, const char *v)
         return set_str(&o->mutual_user, v);
     if (strcmp(key, "mutual-secret") == 0)
         return set_str(&o->mutual_secret, v);
+    if (strcmp(key, "cache-l2") == 0 || strcmp(key, "cache-l2-policy") == 0)
+        return apply_cache(o, key, v);
     fprintf(stderr, "ipvfs-target: unknown setting '%s'\n", key);
     return -1;
 }
@@ -226,6 +246,7 @@ static void free_opts(struct opts *o)
     free(o->chap_secret);
     free(o->mutual_user);
     free(o->mutual_secret);
+    free(o->cache_l2_policy);
 }
 
 static int parse_args(struct opts *o, int argc, char **argv)
@@ -239,6 +260,8 @@ static int parse_args(struct opts *o, int argc, char **argv)
         { "mutual-user", required_argument, NULL, 'U' },
         { "mutual-secret", required_argument, NULL, 'S' },
         { "config", required_argument, NULL, 'c' },
+        { "cache-l2", required_argument, NULL, 'L' },
+        { "cache-l2-policy", required_argument, NULL, 'P' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -255,6 +278,8 @@ static int parse_args(struct opts *o, int argc, char **argv)
         case 'U': rc = apply(o, "mutual-user", optarg); break;
         case 'S': rc = apply(o, "mutual-secret", optarg); break;
         case 'c': rc = read_config(o, optarg); break;
+        case 'L': rc = apply(o, "cache-l2", optarg); break;
+        case 'P': rc = apply(o, "cache-l2-policy", optarg); break;
         case 'h': usage(stdout); exit(0);
         default: usage(stderr); return -1;
         }
@@ -303,6 +328,8 @@ static int serve(struct opts *o)
     cfg.chap_secret = o->chap_secret;
     cfg.mutual_user = o->mutual_user;
     cfg.mutual_secret = o->mutual_secret;
+    cfg.cache_l2 = o->cache_l2;
+    cfg.cache_l2_policy = o->cache_l2_policy;
     sigemptyset(&mask);
     sigaddset(&mask, SIGTERM);
     sigaddset(&mask, SIGINT);

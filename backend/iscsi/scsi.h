@@ -89,6 +89,8 @@ void scsi_exec_verify(struct tgt_task *t);
 int scsi_prep_write_verify(struct tgt_task *t);
 int scsi_prep_sync(struct tgt_task *t);
 void scsi_exec_sync(struct tgt_task *t);
+int scsi_prep_demote(struct tgt_task *t);
+void scsi_exec_demote(struct tgt_task *t);
 
 /* ---- scsi_provision.c ---- */
 

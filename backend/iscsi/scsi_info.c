@@ -73,7 +73,7 @@ void scsi_exec_inquiry(struct tgt_task *t)
     d[1] = page;
     switch (page) {
     case 0x00: {
-        static const uint8_t pages[] = { 0x00, 0x80, 0x83, 0xb0, 0xb1, 0xb2 };
+        static const uint8_t pages[] = { 0x00, 0x80, 0x83, 0xb0, 0xb1, 0xb2, TGT_VPD_UCACHE };
         memcpy(d + 4, pages, sizeof(pages));
         n = 4 + sizeof(pages);
         break;
@@ -108,6 +108,10 @@ void scsi_exec_inquiry(struct tgt_task *t)
             d[5] = 0x80 | 0x40 | 0x20 | 0x04;         /* LBPU LBPWS LBPWS10 LBPRZ */
             d[6] = 0x02;                              /* thin provisioned */
         }
+        break;
+    case TGT_VPD_UCACHE:                              /* target.h */
+        n = 8;
+        d[4] = tgt_l2_takes_demotes(t->lun->srv) ? 0x01 : 0x00;
         break;
     default:
         scsi_set_sense(t, KEY_ILLEGAL, ASC_INVALID_FIELD_CDB);

@@ -56,6 +56,9 @@ static int prep_block_range(struct tgt_task *t, enum tgt_dir dir)
     t->xfer = dir == DIR_NONE ? 0 : len * t->lun->block_size;
     t->dir = t->xfer ? dir : DIR_NONE;
     t->fua = t->cdb[0] != 0x08 && t->cdb[0] != 0x0a && (t->cdb[1] & 0x08);
+    /* DPO (SBC, byte 1 bit 4; none in the 6-byte forms): an L2 under an
+     * exclusive policy need not keep what this command reads. */
+    t->dpo = t->cdb[0] != 0x08 && t->cdb[0] != 0x0a && (t->cdb[1] & 0x10);
     return 0;
 }
 
@@ -97,7 +100,9 @@ void scsi_exec_read(struct tgt_task *t)
     /* Not calloc: the store fills every byte, so clearing up to 8 MiB
      * first would be a wasted pass over memory. */
     free(t->buf);
-    t->buf = malloc(t->xfer);
+    /* Page aligned, so that an L2's O_DIRECT store reads into it. */
+    if (posix_memalign((void **)&t->buf, 4096, t->xfer) != 0)
+        t->buf = NULL;
     if (!t->buf) {
         scsi_fail(t, KEY_ABORTED, ASC_INSUFFICIENT_RESOURCES);
         scsi_done(t);
@@ -220,6 +225,25 @@ int scsi_prep_write_verify(struct tgt_task *t)
     /* Verify means "on the medium": write through. */
     t->fua = 1;
     return 0;
+}
+
+/* ---- DEMOTE (target.h) ---- */
+
+/* Decoded as a WRITE(16): the Data-Out is the blocks.  The L2's write
+ * generation is taken now, as the command arrives, before its Data-Out:
+ * a write that runs in between makes the demotion stale. */
+int scsi_prep_demote(struct tgt_task *t)
+{
+    t->l2_gen = tgt_l2_gen(t->lun->srv);
+    return prep_block_range(t, DIR_WRITE);
+}
+
+void scsi_exec_demote(struct tgt_task *t)
+{
+    if (t->nblocks)
+        tgt_l2_demote(t->lun, t->lba * t->lun->block_size, t->buf,
+                      (size_t)t->nblocks * t->lun->block_size, t->l2_gen);
+    scsi_complete_good(t);
 }
 
 /* ---- SYNCHRONIZE CACHE, PRE-FETCH ---- */

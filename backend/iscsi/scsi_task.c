@@ -159,7 +159,8 @@ static void io_done(struct tgt_io *io, int err)
 void scsi_submit(struct tgt_task *t, enum tgt_io_op op, uint8_t *buf, uint64_t off, size_t len,
                  void (*cont)(struct tgt_task *))
 {
-    t->io = (struct tgt_io){ .op = op, .fua = t->fua, .buf = buf, .off = off, .len = len,
+    t->io = (struct tgt_io){ .op = op, .fua = t->fua, .dpo = t->dpo, .buf = buf, .off = off,
+                             .len = len,
                              .lun = t->lun, .cb = io_done };
     t->cont = cont;
     t->io_busy = 1;

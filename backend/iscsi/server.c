@@ -196,6 +196,7 @@ static void close_luns(struct tgt_server *srv)
         scsi_pr_free(&srv->luns[i]);
     }
     srv->nluns = 0;
+    tgt_l2_destroy(srv);
 }
 
 /* The engine's completions run inside a batch (store.c sits below the
@@ -253,6 +254,10 @@ static int create(struct evloop *loop, const struct tgt_config *cfg, struct tgt_
     rc = tgt_aio_create(srv, &aio_hooks, &srv->aio);
     if (rc < 0)
         goto undo_strings;
+    /* Before the LUNs: with an L2 they are opened with O_DIRECT. */
+    rc = cfg->cache_l2 ? tgt_l2_create(srv, cfg->cache_l2, cfg->cache_l2_policy) : 0;
+    if (rc < 0)
+        goto undo_luns;
     rc = open_luns(srv, cfg);
     if (rc < 0)
         goto undo_luns;
@@ -328,6 +333,7 @@ void tgt_server_stats(const struct tgt_server *tgt, struct tgt_stats *out)
     if (!tgt)
         return;
     *out = tgt->stats;
+    tgt_l2_stats(tgt, out);
     for (const struct tgt_conn *c = tgt->conns; c; c = c->next)
         if (c->state == CONN_FULL && !c->discovery)
             sessions++;

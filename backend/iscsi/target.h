@@ -48,13 +48,41 @@ struct tgt_config {
     const char *chap_secret;
     const char *mutual_user;   /* NULL: one-way CHAP */
     const char *mutual_secret;
+    uint64_t cache_l2;         /* bytes of L2 cache (whole 64 KiB blocks);
+                                * 0: none.  With an L2, file and block
+                                * stores are opened with O_DIRECT */
+    const char *cache_l2_policy; /* cache/ policy name; NULL: "demote" */
 };
+
+/* uCache's DEMOTE (issue 13), a vendor-specific command of this target:
+ * an I/O node hands a clean block its L1 evicts down to the L2 of the
+ * target that stores it, so that the levels stay exclusive.
+ *   CDB (16 bytes, laid out as WRITE(16)): byte 0 TGT_OP_DEMOTE, bytes
+ *   2-9 the LBA, bytes 10-13 the number of blocks; Data-Out: the blocks,
+ *   exactly as they are on the medium.
+ * The target never writes them: whole 64 KiB blocks of the range are
+ * offered to the L2 policy (kept under demote, demote-mq), the rest is
+ * ignored, and the status is GOOD whether kept or not (a hint).  A new
+ * opcode in the vendor range 0xC0-0xFF rather than a WRITE with a vendor
+ * bit: a foreign target (tgtd, an external LUN) that ignored the bit
+ * would write the data again; an unknown opcode it refuses without
+ * touching the medium.  Initiators send it only to a target whose
+ * vendor VPD page TGT_VPD_UCACHE (4 bytes of header, then byte 4: bit 0
+ * set when an L2 keeps demoted blocks) says so. */
+#define TGT_OP_DEMOTE 0xc0
+#define TGT_VPD_UCACHE 0xc0
 
 struct tgt_stats {
     uint64_t commands;
     uint64_t bytes_read;       /* Data-In payload */
     uint64_t bytes_written;    /* Data-Out and immediate data */
     uint32_t sessions;
+    /* L2 cache (zero without one), in 64 KiB blocks */
+    uint64_t l2_capacity, l2_resident;
+    uint64_t l2_hits, l2_misses;
+    uint64_t l2_dropped;       /* DPO reads that gave a block up */
+    uint64_t l2_demotes;       /* blocks demoted into it */
+    uint64_t l2_evictions;
 };
 
 struct tgt_server;
@@ -66,5 +94,13 @@ int tgt_server_create(struct evloop *loop, const struct tgt_config *cfg,
 int tgt_server_flush(struct tgt_server *tgt);
 void tgt_server_stats(const struct tgt_server *tgt, struct tgt_stats *out);
 void tgt_server_destroy(struct tgt_server *tgt);
+
+/* --cache-l2 SIZE of ipvfs-target and ipvfs-server: 0 (none) or whole
+ * 64 KiB blocks, at most half of this machine's memory.  0, or -EINVAL
+ * with the reason in err. */
+int tgt_cache_l2_parse(const char *arg, uint64_t *out_bytes, char *err, size_t errlen);
+/* --cache-l2-policy NAME: 0 when name is a cache/ policy, or -EINVAL with
+ * the reason in err. */
+int tgt_cache_l2_policy_check(const char *name, char *err, size_t errlen);
 
 #endif

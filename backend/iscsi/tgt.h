@@ -10,6 +10,8 @@
  *   backing I/O
  *     store.c           backing-store templates (file, block, memory) and the
  *                       asynchronous I/O engine (io_uring, worker-thread fallback)
+ *     l2cache.c         the L2 cache of uCache (--cache-l2) in front of the
+ *                       stores, write-through, cache/ policies
  *   connection and task objects
  *     conn.c            connection lifetime (close, references), tasks, freeing
  *                       a transmit queue
@@ -127,6 +129,7 @@ typedef void (*tgt_io_done_fn)(struct tgt_io *io, int err);
 struct tgt_io {
     enum tgt_io_op op;
     int fua;               /* write through to stable storage */
+    int dpo;               /* a READ with SBC's DPO bit: the L2 need not keep it */
     uint8_t *buf;
     uint64_t off;
     size_t len;
@@ -137,6 +140,10 @@ struct tgt_io {
     struct tgt_io *next;   /* pool queue link */
     int fd;                /* descriptor a pool worker runs it on */
     int res;               /* a pool worker's result */
+    /* Private to l2cache.c while the io is in flight; fd (which of the
+     * LUN's descriptors ran it, -1: none) is read there after it. */
+    tgt_io_done_fn l2_cb;
+    uint64_t l2_gen;
 };
 
 /* A backing-store template.  open() fills lun->size (and private fields);
@@ -185,8 +192,33 @@ const char *tgt_aio_name(const struct tgt_aio *aio);
 void tgt_aio_batch_begin(struct tgt_aio *aio);
 void tgt_aio_batch_end(struct tgt_aio *aio);
 
-/* Starts io on io->lun through its store (see tgt_io_done_fn). */
+/* l2cache.c: the L2 between the SCSI commands and the stores (its
+ * header comment says what it does to each io). */
+#define TGT_L2_DEFAULT_POLICY "demote"
+struct tgt_l2;
+/* Starts io on io->lun, through the L2 if any, then its store (see
+ * tgt_io_done_fn: a READ served by the L2 completes inline). */
 void tgt_io_submit(struct tgt_io *io);
+/* Sets up srv->l2: bytes (whole 64 KiB blocks) under the cache/ policy
+ * named policy (NULL: TGT_L2_DEFAULT_POLICY).  0 or a negative errno,
+ * logged. */
+int tgt_l2_create(struct tgt_server *srv, uint64_t bytes, const char *policy);
+/* Adds the L2's counters to out (nothing without an L2). */
+void tgt_l2_stats(const struct tgt_server *srv, struct tgt_stats *out);
+/* The L2's write generation now (0 without an L2): a DEMOTE takes it
+ * when its command arrives, before its Data-Out. */
+uint64_t tgt_l2_gen(const struct tgt_server *srv);
+/* DEMOTE (target.h) of len bytes at byte off of lun from buf, whose
+ * command arrived at generation gen: its whole blocks are offered to the
+ * policy.  Ignored when a write started or ended since gen, or is in
+ * flight (a write sent after the DEMOTE may have run while its Data-Out
+ * was on the way: the bytes may be older than it).  Blocks kept. */
+uint32_t tgt_l2_demote(struct tgt_lun *lun, uint64_t off, const uint8_t *buf, size_t len,
+                       uint64_t gen);
+/* 1 when srv has an L2 whose policy keeps demoted blocks. */
+int tgt_l2_takes_demotes(const struct tgt_server *srv);
+/* Logs the counters and frees the L2 (no io may be in flight). */
+void tgt_l2_destroy(struct tgt_server *srv);
 /* Used by stores: run io on fd through the server's engine. */
 void tgt_aio_submit(struct tgt_aio *aio, int fd, struct tgt_io *io);
 
@@ -195,6 +227,10 @@ struct tgt_lun {
     int index;
     const struct tgt_store_ops *ops;
     int fd;                  /* file and block stores */
+    int dfd;                 /* the same opened with O_DIRECT, or -1 */
+    int direct;              /* O_DIRECT was asked for (an L2): buffered
+                              * I/O on fd drops its pages (l2cache.c) */
+    uint64_t fadvise_failed; /* posix_fadvise(DONTNEED) refusals */
     uint8_t *map;            /* read-only mapping of fd: READ data is
                               * sent from it when cached; NULL: none */
     uint8_t *mem;            /* memory store */
@@ -231,6 +267,7 @@ struct tgt_server {
     uint16_t next_tsih;
     uint32_t next_ttt;
     struct tgt_aio *aio;
+    struct tgt_l2 *l2;       /* the L2 cache (l2cache.c), NULL: none */
     const struct tgt_scsi_upcalls *scsi_up;   /* set by tgt_server_create() */
     struct tgt_stats stats;
     /* Batch of one loop turn (tgt_batch_begin): connections whose
@@ -368,6 +405,7 @@ struct tgt_task {
     uint32_t nblocks;
     uint32_t xfer;           /* SPDTL: bytes the CDB transfers */
     int fua;
+    int dpo;                 /* READ with DPO: see struct tgt_io */
 
     /* data */
     uint8_t *buf;
@@ -398,6 +436,7 @@ struct tgt_task {
     uint32_t left;
     int stage;
     uint8_t *aux;            /* second buffer (verify compare) */
+    uint64_t l2_gen;         /* DEMOTE: tgt_l2_gen() at its arrival */
     struct tgt_io io;
 
     /* write ordering (order.c) */

@@ -163,6 +163,18 @@ static void fill_status(struct server *srv, struct ipvfs_status_rep *out)
     snprintf(out->reason, sizeof(out->reason), "%s", srv->down_reason);
 }
 
+/* A target rank's L2 section of STATUS (proto.h). */
+static struct ipvfs_l2_status target_l2_status(struct server *srv)
+{
+    struct tgt_stats ts;
+
+    tgt_server_stats(srv->tgt, &ts);
+    return (struct ipvfs_l2_status){ .capacity = ts.l2_capacity, .resident = ts.l2_resident,
+                                     .hits = ts.l2_hits, .misses = ts.l2_misses,
+                                     .dropped = ts.l2_dropped, .demotes = ts.l2_demotes,
+                                     .evictions = ts.l2_evictions };
+}
+
 static void handle_status(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body)
 {
     struct ipvfs_member_status ms[IRAID_MAX_MEMBERS];
@@ -173,7 +185,8 @@ static void handle_status(struct conn *c, const struct ipvfs_hdr *hdr, const uin
     struct ipvfs_client_stat *cs;
     uint32_t nm = fill_volume_status(srv, &vs, ms);
     struct ipvfs_l1_status l1 = ionode_l1_status(srv);
-    size_t vlen = nm ? sizeof(vs) + nm * sizeof(ms[0]) + sizeof(l1) : 0;
+    struct ipvfs_l2_status l2 = target_l2_status(srv);
+    size_t vlen = nm ? sizeof(vs) + nm * sizeof(ms[0]) + sizeof(l1) : srv->tgt ? sizeof(l2) : 0;
     uint8_t *rep;
     uint32_t head[2] = { n, 0 };
 
@@ -189,6 +202,8 @@ static void handle_status(struct conn *c, const struct ipvfs_hdr *hdr, const uin
         memcpy(rep + len, &vs, sizeof(vs));
         memcpy(rep + len + sizeof(vs), ms, nm * sizeof(ms[0]));
         memcpy(rep + len + sizeof(vs) + nm * sizeof(ms[0]), &l1, sizeof(l1));
+    } else if (vlen) {
+        memcpy(rep + len, &l2, sizeof(l2));
     }
     fill_status(srv, (struct ipvfs_status_rep *)rep);
     memcpy(rep + sizeof(struct ipvfs_status_rep), head, sizeof(head));

@@ -9,12 +9,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cache/cache.h"
 #include "common/proto.h"
 #include "common/size.h"
 
 enum { OPT_IO_NODES = 256, OPT_TARGETS, OPT_RAID, OPT_DATA, OPT_TARGET_SIZE, OPT_LISTEN,
        OPT_MAP, OPT_STRIPE_UNIT, OPT_CHUNK_SIZE, OPT_NO_BIND, OPT_DIRTY_DEGRADED,
-       OPT_MEMBER, OPT_LOG_DIR, OPT_LOG_SIZE, OPT_CACHE_L1, OPT_TRACE, OPT_HELP };
+       OPT_MEMBER, OPT_LOG_DIR, OPT_LOG_SIZE, OPT_CACHE_L1, OPT_CACHE_L2, OPT_CACHE_L2_POLICY, OPT_TRACE,
+       OPT_HELP };
 
 static const struct option long_opts[] = {
     { "io-nodes", required_argument, NULL, OPT_IO_NODES },
@@ -32,6 +34,8 @@ static const struct option long_opts[] = {
     { "log-dir", required_argument, NULL, OPT_LOG_DIR },
     { "log-size", required_argument, NULL, OPT_LOG_SIZE },
     { "cache-l1", required_argument, NULL, OPT_CACHE_L1 },
+    { "cache-l2", required_argument, NULL, OPT_CACHE_L2 },
+    { "cache-l2-policy", required_argument, NULL, OPT_CACHE_L2_POLICY },
     { "trace", required_argument, NULL, OPT_TRACE },
     { "help", no_argument, NULL, OPT_HELP },
     { NULL, 0, NULL, 0 },
@@ -68,6 +72,11 @@ const char *server_usage(void)
            "  --cache-l1 SIZE       each I/O node's cache of its volume's 64 KiB blocks\n"
            "                        (uCache's L1, LRU, write-back; default 64M, 0 = off,\n"
            "                        at most half of this machine's memory)\n"
+           "  --cache-l2 SIZE       each target rank's cache of 64 KiB blocks (uCache's\n"
+           "                        L2, write-through; default 0 = off; with it the\n"
+           "                        LUN file is opened with O_DIRECT)\n"
+           "  --cache-l2-policy P   lru, demote (default: exclusive for reads the I/O\n"
+           "                        node marks DPO, LRU otherwise), mq or demote-mq\n"
            "  --trace FILE          each I/O node appends its READ/WRITE pairs to\n"
            "                        FILE.io<N> in ipvfs-cachesim's trace format\n"
            "  --help                print this text\n"
@@ -194,20 +203,30 @@ static int parse_member(const char *arg, struct server_opts *o, char *err, size_
     return 0;
 }
 
-/* --cache-l1: 0, or whole 64 KiB blocks, and no more than half of the
- * memory of this machine (every I/O node on it may take that much). */
-static int parse_cache(const char *arg, struct server_opts *o, char *err, size_t errlen)
+/* --cache-l1, --cache-l2: 0, or whole 64 KiB blocks, and no more than
+ * half of the memory of this machine (every rank on it may take that
+ * much). */
+static int parse_cache(const char *name, const char *arg, uint64_t *out, char *err,
+                       size_t errlen)
 {
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     uint64_t half = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page / 2 : UINT64_MAX;
 
-    if (parse_bytes("cache-l1", arg, 0, SERVER_MAX_CACHE_L1, 64u << 10, &o->cache_l1, err,
-                    errlen) < 0)
+    if (parse_bytes(name, arg, 0, SERVER_MAX_CACHE_L1, 64u << 10, out, err, errlen) < 0)
         return -EINVAL;
-    if (o->cache_l1 > half)
-        return fail(err, errlen, "--cache-l1: %s is more than half of this machine's memory "
-                    "(%llu MiB)", arg, (unsigned long long)(half >> 20));
+    if (*out > half)
+        return fail(err, errlen, "--%s: %s is more than half of this machine's memory "
+                    "(%llu MiB)", name, arg, (unsigned long long)(half >> 20));
     return 0;
+}
+
+static int parse_l2_policy(const char *arg, struct server_opts *o, char *err, size_t errlen)
+{
+    if (!cache_policy_find(arg))
+        return fail(err, errlen, "--cache-l2-policy: '%s' is none of lru, demote, mq, "
+                    "demote-mq", arg);
+    return copy_string("cache-l2-policy", arg, o->cache_l2_policy, sizeof(o->cache_l2_policy),
+                       err, errlen);
 }
 
 static int check_members(const struct server_opts *o, char *err, size_t errlen)
@@ -266,7 +285,11 @@ static int apply_opt(int c, const char *arg, struct server_opts *o, char *err, s
     case OPT_LOG_SIZE:
         return parse_bytes("log-size", arg, 16u << 10, 1ull << 40, 1, &o->log_size, err, errlen);
     case OPT_CACHE_L1:
-        return parse_cache(arg, o, err, errlen);
+        return parse_cache("cache-l1", arg, &o->cache_l1, err, errlen);
+    case OPT_CACHE_L2:
+        return parse_cache("cache-l2", arg, &o->cache_l2, err, errlen);
+    case OPT_CACHE_L2_POLICY:
+        return parse_l2_policy(arg, o, err, errlen);
     case OPT_TRACE:
         return copy_string("trace", arg, o->trace_path, sizeof(o->trace_path) - 16, err, errlen);
     case OPT_HELP:

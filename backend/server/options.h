@@ -44,6 +44,8 @@ struct server_opts {
     int no_bind;             /* --no-bind */
     int start_dirty_degraded; /* --start-dirty-degraded: see struct iraid_config */
     uint64_t cache_l1;       /* --cache-l1: bytes, 0 = off */
+    uint64_t cache_l2;       /* --cache-l2: bytes per target rank, 0 = off */
+    char cache_l2_policy[16]; /* --cache-l2-policy; "" = the target's default */
     char trace_path[1024];   /* --trace: I/O node N writes TRACE.ioN; "" = none */
     int help;                /* --help: print usage, start nothing */
     struct server_member ext[SERVER_MAX_EXTERNAL]; /* --member, in the given order */

@@ -62,7 +62,10 @@ static int start_target(struct server *srv)
                                    .size = srv->opts.target_size };
     cfg = (struct tgt_config){ .iqn = iqn, .portal_host = srv->opts.listen,
                                .portal_port = srv->iscsi_port,
-                               .listen_fd = srv->iscsi_listen_fd, .luns = &lun, .nluns = 1 };
+                               .listen_fd = srv->iscsi_listen_fd, .luns = &lun, .nluns = 1,
+                               .cache_l2 = srv->opts.cache_l2,
+                               .cache_l2_policy = srv->opts.cache_l2_policy[0]
+                                                      ? srv->opts.cache_l2_policy : NULL };
     /* The target owns the portal now, whether it starts or not. */
     srv->iscsi_listen_fd = -1;
     if ((rc = tgt_server_create(srv->loop, &cfg, &srv->tgt, &srv->iscsi_port)) < 0) {

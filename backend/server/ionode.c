@@ -234,7 +234,51 @@ struct stop_ctx {
     struct server *srv;
     void (*done)(struct server *srv, int status);
     int status;
+    unsigned retries;           /* final syncs tried again (stop_wait_member) */
 };
+
+/* A final sync that failed while a member was logging in again (a target
+ * that was stopped or restarted a moment ago) is tried again for up to
+ * STOP_SYNC_RETRIES x STOP_SYNC_RETRY_MS: the L1's dirty blocks and the
+ * store's last commit would be lost for a member a second away from being
+ * back.  Well inside the cluster's 30 s stop barrier. */
+#define STOP_SYNC_RETRIES   20
+#define STOP_SYNC_RETRY_MS  500
+
+static void stop_synced(int status, uint64_t value, void *user);
+
+static int member_reconnecting(const struct iraid_volume *vol)
+{
+    struct iraid_status st;
+
+    if (!vol || iraid_get_status(vol, &st) < 0)
+        return 0;
+    for (uint32_t i = 0; i < st.nmembers; i++)
+        if (st.member[i].state == IRAID_MEMBER_RECONNECTING)
+            return 1;
+    return 0;
+}
+
+static void stop_retry(struct evloop *loop, uint64_t id, void *user)
+{
+    struct stop_ctx *s = user;
+    int rc;
+
+    if ((rc = dfstore_sync(s->srv->ds, 0, stop_synced, s)) < 0)
+        stop_synced(rc, 0, s);
+}
+
+/* Returns 1 when the final sync goes again later (a member is coming
+ * back), 0 when the failure stands. */
+static int stop_wait_member(struct stop_ctx *s)
+{
+    if (s->retries >= STOP_SYNC_RETRIES || !member_reconnecting(s->srv->vol))
+        return 0;
+    if (s->retries++ == 0)
+        log_info("I/O node %u: final sync waits for a member logging in again (%u s at most)",
+                 s->srv->io_index, STOP_SYNC_RETRIES * STOP_SYNC_RETRY_MS / 1000);
+    return evloop_add_timer(s->srv->loop, STOP_SYNC_RETRY_MS, stop_retry, s) != 0;
+}
 
 /* Runs from the outermost loop level, outside any store callback and any
  * nested run, so closing (which runs the loop itself) is safe. */
@@ -253,6 +297,9 @@ static void stop_synced(int status, uint64_t value, void *user)
 {
     struct stop_ctx *s = user;
 
+    (void)value;
+    if (status < 0 && stop_wait_member(s))
+        return;
     s->status = status;
     if (status < 0)
         log_error("final sync of the datafile store failed: %s", strerror(-status));

@@ -38,6 +38,7 @@
 #define FUSEFS_CLIENTS   8
 #define FUSEFS_MAX_IO    (1u << 20)   /* max_read, max_write */
 #define FUSEFS_READAHEAD_KB 8192u     /* root mounts: see main.c */
+#define FUSEFS_MAX_BACKGROUND 32u     /* async requests (readahead) in flight */
 #define FUSEFS_CLIENT_ID 0xfffff000u  /* + pool slot: HELLO's client id */
 
 struct fusefs_pool {

@@ -503,11 +503,21 @@ static int fs_mknod(const char *path, mode_t mode, dev_t dev)
     return -ENOTSUP;
 }
 
+/* What the kernel may keep in flight.  max_readahead is an upper bound:
+ * the kernel takes the smaller of it and the bdi's read_ahead_kb, which
+ * main.c raised before this INIT for a root mount (a user's mount keeps
+ * the kernel's 128 KiB).  Without auto_inval_data the kernel does not send
+ * a GETATTR (a metadata and an I/O node round trip) before every read;
+ * close-to-open holds anyway (keep_cache off: open drops the pages), and
+ * a read past the cached size still refreshes it. */
 static void *fs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 {
     conn->max_write = FUSEFS_MAX_IO;
     conn->max_read = FUSEFS_MAX_IO;
-    conn->max_readahead = FUSEFS_MAX_IO;
+    conn->max_readahead = FUSEFS_READAHEAD_KB * 1024u;
+    conn->max_background = FUSEFS_MAX_BACKGROUND;
+    conn->congestion_threshold = FUSEFS_MAX_BACKGROUND * 3 / 4;
+    conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
     cfg->kernel_cache = 0;
     cfg->auto_cache = 0;
     cfg->use_ino = 0;

@@ -62,6 +62,8 @@ static int usage(void)
           "                    copy a file (-r: a tree); each side ipvfs:/PATH, a local\n"
           "                    path or - (standard input/output); an existing DST is\n"
           "                    refused unless -f.  Size and holes are kept\n"
+          "  df                size, used and free MiB of each I/O node's datafile\n"
+          "                    store, and the total (what df shows on the mount)\n"
           "The map is --map FILE or $IPVFS_MAP.\n",
           stderr);
     return 2;
@@ -720,6 +722,8 @@ static int run(struct ctl *ctl, int argc, char **argv)
         return ctl_mv(ctl->client, argc, argv);
     if (strcmp(cmd, "cp") == 0)
         return ctl_cp(ctl->client, argc, argv);
+    if (strcmp(cmd, "df") == 0)
+        return ctl_df(ctl->client, argc, argv);
     if (argc != 2)
         return usage();
     if (strcmp(cmd, "ls") == 0)

@@ -342,6 +342,10 @@ int ipvfs_mkdir(struct ipvfs_client *client, const char *path, uint32_t mode,
 typedef int (*ipvfs_dir_fn)(void *arg, const char *name, uint32_t type);
 int ipvfs_readdir(struct ipvfs_client *client, const char *path, ipvfs_dir_fn each, void *arg,
                   struct ipvfs_error *out_err);
+/* Free space (df): out_io[i] gets I/O node i's DF_STATFS reply, for the
+ * map's nio I/O nodes (asked all at once); the first failure is returned. */
+int ipvfs_statfs(struct ipvfs_client *client, struct ipvfs_statfs_rep *out_io,
+                 struct ipvfs_error *out_err);
 
 /* ---- MPI-IO shared file pointers and atomic-mode locks (shfp.c, lock.c) --
  * Both are served by the metadata rank; see IPVFS_OP_SHFP and IPVFS_OP_LOCK

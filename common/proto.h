@@ -193,10 +193,11 @@ struct ipvfs_mkdir_req {
  * them.  Times are nanoseconds since the epoch, by the metadata rank's
  * clock; names made before version 4 read as mode 0644 (files) or 0755
  * (directories), owner 0:0, times 0.  The metadata rank keeps no size:
- * a file's size is its datafiles' (DF_GETSIZE).  mtime changes when a
- * client says so (SETATTR with IPVFS_SETATTR_MTIME_NOW: ipvfs-ctl cp and
- * the FUSE mount do after writing; MPI-IO writes do not), ctime with every
- * SETATTR and RENAME. */
+ * a file's size is its datafiles' (DF_GETSIZE).  A file's mtime changes
+ * when a client says so (SETATTR with IPVFS_SETATTR_MTIME_NOW: ipvfs-ctl
+ * cp and the FUSE mount after writing, MPI-IO at close and sync after
+ * writes), ctime with every SETATTR and RENAME; a directory's mtime and
+ * ctime when a name in it is made, removed or renamed. */
 struct ipvfs_attr {
     struct ipvfs_entry entry;
     uint32_t mode;           /* permission bits only; the type is entry.type */

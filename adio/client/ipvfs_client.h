@@ -239,6 +239,9 @@ int ipvfs_sync_verf(struct ipvfs_file *file, uint64_t *out_verf, struct ipvfs_er
  * transport's error when one cannot be reached).  0 at once when there
  * were no such writes.  Does not make anything durable. */
 int ipvfs_close_check(struct ipvfs_file *file, struct ipvfs_error *out_err);
+/* 1 when this process wrote to the file since its last sync (or open),
+ * else 0: whether its close or sync owes the file an mtime (ad_ipvfs). */
+int ipvfs_file_unsynced(const struct ipvfs_file *file);
 
 /* The check alone, after a sync made by any process (verf: its
  * ipvfs_sync_verf result, which must have started after this process's

@@ -46,7 +46,7 @@
  * verifier; an I/O node's STATUS reply ends with struct ipvfs_l1_status;
  * files and directories carry mode, owner and times: LOOKUP's create and
  * MKDIR send them (struct ipvfs_lookup_req, struct ipvfs_mkdir_req);
- * GETATTR, SETATTR and RENAME are new.  A header of another version gets
+ * GETATTR, SETATTR, RENAME and DF_STATFS are new.  A header of another version gets
  * EPROTONOSUPPORT with a message naming both versions, in a reply header of
  * the request's version (the header is the same in every version), so an
  * older client reads the refusal; then the server closes the connection. */
@@ -84,6 +84,7 @@ enum ipvfs_op {
     IPVFS_OP_DF_SYNC = 24,
     IPVFS_OP_DF_REMOVE = 25,
     IPVFS_OP_DF_PREALLOC = 26,
+    IPVFS_OP_DF_STATFS = 27,
     /* every rank */
     IPVFS_OP_STATUS = 30,
     IPVFS_OP_SHUTDOWN = 31,
@@ -192,10 +193,11 @@ struct ipvfs_mkdir_req {
  * them.  Times are nanoseconds since the epoch, by the metadata rank's
  * clock; names made before version 4 read as mode 0644 (files) or 0755
  * (directories), owner 0:0, times 0.  The metadata rank keeps no size:
- * a file's size is its datafiles' (DF_GETSIZE).  mtime changes when a
- * client says so (SETATTR with IPVFS_SETATTR_MTIME_NOW: ipvfs-ctl cp and
- * the FUSE mount do after writing; MPI-IO writes do not), ctime with every
- * SETATTR and RENAME. */
+ * a file's size is its datafiles' (DF_GETSIZE).  A file's mtime changes
+ * when a client says so (SETATTR with IPVFS_SETATTR_MTIME_NOW: ipvfs-ctl
+ * cp and the FUSE mount after writing, MPI-IO at close and sync after
+ * writes), ctime with every SETATTR and RENAME; a directory's mtime and
+ * ctime when a name in it is made, removed or renamed. */
 struct ipvfs_attr {
     struct ipvfs_entry entry;
     uint32_t mode;           /* permission bits only; the type is entry.type */
@@ -338,6 +340,15 @@ struct ipvfs_df_req {
 struct ipvfs_df_rep {
     uint64_t value;          /* GETSIZE: size; others: datafile size after */
     uint64_t verifier;       /* the I/O node's write verifier */
+};
+
+/* DF_STATFS (an I/O node's datafile store, for df): empty body.  Bytes
+ * freed by truncate or remove count as used until the commit that frees
+ * them (the next sync, within a second). */
+struct ipvfs_statfs_rep {
+    uint64_t total_bytes;    /* the store's volume blocks */
+    uint64_t free_bytes;
+    uint64_t datafiles;
 };
 
 /* STATUS: empty body.  Reply body: struct ipvfs_status_rep. */

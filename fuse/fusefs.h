@@ -22,8 +22,10 @@
  * elsewhere may have changed it without changing mtime or size; inside an
  * open the page cache serves re-reads.  Attributes and names are not
  * cached by default (attr_timeout, entry_timeout and negative_timeout
- * 0; -o to change).  Writes go to the servers when the kernel sends them
- * (before close returns: flush); -o direct_io bypasses the page cache. */
+ * 0; -o to change), yet a read sends no GETATTR first (auto_inval_data
+ * off: open already dropped the pages).  Writes go to the servers when
+ * the kernel sends them (before close returns: flush); -o direct_io
+ * bypasses the page cache. */
 #ifndef IPVFS_FUSE_FUSEFS_H
 #define IPVFS_FUSE_FUSEFS_H
 
@@ -38,6 +40,7 @@
 #define FUSEFS_CLIENTS   8
 #define FUSEFS_MAX_IO    (1u << 20)   /* max_read, max_write */
 #define FUSEFS_READAHEAD_KB 8192u     /* root mounts: see main.c */
+#define FUSEFS_MAX_BACKGROUND 32u     /* async requests (readahead) in flight */
 #define FUSEFS_CLIENT_ID 0xfffff000u  /* + pool slot: HELLO's client id */
 
 struct fusefs_pool {

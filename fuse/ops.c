@@ -423,58 +423,37 @@ static int fs_rename(const char *from, const char *to, unsigned int flags)
     return rc < 0 ? fs_err(&err, "rename") : 0;
 }
 
-/* Sum of the usable bytes of every I/O node's volume (STATUS). */
-static int volume_bytes(struct ipvfs_client *c, uint64_t *out_bytes, struct ipvfs_error *out_err)
-{
-    const struct ipvfs_map *map = ipvfs_client_map(c);
-    struct ipvfs_volume_status vol;
-    struct wire_reply rep;
-    uint32_t count, nio = map->nio;
-    size_t at;
-    int rc;
-
-    *out_bytes = 0;
-    for (uint32_t io = 0; io < nio; io++) {
-        const struct ipvfs_map_rank *r = ipvfs_map_io_node(map, io);
-
-        if (!r)
-            continue;
-        rc = ipvfs_admin_call(c, r->rank, IPVFS_OP_STATUS, 0, NULL, 0,
-                              IPVFS_CLIENT_REQUEST_MS, &rep, out_err);
-        if (rc < 0)
-            return rc;
-        at = sizeof(struct ipvfs_status_rep);
-        if (rep.status == 0 && rep.len >= at + 8) {
-            memcpy(&count, rep.body + at, sizeof(count));
-            at += 8 + (size_t)count * sizeof(struct ipvfs_client_stat);
-            if (rep.len >= at + sizeof(vol)) {
-                memcpy(&vol, rep.body + at, sizeof(vol));
-                *out_bytes += vol.size;
-            }
-        }
-        wire_reply_free(&rep);
-    }
-    return 0;
-}
-
-/* Sizes of the volumes; free space is not tracked by the servers yet, so
- * it reads as the whole size (README says so). */
+/* The sums of the I/O nodes' datafile stores (DF_STATFS, all at once):
+ * df's size and free space.  Blocks of FUSEFS_MAX_IO bytes; files are
+ * not counted (f_files 0: df -i shows nothing). */
 static int fs_statfs(const char *path, struct statvfs *st)
 {
     struct fusefs *fs = fs_state();
     struct ipvfs_client *c = fusefs_pool_get(&fs->pool);
+    uint32_t nio = ipvfs_client_map(c)->nio;
+    struct ipvfs_statfs_rep *io = calloc(nio ? nio : 1, sizeof(*io));
+    uint64_t total = 0, free_bytes = 0;
     struct ipvfs_error err;
-    uint64_t bytes;
     int rc;
 
     (void)path;
-    rc = volume_bytes(c, &bytes, &err);
+    if (!io) {
+        fusefs_pool_put(&fs->pool, c);
+        return -ENOMEM;
+    }
+    rc = ipvfs_statfs(c, io, &err);
     fusefs_pool_put(&fs->pool, c);
+    for (uint32_t i = 0; rc == 0 && i < nio; i++) {
+        total += io[i].total_bytes;
+        free_bytes += io[i].free_bytes;
+    }
+    free(io);
     if (rc < 0)
         return fs_err(&err, "statfs");
     memset(st, 0, sizeof(*st));
     st->f_bsize = st->f_frsize = FUSEFS_MAX_IO;
-    st->f_blocks = st->f_bfree = st->f_bavail = bytes / FUSEFS_MAX_IO;
+    st->f_blocks = total / FUSEFS_MAX_IO;
+    st->f_bfree = st->f_bavail = free_bytes / FUSEFS_MAX_IO;
     st->f_namemax = IPVFS_MAX_NAME;
     return 0;
 }
@@ -503,11 +482,21 @@ static int fs_mknod(const char *path, mode_t mode, dev_t dev)
     return -ENOTSUP;
 }
 
+/* What the kernel may keep in flight.  max_readahead is an upper bound:
+ * the kernel takes the smaller of it and the bdi's read_ahead_kb, which
+ * main.c raised before this INIT for a root mount (a user's mount keeps
+ * the kernel's 128 KiB).  Without auto_inval_data the kernel does not send
+ * a GETATTR (a metadata and an I/O node round trip) before every read;
+ * close-to-open holds anyway (keep_cache off: open drops the pages), and
+ * a read past the cached size still refreshes it. */
 static void *fs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 {
     conn->max_write = FUSEFS_MAX_IO;
     conn->max_read = FUSEFS_MAX_IO;
-    conn->max_readahead = FUSEFS_MAX_IO;
+    conn->max_readahead = FUSEFS_READAHEAD_KB * 1024u;
+    conn->max_background = FUSEFS_MAX_BACKGROUND;
+    conn->congestion_threshold = FUSEFS_MAX_BACKGROUND * 3 / 4;
+    conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
     cfg->kernel_cache = 0;
     cfg->auto_cache = 0;
     cfg->use_ino = 0;

@@ -1,7 +1,8 @@
 /* Unit tests of the metadata rank's namespace store (backend/server/metadb.c,
  * metadb_attr.c): path checks, create with parents, EXCL, layouts, READDIR,
  * REMOVE rules, persistence across a reopen, refusal of a different I/O
- * node count, owners, modes and times, SETATTR, RENAME's POSIX rules, and
+ * node count, owners, modes and times, SETATTR, RENAME's POSIX rules,
+ * directory times on changes of their names, and
  * namespaces of record format 1 (read) and of a newer format (refused). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -324,6 +325,65 @@ static void test_rename(void **state)
     assert_int_equal(at.mode, 0640);
 }
 
+/* mtime of directory path set back to 1 (SETATTR); its ctime after. */
+static int64_t age_dir(struct metadb *db, const char *path)
+{
+    struct ipvfs_setattr_req req = { .valid = IPVFS_SETATTR_MTIME, .mtime_ns = 1 };
+    struct ipvfs_attr a;
+
+    assert_int_equal(metadb_setattr(db, path, strlen(path), &req, &a, msg, sizeof(msg)), 0);
+    assert_int_equal(a.mtime_ns, 1);
+    return a.ctime_ns;
+}
+
+/* The directory's mtime is now (set back to 1 before), its ctime not older. */
+static void assert_dir_changed(struct metadb *db, const char *path, int64_t old_ctime)
+{
+    struct ipvfs_attr a;
+
+    assert_int_equal(getattr(db, path, &a), 0);
+    assert_true(a.mtime_ns > 1);
+    assert_true(a.ctime_ns >= old_ctime && a.ctime_ns == a.mtime_ns);
+}
+
+/* Making, removing and renaming names change their directories' times:
+ * create, mkdir, remove, rename inside one and across two. */
+static void test_dir_times(void **state)
+{
+    struct fixture *f = *state;
+    struct ipvfs_rename_rep rep;
+    struct ipvfs_entry e;
+    struct ipvfs_attr a;
+    int64_t c, c2;
+
+    assert_int_equal(metadb_mkdir(f->db, "/d/e", 4, &owner, msg, sizeof(msg)), 0);
+    c = age_dir(f->db, "/d");
+    assert_int_equal(lookup(f->db, "/d/f", IPVFS_LOOKUP_CREATE, 0, 0, &e), 0);
+    assert_dir_changed(f->db, "/d", c);
+    c = age_dir(f->db, "/d");
+    assert_int_equal(metadb_mkdir(f->db, "/d/g", 4, &owner, msg, sizeof(msg)), 0);
+    assert_dir_changed(f->db, "/d", c);
+    c = age_dir(f->db, "/d");
+    assert_int_equal(rename_(f->db, "/d/f", "/d/f2", 0, &rep), 0);
+    assert_dir_changed(f->db, "/d", c);
+    c = age_dir(f->db, "/d");
+    c2 = age_dir(f->db, "/d/e");
+    assert_int_equal(rename_(f->db, "/d/f2", "/d/e/f3", 0, &rep), 0);
+    assert_dir_changed(f->db, "/d", c);
+    assert_dir_changed(f->db, "/d/e", c2);
+    c2 = age_dir(f->db, "/d/e");
+    assert_int_equal(metadb_remove(f->db, "/d/e/f3", 7, 0, &e, msg, sizeof(msg)), 0);
+    assert_dir_changed(f->db, "/d/e", c2);
+    /* opening an existing name (with create too) changes nothing */
+    (void)age_dir(f->db, "/d");
+    assert_int_equal(lookup(f->db, "/d/h", IPVFS_LOOKUP_CREATE, 0, 0, &e), 0);
+    (void)age_dir(f->db, "/d");
+    assert_int_equal(lookup(f->db, "/d/h", 0, 0, 0, &e), 0);
+    assert_int_equal(lookup(f->db, "/d/h", IPVFS_LOOKUP_CREATE, 0, 0, &e), 0);
+    assert_int_equal(getattr(f->db, "/d", &a), 0);
+    assert_int_equal(a.mtime_ns, 1);
+}
+
 /* A namespace of record format 1 (before owners and times) is read with
  * default modes; one of a newer format is refused. */
 static void test_formats(void **state)
@@ -398,6 +458,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_orphans, setup, teardown),
         cmocka_unit_test_setup_teardown(test_attrs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rename, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dir_times, setup, teardown),
         cmocka_unit_test_setup_teardown(test_formats, setup, teardown),
     };
 

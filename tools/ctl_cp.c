@@ -18,7 +18,9 @@
  * Overwriting: an existing destination file is refused (EEXIST) unless
  * -f; an existing device or FIFO (/dev/null) is simply written.  A destination that is a directory receives the source under its
  * name, as with cp(1).  -r copies a tree; without it a directory source
- * is refused. */
+ * is refused.  Symbolic links met inside a local tree are skipped with a
+ * warning (the namespace has none, and following them could loop or leave
+ * the tree); a link named on the command line is followed, as by cp(1). */
 #include "tools/ctl_files.h"
 
 #include <dirent.h>
@@ -528,6 +530,20 @@ struct tree_walk {
     int rc;
 };
 
+/* 1 (after a warning) when local path e is a symbolic link, 0 when not,
+ * -1 after a message. */
+static int is_link(const struct cp_end *e)
+{
+    struct stat st;
+
+    if (lstat(e->path, &st) < 0)
+        return cp_errno("stat", e->path, errno);
+    if (!S_ISLNK(st.st_mode))
+        return 0;
+    fprintf(stderr, "ipvfs-ctl: cp: skipping symbolic link %s (iPVFS keeps none)\n", e->path);
+    return 1;
+}
+
 static int tree_entry(void *arg, const char *name, uint32_t type)
 {
     struct tree_walk *w = arg;
@@ -538,6 +554,8 @@ static int tree_entry(void *arg, const char *name, uint32_t type)
     (void)type;
     if (join(w->src, name, &s) < 0 || join(w->dst, name, &d) < 0)
         return w->rc = -1;
+    if (s.kind == CP_LOCAL && (t = is_link(&s)) != 0)
+        return t < 0 ? (w->rc = -1) : 0;
     if ((t = end_type(w->job, &s, &mode)) <= 0)
         return w->rc = -1;
     if ((t == IPVFS_TYPE_DIR ? copy_tree(w->job, &s, &d, mode)

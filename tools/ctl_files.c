@@ -1,10 +1,11 @@
-/* ipvfs-ctl stat and mv: thin users of the client library's attribute and
- * rename calls (adio/client/attr.c).  Also the parser of ipvfs: paths that
+/* ipvfs-ctl stat, mv and df: thin users of the client library's attribute,
+ * rename and statfs calls (adio/client/attr.c).  Also the parser of ipvfs: paths that
  * cp (ctl_cp.c) shares. */
 #include "tools/ctl_files.h"
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -179,5 +180,52 @@ int ctl_mv(struct ipvfs_client *c, int argc, char **argv)
             say_fail("mv", src, &err);
         return 1;
     }
+    return 0;
+}
+
+/* One line of df: MiB (2^20 bytes), rounded down; use% rounded up, as df(1). */
+static void df_line(const char *name, uint64_t total, uint64_t free_bytes, uint64_t files)
+{
+    uint64_t used = total - free_bytes;
+
+    printf("%-8s %12llu %12llu %12llu %4llu%% %10llu\n", name,
+           (unsigned long long)(total >> 20), (unsigned long long)(used >> 20),
+           (unsigned long long)(free_bytes >> 20),
+           (unsigned long long)(total ? (used * 100 + total - 1) / total : 0),
+           (unsigned long long)files);
+}
+
+int ctl_df(struct ipvfs_client *c, int argc, char **argv)
+{
+    uint32_t nio = ipvfs_client_map(c)->nio;
+    struct ipvfs_statfs_rep *io, sum = { 0 };
+    struct ipvfs_error err;
+    char name[16];
+
+    (void)argv;
+    if (argc != 1) {
+        fputs("usage: ipvfs-ctl df\n", stderr);
+        return 2;
+    }
+    if (!(io = calloc(nio ? nio : 1, sizeof(*io)))) {
+        fputs("ipvfs-ctl: df: out of memory\n", stderr);
+        return 1;
+    }
+    if (ipvfs_statfs(c, io, &err) < 0) {
+        fprintf(stderr, "ipvfs-ctl: df: %s\n", err.msg);
+        free(io);
+        return 1;
+    }
+    printf("%-8s %12s %12s %12s %5s %10s\n", "io_node", "size_MiB", "used_MiB", "free_MiB",
+           "use%", "datafiles");
+    for (uint32_t i = 0; i < nio; i++) {
+        snprintf(name, sizeof(name), "%u", i);
+        df_line(name, io[i].total_bytes, io[i].free_bytes, io[i].datafiles);
+        sum.total_bytes += io[i].total_bytes;
+        sum.free_bytes += io[i].free_bytes;
+        sum.datafiles += io[i].datafiles;
+    }
+    df_line("total", sum.total_bytes, sum.free_bytes, sum.datafiles);
+    free(io);
     return 0;
 }

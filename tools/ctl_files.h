@@ -1,4 +1,4 @@
-/* ipvfs-ctl's file commands: stat and mv (ctl_files.c), cp (ctl_cp.c).
+/* ipvfs-ctl's file commands: stat, mv and df (ctl_files.c), cp (ctl_cp.c).
  * Each takes the command's words (argv[0] is the command name) and
  * returns ipvfs-ctl's exit status: 0, 1 on failure (message on stderr) or
  * 2 on a usage error.  Paths on the iPVFS side are written ipvfs:/PATH or,
@@ -13,6 +13,8 @@
 int ctl_stat(struct ipvfs_client *client, int argc, char **argv);
 int ctl_mv(struct ipvfs_client *client, int argc, char **argv);
 int ctl_cp(struct ipvfs_client *client, int argc, char **argv);
+/* Size, used and free bytes of each I/O node's datafile store, and total. */
+int ctl_df(struct ipvfs_client *client, int argc, char **argv);
 
 /* Writes the iPVFS path of text (ipvfs:/a//b/, or /a/b where plain is
  * allowed) into out as "/a/b": the prefix dropped, repeated and trailing

@@ -62,6 +62,8 @@ static int usage(void)
           "                    copy a file (-r: a tree); each side ipvfs:/PATH, a local\n"
           "                    path or - (standard input/output); an existing DST is\n"
           "                    refused unless -f.  Size and holes are kept\n"
+          "  df                size, used and free MiB of each I/O node's datafile\n"
+          "                    store, and the total (what df shows on the mount)\n"
           "The map is --map FILE or $IPVFS_MAP.\n",
           stderr);
     return 2;
@@ -679,59 +681,22 @@ static int cmd_rebuild(struct ctl *ctl, const char *io_text, const char *member_
     return rc;
 }
 
-/* Sends a path request to the metadata rank; 0 with the reply in *out, or
- * 1 after a message. */
-static int meta_call(struct ctl *ctl, uint16_t op, uint32_t flags, const char *path,
-                     struct wire_reply *out)
+/* One entry of ls: directories end in '/'. */
+static int ls_entry(void *arg, const char *name, uint32_t type)
 {
-    struct ipvfs_path_req req = { .path_len = (uint32_t)strlen(path), .flags = flags };
-    const struct ipvfs_map_rank *meta = ipvfs_map_metadata(ctl->map);
-
-    if (!meta)
-        return fail("the map names no metadata rank");
-    if (call(ctl, meta->rank, op, 0, &req, sizeof(req), path, req.path_len, reach_left(ctl),
-             out) < 0)
-        return fail("no reply from the metadata rank");
-    return 0;
+    (void)arg;
+    return printf("%s%s\n", name, type == IPVFS_TYPE_DIR ? "/" : "") < 0;
 }
 
+/* The library's listing (ipvfs_readdir), the one the mount uses. */
 static int cmd_ls(struct ctl *ctl, const char *path)
 {
-    struct wire_reply rep;
-    uint32_t count, head[2];
-    uint64_t pos = sizeof(count);
-    char buf[640];
-    int rc = 0;
+    struct ipvfs_error err;
+    int rc = ipvfs_readdir(ctl->client, path, ls_entry, NULL, &err);
 
-    if (meta_call(ctl, IPVFS_OP_READDIR, 0, path, &rep))
-        return 1;
-    if (rep.status) {
-        rc = fail("ls %s: %s", path, why(&rep, buf, sizeof(buf)));
-        goto free_body;
-    }
-    if (rep.len < sizeof(count)) {
-        rc = fail("ls %s: short reply", path);
-        goto free_body;
-    }
-    memcpy(&count, rep.body, sizeof(count));
-    for (uint32_t i = 0; i < count; i++) {
-        if (rep.len - pos < sizeof(head)) {
-            rc = fail("ls %s: truncated reply", path);
-            break;
-        }
-        memcpy(head, rep.body + pos, sizeof(head));
-        pos += sizeof(head);
-        if (rep.len - pos < head[1]) {
-            rc = fail("ls %s: truncated reply", path);
-            break;
-        }
-        printf("%.*s%s\n", (int)head[1], (const char *)rep.body + pos,
-               head[0] == IPVFS_TYPE_DIR ? "/" : "");
-        pos += head[1];
-    }
-free_body:
-    wire_reply_free(&rep);
-    return rc;
+    if (rc < 0)
+        return fail("ls %s: %s", path, err.msg);
+    return rc ? fail("ls %s: cannot write the listing", path) : 0;
 }
 
 static int cmd_mkdir(struct ctl *ctl, const char *path)
@@ -789,6 +754,8 @@ static int run(struct ctl *ctl, int argc, char **argv)
         return ctl_mv(ctl->client, argc, argv);
     if (strcmp(cmd, "cp") == 0)
         return ctl_cp(ctl->client, argc, argv);
+    if (strcmp(cmd, "df") == 0)
+        return ctl_df(ctl->client, argc, argv);
     if (argc != 2)
         return usage();
     if (strcmp(cmd, "ls") == 0)

@@ -4,20 +4,27 @@
  * sync against them (a changed verifier: an I/O node restarted and may have
  * lost them, common/proto.h), and all ranks return the same outcome: the
  * lowest rank's error.  On success the data is durable on all ranks'
- * return. */
+ * return, and the file's mtime is set when any rank wrote since the last
+ * sync. */
 #include "ad_ipvfs.h"
 
+#include <errno.h>
 #include <string.h>
 
-/* The sync and its verifiers, on root; the sync's error on every rank. */
-static void sync_at_root(struct ipvfs_file *file, MPI_Comm comm, int root, uint64_t *verf,
-                         struct ipvfs_error *out_err)
+/* The sync and its verifiers, on root; the sync's error on every rank.
+ * When any rank wrote since the last sync, root also sets the file's
+ * mtime (one SETATTR per sync, see ad_ipvfs_close.c). */
+static void sync_at_root(struct ipvfs_file *file, MPI_Comm comm, int root, int any_wrote,
+                         uint64_t *verf, struct ipvfs_error *out_err)
 {
+    struct ipvfs_setattr_req req = { .valid = IPVFS_SETATTR_MTIME_NOW };
     int rank;
 
     MPI_Comm_rank(comm, &rank);
-    if (rank == root)
-        (void) ipvfs_sync_verf(file, verf, out_err);
+    if (rank == root && ipvfs_sync_verf(file, verf, out_err) == 0 && any_wrote &&
+        ipvfs_setattr(file->client, file->path, &req, NULL, out_err) < 0 &&
+        out_err->code == ENOENT)
+        memset(out_err, 0, sizeof(*out_err));   /* removed meanwhile: no mtime to keep */
     MPI_Bcast(out_err, (int) sizeof(*out_err), MPI_BYTE, root, comm);
     if (!out_err->code)
         MPI_Bcast(verf, (int) file->layout.factor, MPI_UINT64_T, root, comm);
@@ -44,11 +51,12 @@ void ADIOI_IPVFS_Flush(ADIO_File fd, int *error_code)
     struct ipvfs_file *file = ADIOI_IPVFS_File(fd);
     struct ipvfs_error err;
     uint64_t *verf = ADIOI_Calloc(file->layout.factor, sizeof(*verf));
+    int wrote = ipvfs_file_unsynced(file), any_wrote;
 
     memset(&err, 0, sizeof(err));
-    /* the barrier orders everyone's completed writes before the sync */
-    MPI_Barrier(fd->comm);
-    sync_at_root(file, fd->comm, fd->hints->ranklist[0], verf, &err);
+    /* as a barrier, orders everyone's completed writes before the sync */
+    MPI_Allreduce(&wrote, &any_wrote, 1, MPI_INT, MPI_MAX, fd->comm);
+    sync_at_root(file, fd->comm, fd->hints->ranklist[0], any_wrote, verf, &err);
     if (!err.code)
         check_everywhere(file, fd->comm, verf, &err);
     ADIOI_Free(verf);

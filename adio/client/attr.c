@@ -1,5 +1,6 @@
 /* Names and attributes outside MPI-IO: GETATTR, SETATTR, RENAME, MKDIR and
- * READDIR on the metadata rank, for ipvfs-ctl and the FUSE mount.  Uses
+ * READDIR on the metadata rank, and DF_STATFS on the I/O nodes (df), for
+ * ipvfs-ctl and the FUSE mount.  Uses
  * the request engine (xfer.c) for fixed-size replies, the administrative
  * call (admin.c) for READDIR's variable one, and meta.c to delete the
  * datafiles of a file a rename replaced. */
@@ -181,5 +182,55 @@ int ipvfs_readdir(struct ipvfs_client *c, const char *path, ipvfs_dir_fn each, v
     else if ((rc = walk_listing(rep.body, rep.len, each, arg)) == -EPROTO)
         rc = client_error(out_err, EPROTO, "list", path, c, rank, "malformed directory listing");
     wire_reply_free(&rep);
+    return rc;
+}
+
+/* The reply of DF_STATFS sent to I/O node io under req_id. */
+static int statfs_recv(struct ipvfs_client *c, uint32_t rank, uint64_t req_id,
+                       struct ipvfs_statfs_rep *out, struct ipvfs_error *out_err)
+{
+    struct wire_reply rep;
+    int rc = ipvfs_admin_recv(c, rank, IPVFS_OP_DF_STATFS, req_id, c->request_ms, &rep, out_err);
+
+    if (rc < 0)
+        return rc;
+    if (rep.status)
+        rc = client_error(out_err, (int)rep.status, "statfs", NULL, c, rank,
+                          rep.len ? (const char *)rep.body : NULL);
+    else if (rep.len != sizeof(*out))
+        rc = client_error(out_err, EPROTO, "statfs", NULL, c, rank, "malformed DF_STATFS reply");
+    else
+        memcpy(out, rep.body, sizeof(*out));
+    wire_reply_free(&rep);
+    return rc;
+}
+
+int ipvfs_statfs(struct ipvfs_client *c, struct ipvfs_statfs_rep *out_io,
+                 struct ipvfs_error *out_err)
+{
+    uint32_t nio = c->map.nio, sent;
+    uint64_t *ids = calloc(nio ? nio : 1, sizeof(*ids));
+    int rc = 0, r;
+
+    if (!ids)
+        return client_error(out_err, ENOMEM, "statfs", NULL, c, -1, NULL);
+    /* all I/O nodes at once (one outstanding call per rank), then the replies */
+    for (sent = 0; sent < nio; sent++) {
+        long rank = client_io_rank(c, sent);
+
+        if (rank < 0) {
+            rc = client_error(out_err, ENXIO, "statfs", NULL, c, -1, "the map lacks an I/O node");
+            break;
+        }
+        if ((rc = ipvfs_admin_send(c, (uint32_t)rank, IPVFS_OP_DF_STATFS, 0, NULL, 0,
+                                   c->request_ms, &ids[sent], out_err)) < 0)
+            break;
+    }
+    for (uint32_t i = 0; i < sent; i++) {
+        r = statfs_recv(c, (uint32_t)client_io_rank(c, i), ids[i], &out_io[i],
+                        rc < 0 ? NULL : out_err);
+        rc = rc < 0 ? rc : r;
+    }
+    free(ids);
     return rc;
 }

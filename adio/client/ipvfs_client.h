@@ -239,6 +239,9 @@ int ipvfs_sync_verf(struct ipvfs_file *file, uint64_t *out_verf, struct ipvfs_er
  * transport's error when one cannot be reached).  0 at once when there
  * were no such writes.  Does not make anything durable. */
 int ipvfs_close_check(struct ipvfs_file *file, struct ipvfs_error *out_err);
+/* 1 when this process wrote to the file since its last sync (or open),
+ * else 0: whether its close or sync owes the file an mtime (ad_ipvfs). */
+int ipvfs_file_unsynced(const struct ipvfs_file *file);
 
 /* The check alone, after a sync made by any process (verf: its
  * ipvfs_sync_verf result, which must have started after this process's
@@ -342,6 +345,10 @@ int ipvfs_mkdir(struct ipvfs_client *client, const char *path, uint32_t mode,
 typedef int (*ipvfs_dir_fn)(void *arg, const char *name, uint32_t type);
 int ipvfs_readdir(struct ipvfs_client *client, const char *path, ipvfs_dir_fn each, void *arg,
                   struct ipvfs_error *out_err);
+/* Free space (df): out_io[i] gets I/O node i's DF_STATFS reply, for the
+ * map's nio I/O nodes (asked all at once); the first failure is returned. */
+int ipvfs_statfs(struct ipvfs_client *client, struct ipvfs_statfs_rep *out_io,
+                 struct ipvfs_error *out_err);
 
 /* ---- MPI-IO shared file pointers and atomic-mode locks (shfp.c, lock.c) --
  * Both are served by the metadata rank; see IPVFS_OP_SHFP and IPVFS_OP_LOCK

@@ -21,6 +21,14 @@ int verf_note_sync(struct file_verf *s, uint64_t v)
     return lost;
 }
 
+int ipvfs_file_unsynced(const struct ipvfs_file *f)
+{
+    for (uint32_t i = 0; i < f->layout.factor; i++)
+        if (f->verf[i].unsynced)
+            return 1;
+    return 0;
+}
+
 uint32_t client_dfile_of(const struct ipvfs_file *f, uint32_t server)
 {
     return (server + f->layout.nio - f->layout.first_server) % f->layout.nio;

@@ -732,6 +732,31 @@ static void handle_df(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t
         df_done(rc, 0, o);
 }
 
+/* DF_STATFS: the store's block counts, at once (no volume I/O). */
+static void handle_statfs(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body)
+{
+    struct ipvfs_statfs_rep *rep;
+    struct dfstore_stats st;
+
+    (void)body;
+    if (!store_ready(c))
+        return;
+    if (hdr->body_len != 0) {
+        conn_reply_err(c, EINVAL, "DF_STATFS request body is %llu bytes, not 0",
+                       (unsigned long long)hdr->body_len);
+        return;
+    }
+    if (!(rep = malloc(sizeof(*rep)))) {
+        conn_reply_err(c, ENOMEM, "out of memory");
+        return;
+    }
+    dfstore_stats(conn_server(c)->ds, &st);
+    rep->total_bytes = st.blocks_total * DFSTORE_BLOCK;
+    rep->free_bytes = (st.blocks_total - st.blocks_used) * DFSTORE_BLOCK;
+    rep->datafiles = st.datafiles;
+    conn_reply(c, 0, rep, sizeof(*rep));
+}
+
 static const struct op_entry ionode_ops[] = {
     { IPVFS_OP_READ, IPVFS_ROLE_IO, handle_rw, "READ" },
     { IPVFS_OP_WRITE, IPVFS_ROLE_IO, handle_rw, "WRITE" },
@@ -740,6 +765,7 @@ static const struct op_entry ionode_ops[] = {
     { IPVFS_OP_DF_SYNC, IPVFS_ROLE_IO, handle_df, "DF_SYNC" },
     { IPVFS_OP_DF_REMOVE, IPVFS_ROLE_IO, handle_df, "DF_REMOVE" },
     { IPVFS_OP_DF_PREALLOC, IPVFS_ROLE_IO, handle_df, "DF_PREALLOC" },
+    { IPVFS_OP_DF_STATFS, IPVFS_ROLE_IO, handle_statfs, "DF_STATFS" },
     { 0, 0, NULL, NULL },
 };
 

@@ -183,6 +183,27 @@ int md_put_rec(struct metadb *db, MDB_txn *txn, uint64_t parent, const char *nam
     return rc ? md_fail(rc, "updating the namespace", msg, msglen) : 0;
 }
 
+int md_touch_parent(struct metadb *db, MDB_txn *txn, const char *path, size_t len, char *msg,
+                    size_t msglen)
+{
+    struct md_rec rec;
+    uint64_t grand;
+    size_t last, plen;
+    int rc;
+
+    md_last_component(path, len, &last);
+    plen = last - 1;   /* the directory's path: up to the slash before the name */
+    if (plen == 0)
+        return 0;      /* "/" has no record; its times stay */
+    if ((rc = md_walk_parents(db, txn, path, plen, NULL, &grand, msg, msglen)) < 0)
+        return rc;
+    md_last_component(path, plen, &last);
+    if ((rc = md_get_rec(db, txn, grand, path + last, plen - last, &rec, msg, msglen)) < 0)
+        return rc;
+    rec.mtime_ns = rec.ctime_ns = metadb_now_ns();
+    return md_put_rec(db, txn, grand, path + last, plen - last, &rec, msg, msglen);
+}
+
 /* Sets a new record's owner, mode and times (now). */
 static void stamp(struct md_rec *rec, const struct metadb_owner *owner, uint32_t mode)
 {
@@ -330,7 +351,8 @@ int metadb_lookup(struct metadb *db, const char *path, size_t len, uint32_t flag
         rc = md_say(msg, msglen, -ENOENT, "no such file: %.*s", (int)len, path);
     else if (rc == -ENOENT) {
         if ((rc = create_file(db, txn, parent, path + last, len - last, factor, unit, owner,
-                              &rec, msg, msglen)) < 0)
+                              &rec, msg, msglen)) < 0 ||
+            (rc = md_touch_parent(db, txn, path, len, msg, msglen)) < 0)
             goto abort_txn;
         if ((rc = md_commit(txn, msg, msglen)) < 0)
             return rc;
@@ -368,7 +390,8 @@ int metadb_mkdir(struct metadb *db, const char *path, size_t len,
     if (rc != -ENOENT)
         goto abort_txn;
     if ((rc = new_dir(db, txn, parent, path + last, len - last, owner, owner->mode, &id, msg,
-                      msglen)) < 0)
+                      msglen)) < 0 ||
+        (rc = md_touch_parent(db, txn, path, len, msg, msglen)) < 0)
         goto abort_txn;
     return md_commit(txn, msg, msglen);
 abort_txn:
@@ -491,7 +514,8 @@ int metadb_remove(struct metadb *db, const char *path, size_t len, int allow_dir
         goto abort_txn;
     }
     md_fill_entry(&rec, 0, out);
-    if (rec.type == IPVFS_TYPE_FILE && (rc = md_put_orphan(db, txn, out, msg, msglen)) < 0)
+    if ((rec.type == IPVFS_TYPE_FILE && (rc = md_put_orphan(db, txn, out, msg, msglen)) < 0) ||
+        (rc = md_touch_parent(db, txn, path, len, msg, msglen)) < 0)
         goto abort_txn;
     if ((rc = md_commit(txn, msg, msglen)) < 0)
         return rc;

@@ -186,7 +186,12 @@ static int rename_txn(struct metadb *db, MDB_txn *txn, const char *src, size_t s
     if ((rc = del_name(db, txn, sparent, src + slast, src_len - slast, msg, msglen)) < 0)
         return rc;
     srec.ctime_ns = metadb_now_ns();
-    return md_put_rec(db, txn, dparent, dst + dlast, dst_len - dlast, &srec, msg, msglen);
+    if ((rc = md_put_rec(db, txn, dparent, dst + dlast, dst_len - dlast, &srec, msg, msglen)) < 0)
+        return rc;
+    /* both directories' entries changed (the same one twice is harmless) */
+    if ((rc = md_touch_parent(db, txn, src, src_len, msg, msglen)) < 0)
+        return rc;
+    return md_touch_parent(db, txn, dst, dst_len, msg, msglen);
 }
 
 int metadb_rename(struct metadb *db, const char *src, size_t src_len, const char *dst,

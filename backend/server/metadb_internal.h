@@ -69,6 +69,12 @@ int md_walk_parents(struct metadb *db, MDB_txn *txn, const char *path, size_t le
                  const struct metadb_owner *create, uint64_t *out_parent, char *msg,
                  size_t msglen);
 void md_fill_entry(const struct md_rec *rec, int created, struct ipvfs_entry *out);
+/* A name was added to or removed from the directory holding path (checked,
+ * not "/"): the directory's mtime and ctime become now, as POSIX asks.
+ * "/" has no record, so its times stay; directories made on the way by
+ * md_walk_parents do not touch their own parents. */
+int md_touch_parent(struct metadb *db, MDB_txn *txn, const char *path, size_t len, char *msg,
+                    size_t msglen);
 /* 1 if directory id has any entry, 0 if none, or an error. */
 int md_has_children(struct metadb *db, MDB_txn *txn, uint64_t id, char *msg, size_t msglen);
 /* Records a removed file whose datafiles still exist (same transaction as

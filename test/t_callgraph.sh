@@ -3,7 +3,7 @@
 # circle): checked on the built objects by scripts/check-call-graph.sh (nm:
 # which file's symbols each object uses, then a topological sort).  A
 # folder joins the list once its call graph is acyclic.
-# timeout: 60
+# timeout: 300
 set -u
 srcdir=${IPVFS_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 builddir=${IPVFS_BUILDDIR:?IPVFS_BUILDDIR must name the build directory}

@@ -33,7 +33,7 @@
 /* req_new_flush(): every member rather than one. */
 #define IRAID_ALL_MEMBERS UINT32_MAX
 
-enum part_op { PART_READ, PART_WRITE, PART_FLUSH };
+enum part_op { PART_READ, PART_WRITE, PART_FLUSH, PART_UNMAP };
 
 /* What a REBUILDING member's rebuild covers (md's bitmap-based recovery):
  * UNDECIDED until its superblock is read back (sweep.c), then BITMAP when
@@ -62,6 +62,9 @@ struct iraid_member {
      * the write-intent bitmap covers (it was UP, or resyncing from the
      * bitmap): its return may be resynced from the bitmap (meta.c proves it). */
     int missed_ok;
+    /* READ CAPACITY(16) says LBPME and LBPRZ: it takes UNMAP and reads
+     * unmapped blocks as zeros (what unmap.c needs to keep parity right). */
+    int unmap_zeroes;
 };
 
 struct iraid_part {
@@ -134,7 +137,7 @@ struct meta_intent {
     void (*ready)(struct meta_intent *mi, int status);
 };
 
-enum sop_kind { SOP_READ, SOP_WRITE, SOP_RESYNC, SOP_SCRUB, SOP_REBUILD };
+enum sop_kind { SOP_READ, SOP_WRITE, SOP_RESYNC, SOP_SCRUB, SOP_REBUILD, SOP_UNMAP };
 
 struct stripe_op;
 typedef void (*sop_done_fn)(struct stripe_op *op, int status);
@@ -164,6 +167,9 @@ struct stripe_op {
     uint8_t *par;                  /* new parity rows (RAID-5) */
     sop_done_fn done;
     void *user;
+    /* A plan of the op's own (SOP_UNMAP: unmap.c, above stripe.c), used
+     * instead of the level's sop_plan; NULL for every other kind. */
+    int (*plan)(struct stripe_op *op, struct iraid_req *req);
     struct stripe_op *prev, *next; /* vol->active: holders of a stripe lock */
     struct stripe_op *wait_next;   /* queued behind this holder */
     int skipped;                   /* RESYNC/SCRUB: a member missing, nothing done */
@@ -348,6 +354,9 @@ extern const struct iraid_level_ops iraid_raid1_ops, iraid_raid5_ops;
 
 /* ---- io.c: user reads and writes (iraid_readv/iraid_writev) ---- */
 void io_cancel_deferred(struct iraid_volume *vol);
+/* One piece of io ended: the last one calls io->cb (deferred to the loop
+ * while io->submitting), then frees io (and io->iov). */
+void io_piece_done(struct iraid_io *io, int status);
 
 /* ---- sweep.c: rebuild, scrub, resync ---- */
 void sweep_start(struct iraid_volume *vol, struct iraid_sweep *sw);

@@ -324,6 +324,7 @@ static void reconnect_capacity_done(struct iscsi_context *iscsi, int status, voi
         /* a member down since iraid_open() never had its geometry set */
         m->nblocks = rc16->returned_lba + 1;
         m->block_size = rc16->block_length;
+        m->unmap_zeroes = rc16->lbpme && rc16->lbprz;
         member_returned(m);
     }
     scsi_free_scsi_task(task);
@@ -486,6 +487,7 @@ static int member_capacity(struct iraid_member *m)
     }
     m->nblocks = rc16->returned_lba + 1;
     m->block_size = rc16->block_length;
+    m->unmap_zeroes = rc16->lbpme && rc16->lbprz;
     rc = 0;
 free_task:
     scsi_free_scsi_task(task);

@@ -13,6 +13,7 @@
  *   stripe.c   stripe ops: per-stripe lock, rounds, retries
  *   raid1.c, raid5.c   what a stripe op of each level reads and writes
  *   io.c       user reads and writes
+ *   unmap.c    discards (iraid_unmap)
  *   sweep.c    rebuild, scrub, resync at open
  *   volume.c   this file
  * Lower files reach higher ones only through function pointers the higher

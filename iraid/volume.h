@@ -142,6 +142,25 @@ int iraid_writev(struct iraid_volume *vol, uint64_t offset, const struct iovec *
                  iraid_cb cb, void *user);
 int iraid_flush(struct iraid_volume *vol, iraid_cb cb, void *user);
 
+/* Discard: UNMAPs the members' blocks under [offset, offset + len), so a
+ * thin target frees their space; the caller no longer needs those bytes
+ * (they read as zeros, or as they were where nothing was unmapped).
+ * RAID-0 unmaps all of it; RAID-1/5 only the stripes wholly inside it
+ * whose members are all current, each under the stripe's lock and
+ * write-intent bit, so mirrors and parity stay consistent (iraid/unmap.c
+ * says why partial and degraded stripes are left alone).  cb runs once,
+ * as for a write, with 0 or the first error (a stripe whose unmap failed
+ * on some member is resynced before cb).  Submission: -EINVAL as for a
+ * write, -EOPNOTSUPP when some member did not report LBPME and LBPRZ at
+ * login (it might not take UNMAP, or not read zeros after it), -EIO when
+ * too many members are missing, -ENOMEM. */
+int iraid_unmap(struct iraid_volume *vol, uint64_t offset, uint64_t len, iraid_cb cb,
+                void *user);
+/* Bytes of the smallest range iraid_unmap() frees whole when aligned to
+ * it: the block size (RAID-0), a stripe's data (RAID-1/5); 0 when it would
+ * refuse with -EOPNOTSUPP. */
+uint64_t iraid_unmap_granularity(const struct iraid_volume *vol);
+
 /* Clean close (md's clean shutdown).  Flushes every live member, then
  * clears the write-intent bit of every region with no write in progress,
  * however recent its last write (the lazy clearing waits

@@ -243,9 +243,13 @@ struct iraid_volume {
     /* meta_member_stale() while the metadata is open, else NULL: member.c
      * sits below meta.c and reports a failed member through it. */
     void (*member_stale)(struct iraid_volume *vol, uint32_t member, int stale);
+    struct iraid_probe_op *probes; /* replacement LUNs being checked (probe.c) */
 };
 
 /* ---- member.c: member sessions and states ---- */
+/* A fresh context for m->url (sets m->lun), not connected; NULL (logged)
+ * on a bad URL or no memory.  *url is the caller's to destroy. */
+struct iscsi_context *member_context(struct iraid_member *m, struct iscsi_url **url);
 int member_errno(const struct iraid_member *m, const char *what, int status,
                  const struct scsi_task *task, uint64_t lba);
 int member_live(const struct iraid_member *m);
@@ -357,6 +361,10 @@ void io_cancel_deferred(struct iraid_volume *vol);
 /* One piece of io ended: the last one calls io->cb (deferred to the loop
  * while io->submitting), then frees io (and io->iov). */
 void io_piece_done(struct iraid_io *io, int status);
+
+/* ---- probe.c: iraid_probe_member_async ---- */
+/* iraid_close(): every probe still running calls back with -ECANCELED. */
+void probe_cancel_all(struct iraid_volume *vol);
 
 /* ---- sweep.c: rebuild, scrub, resync ---- */
 void sweep_start(struct iraid_volume *vol, struct iraid_sweep *sw);

@@ -243,14 +243,24 @@ struct iraid_probe {
     uint64_t need_bytes;       /* metadata area and every stripe's chunk */
     uint32_t need_block_size;  /* the members' */
     int fits;                  /* same block size and bytes >= need_bytes */
+    char why[160];             /* a failed probe: what failed, for people */
 };
 
-/* Logs in to url, reads its capacity, logs out: whether it can replace a
- * member (check it before iraid_replace_member(), which would otherwise
- * retry a LUN that is too small forever, the old member already out).
- * Synchronous: blocks the caller (and its loop) for the login and READ
- * CAPACITY, each bounded by cfg->timeout_ms.  Returns 0 with *out filled,
- * -EINVAL (NULLs, bad URL), or the login / READ CAPACITY error. */
-int iraid_probe_member(struct iraid_volume *vol, const char *url, struct iraid_probe *out);
+typedef void (*iraid_probe_cb)(struct iraid_volume *vol, int status,
+                               const struct iraid_probe *probe, void *user);
+
+/* Logs in to url, reads its capacity and drops the session: whether it can
+ * replace a member (check it before iraid_replace_member(), which would
+ * otherwise retry a LUN that is too small forever, the old member already
+ * out).  Asynchronous on the volume's loop, which goes on serving: cb runs
+ * once, later, from the loop, with 0 and probe filled, or -ECONNREFUSED
+ * (the connect or login failed), -ETIMEDOUT (no login and READ CAPACITY
+ * within cfg->timeout_ms in all, e.g. an address that never answers), the
+ * READ CAPACITY error, or -ECANCELED (iraid_close(), inside it); probe->why
+ * says more then.  Returns 0, or -EINVAL (NULLs, a bad URL), -ECANCELED
+ * (closing), -ECONNREFUSED (cannot start the connect), -ENOMEM; cb is
+ * never called then. */
+int iraid_probe_member_async(struct iraid_volume *vol, const char *url, iraid_probe_cb cb,
+                             void *user);
 
 #endif

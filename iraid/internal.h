@@ -33,7 +33,7 @@
 /* req_new_flush(): every member rather than one. */
 #define IRAID_ALL_MEMBERS UINT32_MAX
 
-enum part_op { PART_READ, PART_WRITE, PART_FLUSH, PART_DEMOTE };
+enum part_op { PART_READ, PART_WRITE, PART_FLUSH, PART_DEMOTE, PART_UNMAP };
 
 /* uCache's DEMOTE of the embedded target (defined, with its argument, in
  * backend/iscsi/target.h: a vendor opcode laid out as WRITE(16), and the
@@ -72,6 +72,9 @@ struct iraid_member {
      * iraid_open): reads for the I/O node's L1 carry DPO, and blocks
      * the L1 evicts are demoted to it. */
     int ucache;
+    /* READ CAPACITY(16) says LBPME and LBPRZ: it takes UNMAP and reads
+     * unmapped blocks as zeros (what unmap.c needs to keep parity right). */
+    int unmap_zeroes;
 };
 
 struct iraid_part {
@@ -146,7 +149,7 @@ struct meta_intent {
     void (*ready)(struct meta_intent *mi, int status);
 };
 
-enum sop_kind { SOP_READ, SOP_WRITE, SOP_RESYNC, SOP_SCRUB, SOP_REBUILD };
+enum sop_kind { SOP_READ, SOP_WRITE, SOP_RESYNC, SOP_SCRUB, SOP_REBUILD, SOP_UNMAP };
 
 struct stripe_op;
 typedef void (*sop_done_fn)(struct stripe_op *op, int status);
@@ -176,6 +179,9 @@ struct stripe_op {
     uint8_t *par;                  /* new parity rows (RAID-5) */
     sop_done_fn done;
     void *user;
+    /* A plan of the op's own (SOP_UNMAP: unmap.c, above stripe.c), used
+     * instead of the level's sop_plan; NULL for every other kind. */
+    int (*plan)(struct stripe_op *op, struct iraid_req *req);
     struct stripe_op *prev, *next; /* vol->active: holders of a stripe lock */
     struct stripe_op *wait_next;   /* queued behind this holder */
     int skipped;                   /* RESYNC/SCRUB: a member missing, nothing done */
@@ -249,9 +255,13 @@ struct iraid_volume {
     /* meta_member_stale() while the metadata is open, else NULL: member.c
      * sits below meta.c and reports a failed member through it. */
     void (*member_stale)(struct iraid_volume *vol, uint32_t member, int stale);
+    struct iraid_probe_op *probes; /* replacement LUNs being checked (probe.c) */
 };
 
 /* ---- member.c: member sessions and states ---- */
+/* A fresh context for m->url (sets m->lun), not connected; NULL (logged)
+ * on a bad URL or no memory.  *url is the caller's to destroy. */
+struct iscsi_context *member_context(struct iraid_member *m, struct iscsi_url **url);
 int member_errno(const struct iraid_member *m, const char *what, int status,
                  const struct scsi_task *task, uint64_t lba);
 int member_live(const struct iraid_member *m);
@@ -363,6 +373,13 @@ extern const struct iraid_level_ops iraid_raid1_ops, iraid_raid5_ops;
 
 /* ---- io.c: user reads and writes (iraid_readv/iraid_writev) ---- */
 void io_cancel_deferred(struct iraid_volume *vol);
+/* One piece of io ended: the last one calls io->cb (deferred to the loop
+ * while io->submitting), then frees io (and io->iov). */
+void io_piece_done(struct iraid_io *io, int status);
+
+/* ---- probe.c: iraid_probe_member_async ---- */
+/* iraid_close(): every probe still running calls back with -ECANCELED. */
+void probe_cancel_all(struct iraid_volume *vol);
 
 /* ---- sweep.c: rebuild, scrub, resync ---- */
 void sweep_start(struct iraid_volume *vol, struct iraid_sweep *sw);

@@ -52,9 +52,10 @@ static void io_deferred(struct evloop *loop, uint64_t timer_id, void *user)
     io_complete(user);
 }
 
-/* One piece of io (a stripe op, or the direct read) ended.  The caller's
- * callback never runs inside the public call that submitted io. */
-static void io_piece_done(struct iraid_io *io, int status)
+/* One piece of io (a stripe op, or the direct read; or a piece of an
+ * unmap, unmap.c) ended.  The caller's callback never runs inside the
+ * public call that submitted io. */
+void io_piece_done(struct iraid_io *io, int status)
 {
     if (status < 0 && io->status == 0)
         io->status = status;

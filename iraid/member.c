@@ -242,7 +242,7 @@ static void member_io(struct evloop *loop, int fd, int events, void *user)
 
 /* ---- reconnect ---- */
 
-static struct iscsi_context *member_context(struct iraid_member *m, struct iscsi_url **url)
+struct iscsi_context *member_context(struct iraid_member *m, struct iscsi_url **url)
 {
     struct iraid_volume *vol = m->vol;
     struct iscsi_context *iscsi = iscsi_create_context(vol->iqn);
@@ -324,6 +324,7 @@ static void reconnect_capacity_done(struct iscsi_context *iscsi, int status, voi
         /* a member down since iraid_open() never had its geometry set */
         m->nblocks = rc16->returned_lba + 1;
         m->block_size = rc16->block_length;
+        m->unmap_zeroes = rc16->lbpme && rc16->lbprz;
         member_returned(m);
     }
     scsi_free_scsi_task(task);
@@ -486,6 +487,7 @@ static int member_capacity(struct iraid_member *m)
     }
     m->nblocks = rc16->returned_lba + 1;
     m->block_size = rc16->block_length;
+    m->unmap_zeroes = rc16->lbpme && rc16->lbprz;
     rc = 0;
 free_task:
     scsi_free_scsi_task(task);
@@ -535,27 +537,6 @@ destroy_context:
     iscsi_destroy_context(m->iscsi);
     m->iscsi = NULL;
     return rc;
-}
-
-int iraid_probe_member(struct iraid_volume *vol, const char *url, struct iraid_probe *out)
-{
-    struct iraid_member probe = { .vol = vol, .idx = UINT32_MAX, .url = (char *)url, .fd = -1 };
-    int rc;
-
-    if (!vol || !url || !out)
-        return -EINVAL;
-    if ((rc = member_login(&probe)) < 0)
-        return rc;
-    *out = (struct iraid_probe){ .bytes = probe.nblocks * probe.block_size,
-                                 .block_size = probe.block_size,
-                                 .need_bytes = vol->data_off +
-                                               vol->layout.stripes * vol->layout.chunk,
-                                 .need_block_size = vol->block_size };
-    out->fits = out->block_size == out->need_block_size && out->bytes >= out->need_bytes;
-    if (iscsi_logout_sync(probe.iscsi) != 0)
-        log_warn("iraid: %s: logout: %s", url, iscsi_get_error(probe.iscsi));
-    iscsi_destroy_context(probe.iscsi);
-    return 0;
 }
 
 static void member_logout(struct iraid_member *m)

@@ -417,6 +417,8 @@ static int raid5_sop_after_read(struct stripe_op *op, struct iraid_req *req)
         if ((rc = raid5_reconstruct(op, op->target)) < 0)
             return rc;
         return sop_write_rows(req, op, op->target, sop_mbuf(op, op->target), 0, chunk);
+    case SOP_UNMAP:            /* planned by unmap.c (op->plan), never here */
+        break;
     }
     return -EINVAL;
 }

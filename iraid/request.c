@@ -251,7 +251,7 @@ static void part_done(struct iscsi_context *iscsi, int status, void *command_dat
 {
     struct iraid_part *p = priv;
     struct iraid_req *req = p->req;
-    static const char *const what[] = { "read", "write", "flush", "demote" };
+    static const char *const what[] = { "read", "write", "flush", "demote", "unmap" };
     int rc;
 
     if (part_retry_unit_attention(p, status))
@@ -327,6 +327,11 @@ static struct scsi_task *part_queue(struct iraid_part *p)
     case PART_WRITE:
         return iscsi_write16_iov_task(m->iscsi, m->lun, lba, NULL, len, (int)m->block_size, 0, 0,
                                       p->fua, 0, 0, part_done, p, p->iov, p->niov);
+    case PART_UNMAP: {
+        /* libiscsi copies the descriptor into the task's parameter list */
+        struct unmap_list range = { .lba = lba, .num = len / m->block_size };
+        return iscsi_unmap_task(m->iscsi, m->lun, 0, 0, &range, 1, part_done, p);
+    }
     default:
         return iscsi_synchronizecache16_task(m->iscsi, m->lun, 0, 0, 0, 0, part_done, p);
     }

@@ -10,8 +10,9 @@
  *   sop_start --stripe busy--> WAITING behind the holder (FIFO)
  *   sop_start --stripe free--> LOCKED
  *   WAITING --holder finished, lock handed over--> LOCKED
- *   LOCKED --write--> INTENT: meta_intent_begin (wait for the region's bit)
- *   LOCKED or INTENT done --> RUN: level's sop_plan (reads, or writes at once)
+ *   LOCKED --write, unmap--> INTENT: meta_intent_begin (wait for the region's bit)
+ *   LOCKED or INTENT done --> RUN: level's sop_plan (reads, or writes at
+ *       once), or the op's own plan (an unmap: unmap.c)
  *   RUN --reads done--> RUN write phase: sop_after_read (compute, plan writes)
  *   RUN --read phase failed, a member lost--> RUN again (at most 3 times)
  *   RUN --a live member failed a read--> RUN again, reading around it
@@ -335,7 +336,7 @@ static void sop_run(struct stripe_op *op)
     req->owner = op;
     op->read_err = -1;
     req->read_err_member = &op->read_err;
-    if ((rc = vol->ops->sop_plan(op, req)) < 0) {
+    if ((rc = (op->plan ? op->plan : vol->ops->sop_plan)(op, req)) < 0) {
         req_free(req);
         sop_finish(op, rc);
         return;
@@ -360,7 +361,10 @@ static void sop_locked(struct stripe_op *op)
         return;
     }
     op->resume = sop_run;
-    if (op->kind == SOP_WRITE && meta_intent_begin(op->vol, &op->intent, op->stripe))
+    /* An unmap changes the stripe on every member like a write: a crash
+     * in the middle must leave its region dirty for the resync. */
+    if ((op->kind == SOP_WRITE || op->kind == SOP_UNMAP) &&
+        meta_intent_begin(op->vol, &op->intent, op->stripe))
         return;
     sop_run(op);
 }

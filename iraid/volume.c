@@ -13,6 +13,8 @@
  *   stripe.c   stripe ops: per-stripe lock, rounds, retries
  *   raid1.c, raid5.c   what a stripe op of each level reads and writes
  *   io.c       user reads and writes
+ *   unmap.c    discards (iraid_unmap)
+ *   probe.c    checking a replacement LUN (iraid_probe_member_async)
  *   sweep.c    rebuild, scrub, resync at open
  *   volume.c   this file
  * Lower files reach higher ones only through function pointers the higher
@@ -401,6 +403,7 @@ void iraid_close(struct iraid_volume *vol)
     sop_cancel_waiting(vol);
     sweep_cancel_timers(vol);
     io_cancel_deferred(vol);
+    probe_cancel_all(vol);
     if (vol->timer)
         evloop_del_timer(vol->loop, vol->timer);
     members_logout(vol);

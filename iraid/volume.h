@@ -162,6 +162,25 @@ int iraid_readv_flags(struct iraid_volume *vol, uint64_t offset, const struct io
                       int iovcnt, unsigned flags, iraid_cb cb, void *user);
 int iraid_demote(struct iraid_volume *vol, uint64_t offset, const void *buf, size_t len);
 
+/* Discard: UNMAPs the members' blocks under [offset, offset + len), so a
+ * thin target frees their space; the caller no longer needs those bytes
+ * (they read as zeros, or as they were where nothing was unmapped).
+ * RAID-0 unmaps all of it; RAID-1/5 only the stripes wholly inside it
+ * whose members are all current, each under the stripe's lock and
+ * write-intent bit, so mirrors and parity stay consistent (iraid/unmap.c
+ * says why partial and degraded stripes are left alone).  cb runs once,
+ * as for a write, with 0 or the first error (a stripe whose unmap failed
+ * on some member is resynced before cb).  Submission: -EINVAL as for a
+ * write, -EOPNOTSUPP when some member did not report LBPME and LBPRZ at
+ * login (it might not take UNMAP, or not read zeros after it), -EIO when
+ * too many members are missing, -ENOMEM. */
+int iraid_unmap(struct iraid_volume *vol, uint64_t offset, uint64_t len, iraid_cb cb,
+                void *user);
+/* Bytes of the smallest range iraid_unmap() frees whole when aligned to
+ * it: the block size (RAID-0), a stripe's data (RAID-1/5); 0 when it would
+ * refuse with -EOPNOTSUPP. */
+uint64_t iraid_unmap_granularity(const struct iraid_volume *vol);
+
 /* Clean close (md's clean shutdown).  Flushes every live member, then
  * clears the write-intent bit of every region with no write in progress,
  * however recent its last write (the lazy clearing waits
@@ -244,14 +263,24 @@ struct iraid_probe {
     uint64_t need_bytes;       /* metadata area and every stripe's chunk */
     uint32_t need_block_size;  /* the members' */
     int fits;                  /* same block size and bytes >= need_bytes */
+    char why[160];             /* a failed probe: what failed, for people */
 };
 
-/* Logs in to url, reads its capacity, logs out: whether it can replace a
- * member (check it before iraid_replace_member(), which would otherwise
- * retry a LUN that is too small forever, the old member already out).
- * Synchronous: blocks the caller (and its loop) for the login and READ
- * CAPACITY, each bounded by cfg->timeout_ms.  Returns 0 with *out filled,
- * -EINVAL (NULLs, bad URL), or the login / READ CAPACITY error. */
-int iraid_probe_member(struct iraid_volume *vol, const char *url, struct iraid_probe *out);
+typedef void (*iraid_probe_cb)(struct iraid_volume *vol, int status,
+                               const struct iraid_probe *probe, void *user);
+
+/* Logs in to url, reads its capacity and drops the session: whether it can
+ * replace a member (check it before iraid_replace_member(), which would
+ * otherwise retry a LUN that is too small forever, the old member already
+ * out).  Asynchronous on the volume's loop, which goes on serving: cb runs
+ * once, later, from the loop, with 0 and probe filled, or -ECONNREFUSED
+ * (the connect or login failed), -ETIMEDOUT (no login and READ CAPACITY
+ * within cfg->timeout_ms in all, e.g. an address that never answers), the
+ * READ CAPACITY error, or -ECANCELED (iraid_close(), inside it); probe->why
+ * says more then.  Returns 0, or -EINVAL (NULLs, a bad URL), -ECANCELED
+ * (closing), -ECONNREFUSED (cannot start the connect), -ENOMEM; cb is
+ * never called then. */
+int iraid_probe_member_async(struct iraid_volume *vol, const char *url, iraid_probe_cb cb,
+                             void *user);
 
 #endif

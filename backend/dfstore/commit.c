@@ -2,10 +2,12 @@
 #include "backend/dfstore/commit.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <string.h>
 
 #include "backend/dfstore/journal.h"
 #include "backend/dfstore/space.h"
+#include "backend/dfstore/unmap.h"
 #include "common/log.h"
 
 #define DF_COMMIT_MS 1000
@@ -19,11 +21,20 @@ static int commit_entries(struct df_commit *c)
 
     if (rc < 0)
         return rc;
-    /* The freeing is durable: those blocks may be reused now. */
-    for (size_t i = 0; i < c->flush_mark; i++)
-        if (j->log[i].kind == LOG_UNMAP)
+    /* The freeing is durable: those blocks may be discarded, and reused
+     * once that is done. */
+    for (size_t i = 0; i < c->flush_mark; i++) {
+        if (j->log[i].kind != LOG_UNMAP)
+            continue;
+        if (!c->unmap)
             df_space_clear(c->space, j->log[i].vblock);
+        else if (df_unmap_queue(c->unmap, j->log[i].vblock) < 0)
+            log_warn("dfstore: no memory to queue a discard: volume block %" PRIu64
+                     " stays allocated on the targets", j->log[i].vblock);
+    }
     df_journal_drop(j, c->flush_mark);
+    if (c->unmap)
+        df_unmap_start(c->unmap);
     return 0;
 }
 

@@ -8,7 +8,8 @@
  * dirty blocks back before the volume flush: l1cache.h), then commits the entries that were
  * pending when the flush was issued (flush_mark), so committed metadata
  * never points at data that is not durable; after the transaction the
- * blocks those entries unmapped become free (space.h).  A start while a
+ * blocks those entries unmapped are discarded on the volume and then
+ * become free (unmap.h, space.h).  A start while a
  * round runs sets `again`: another round follows.  Rounds are numbered:
  * gen_issued counts rounds started, gen_done rounds finished (also when
  * failed); a sync waits for the first round issued after it became ready.
@@ -32,6 +33,7 @@
 
 struct df_journal;
 struct df_space;
+struct df_unmap;
 
 enum df_commit_state { COMMIT_IDLE, COMMIT_FLUSHING };
 
@@ -40,6 +42,9 @@ struct df_commit {
     struct df_l1 *l1;                /* the volume, behind the L1 */
     struct df_journal *journal;
     struct df_space *space;
+    /* Where blocks freed by a round go (discarded, then free: unmap.h);
+     * NULL: free at once.  The store sets it after df_commit_init. */
+    struct df_unmap *unmap;
     int (*round_done)(void *ctx, int status);
     void *ctx;
     enum df_commit_state state;

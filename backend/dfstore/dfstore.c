@@ -661,6 +661,8 @@ static int open_store(struct evloop *loop, struct iraid_volume *vol, const char 
     if ((rc = df_commit_init(&ds->commit, loop, &ds->l1, &ds->journal, &ds->space,
                              commit_round_done, ds)) < 0)
         goto close_journal;
+    df_unmap_init(&ds->unmap, vol, &ds->space);
+    ds->commit.unmap = &ds->unmap;
     log_info("dfstore: %s: %" PRIu64 " of %" PRIu64 " blocks in use", dir,
              ds->space.used_blocks, ds->space.total_blocks);
     if (zeroed && ds->space.used_blocks == 0)
@@ -713,7 +715,8 @@ void dfstore_close(struct dfstore *ds)
     if (dfstore_sync(ds, 0, close_done, &done) < 0)
         log_error("dfstore: cannot queue the final sync: unsynced changes are lost");
     else
-        while (done == 0 || ds->gfirst || ds->commit.state != COMMIT_IDLE || df_l1_busy(&ds->l1))
+        while (done == 0 || ds->gfirst || ds->commit.state != COMMIT_IDLE ||
+               df_l1_busy(&ds->l1) || df_unmap_busy(&ds->unmap))
             evloop_run_once(ds->loop, -1);
     if (done < 0)
         log_error("dfstore: final sync failed (%s): unsynced changes are lost",
@@ -723,6 +726,7 @@ void dfstore_close(struct dfstore *ds)
     if (ds->deliver_timer)
         evloop_del_timer(ds->loop, ds->deliver_timer);
     df_commit_fini(&ds->commit);
+    df_unmap_fini(&ds->unmap);
     df_journal_close(&ds->journal);
     free_files(ds);
     df_l1_fini(&ds->l1);

@@ -41,8 +41,9 @@
  * - A write or prealloc needing more new blocks than are free fails with
  *   -ENOSPC before touching anything.  Blocks freed by truncate/remove
  *   count as free only after the commit that frees them (the next sync,
- *   or the background commit within about a second); dfstore_stats()
- *   counts them as used until then.
+ *   or the background commit within about a second) and their discard
+ *   on the volume (UNMAP, so thin targets shrink: unmap.h);
+ *   dfstore_stats() counts them as used until then.
  * - A failed volume flush or LMDB commit fails the syncs waiting for it
  *   with that error; the changes stay pending and are retried.
  * - Write gathering: writes queued on one datafile behind a starting write

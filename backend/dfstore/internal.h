@@ -7,6 +7,7 @@
  *   io.c       the volume I/O of one operation, issued in rounds
  *   plan.c     write planning: pieces, blocks, allocation, write gathering
  *   commit.c   commit rounds (volume flush, then journal commit)
+ *   unmap.c    discards of the blocks a commit freed (unmap.h)
  *   journal.c  pending-change log and the LMDB records
  *   space.c    free-space bitmap
  *   l1cache.c  the L1 cache (write-back) that io.c's volume reads and
@@ -59,6 +60,7 @@
 #include "backend/dfstore/journal.h"
 #include "backend/dfstore/l1cache.h"
 #include "backend/dfstore/space.h"
+#include "backend/dfstore/unmap.h"
 #include "common/u64map.h"
 
 #define DF_MAX_SIZE (1ull << 50)          /* largest datafile (1 PiB) */
@@ -153,6 +155,7 @@ struct dfstore {
     uint8_t *zeros;                  /* DFSTORE_BLOCK zero bytes, never written */
     uint8_t *discard;                /* sink for unwanted sector bytes */
     struct df_l1 l1;                 /* in front of vol for io.c */
+    struct df_unmap unmap;           /* freed blocks on their way back */
 };
 
 #endif

@@ -283,29 +283,82 @@ static void handle_scrub(struct conn *c, const struct ipvfs_hdr *hdr, const uint
     }
 }
 
-/* REBUILD with a URL: the replacement must log in and hold a member. */
-static int check_replacement(struct conn *c, struct server *srv, const char *url)
+/* Takes the member out and rebuilds it (onto url when it is another LUN),
+ * and answers c. */
+static void rebuild_start(struct server *srv, struct conn *c, uint32_t member, const char *url)
 {
-    struct iraid_probe pr;
+    int rc;
+
+    if ((rc = iraid_replace_member(srv->vol, member, url)) < 0) {
+        conn_reply_err(c, -rc, "cannot rebuild member %u: %s", member,
+                       rc == -EOPNOTSUPP ? "RAID-0 has no redundancy to rebuild from"
+                       : rc == -EBUSY    ? "another member is missing or still rebuilding"
+                                         : strerror(-rc));
+        return;
+    }
+    log_info("rebuild of member %u requested onto %s", member, url);
+    conn_reply(c, 0, NULL, 0);
+}
+
+/* The replacement was checked (iraid_probe_member_async): it must have
+ * logged in and be able to hold a member.  A requester gone meanwhile
+ * gets nothing rebuilt: nobody would hear how it went. */
+static void probe_done(struct iraid_volume *vol, int status, const struct iraid_probe *pr,
+                       void *user)
+{
+    struct server *srv = user;
+    struct control_state *ctl = &srv->ctl;
+    struct conn *c = ctl->probe_requester;
+
+    ctl->probe_requester = NULL;
+    ctl->probe_running = 0;
+    if (!c) {
+        log_warn("rebuild onto %s: the requester left during the check; nothing done",
+                 ctl->probe_url);
+    } else if (status < 0) {
+        log_warn("rebuild onto %s refused: %s (%s)", ctl->probe_url, strerror(-status), pr->why);
+        conn_reply_err(c, -status, "cannot log in to %s or read its capacity: %s (%s)",
+                       ctl->probe_url, strerror(-status), pr->why);
+    } else if (!pr->fits) {
+        conn_reply_err(c, ENOSPC,
+                       "%s holds %llu bytes in %u-byte blocks; a member needs %llu bytes in "
+                       "%u-byte blocks", ctl->probe_url, (unsigned long long)pr->bytes,
+                       pr->block_size, (unsigned long long)pr->need_bytes,
+                       pr->need_block_size);
+    } else if (srv->state != IPVFS_STATE_SERVING || srv->vol != vol) {
+        conn_reply_err(c, EAGAIN, "I/O node %u stopped serving during the check",
+                       srv->io_index);
+    } else {
+        rebuild_start(srv, c, ctl->probe_member, ctl->probe_url);
+    }
+}
+
+/* REBUILD with a URL: the replacement is checked first, on the loop (the
+ * I/O node goes on serving); probe_done answers. */
+static void check_replacement(struct conn *c, struct server *srv, uint32_t member,
+                              const char *url)
+{
+    struct control_state *ctl = &srv->ctl;
     int rc;
 
     if (server_check_iscsi_url(url) < 0) {
         conn_reply_err(c, EINVAL, "'%s' is not iscsi://HOST[:PORT]/IQN/LUN", url);
-        return -EINVAL;
+        return;
     }
-    if ((rc = iraid_probe_member(srv->vol, url, &pr)) < 0) {
-        conn_reply_err(c, -rc, "cannot log in to %s or read its capacity: %s", url,
-                       strerror(-rc));
-        return rc;
+    if (ctl->probe_running) {
+        conn_reply_err(c, EBUSY, "I/O node %u is checking %s for another rebuild",
+                       srv->io_index, ctl->probe_url);
+        return;
     }
-    if (!pr.fits) {
-        conn_reply_err(c, ENOSPC,
-                       "%s holds %llu bytes in %u-byte blocks; a member needs %llu bytes in "
-                       "%u-byte blocks", url, (unsigned long long)pr.bytes, pr.block_size,
-                       (unsigned long long)pr.need_bytes, pr.need_block_size);
-        return -ENOSPC;
+    snprintf(ctl->probe_url, sizeof(ctl->probe_url), "%s", url);
+    ctl->probe_member = member;
+    ctl->probe_requester = c;
+    ctl->probe_running = 1;
+    if ((rc = iraid_probe_member_async(srv->vol, url, probe_done, srv)) < 0) {
+        ctl->probe_requester = NULL;
+        ctl->probe_running = 0;
+        conn_reply_err(c, -rc, "cannot log in to %s: %s", url, strerror(-rc));
     }
-    return 0;
 }
 
 static void handle_rebuild(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body)
@@ -314,7 +367,6 @@ static void handle_rebuild(struct conn *c, const struct ipvfs_hdr *hdr, const ui
     struct ipvfs_rebuild_req req;
     struct iraid_status st;
     char url[IPVFS_MAX_URL + 1];
-    int rc;
 
     if (hdr->body_len < sizeof(req)) {
         conn_reply_err(c, EINVAL, "REBUILD body is %llu bytes, less than %zu",
@@ -340,21 +392,11 @@ static void handle_rebuild(struct conn *c, const struct ipvfs_hdr *hdr, const ui
     memcpy(url, body + sizeof(req), req.url_len);
     url[req.url_len] = '\0';
     if (req.url_len == 0)
-        snprintf(url, sizeof(url), "%s", st.member[req.member].url);
-    else if (strlen(url) != req.url_len) {
+        rebuild_start(srv, c, req.member, st.member[req.member].url);
+    else if (strlen(url) != req.url_len)
         conn_reply_err(c, EINVAL, "the URL holds a NUL byte");
-        return;
-    } else if (check_replacement(c, srv, url) < 0)
-        return;
-    if ((rc = iraid_replace_member(srv->vol, req.member, url)) < 0) {
-        conn_reply_err(c, -rc, "cannot rebuild member %u: %s", req.member,
-                       rc == -EOPNOTSUPP ? "RAID-0 has no redundancy to rebuild from"
-                       : rc == -EBUSY    ? "another member is missing or still rebuilding"
-                                         : strerror(-rc));
-        return;
-    }
-    log_info("rebuild of member %u requested onto %s", req.member, url);
-    conn_reply(c, 0, NULL, 0);
+    else
+        check_replacement(c, srv, req.member, url);
 }
 
 /* ---- leaving the loop --------------------------------------------------- */
@@ -645,6 +687,8 @@ static void control_conn_closed(struct server *srv, struct conn *c)
 
     if (c == ctl->scrub_requester)
         ctl->scrub_requester = NULL;
+    if (c == ctl->probe_requester)
+        ctl->probe_requester = NULL;
     if (c == ctl->local_requester)
         ctl->local_requester = NULL;
     if (c == ctl->cluster_requester)

@@ -96,6 +96,10 @@ struct conn_layer {
 struct control_state {
     struct conn *scrub_requester;   /* NULL: gone, or answered already */
     int scrub_running;
+    struct conn *probe_requester;   /* REBUILD onto a URL being checked; NULL: gone */
+    int probe_running;
+    uint32_t probe_member;
+    char probe_url[IPVFS_MAX_URL + 1];
     struct conn *local_requester;   /* who sent SHUTDOWN|LOCAL, if anyone */
     struct conn *cluster_requester; /* rank 0: who asked the cluster to stop */
     int cluster_failures;           /* ranks that did not confirm their stop */

@@ -100,7 +100,8 @@ static void slot_done(struct iraid_volume *v, int status, void *user)
 
 static void submit_write(struct slot *s, uint64_t off, uint64_t len, uint32_t seed)
 {
-    struct iovec iov;
+    struct iovec iov[2];
+    uint64_t first = len / bs / 2 | 1;
     int rc;
 
     s->off = off;
@@ -108,8 +109,12 @@ static void submit_write(struct slot *s, uint64_t off, uint64_t len, uint32_t se
     fill(s->buf, off, len, seed);
     /* The shadow takes the bytes now: writes in flight never overlap. */
     memcpy(shadow + off, s->buf, len);
-    iov = (struct iovec){ s->buf, len };
-    if ((rc = iraid_writev(vol, off, &iov, 1, slot_done, s)) < 0)
+    /* Two pieces cut at an odd block: a chunk split across them, chunks
+     * aligned inside the second (both ways a RAID-5 whole-stripe write
+     * takes the caller's bytes). */
+    iov[0] = (struct iovec){ s->buf, first * bs };
+    iov[1] = (struct iovec){ s->buf + first * bs, len - first * bs };
+    if ((rc = iraid_writev(vol, off, iov, len > first * bs ? 2 : 1, slot_done, s)) < 0)
         FAIL("writev %" PRIu64 ": %s", off, strerror(-rc));
     s->busy = 1;
     outstanding++;
@@ -132,18 +137,24 @@ static void random_writes(unsigned *seed, int count, uint64_t until_ms, int (*mo
     int done = 0;
 
     for (int i = 0; i < INFLIGHT; i++)
-        if (!slots[i].buf && !(slots[i].buf = malloc(maxlen)))
+        if (!slots[i].buf && posix_memalign((void **)&slots[i].buf, 64, maxlen) != 0)
             FAIL("out of memory");
     while ((count ? done < count : evloop_now_ms() < until_ms) || (more && more())) {
         for (int i = 0; i < INFLIGHT; i++) {
             uint64_t len = ((uint64_t)rand_r(seed) % (maxlen / bs) + 1) * bs, off;
             if (slots[i].busy)
                 continue;
+            uint64_t align = bs, sb = chunk * (nm - 1);
             if (rand_r(seed) % 4 == 0)
                 len = ((uint64_t)rand_r(seed) % 3 + 1) * bs;   /* tiny: read-modify-write */
+            else if (rand_r(seed) % 3 == 0 && 2 * sb <= maxlen && 3 * sb <= vsize) {
+                /* whole stripes: RAID-5 sends them as one multi-stripe op */
+                len = ((uint64_t)rand_r(seed) % (maxlen / sb - 1) + 2) * sb;
+                align = sb;
+            }
             if (len > vsize)
                 len = vsize;
-            off = (uint64_t)rand_r(seed) % ((vsize - len) / bs + 1) * bs;
+            off = (uint64_t)rand_r(seed) % ((vsize - len) / align + 1) * align;
             if (overlaps_busy(slots, off, len))
                 continue;
             submit_write(&slots[i], off, len, (uint32_t)rand_r(seed));

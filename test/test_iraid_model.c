@@ -36,6 +36,9 @@
  *     loses member 1 (timeout) and must still succeed, and by the time it
  *     returns member 0's backing file must already hold the superblock
  *     that marks member 1 stale.
+ *   iraid-model-tool ahead LEVEL CHUNK URL:FILE...
+ *     RAID-5: a stream of whole-stripe writes sets the next write-intent
+ *     region's bit ahead before it gets there; then the model and scrub.
  * Exit 0 on success, 1 on a failure. */
 #include <errno.h>
 #include <fcntl.h>
@@ -466,6 +469,51 @@ static int cmd_flushlose(void)
     return 0;
 }
 
+/* RAID-5: a stream of whole-stripe writes through the first write-intent
+ * region (4 MiB per member) sets the second region's bit ahead once past
+ * the first's middle, before it writes there; then the stream goes on
+ * into it, and every byte, the members and scrub match the model. */
+static int cmd_ahead(void)
+{
+    uint64_t sb = chunk * (nm - 1), step = 8 * sb, region = (4u << 20) / chunk * sb, off;
+    struct iraid_status st;
+    int rc;
+
+    if (region + step > vsize)
+        FAIL("volume of %" PRIu64 " bytes too small for the stream", vsize);
+    /* the model starts from what earlier runs left on the members */
+    if ((rc = iraid_read_sync(vol, 0, shadow, vsize)) < 0)
+        FAIL("reading the volume: %s", strerror(-rc));
+    if (iraid_get_status(vol, &st) < 0 || st.dirty_regions != 0)
+        FAIL("write-intent bits set before the stream");
+    for (off = 0; off < region; off += step) {
+        fill(shadow + off, off, step, 5);
+        if ((rc = iraid_write_sync(vol, off, shadow + off, step)) < 0)
+            FAIL("write %" PRIu64 ": %s", off, strerror(-rc));
+        if (iraid_get_status(vol, &st) < 0)
+            FAIL("status");
+        if (st.dirty_regions >= 2)
+            break;
+    }
+    if (off >= region)
+        FAIL("the stream reached the second region with its bit not set ahead");
+    if (off + step < region / 2)
+        FAIL("bit set ahead at %" PRIu64 ", before the region's middle", off);
+    printf("ahead: the next region's bit set by the write at %" PRIu64 " of %" PRIu64 "\n",
+           off, region);
+    for (off += step; off + step <= region + step; off += step) {
+        fill(shadow + off, off, step, 5);
+        if ((rc = iraid_write_sync(vol, off, shadow + off, step)) < 0)
+            FAIL("write %" PRIu64 ": %s", off, strerror(-rc));
+    }
+    check_volume("stream");
+    if (iraid_flush_sync(vol) < 0)
+        FAIL("flush");
+    check_model();
+    scrub_clean();
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *cmd = argc > 1 ? argv[1] : "";
@@ -476,7 +524,7 @@ int main(int argc, char **argv)
         arg = strtoull(argv[a++], NULL, 0);
     if (argc - a < 3 || argc - a - 2 > MAX_MEMBERS) {
         fprintf(stderr,
-                "usage: %s model SEED|degraded|crash|verify N|twofail|flushlose LEVEL CHUNK "
+                "usage: %s model SEED|degraded|crash|verify N|twofail|flushlose|ahead LEVEL CHUNK "
                 "URL:FILE...\n",
                 argv[0]);
         return 2;
@@ -519,6 +567,8 @@ int main(int argc, char **argv)
         rc = cmd_twofail();
     else if (!strcmp(cmd, "flushlose"))
         rc = cmd_flushlose();
+    else if (!strcmp(cmd, "ahead"))
+        rc = cmd_ahead();
     else
         FAIL("unknown command %s", cmd);
     iraid_close(vol);

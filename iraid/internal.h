@@ -148,6 +148,7 @@ struct stripe_op {
     uint64_t stripe;
     uint64_t nstripes;             /* stripes locked from stripe on: 1, or a
                                     * multi-stripe WRITE of whole stripes */
+    uint64_t seq;                  /* start order (vol->sop_seq): lock order */
     struct iov_cursor cur;         /* READ/WRITE: caller's bytes of this op */
     uint64_t lo[IRAID_MAX_MEMBERS], hi[IRAID_MAX_MEMBERS]; /* per data index, in-chunk */
     uint64_t rlo, rhi;             /* rows touched: union of [lo, hi) */
@@ -223,6 +224,7 @@ struct iraid_volume {
     uint64_t timer;
     struct iraid_req *inflight;
     struct stripe_op *active;
+    uint64_t sop_seq;              /* stripe ops started so far */
     int closing;                   /* in iraid_close(): cancels are ECANCELED */
     struct iraid_meta *meta;       /* NULL for RAID-0 */
     int assume_clean;              /* cfg->assume_clean, for the first open */

@@ -25,12 +25,13 @@
  * stripe + nstripes) (nstripes > 1 only for a WRITE of whole RAID-5
  * stripes, io.c).  It takes its whole range at once or none of it: the
  * loop is single-threaded, so sop_acquire() sees every holder, and an op
- * that overlaps one waits behind it holding nothing.  A waiter handed the
- * lock when its holder ends is checked again against the other holders
- * and queued (with the waiters behind it, in order) behind the first that
- * still overlaps.  Only holders hold, holders never wait for a lock, so
- * there is no cycle: overlapping requests cannot deadlock.  Among
- * overlapping ops FIFO order holds per holder chain; disjoint ones pass.
+ * that overlaps an older op (holding or waiting; op->seq is the start
+ * order) waits behind it holding nothing.  A waiter handed the lock when
+ * its holder ends is checked again and queued (with the waiters behind
+ * it, in order) behind the first older op that still overlaps.  Only
+ * holders hold, holders never wait for a lock, and an op waits only for
+ * older ones, so there is no cycle: overlapping requests cannot deadlock,
+ * and overlapping ops run in the order they started (disjoint ones pass).
  *
  * Cleanup: iraid_close() cancels every command first; sop_cancel_waiting()
  * then finishes what still holds a lock (waiting for metadata or for a
@@ -385,18 +386,21 @@ static int sop_overlap(const struct stripe_op *a, const struct stripe_op *b)
 }
 
 /* Locks op's whole range, or queues op (and the waiters behind it, in
- * order) at the end of the first holder's chain it overlaps. */
+ * order) at the end of the chain holding an older op it overlaps, be it
+ * the holder or a waiter: overlapping ops run in the order they started,
+ * whatever their ranges. */
 static void sop_acquire(struct stripe_op *op)
 {
     struct iraid_volume *vol = op->vol;
 
     for (struct stripe_op *h = vol->active; h; h = h->next)
-        if (sop_overlap(h, op)) {
-            while (h->wait_next)
-                h = h->wait_next;
-            h->wait_next = op;
-            return;
-        }
+        for (struct stripe_op *w = h; w; w = w->wait_next)
+            if (w->seq < op->seq && sop_overlap(w, op)) {
+                while (w->wait_next)
+                    w = w->wait_next;
+                w->wait_next = op;
+                return;
+            }
     op->prev = NULL;
     op->next = vol->active;
     if (vol->active)
@@ -408,6 +412,7 @@ static void sop_acquire(struct stripe_op *op)
 /* Takes the lock of op's stripes (or queues behind a holder) and runs op. */
 void sop_start(struct stripe_op *op)
 {
+    op->seq = ++op->vol->sop_seq;
     op->wait_next = NULL;
     sop_acquire(op);
 }

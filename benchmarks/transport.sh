@@ -27,7 +27,8 @@
 #               byte crosses loopback TCP twice (client -> I/O node ->
 #               target) and ends in (or comes from) the backing store
 #   rand        fio random 4 KiB reads (MiB/s)
-# Environment: TRANSPORT_BENCH_DIR (see below), TMPDIR.
+# Environment: TRANSPORT_BENCH_DIR (see below), TMPDIR, TRANSPORT_BLOCKS
+# (the seq/shared transfer sizes, default "1M 4M").
 # Trials: median of --trials (default 3; --quick: 1 trial and 16 MiB per
 # rank instead of 64, under 5 minutes).  Output in DIR (default
 # benchmarks/results): transport-trials.csv (every trial), transport.csv
@@ -194,7 +195,7 @@ run_layout() {
     ionode_pids=$(role_pids ionode) target_pids=$(role_pids target)
     for ((t = 1; t <= trials; t++)); do
         echo "trial $t, $layout ($*)"
-        for b in 1M 4M; do
+        for b in $blocks; do
             for case in seq shared; do
                 flag=; [ $case = seq ] && flag=-F
                 phase "$t" $case "$layout" write $b -f ipvfs:/transport-$case -b "$per_rank" -t $b $flag -w -e -k
@@ -209,6 +210,7 @@ run_layout() {
     unset IPVFS_CLUSTER_DIR
 }
 
+blocks=${TRANSPORT_BLOCKS:-1M 4M}
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 for ((t = 1; t <= trials; t++)); do measure_limits $t; done
 run_layout raid0 2 2 --raid 0

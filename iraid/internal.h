@@ -28,6 +28,9 @@
 #define IRAID_DEFAULT_IQN "iqn.2024-01.org.ipvfs:initiator"
 /* One SCSI command moves at most this much (CDB lengths are 32-bit). */
 #define IRAID_MAX_PART (16u << 20)
+/* A multi-stripe RAID-5 write op covers at most this many bytes per
+ * member: its parity buffer (plus one stripe of scratch) is bounded by it. */
+#define IRAID_MULTI_MAX_BYTES (1u << 20)
 #define IRAID_BACKOFF_MIN_MS 200
 #define IRAID_BACKOFF_MAX_MS 5000
 /* req_new_flush(): every member rather than one. */
@@ -158,6 +161,9 @@ struct stripe_op {
     struct iraid_volume *vol;
     enum sop_kind kind;
     uint64_t stripe;
+    uint64_t nstripes;             /* stripes locked from stripe on: 1, or a
+                                    * multi-stripe WRITE of whole stripes */
+    uint64_t seq;                  /* start order (vol->sop_seq): lock order */
     struct iov_cursor cur;         /* READ/WRITE: caller's bytes of this op */
     uint64_t lo[IRAID_MAX_MEMBERS], hi[IRAID_MAX_MEMBERS]; /* per data index, in-chunk */
     uint64_t rlo, rhi;             /* rows touched: union of [lo, hi) */
@@ -236,6 +242,7 @@ struct iraid_volume {
     uint64_t timer;
     struct iraid_req *inflight;
     struct stripe_op *active;
+    uint64_t sop_seq;              /* stripe ops started so far */
     int closing;                   /* in iraid_close(): cancels are ECANCELED */
     struct iraid_meta *meta;       /* NULL for RAID-0 */
     int assume_clean;              /* cfg->assume_clean, for the first open */
@@ -356,6 +363,7 @@ int meta_clear_bitmap(struct iraid_volume *vol);
 struct stripe_op *sop_new(struct iraid_volume *vol, enum sop_kind kind, uint64_t stripe,
                           sop_done_fn done, void *user);
 void sop_start(struct stripe_op *op);
+uint64_t sop_last(const struct stripe_op *op);
 void sop_cancel_waiting(struct iraid_volume *vol);
 /* For the levels' plans: member's chunk of the op's row buffer, buffers
  * allocated on first use, and parts moving rows [lo, hi) of the stripe. */

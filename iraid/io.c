@@ -90,7 +90,24 @@ static void sop_io_piece(struct stripe_op *op, int status)
     io_piece_done(op->user, status);
 }
 
-/* Cuts io into stripe ops, each with its share of the caller's buffers. */
+/* Whole stripes a RAID-5 write at off may send as one multi-stripe op
+ * (raid5.c: one WRITE per member), or 1: RAID-1 stripes are one chunk,
+ * and a run of one stripe is an ordinary op. */
+static uint64_t io_stripe_run(const struct iraid_io *io, uint64_t off)
+{
+    const struct iraid_volume *vol = io->vol;
+    uint64_t max = IRAID_MULTI_MAX_BYTES / vol->layout.chunk, n;
+
+    if (!io->write || vol->layout.level != 5)
+        return 1;
+    n = iraid_layout_stripe_run(&vol->layout, off, io->off + io->len - off,
+                                meta_region_stripes(vol), max);
+    return n > 1 ? n : 1;
+}
+
+/* Cuts io into stripe ops, each with its share of the caller's buffers:
+ * one per stripe, except runs of whole RAID-5 stripes written, one op
+ * each (cut at bitmap regions: one write-intent bit per op). */
 static int io_submit_stripes(struct iraid_io *io)
 {
     struct iraid_volume *vol = io->vol;
@@ -100,12 +117,13 @@ static int io_submit_stripes(struct iraid_io *io)
     struct iov_cursor cur = { .iov = io->iov, .iovcnt = io->iovcnt };
 
     while (off < end) {
-        uint64_t s = off / sbytes, base = s * sbytes;
-        uint64_t stop = end < base + sbytes ? end : base + sbytes;
+        uint64_t s = off / sbytes, base = s * sbytes, n = io_stripe_run(io, off);
+        uint64_t stop = end < base + n * sbytes ? end : base + n * sbytes;
         struct stripe_op *op = sop_new(vol, io->write ? SOP_WRITE : SOP_READ, s, sop_io_piece, io);
 
         if (!op)
             return -ENOMEM;
+        op->nstripes = n;
         op->cur = cur;
         op->rlo = chunk;
         for (uint32_t k = 0; k < per; k++) {

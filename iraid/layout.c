@@ -84,6 +84,20 @@ uint64_t iraid_layout_unmap(const struct iraid_layout *l, uint32_t member, uint6
     return (stripe * per + k) * l->chunk + in_chunk;
 }
 
+uint64_t iraid_layout_stripe_run(const struct iraid_layout *l, uint64_t off, uint64_t len,
+                                 uint64_t region_stripes, uint64_t max_stripes)
+{
+    uint64_t sbytes = (uint64_t)iraid_layout_data_per_stripe(l) * l->chunk, s, n;
+
+    if (sbytes == 0 || off % sbytes || region_stripes == 0)
+        return 0;
+    s = off / sbytes;
+    n = len / sbytes;
+    if (n > region_stripes - s % region_stripes)
+        n = region_stripes - s % region_stripes;
+    return n < max_stripes ? n : max_stripes;
+}
+
 int iraid_resume_by_bitmap(uint64_t events, int self_stale, uint64_t fail_lo, uint64_t fail_hi)
 {
     return !self_stale && fail_lo <= fail_hi && events >= fail_lo && events <= fail_hi;

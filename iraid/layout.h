@@ -64,6 +64,16 @@ void iraid_layout_map(const struct iraid_layout *l, uint64_t vol_off, struct ira
  * parity.  Inverse of iraid_layout_map() (RAID-1: for any member). */
 uint64_t iraid_layout_unmap(const struct iraid_layout *l, uint32_t member, uint64_t member_off);
 
+/* Multi-stripe writes (RAID-5): the next run of whole stripes to write as
+ * one op.  off and len are volume bytes of a write; when off starts a
+ * stripe, returns how many whole stripes from there lie inside
+ * [off, off + len), cut so the run stays inside one bitmap region of
+ * region_stripes stripes (one write-intent bit) and holds at most
+ * max_stripes (bounds the op's parity buffer); 0 when off does not start
+ * a stripe or the write does not cover it whole. */
+uint64_t iraid_layout_stripe_run(const struct iraid_layout *l, uint64_t off, uint64_t len,
+                                 uint64_t region_stripes, uint64_t max_stripes);
+
 /* ---- bitmap recovery of a returning member (md's re-add by bitmap) ---- */
 
 /* Whether a member back after a crash may be resynced from the write-intent

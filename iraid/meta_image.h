@@ -25,6 +25,7 @@ struct iraid_meta {
     uint64_t *begins;              /* per region: writes ever begun */
     uint64_t *last_end;            /* per region: ms of the last write's end */
     uint64_t *set_gen;             /* per region: generation that set its bit */
+    uint64_t last_region;          /* region of the last intent begun, + 1 (0: none) */
     uint64_t events, stale, stale_gen;
     uint64_t events_durable;       /* events of the last superblock written */
     /* Per member, set when it went stale: the events its own superblock

@@ -7,9 +7,12 @@
  * member is missing: FULL (whole stripe: no reads), NOPARITY (the parity
  * member is missing: write the data only), RMW (read old data and parity),
  * RCW (read the untouched rows), RECON (reconstruct the missing member's
- * rows first).  Parity is XOR through ISA-L. */
+ * rows first).  Parity is XOR through ISA-L.  A multi-stripe WRITE
+ * (op->nstripes > 1, whole stripes only: io.c) is FULL for every stripe
+ * and goes out as one WRITE per member (raid5_plan_multi). */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -183,12 +186,96 @@ static void raid5_take_new_data(struct stripe_op *op)
             cursor_copy(&cur, ndbuf(op, k) + op->lo[k], op->hi[k] - op->lo[k], 1);
 }
 
+/* ---- multi-stripe writes of whole stripes ---- */
+
+/* Start of data chunk `chunk` bytes long at cur, contiguous and aligned
+ * as xor_gen needs it: in place in the caller's buffer, else copied into
+ * scratch.  Advances cur past it. */
+static uint8_t *chunk_src(struct iov_cursor *cur, uint8_t *scratch, uint64_t chunk)
+{
+    uint8_t *p = (uint8_t *)cur->iov[cur->i].iov_base + cur->off;
+
+    if (cur->iov[cur->i].iov_len - cur->off >= chunk && ((uintptr_t)p & 31) == 0) {
+        cursor_skip(cur, chunk);
+        return p;
+    }
+    cursor_copy(cur, scratch, chunk, 1);
+    return scratch;
+}
+
+/* One stripe of a multi-stripe op: its parity into par, then its chunks
+ * appended to each current member's single part (part_for joins the rows
+ * of consecutive stripes: one WRITE per member for the whole op). */
+static int raid5_multi_stripe(struct stripe_op *op, struct iraid_req *req, uint64_t s,
+                              struct iov_cursor *cur, uint8_t *par, uint8_t *scratch)
+{
+    const struct iraid_volume *vol = op->vol;
+    uint64_t chunk = vol->layout.chunk, moff = vol->data_off + s * chunk;
+    uint32_t pm = parity_of(vol, s), D = per_stripe(vol);
+    struct iov_cursor c = *cur;
+    uint8_t *src[IRAID_MAX_MEMBERS];
+    struct iraid_part *p;
+    int rc;
+
+    for (uint32_t k = 0; k < D; k++)
+        src[k] = chunk_src(&c, scratch + (uint64_t)k * chunk, chunk);
+    if ((rc = xor_rows(par, src, (int)D, chunk)) < 0)
+        return rc;
+    for (uint32_t k = 0; k < D; k++) {
+        uint32_t mk = data_member(vol, s, k);
+        if (!member_ok(&vol->members[mk], s)) {
+            cursor_skip(cur, chunk);
+            continue;
+        }
+        if (!(p = part_for(req, mk, PART_WRITE, moff, chunk)))
+            return -ENOMEM;
+        if ((rc = part_take(p, cur, chunk)) < 0)
+            return rc;
+    }
+    if (!member_ok(&vol->members[pm], s))
+        return 0;
+    if (!(p = part_for(req, pm, PART_WRITE, moff, chunk)))
+        return -ENOMEM;
+    p->len += chunk;
+    return part_add_iov(p, par, chunk);
+}
+
+/* A WRITE of op->nstripes whole stripes: no reads; parity of each stripe
+ * computed once into the op's parity buffer (nstripes chunks, plus one
+ * stripe of scratch for caller bytes xor_gen cannot use in place), the
+ * caller's bytes sent from where they are.  A member not current for a
+ * stripe gets none of its rows (the stripe is degraded, as with FULL). */
+static int raid5_plan_multi(struct stripe_op *op, struct iraid_req *req)
+{
+    const struct iraid_volume *vol = op->vol;
+    uint64_t chunk = vol->layout.chunk;
+    struct iov_cursor cur = op->cur;
+    void *mem;
+    int rc = 0;
+
+    if (!op->buf) {
+        if (posix_memalign(&mem, 64, (op->nstripes + per_stripe(vol)) * chunk) != 0)
+            return -ENOMEM;
+        op->buf = mem;
+        op->par = op->buf;
+        op->nd = op->buf + op->nstripes * chunk;
+    }
+    op->mode = R5_FULL;
+    op->phase = 1;
+    req->tolerate_down = 1;
+    for (uint64_t i = 0; i < op->nstripes && rc == 0; i++)
+        rc = raid5_multi_stripe(op, req, op->stripe + i, &cur, op->par + i * chunk, op->nd);
+    return rc;
+}
+
 static int raid5_sop_after_read(struct stripe_op *op, struct iraid_req *req);
 
 static int raid5_plan_write(struct stripe_op *op, struct iraid_req *req)
 {
     int x = missing_member(op), rc;
 
+    if (op->nstripes > 1)
+        return raid5_plan_multi(op, req);
     if ((rc = sop_buffers(op)) < 0)
         return rc;
     op->mode = raid5_write_mode(op, x);

@@ -22,6 +22,18 @@
  *   any --done, error, or the volume closing--> FINISH: intent end, lock
  *       to the next waiter, done callback, freed (sop_finish)
  *
+ * Multi-stripe ops and the lock order: an op locks stripes [stripe,
+ * stripe + nstripes) (nstripes > 1 only for a WRITE of whole RAID-5
+ * stripes, io.c).  It takes its whole range at once or none of it: the
+ * loop is single-threaded, so sop_acquire() sees every holder, and an op
+ * that overlaps an older op (holding or waiting; op->seq is the start
+ * order) waits behind it holding nothing.  A waiter handed the lock when
+ * its holder ends is checked again and queued (with the waiters behind
+ * it, in order) behind the first older op that still overlaps.  Only
+ * holders hold, holders never wait for a lock, and an op waits only for
+ * older ones, so there is no cycle: overlapping requests cannot deadlock,
+ * and overlapping ops run in the order they started (disjoint ones pass).
+ *
  * Cleanup: iraid_close() cancels every command first; sop_cancel_waiting()
  * then finishes what still holds a lock (waiting for metadata or for a
  * retry tick) with -ECANCELED, and the waiters behind end as they get it.
@@ -56,10 +68,17 @@ static uint64_t member_pos(const struct iraid_volume *vol, uint64_t stripe, uint
 }
 
 
+/* Last stripe of op: a REBUILDING member is missing at and above its
+ * rebuild_next, so the last stripe is the one missing the most members. */
+uint64_t sop_last(const struct stripe_op *op)
+{
+    return op->stripe + op->nstripes - 1;
+}
+
 /* Members a READ op cannot use: missing ones and the one it avoids. */
 static uint32_t op_missing(const struct stripe_op *op)
 {
-    uint32_t n = stripe_missing(op->vol, op->stripe);
+    uint32_t n = stripe_missing(op->vol, sop_last(op));
 
     return n + (op->avoid >= 0 && member_ok(&op->vol->members[op->avoid], op->stripe));
 }
@@ -141,6 +160,7 @@ struct stripe_op *sop_new(struct iraid_volume *vol, enum sop_kind kind, uint64_t
     op->vol = vol;
     op->kind = kind;
     op->stripe = stripe;
+    op->nstripes = 1;
     op->done = done;
     op->user = user;
     op->xmember = -1;
@@ -156,7 +176,7 @@ static void sop_free(struct stripe_op *op)
     free(op);
 }
 
-static void sop_locked(struct stripe_op *op);
+static void sop_acquire(struct stripe_op *op);
 
 /* Releases the stripe lock to the next waiter, reports, frees. */
 static void sop_finish(struct stripe_op *op, int status)
@@ -172,17 +192,10 @@ static void sop_finish(struct stripe_op *op, int status)
         vol->active = op->next;
     if (op->next)
         op->next->prev = op->prev;
-    if (next) {
-        next->prev = NULL;
-        next->next = vol->active;
-        if (vol->active)
-            vol->active->prev = next;
-        vol->active = next;
-    }
     op->done(op, status);
     sop_free(op);
     if (next)
-        sop_locked(next);
+        sop_acquire(next);
 }
 
 static void sop_complete(struct stripe_op *op)
@@ -267,7 +280,7 @@ static int sop_rewrite(struct stripe_op *op)
 static void sop_io_done(struct iraid_volume *vol, int status, void *user)
 {
     struct stripe_op *op = user;
-    uint32_t missing = stripe_missing(vol, op->stripe);
+    uint32_t missing = stripe_missing(vol, sop_last(op));
 
     /* A live member failed a read of this stripe (medium error): read
      * around it once, from the mirror or by reconstruction. */
@@ -361,31 +374,51 @@ static void sop_locked(struct stripe_op *op)
         return;
     }
     op->resume = sop_run;
-    /* An unmap changes the stripe on every member like a write: a crash
-     * in the middle must leave its region dirty for the resync. */
+    /* A multi-stripe op lies inside one bitmap region (io.c cuts it so):
+     * one bit, and the missed mark from its most degraded stripe.  An
+     * unmap changes the stripe on every member like a write: a crash in
+     * the middle must leave its region dirty for the resync. */
     if ((op->kind == SOP_WRITE || op->kind == SOP_UNMAP) &&
-        meta_intent_begin(op->vol, &op->intent, op->stripe))
+        meta_intent_begin(op->vol, &op->intent, sop_last(op)))
         return;
     sop_run(op);
 }
 
-/* Takes the stripe's lock (or queues behind its holder) and runs op. */
-void sop_start(struct stripe_op *op)
+static int sop_overlap(const struct stripe_op *a, const struct stripe_op *b)
+{
+    return a->stripe < b->stripe + b->nstripes && b->stripe < a->stripe + a->nstripes;
+}
+
+/* Locks op's whole range, or queues op (and the waiters behind it, in
+ * order) at the end of the chain holding an older op it overlaps, be it
+ * the holder or a waiter: overlapping ops run in the order they started,
+ * whatever their ranges. */
+static void sop_acquire(struct stripe_op *op)
 {
     struct iraid_volume *vol = op->vol;
 
     for (struct stripe_op *h = vol->active; h; h = h->next)
-        if (h->stripe == op->stripe) {
-            while (h->wait_next)
-                h = h->wait_next;
-            h->wait_next = op;
-            return;
-        }
+        for (struct stripe_op *w = h; w; w = w->wait_next)
+            if (w->seq < op->seq && sop_overlap(w, op)) {
+                while (w->wait_next)
+                    w = w->wait_next;
+                w->wait_next = op;
+                return;
+            }
+    op->prev = NULL;
     op->next = vol->active;
     if (vol->active)
         vol->active->prev = op;
     vol->active = op;
     sop_locked(op);
+}
+
+/* Takes the lock of op's stripes (or queues behind a holder) and runs op. */
+void sop_start(struct stripe_op *op)
+{
+    op->seq = ++op->vol->sop_seq;
+    op->wait_next = NULL;
+    sop_acquire(op);
 }
 
 /* iraid_close: every libiscsi command is cancelled already; what is left

@@ -1,7 +1,9 @@
 #!/bin/bash
 # RAID-5 (and RAID-1) over tgtd targets against a brute-force model:
-# random odd writes, read back, every member's backing file compared with
-# the model, clean scrub; Nt = 3, 4, 5 and two chunk sizes.  Then RAID-5
+# random odd writes (and whole-stripe ones), read back, every member's
+# backing file compared with the model, clean scrub; Nt = 3, 4, 5 and two
+# chunk sizes; a write stream whose next bitmap region is set ahead;
+# overlapping writes in flight that must keep their order.  Then RAID-5
 # over 4 targets with a write stream while one target is killed (kill -9):
 # writes go on degraded, every byte reads back, the target comes back, is
 # rebuilt in the background while writes go on, the model holds and scrub
@@ -22,6 +24,14 @@ model 5 65536 3
 model 5 4096 4
 model 5 65536 5
 model 1 65536 2
+
+echo "== RAID-5 over 3 targets: a write stream sets the next bitmap region ahead"
+"$tool" ahead 5 65536 "${members[@]:0:3}" 2>"$dir/ahead.log" ||
+    { tail -n 20 "$dir/ahead.log"; echo "FAILED: ahead"; exit 1; }
+
+echo "== RAID-5 over 3 targets: overlapping writes keep their order"
+"$tool" overlap 5 65536 "${members[@]:0:3}" 2>"$dir/overlap.log" ||
+    { tail -n 20 "$dir/overlap.log"; echo "FAILED: overlap"; exit 1; }
 
 echo "== RAID-5 over 4 targets: kill one during a write stream, restart, rebuild"
 # The tool says "streaming" as its writes start and "degraded-ok" once

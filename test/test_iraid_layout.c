@@ -150,6 +150,40 @@ static void test_bitmap_stripes(void **state)
     assert_int_equal(iraid_bitmap_stripes_below(map, 0, 10, 10), 0);
 }
 
+/* Whole-stripe runs of a RAID-5 write, against a stripe-by-stripe model;
+ * and on every member the run is one contiguous range that holds, stripe
+ * by stripe, either parity (one member per stripe) or the write's bytes. */
+static void test_stripe_run(void **state)
+{
+    (void)state;
+    for (uint32_t n = 3; n <= 5; n++) {
+        struct iraid_layout l;
+        const uint64_t chunk = 1024, sb = (n - 1) * chunk;
+
+        assert_int_equal(iraid_layout_init(&l, 5, n, chunk, 64 * chunk), 0);
+        for (uint64_t rs = 1; rs <= 7; rs += 3)
+            for (uint64_t off = 0; off < 20 * sb; off += 512)
+                for (uint64_t len = 512; len <= 12 * sb; len += 512) {
+                    uint64_t want = 0, got = iraid_layout_stripe_run(&l, off, len, rs, 4);
+                    for (uint64_t s = off / sb; off % sb == 0 && want < 4 &&
+                         (s + 1) * sb <= off + len && (s == off / sb || s % rs != 0); s++)
+                        want++;
+                    assert_int_equal(got, want);
+                    for (uint64_t s = off / sb; s < off / sb + got; s++) {
+                        uint32_t parity = 0;
+                        for (uint32_t m = 0; m < n; m++) {
+                            uint64_t v = iraid_layout_unmap(&l, m, s * chunk);
+                            parity += v == IRAID_NO_DATA;
+                            assert_true(v == IRAID_NO_DATA ||
+                                        (v >= off && v + chunk <= off + got * sb));
+                        }
+                        assert_int_equal(parity, 1);
+                    }
+                }
+        assert_int_equal(iraid_layout_stripe_run(&l, 0, 8 * sb, 0, 4), 0);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -160,6 +194,7 @@ int main(void)
         cmocka_unit_test(test_bad_config),
         cmocka_unit_test(test_resume_by_bitmap),
         cmocka_unit_test(test_bitmap_stripes),
+        cmocka_unit_test(test_stripe_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

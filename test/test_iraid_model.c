@@ -36,6 +36,12 @@
  *     loses member 1 (timeout) and must still succeed, and by the time it
  *     returns member 0's backing file must already hold the superblock
  *     that marks member 1 stale.
+ *   iraid-model-tool ahead LEVEL CHUNK URL:FILE...
+ *     RAID-5: a stream of whole-stripe writes sets the next write-intent
+ *     region's bit ahead before it gets there; then the model and scrub.
+ *   iraid-model-tool overlap LEVEL CHUNK URL:FILE...
+ *     overlapping writes in flight (one of whole stripes) end in the order
+ *     they were submitted; then the model and scrub.
  * Exit 0 on success, 1 on a failure. */
 #include <errno.h>
 #include <fcntl.h>
@@ -100,7 +106,8 @@ static void slot_done(struct iraid_volume *v, int status, void *user)
 
 static void submit_write(struct slot *s, uint64_t off, uint64_t len, uint32_t seed)
 {
-    struct iovec iov;
+    struct iovec iov[2];
+    uint64_t first = len / bs / 2 | 1;
     int rc;
 
     s->off = off;
@@ -108,8 +115,12 @@ static void submit_write(struct slot *s, uint64_t off, uint64_t len, uint32_t se
     fill(s->buf, off, len, seed);
     /* The shadow takes the bytes now: writes in flight never overlap. */
     memcpy(shadow + off, s->buf, len);
-    iov = (struct iovec){ s->buf, len };
-    if ((rc = iraid_writev(vol, off, &iov, 1, slot_done, s)) < 0)
+    /* Two pieces cut at an odd block: a chunk split across them, chunks
+     * aligned inside the second (both ways a RAID-5 whole-stripe write
+     * takes the caller's bytes). */
+    iov[0] = (struct iovec){ s->buf, first * bs };
+    iov[1] = (struct iovec){ s->buf + first * bs, len - first * bs };
+    if ((rc = iraid_writev(vol, off, iov, len > first * bs ? 2 : 1, slot_done, s)) < 0)
         FAIL("writev %" PRIu64 ": %s", off, strerror(-rc));
     s->busy = 1;
     outstanding++;
@@ -132,18 +143,24 @@ static void random_writes(unsigned *seed, int count, uint64_t until_ms, int (*mo
     int done = 0;
 
     for (int i = 0; i < INFLIGHT; i++)
-        if (!slots[i].buf && !(slots[i].buf = malloc(maxlen)))
+        if (!slots[i].buf && posix_memalign((void **)&slots[i].buf, 64, maxlen) != 0)
             FAIL("out of memory");
     while ((count ? done < count : evloop_now_ms() < until_ms) || (more && more())) {
         for (int i = 0; i < INFLIGHT; i++) {
             uint64_t len = ((uint64_t)rand_r(seed) % (maxlen / bs) + 1) * bs, off;
             if (slots[i].busy)
                 continue;
+            uint64_t align = bs, sb = chunk * (nm - 1);
             if (rand_r(seed) % 4 == 0)
                 len = ((uint64_t)rand_r(seed) % 3 + 1) * bs;   /* tiny: read-modify-write */
+            else if (rand_r(seed) % 3 == 0 && 2 * sb <= maxlen && 3 * sb <= vsize) {
+                /* whole stripes: RAID-5 sends them as one multi-stripe op */
+                len = ((uint64_t)rand_r(seed) % (maxlen / sb - 1) + 2) * sb;
+                align = sb;
+            }
             if (len > vsize)
                 len = vsize;
-            off = (uint64_t)rand_r(seed) % ((vsize - len) / bs + 1) * bs;
+            off = (uint64_t)rand_r(seed) % ((vsize - len) / align + 1) * align;
             if (overlaps_busy(slots, off, len))
                 continue;
             submit_write(&slots[i], off, len, (uint32_t)rand_r(seed));
@@ -455,6 +472,84 @@ static int cmd_flushlose(void)
     return 0;
 }
 
+/* RAID-5: a stream of whole-stripe writes through the first write-intent
+ * region (4 MiB per member) sets the second region's bit ahead once past
+ * the first's middle, before it writes there; then the stream goes on
+ * into it, and every byte, the members and scrub match the model. */
+static int cmd_ahead(void)
+{
+    uint64_t sb = chunk * (nm - 1), step = 8 * sb, region = (4u << 20) / chunk * sb, off;
+    struct iraid_status st;
+    int rc;
+
+    if (region + step > vsize)
+        FAIL("volume of %" PRIu64 " bytes too small for the stream", vsize);
+    /* Known contents everywhere (earlier runs left another geometry),
+     * then every bit cleared by the tick before the stream starts. */
+    fill_volume(4);
+    for (uint64_t t0 = evloop_now_ms(); iraid_get_status(vol, &st) == 0 && st.dirty_regions;)
+        if (evloop_now_ms() - t0 > 30000 || evloop_run_once(loop, 100) < 0)
+            FAIL("write-intent bits still set 30 s after the fill");
+    for (off = 0; off < region; off += step) {
+        fill(shadow + off, off, step, 5);
+        if ((rc = iraid_write_sync(vol, off, shadow + off, step)) < 0)
+            FAIL("write %" PRIu64 ": %s", off, strerror(-rc));
+        if (iraid_get_status(vol, &st) < 0)
+            FAIL("status");
+        if (st.dirty_regions >= 2)
+            break;
+    }
+    if (off >= region)
+        FAIL("the stream reached the second region with its bit not set ahead");
+    if (off + step < region / 2)
+        FAIL("bit set ahead at %" PRIu64 ", before the region's middle", off);
+    printf("ahead: the next region's bit set by the write at %" PRIu64 " of %" PRIu64 "\n",
+           off, region);
+    for (off += step; off + step <= region + step; off += step) {
+        fill(shadow + off, off, step, 5);
+        if ((rc = iraid_write_sync(vol, off, shadow + off, step)) < 0)
+            FAIL("write %" PRIu64 ": %s", off, strerror(-rc));
+    }
+    check_volume("stream");
+    if (iraid_flush_sync(vol) < 0)
+        FAIL("flush");
+    check_model();
+    scrub_clean();
+    return 0;
+}
+
+/* Overlapping writes in flight end in the order they were submitted,
+ * whatever their stripe ranges: a small write holds stripe 3's lock, a
+ * whole-stripe write of stripes 0-7 waits behind it, and a later small
+ * write to stripe 5 must wait behind that one rather than pass it (else
+ * the older whole-stripe write would overwrite it).  Rounds of the three
+ * at growing offsets; the shadow takes each write's bytes in order. */
+static int cmd_overlap(void)
+{
+    static struct slot slots[3];
+    uint64_t sb = chunk * (nm - 1);
+
+    for (int i = 0; i < 3; i++)
+        if (posix_memalign((void **)&slots[i].buf, 64, 8 * sb) != 0)
+            FAIL("out of memory");
+    fill_volume(6);
+    for (uint64_t base = 0; base + 8 * sb <= vsize; base += 8 * sb) {
+        submit_write(&slots[0], base + 3 * sb, bs, (uint32_t)base + 1);
+        submit_write(&slots[1], base, 8 * sb, (uint32_t)base + 2);
+        submit_write(&slots[2], base + 5 * sb + bs, 2 * bs, (uint32_t)base + 3);
+        while (outstanding > 0)
+            evloop_run_once(loop, -1);
+    }
+    for (int i = 0; i < 3; i++)
+        free(slots[i].buf);
+    check_volume("overlapping writes");
+    if (iraid_flush_sync(vol) < 0)
+        FAIL("flush");
+    check_model();
+    scrub_clean();
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *cmd = argc > 1 ? argv[1] : "";
@@ -465,7 +560,8 @@ int main(int argc, char **argv)
         arg = strtoull(argv[a++], NULL, 0);
     if (argc - a < 3 || argc - a - 2 > MAX_MEMBERS) {
         fprintf(stderr,
-                "usage: %s model SEED|degraded|crash|verify N|twofail|flushlose LEVEL CHUNK "
+                "usage: %s model SEED|degraded|crash|verify N|twofail|flushlose|ahead|overlap "
+                "LEVEL CHUNK "
                 "URL:FILE...\n",
                 argv[0]);
         return 2;
@@ -508,6 +604,10 @@ int main(int argc, char **argv)
         rc = cmd_twofail();
     else if (!strcmp(cmd, "flushlose"))
         rc = cmd_flushlose();
+    else if (!strcmp(cmd, "ahead"))
+        rc = cmd_ahead();
+    else if (!strcmp(cmd, "overlap"))
+        rc = cmd_overlap();
     else
         FAIL("unknown command %s", cmd);
     iraid_close(vol);

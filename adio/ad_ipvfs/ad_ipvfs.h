@@ -186,6 +186,15 @@ int ADIOI_IPVFS_Ireq_post(struct ADIOI_IPVFS_ireq *r, MPI_Request * request);
 void ADIOI_IPVFS_Ireq_drain(struct ADIOI_IPVFS_ireq *r);
 void ADIOI_IPVFS_Ireq_free(struct ADIOI_IPVFS_ireq *r);
 
+/* Whether this collective call goes two-phase (*out_twophase 1) or each
+ * rank's own list I/O (0), the same answer on every rank
+ * (ad_ipvfs_collpick.c, the rule in ad_ipvfs_choice.h).  offs/lens: the
+ * rank's n file pieces; se: every rank's (start, end), gathered.  Returns
+ * an MPI code (a failed MPI call). */
+int ADIOI_IPVFS_Coll_pick(ADIO_File fd, int writing, const ADIO_Offset * offs,
+                          const ADIO_Offset * lens, MPI_Count n, const ADIO_Offset * se,
+                          int *out_twophase);
+
 /* The noncontiguous worker (ad_ipvfs_strided.c).  With ireq NULL it blocks
  * and fills status; otherwise it starts every batch, hands them to ireq
  * and ignores status (NULL is fine). */

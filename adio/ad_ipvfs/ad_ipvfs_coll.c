@@ -18,10 +18,12 @@
  *
  * Errors are collective: any rank's failure (an allocation, a server)
  * stops the rounds at the next check, and every rank returns the error of
- * the lowest failing rank.  As ROMIO's generic code does, a hint that
- * disables collective buffering (romio_cb_write/read=disable), or
- * "automatic" with accesses that do not interleave, goes the independent
- * way; so does atomic mode, whose byte-range locks live there.  The hint
+ * the lowest failing rank.  Whether a call goes two-phase or each rank
+ * does its own list I/O is decided per call, the same on every rank, by
+ * ADIOI_IPVFS_Coll_pick (ad_ipvfs_collpick.c; the rule, its cost model and
+ * calibration in ad_ipvfs_choice.h): romio_cb_write/read=enable forces
+ * two-phase, =disable independent, and atomic mode, whose byte-range
+ * locks live there, goes independent.  The hint
  * ipvfs_coll=generic gives ROMIO's generic two-phase code instead (for
  * comparisons); the nonblocking collectives are always ROMIO's. */
 #include "ad_ipvfs.h"
@@ -119,20 +121,6 @@ static int quiet_wait(int rc, MPI_Request *req)
 }
 
 /* ---- the decision ----------------------------------------------------- */
-
-/* Whether ROMIO's rule sends this access the independent way: the gathered
- * start and end offsets are the same on every rank, so is the answer. */
-static int go_independent(ADIO_File fd, int writing, const ADIO_Offset * se, int nprocs)
-{
-    int hint = writing ? fd->hints->cb_write : fd->hints->cb_read, interleaved = 0;
-
-    if (hint == ADIOI_HINT_DISABLE || fd->atomicity)
-        return 1;
-    for (int i = 1; i < nprocs; i++)
-        if (se[2 * i] < se[2 * i - 1] && se[2 * i] <= se[2 * i + 1])
-            interleaved = 1;
-    return !interleaved && hint == ADIOI_HINT_AUTO;
-}
 
 static void run_independent(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
                             int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
@@ -737,7 +725,7 @@ static void rdwr_coll(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
     ADIO_Offset *offs = NULL, *lens = NULL, mine[2], *se, orig_fp = fd->fp_ind;
     MPI_Count size, n = 0;
     uint64_t total, io_bytes = 0;
-    int mrc, nacc = 0;
+    int mrc, nacc = 0, twophase = 0;
     MPI_Request req;
 
     MPI_Comm_size(fd->comm, &op.nprocs);
@@ -754,7 +742,12 @@ static void rdwr_coll(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
         *error_code = mrc;
         goto free_lists;
     }
-    if (go_independent(fd, writing, se, op.nprocs)) {
+    mrc = ADIOI_IPVFS_Coll_pick(fd, writing, offs, lens, n, se, &twophase);
+    if (mrc != MPI_SUCCESS) {
+        *error_code = mrc;
+        goto free_lists;
+    }
+    if (!twophase) {
         fd->fp_ind = orig_fp;
         run_independent(fd, buf, count, datatype, file_ptr_type, offset, status, writing,
                         error_code);

@@ -20,8 +20,8 @@ static const struct coll_shape shape = {
 
 /* Counts nranks ranks' pieces, made by piece(rank, k, &pair), into an
  * access summary as ad_ipvfs_collpick.c does. */
-static struct coll_access summarize(int nranks, size_t per_rank,
-                                    void (*piece)(int, size_t, struct coll_pair *))
+static struct coll_access summarize_on(const struct coll_shape *sh, int nranks, size_t per_rank,
+                                       void (*piece)(int, size_t, struct coll_pair *))
 {
     struct coll_pair *all = malloc((size_t) nranks * per_rank * sizeof(*all));
     struct coll_access a = { 0 };
@@ -32,14 +32,20 @@ static struct coll_access summarize(int nranks, size_t per_rank,
 
         for (size_t k = 0; k < per_rank; k++)
             piece(r, k, &all[(size_t) r * per_rank + k]);
-        assert_int_equal(coll_count_rank(&shape, &all[(size_t) r * per_rank], per_rank, &cr), 0);
+        assert_int_equal(coll_count_rank(sh, &all[(size_t) r * per_rank], per_rank, &cr), 0);
         a.bytes += cr.bytes;
         a.pairs_ind += cr.pairs;
         a.requests_ind += cr.requests;
     }
-    coll_scan_union(&shape, all, (size_t) nranks * per_rank, &a.overlap, &a.pairs_2p);
+    coll_scan_union(sh, all, (size_t) nranks * per_rank, &a.overlap, &a.pairs_2p);
     free(all);
     return a;
+}
+
+static struct coll_access summarize(int nranks, size_t per_rank,
+                                    void (*piece)(int, size_t, struct coll_pair *))
+{
+    return summarize_on(&shape, nranks, per_rank, piece);
 }
 
 /* mpi-tile-io, 2x2 tiles of 1024x1024 elements of 32 bytes: each rank
@@ -55,6 +61,14 @@ static void tiny_piece(int r, size_t k, struct coll_pair *p)
 {
     p->off = (uint64_t) k * 128 + (uint64_t) r * 32;
     p->len = 32;
+}
+
+/* 64 ranks, one 512-byte piece in each of 8 stripe units (8 I/O nodes):
+ * rank r's pieces lie side by side with rank r + 1's. */
+static void spread_piece(int r, size_t k, struct coll_pair *p)
+{
+    p->off = (uint64_t) k * 64 * KIB + (uint64_t) r * 512;
+    p->len = 512;
 }
 
 /* Every rank writes the same 4 KiB pieces. */
@@ -83,22 +97,47 @@ static void test_tile_goes_independent(void **state)
     assert_int_equal(coll_choose(&shape, &a, &c, 1, COLL_FORCE_TWOPHASE), COLL_TWOPHASE);
 }
 
-static void test_tiny_pieces_go_twophase(void **state)
+/* 32-byte pieces: merging saves pairs, but here a pair costs less at the
+ * I/O node (pair_us) than two-phase spends on a piece (piece_us), so they
+ * go independent; where a pair costs more (slow media), two-phase. */
+static void test_tiny_pieces(void **state)
 {
     const struct coll_costs c = COLL_COST_DEFAULTS;
+    struct coll_costs slow = COLL_COST_DEFAULTS;
     struct coll_access a = summarize(4, 32768, tiny_piece);
 
     (void) state;
+    slow.pair_us = 5.0;
     assert_int_equal(a.bytes, 4 * MIB);
     assert_int_equal(a.pairs_ind, 131072);
     /* per rank 16384 pairs per I/O node: one request each */
     assert_int_equal(a.requests_ind, 8);
     assert_int_equal(a.overlap, 0);
     assert_int_equal(a.pairs_2p, 64);
-    assert_true(coll_cost_twophase(&shape, &a, &c) < coll_cost_independent(&a, &c));
-    assert_int_equal(coll_choose(&shape, &a, &c, 1, COLL_AUTO), COLL_TWOPHASE);
-    assert_int_equal(coll_choose(&shape, &a, &c, 0, COLL_AUTO), COLL_TWOPHASE);
-    assert_int_equal(coll_choose(&shape, &a, &c, 1, COLL_FORCE_INDEPENDENT), COLL_INDEPENDENT);
+    assert_int_equal(coll_choose(&shape, &a, &c, 1, COLL_AUTO), COLL_INDEPENDENT);
+    assert_int_equal(coll_choose(&shape, &a, &slow, 1, COLL_AUTO), COLL_TWOPHASE);
+    assert_int_equal(coll_choose(&shape, &a, &slow, 0, COLL_AUTO), COLL_TWOPHASE);
+    assert_int_equal(coll_choose(&shape, &a, &slow, 1, COLL_FORCE_INDEPENDENT),
+                     COLL_INDEPENDENT);
+}
+
+/* Many ranks with a little data on every I/O node: 512 list requests
+ * independent, 9 two-phase. */
+static void test_many_small_requests(void **state)
+{
+    const struct coll_costs c = COLL_COST_DEFAULTS;
+    const struct coll_shape wide = {
+        .unit = 64 * KIB,.block = 64 * KIB,.cb = 16 * MIB,.factor = 8,.naggs = 8
+    };
+    struct coll_access a = summarize_on(&wide, 64, 8, spread_piece);
+
+    (void) state;
+    assert_int_equal(a.bytes, 256 * KIB);
+    assert_int_equal(a.requests_ind, 512);
+    assert_int_equal(a.pairs_2p, 8);
+    assert_int_equal(a.overlap, 0);
+    assert_int_equal(coll_choose(&wide, &a, &c, 1, COLL_AUTO), COLL_TWOPHASE);
+    assert_int_equal(coll_choose(&wide, &a, &c, 0, COLL_AUTO), COLL_TWOPHASE);
 }
 
 /* Overlapping writes go two-phase whatever the costs; reads need not. */
@@ -161,7 +200,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tile_goes_independent),
-        cmocka_unit_test(test_tiny_pieces_go_twophase),
+        cmocka_unit_test(test_tiny_pieces),
+        cmocka_unit_test(test_many_small_requests),
         cmocka_unit_test(test_overlap),
         cmocka_unit_test(test_scan_union),
         cmocka_unit_test(test_cut_and_count),

@@ -165,6 +165,9 @@ struct ADIOI_IPVFS_pace {
 };
 void ADIOI_IPVFS_Pace_poll(struct ADIOI_IPVFS_pace *p);
 void ADIOI_IPVFS_Pace_done(struct ADIOI_IPVFS_pace *p);
+/* Completes the nonblocking collective that rc (its start's return code)
+ * started as *req, napping between MPI_Tests; returns an MPI code. */
+int ADIOI_IPVFS_Quiet_wait(int rc, MPI_Request * req);
 
 void ADIOI_IPVFS_Delete(const char *filename, int *error_code);
 /* Close removed filename for delete-on-close: the next Delete of it passes. */

@@ -112,7 +112,8 @@ double coll_cost_twophase(const struct coll_shape *s, const struct coll_access *
     if (rounds == 0)
         rounds = 1;
     return (double) requests * c->req_us + (double) a->pairs_2p * c->pair_us +
-        (double) a->bytes * c->xchg_us + (double) rounds * c->round_us;
+        (double) a->pairs_ind * c->piece_us + (double) a->bytes * c->xchg_us +
+        (double) rounds * c->round_us;
 }
 
 enum coll_path coll_choose(const struct coll_shape *s, const struct coll_access *a,

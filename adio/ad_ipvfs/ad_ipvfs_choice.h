@@ -17,7 +17,8 @@
  * The cost model counts what differs between the two ways (the bytes
  * written or read at the targets are the same):
  *   independent = R_ind * req + P_ind * pair
- *   two-phase   = R_2p * req + P_2p * pair + B * xchg + rounds * round
+ *   two-phase   = R_2p * req + P_2p * pair + P_ind * piece + B * xchg
+ *                 + rounds * round
  * P_ind: the (offset, length) pairs the ranks' list requests carry, runs
  *   cut at stripe units and at the schedule block b; R_ind: their list
  *   requests (per rank and I/O node, IPVFS_MAX_PAIRS pairs and
@@ -25,19 +26,30 @@
  * P_2p: the pairs left when adjacent pieces of different ranks merge at
  *   the aggregators, cut the same way; R_2p: rounds times the I/O nodes
  *   (or aggregators, if more) plus one per IPVFS_MAX_PAIRS pairs;
- * B: all ranks' bytes, moved once between ranks (pack, Alltoallv, sort);
+ * piece: what two-phase spends on each of the ranks' pieces (its pair in
+ *   the Alltoallv, the aggregator's sort and iovec);
+ * B: all ranks' bytes, moved once between ranks (pack, Alltoallv);
  * rounds: two-phase rounds, ceil(B / (aggregators * cb_buffer_size)).
+ * So two-phase pays when merging saves more pairs and requests than it
+ * costs to move the bytes and pieces: many ranks with a few small pieces
+ * each on many I/O nodes (R_ind >> R_2p), or pieces whose pair costs more
+ * at the I/O node than in the exchange (pair > piece: slow media, seeks).
+ * Overlapping writes go two-phase regardless (rule 2).
  *
  * Calibration: struct coll_costs holds the per-request, per-pair,
- * per-byte-exchanged and per-round costs.  COLL_COST_DEFAULTS are the
- * figures of benchmarks/collective-choice.sh on the development host
- * (2 cores, loopback TCP; see benchmarks/results/collective-choice.txt for
- * the run): a list request round trip ~150 us, a pair at the I/O node and
- * target ~2 us, the exchange ~3 ns per byte (mpi-tile-io 2x2 x 32 B: the
- * two-phase write took ~0.4 s more than the independent one for 128 MiB),
- * a round's Alltoall/Alltoallv ~100 us.  The break-even piece size is
- * then pair / xchg ~ 700 bytes: pieces much smaller than that that merge
- * at the aggregators go two-phase, larger ones independent. */
+ * per-piece, per-byte-exchanged and per-round costs.  COLL_COST_DEFAULTS
+ * come from benchmarks/collective-choice.sh, forced two-phase against
+ * forced independent on the development host (2 cores shared by 4 client
+ * and 4 server ranks, loopback TCP, targets in the page cache; run in
+ * benchmarks/results/collective-choice.txt), writes, which cost more than
+ * reads: narrow-32B (65536 pieces of 32 bytes, 2 MiB) took 63 ms
+ * independent, so pair ~0.9 us, and 92 ms two-phase, so piece ~1.3 us
+ * after the exchange; the tiles (16 MiB, long rows) gave the exchange
+ * ~3.5 ns per byte; req 150 us and round 100 us are one list request's and
+ * one round's round trips.  With piece > pair nothing merges its way to a
+ * win here unless requests dominate; the constants are no online
+ * measurement: a system with other costs needs the benchmark rerun and
+ * these figures replaced. */
 #ifndef AD_IPVFS_CHOICE_H_INCLUDED
 #define AD_IPVFS_CHOICE_H_INCLUDED
 
@@ -57,9 +69,9 @@ enum coll_force {
 
 /* Costs in microseconds (xchg_us: per byte). */
 struct coll_costs {
-    double req_us, pair_us, xchg_us, round_us;
+    double req_us, pair_us, piece_us, xchg_us, round_us;
 };
-#define COLL_COST_DEFAULTS ((struct coll_costs) { 150.0, 2.0, 0.003, 100.0 })
+#define COLL_COST_DEFAULTS ((struct coll_costs) { 150.0, 0.9, 1.3, 0.0035, 100.0 })
 
 /* How requests are cut: the file's stripe unit and factor (I/O nodes),
  * the schedule block b, and the two-phase aggregators and cb_buffer_size. */

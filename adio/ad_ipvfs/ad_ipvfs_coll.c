@@ -37,7 +37,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* Bytes per aggregator per round at most: MPI counts are ints. */
 #define COLL_MAX_CB (1u << 30)
@@ -99,25 +98,10 @@ static void op_fail(struct coll_op *op, int code, const char *what)
  * for the collective error agreement any more. */
 #define MPI_TRY(call) do { int mrc_ = (call); if (mrc_ != MPI_SUCCESS) return mrc_; } while (0)
 
-/* Completes the nonblocking collective that rc started as req without
- * spinning: clients and servers often share the cores, and a rank that
- * waits for the aggregators' I/O in a blocking MPI call (UCX polls) takes
- * a core from the servers doing that I/O.  So: MPI_Test, then naps that
- * grow from 20 us to 500 us. */
+/* Collectives complete without spinning: see ADIOI_IPVFS_Quiet_wait. */
 static int quiet_wait(int rc, MPI_Request *req)
 {
-    struct timespec nap = { 0, 20 * 1000 };
-    int done = 0;
-
-    while (rc == MPI_SUCCESS) {
-        rc = MPI_Test(req, &done, MPI_STATUS_IGNORE);
-        if (rc != MPI_SUCCESS || done)
-            break;
-        nanosleep(&nap, NULL);
-        if (nap.tv_nsec < 500 * 1000)
-            nap.tv_nsec *= 2;
-    }
-    return rc;
+    return ADIOI_IPVFS_Quiet_wait(rc, req);
 }
 
 /* ---- the decision ----------------------------------------------------- */

@@ -11,7 +11,10 @@
  *   - ranges that do not interleave cannot overlap or merge.
  * Every rank then calls the pure coll_choose on identical inputs, so all
  * take the same path.  A forcing hint decides without communication (the
- * cb hints are the same on every rank). */
+ * cb hints are the same on every rank).  The collectives are nonblocking
+ * ones completed by ADIOI_IPVFS_Quiet_wait: a rank done with its list I/O
+ * early waits here for the others' at the next call, and must not spin a
+ * core the servers need. */
 #include "ad_ipvfs.h"
 #include "ad_ipvfs_choice.h"
 
@@ -62,6 +65,7 @@ static int scan_all(ADIO_File fd, const struct coll_shape *s, const struct coll_
 {
     int rank, nprocs, rc, nbytes = n * (int) sizeof(*mine), *counts = NULL, *displs = NULL;
     struct coll_pair *all = NULL;
+    MPI_Request req;
     int overlap = 0;
 
     MPI_Comm_rank(fd->comm, &rank);
@@ -71,7 +75,8 @@ static int scan_all(ADIO_File fd, const struct coll_shape *s, const struct coll_
         displs = counts + nprocs;
         all = ADIOI_Malloc((total ? total : 1) * sizeof(*all));
     }
-    rc = MPI_Gather(&nbytes, 1, MPI_INT, counts, 1, MPI_INT, 0, fd->comm);
+    rc = ADIOI_IPVFS_Quiet_wait(MPI_Igather(&nbytes, 1, MPI_INT, counts, 1, MPI_INT, 0,
+                                            fd->comm, &req), &req);
     if (rc != MPI_SUCCESS)
         goto free_bufs;
     if (rank == 0) {
@@ -79,14 +84,15 @@ static int scan_all(ADIO_File fd, const struct coll_shape *s, const struct coll_
         for (int i = 1; i < nprocs; i++)
             displs[i] = displs[i - 1] + counts[i - 1];
     }
-    rc = MPI_Gatherv(mine, nbytes, MPI_BYTE, all, counts, displs, MPI_BYTE, 0, fd->comm);
+    rc = ADIOI_IPVFS_Quiet_wait(MPI_Igatherv(mine, nbytes, MPI_BYTE, all, counts, displs,
+                                             MPI_BYTE, 0, fd->comm, &req), &req);
     if (rc != MPI_SUCCESS)
         goto free_bufs;
     if (rank == 0) {
         coll_scan_union(s, all, total, &overlap, &facts[1]);
         facts[0] = (uint64_t) overlap;
     }
-    rc = MPI_Bcast(facts, 2, MPI_UINT64_T, 0, fd->comm);
+    rc = ADIOI_IPVFS_Quiet_wait(MPI_Ibcast(facts, 2, MPI_UINT64_T, 0, fd->comm, &req), &req);
   free_bufs:
     if (rank == 0) {
         ADIOI_Free(all);
@@ -104,6 +110,7 @@ static int pick(ADIO_File fd, int writing, const ADIO_Offset * offs, const ADIO_
     struct coll_shape s;
     struct coll_access a;
     size_t k = 0;
+    MPI_Request req;
     int nprocs, rc;
 
     MPI_Comm_size(fd->comm, &nprocs);
@@ -119,7 +126,8 @@ static int pick(ADIO_File fd, int writing, const ADIO_Offset * offs, const ADIO_
     } else {
         local[S_NOMEM] = 1;
     }
-    rc = MPI_Allreduce(local, sum, S_N, MPI_UINT64_T, MPI_SUM, fd->comm);
+    rc = ADIOI_IPVFS_Quiet_wait(MPI_Iallreduce(local, sum, S_N, MPI_UINT64_T, MPI_SUM, fd->comm,
+                                               &req), &req);
     if (rc != MPI_SUCCESS)
         goto free_mine;
     facts[0] = 0;

@@ -196,6 +196,24 @@ static void test_cut_and_count(void **state)
     free(p);
 }
 
+/* Interleaving between any two ranks, empty accesses (last < first)
+ * ignored: rank 1 with nothing to do must not hide ranks 0 and 2. */
+static void test_ranges(void **state)
+{
+    const int64_t apart[] = { 0, 99, 100, 199, 200, 299 };
+    const int64_t hidden[] = { 0, 99, 0, -1, 50, 60 };
+    const int64_t far[] = { 0, 99, 500, 599, 200, 299, 90, 95 };
+    const int64_t touch[] = { 0, 100, 100, 200 };
+    const int64_t empty[] = { 5, 4, 5, 4 };
+
+    (void) state;
+    assert_int_equal(coll_ranges_interleave(apart, 3), 0);
+    assert_int_equal(coll_ranges_interleave(hidden, 3), 1);
+    assert_int_equal(coll_ranges_interleave(far, 4), 1);
+    assert_int_equal(coll_ranges_interleave(touch, 2), 1);
+    assert_int_equal(coll_ranges_interleave(empty, 2), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -205,6 +223,7 @@ int main(void)
         cmocka_unit_test(test_overlap),
         cmocka_unit_test(test_scan_union),
         cmocka_unit_test(test_cut_and_count),
+        cmocka_unit_test(test_ranges),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

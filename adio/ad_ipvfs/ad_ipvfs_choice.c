@@ -97,6 +97,34 @@ void coll_scan_union(const struct coll_shape *s, struct coll_pair *p, size_t n,
     *out_pairs = total;
 }
 
+static int range_order(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b;
+
+    return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+int coll_ranges_interleave(const int64_t *se, size_t nranks)
+{
+    int64_t *r = malloc((nranks ? nranks : 1) * 2 * sizeof(*r));
+    size_t n = 0;
+    int hit = 0;
+
+    if (!r)
+        return -1;
+    for (size_t i = 0; i < nranks; i++)
+        if (se[2 * i + 1] >= se[2 * i]) {
+            r[2 * n] = se[2 * i];
+            r[2 * n + 1] = se[2 * i + 1];
+            n++;
+        }
+    qsort(r, n, 2 * sizeof(*r), range_order);
+    for (size_t i = 1; i < n && !hit; i++)
+        hit = r[2 * i] <= r[2 * i - 1];
+    free(r);
+    return hit;
+}
+
 double coll_cost_independent(const struct coll_access *a, const struct coll_costs *c)
 {
     return (double) a->requests_ind * c->req_us + (double) a->pairs_ind * c->pair_us;

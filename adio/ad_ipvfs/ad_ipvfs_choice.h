@@ -112,6 +112,12 @@ int coll_count_rank(const struct coll_shape *s, const struct coll_pair *p, size_
 void coll_scan_union(const struct coll_shape *s, struct coll_pair *p, size_t n,
                      int *out_overlap, uint64_t *out_pairs);
 
+/* Whether the ranks' byte ranges share or interleave: se holds nranks
+ * (first, last) byte pairs, an empty access having last < first.  Any two
+ * ranks count, not only neighbours (a rank with nothing to do in between
+ * hides nothing).  0 disjoint, 1 not, -1 out of memory. */
+int coll_ranges_interleave(const int64_t *se, size_t nranks);
+
 /* The model's estimates in microseconds (for the rule and for tests). */
 double coll_cost_independent(const struct coll_access *a, const struct coll_costs *c);
 double coll_cost_twophase(const struct coll_shape *s, const struct coll_access *a,

@@ -706,27 +706,19 @@ static void rdwr_coll(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
 {
     static char myname[] = "ADIOI_IPVFS_RDWR_COLL";
     struct coll_op op = {.fd = fd,.writing = writing };
-    ADIO_Offset *offs = NULL, *lens = NULL, mine[2], *se, orig_fp = fd->fp_ind;
+    ADIO_Offset *offs = NULL, *lens = NULL, start, end, orig_fp = fd->fp_ind;
     MPI_Count size, n = 0;
     uint64_t total, io_bytes = 0;
     int mrc, nacc = 0, twophase = 0;
-    MPI_Request req;
 
     MPI_Comm_size(fd->comm, &op.nprocs);
     MPI_Comm_rank(fd->comm, &op.rank);
     MPI_Type_size_x(datatype, &size);
     total = (uint64_t) count * (uint64_t) size;
-    ADIOI_Calc_my_off_len(fd, count, datatype, file_ptr_type, offset, &offs, &lens, &mine[0],
-                          &mine[1], &nacc);
+    ADIOI_Calc_my_off_len(fd, count, datatype, file_ptr_type, offset, &offs, &lens, &start,
+                          &end, &nacc);
     n = nacc;
-    se = ADIOI_Malloc(2 * (size_t) op.nprocs * sizeof(*se));
-    mrc = quiet_wait(MPI_Iallgather(mine, 2, ADIO_OFFSET, se, 2, ADIO_OFFSET, fd->comm, &req),
-                     &req);
-    if (mrc != MPI_SUCCESS) {
-        *error_code = mrc;
-        goto free_lists;
-    }
-    mrc = ADIOI_IPVFS_Coll_pick(fd, writing, offs, lens, n, se, &twophase);
+    mrc = ADIOI_IPVFS_Coll_pick(fd, writing, offs, lens, n, start, end, &twophase);
     if (mrc != MPI_SUCCESS) {
         *error_code = mrc;
         goto free_lists;
@@ -747,7 +739,6 @@ static void rdwr_coll(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
 #endif
     free_op(&op);
   free_lists:
-    ADIOI_Free(se);
     ADIOI_Free(offs);
 }
 

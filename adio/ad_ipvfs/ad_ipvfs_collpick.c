@@ -1,30 +1,34 @@
 /* The inputs of the collective path's decision (ad_ipvfs_choice.h), made
  * the same on every rank:
- *   - each rank counts its own pieces (coll_count_rank) and an
- *     MPI_Allreduce sums bytes, pairs and requests;
- *   - when the ranks' [start, end] ranges interleave (the gathered se of
- *     the caller), rank 0 gathers every rank's pieces (MPI_Gatherv, at
- *     most PICK_SCAN_MAX in all), finds overlap and the merged pair count
- *     (coll_scan_union) and broadcasts the two; with more pieces than
- *     that, overlap counts as possible and nothing merges (a write goes
+ *   - each rank counts its own pieces (coll_count_rank); one
+ *     MPI_Iallgather brings every rank every rank's (start, end, bytes,
+ *     pairs, list requests, pieces), so every rank sums the same figures;
+ *   - when two ranks' [start, end] ranges interleave
+ *     (coll_ranges_interleave: any two ranks, not only neighbours), an
+ *     MPI_Iallgatherv brings every rank all pieces (at most PICK_SCAN_MAX
+ *     in all) and each finds overlap and the merged pair count
+ *     (coll_scan_union) on the same input; with more pieces than that,
+ *     overlap counts as possible and nothing merges (a write goes
  *     two-phase, as ROMIO's rule would send it);
- *   - ranges that do not interleave cannot overlap or merge.
+ *   - ranges that do not interleave cannot overlap or merge: one
+ *     collective per call, as ROMIO's own rule needs.
  * Every rank then calls the pure coll_choose on identical inputs, so all
- * take the same path.  A forcing hint decides without communication (the
- * cb hints are the same on every rank).  The collectives are nonblocking
+ * take the same path.  A forcing hint or atomic mode decides without
+ * communication (the same on every rank).  The collectives are nonblocking
  * ones completed by ADIOI_IPVFS_Quiet_wait: a rank done with its list I/O
- * early waits here for the others' at the next call, and must not spin a
+ * early waits here for the others at the next call, and must not spin a
  * core the servers need. */
 #include "ad_ipvfs.h"
 #include "ad_ipvfs_choice.h"
 
 #include <stdlib.h>
 
-/* Pieces rank 0 gathers for the overlap check at most (16 bytes each). */
+/* Pieces allgathered for the overlap check at most (16 bytes each: 4 MiB
+ * to every rank); with more, overlap counts as possible. */
 #define PICK_SCAN_MAX (1u << 18)
 
-/* Sum slots of the Allreduce. */
-enum { S_BYTES, S_PAIRS, S_REQS, S_PIECES, S_NOMEM, S_N };
+/* One rank's slots in the first Iallgather. */
+enum { S_START, S_END, S_BYTES, S_PAIRS, S_REQS, S_PIECES, S_NOMEM, S_N };
 
 static enum coll_force force_of(ADIO_File fd, int writing)
 {
@@ -50,111 +54,106 @@ static void shape_of(ADIO_File fd, int nprocs, struct coll_shape *out)
     out->cb = cb > 0 ? (uint64_t) cb : f->layout.unit;
 }
 
-static int interleaved(const ADIO_Offset * se, int nprocs)
+/* The sums over the ranks (S_BYTES...) of the gathered slots, and
+ * whether their [start, end] ranges interleave (coll_ranges_interleave). */
+static int sum_up(const int64_t *all, int nprocs, int64_t sum[S_N])
 {
-    for (int i = 1; i < nprocs; i++)
-        if (se[2 * i] < se[2 * i - 1] && se[2 * i] <= se[2 * i + 1])
-            return 1;
-    return 0;
+    int64_t *se = ADIOI_Malloc(2 * (size_t) nprocs * sizeof(*se));
+    int hit;
+
+    for (int k = 0; k < S_N; k++)
+        sum[k] = 0;
+    for (int i = 0; i < nprocs; i++) {
+        for (int k = S_BYTES; k < S_N; k++)
+            sum[k] += all[i * S_N + k];
+        se[2 * i] = all[i * S_N + S_START];
+        se[2 * i + 1] = all[i * S_N + S_END];
+    }
+    hit = coll_ranges_interleave(se, (size_t) nprocs) != 0;
+    ADIOI_Free(se);
+    return hit;
 }
 
-/* Rank 0's overlap check of everybody's pieces; facts[0] overlap,
- * facts[1] merged pairs, broadcast to all. */
+/* Every rank gets every rank's pieces and finds overlap and the merged
+ * pair count (the same inputs everywhere, so the same facts). */
 static int scan_all(ADIO_File fd, const struct coll_shape *s, const struct coll_pair *mine,
-                    int n, uint64_t total, uint64_t facts[2])
+                    int nmine, const int64_t *all, int nprocs, uint64_t total,
+                    struct coll_access *a)
 {
-    int rank, nprocs, rc, nbytes = n * (int) sizeof(*mine), *counts = NULL, *displs = NULL;
-    struct coll_pair *all = NULL;
+    int *counts = ADIOI_Malloc(2 * (size_t) nprocs * sizeof(int)), *displs = counts + nprocs;
+    struct coll_pair *every = ADIOI_Malloc((total ? total : 1) * sizeof(*every));
     MPI_Request req;
-    int overlap = 0;
+    int rc;
 
-    MPI_Comm_rank(fd->comm, &rank);
-    MPI_Comm_size(fd->comm, &nprocs);
-    if (rank == 0) {            /* at most PICK_SCAN_MAX pieces: 4 MiB */
-        counts = ADIOI_Malloc(2 * (size_t) nprocs * sizeof(int));
-        displs = counts + nprocs;
-        all = ADIOI_Malloc((total ? total : 1) * sizeof(*all));
+    for (int i = 0; i < nprocs; i++) {
+        counts[i] = (int) all[i * S_N + S_PIECES] * (int) sizeof(*every);
+        displs[i] = i ? displs[i - 1] + counts[i - 1] : 0;
     }
-    rc = ADIOI_IPVFS_Quiet_wait(MPI_Igather(&nbytes, 1, MPI_INT, counts, 1, MPI_INT, 0,
-                                            fd->comm, &req), &req);
-    if (rc != MPI_SUCCESS)
-        goto free_bufs;
-    if (rank == 0) {
-        displs[0] = 0;
-        for (int i = 1; i < nprocs; i++)
-            displs[i] = displs[i - 1] + counts[i - 1];
-    }
-    rc = ADIOI_IPVFS_Quiet_wait(MPI_Igatherv(mine, nbytes, MPI_BYTE, all, counts, displs,
-                                             MPI_BYTE, 0, fd->comm, &req), &req);
-    if (rc != MPI_SUCCESS)
-        goto free_bufs;
-    if (rank == 0) {
-        coll_scan_union(s, all, total, &overlap, &facts[1]);
-        facts[0] = (uint64_t) overlap;
-    }
-    rc = ADIOI_IPVFS_Quiet_wait(MPI_Ibcast(facts, 2, MPI_UINT64_T, 0, fd->comm, &req), &req);
-  free_bufs:
-    if (rank == 0) {
-        ADIOI_Free(all);
-        ADIOI_Free(counts);
-    }
+    rc = ADIOI_IPVFS_Quiet_wait(MPI_Iallgatherv(mine, nmine * (int) sizeof(*mine), MPI_BYTE,
+                                                every, counts, displs, MPI_BYTE, fd->comm,
+                                                &req), &req);
+    if (rc == MPI_SUCCESS)
+        coll_scan_union(s, every, total, &a->overlap, &a->pairs_2p);
+    ADIOI_Free(every);
+    ADIOI_Free(counts);
     return rc;
 }
 
 static int pick(ADIO_File fd, int writing, const ADIO_Offset * offs, const ADIO_Offset * lens,
-                MPI_Count n, const ADIO_Offset * se, int *out_twophase)
+                MPI_Count n, ADIO_Offset start, ADIO_Offset end, int *out_twophase)
 {
     struct coll_pair *mine = malloc((n > 0 ? (size_t) n : 1) * sizeof(*mine));
-    uint64_t local[S_N] = { 0 }, sum[S_N], facts[2];
+    int64_t local[S_N] = { 0 }, sum[S_N], *all;
     struct coll_rank r;
     struct coll_shape s;
-    struct coll_access a;
+    struct coll_access a = { 0 };
     size_t k = 0;
     MPI_Request req;
-    int nprocs, rc;
+    int nprocs, rc, interleave;
 
     MPI_Comm_size(fd->comm, &nprocs);
     shape_of(fd, nprocs, &s);
     for (MPI_Count i = 0; mine && i < n; i++)
         if (lens[i] > 0)
             mine[k++] = (struct coll_pair) {(uint64_t) offs[i], (uint64_t) lens[i] };
+    local[S_START] = (int64_t) start;
+    local[S_END] = (int64_t) end;
     if (mine && coll_count_rank(&s, mine, k, &r) == 0) {
-        local[S_BYTES] = r.bytes;
-        local[S_PAIRS] = r.pairs;
-        local[S_REQS] = r.requests;
-        local[S_PIECES] = k;
+        local[S_BYTES] = (int64_t) r.bytes;
+        local[S_PAIRS] = (int64_t) r.pairs;
+        local[S_REQS] = (int64_t) r.requests;
+        local[S_PIECES] = (int64_t) k;
     } else {
         local[S_NOMEM] = 1;
     }
-    rc = ADIOI_IPVFS_Quiet_wait(MPI_Iallreduce(local, sum, S_N, MPI_UINT64_T, MPI_SUM, fd->comm,
-                                               &req), &req);
+    all = ADIOI_Malloc((size_t) nprocs * S_N * sizeof(*all));
+    rc = ADIOI_IPVFS_Quiet_wait(MPI_Iallgather(local, S_N, MPI_INT64_T, all, S_N, MPI_INT64_T,
+                                               fd->comm, &req), &req);
     if (rc != MPI_SUCCESS)
-        goto free_mine;
-    facts[0] = 0;
-    facts[1] = sum[S_PAIRS];
-    if (sum[S_NOMEM]) {
-        facts[0] = 1;           /* nothing known: ROMIO's choice, two-phase */
-    } else if (interleaved(se, nprocs)) {
-        if (sum[S_PIECES] <= PICK_SCAN_MAX)
-            rc = scan_all(fd, &s, mine, (int) k, sum[S_PIECES], facts);
-        else
-            facts[0] = 1;
-    }
-    a = (struct coll_access) {.bytes = sum[S_BYTES],.pairs_ind = sum[S_PAIRS],
-        .requests_ind = sum[S_REQS],.pairs_2p = facts[1],.overlap = (int) facts[0] };
-    if (sum[S_NOMEM])
+        goto free_all;
+    interleave = sum_up(all, nprocs, sum);
+    a = (struct coll_access) {.bytes = (uint64_t) sum[S_BYTES],
+        .pairs_ind = (uint64_t) sum[S_PAIRS],.requests_ind = (uint64_t) sum[S_REQS],
+        .pairs_2p = (uint64_t) sum[S_PAIRS],.overlap = 0 };
+    if (sum[S_NOMEM]) {         /* nothing known: ROMIO's choice */
         *out_twophase = 1;
-    else
-        *out_twophase = coll_choose(&s, &a, &COLL_COST_DEFAULTS, writing, COLL_AUTO) ==
-            COLL_TWOPHASE;
-  free_mine:
+        goto free_all;
+    }
+    if (interleave && (uint64_t) sum[S_PIECES] <= PICK_SCAN_MAX)
+        rc = scan_all(fd, &s, mine, (int) k, all, nprocs, (uint64_t) sum[S_PIECES], &a);
+    else if (interleave)
+        a.overlap = 1;
+    *out_twophase = coll_choose(&s, &a, &COLL_COST_DEFAULTS, writing, COLL_AUTO) ==
+        COLL_TWOPHASE;
+  free_all:
+    ADIOI_Free(all);
     free(mine);
     return rc;
 }
 
 int ADIOI_IPVFS_Coll_pick(ADIO_File fd, int writing, const ADIO_Offset * offs,
-                          const ADIO_Offset * lens, MPI_Count n, const ADIO_Offset * se,
-                          int *out_twophase)
+                          const ADIO_Offset * lens, MPI_Count n, ADIO_Offset start,
+                          ADIO_Offset end, int *out_twophase)
 {
     enum coll_force force = force_of(fd, writing);
 
@@ -166,5 +165,5 @@ int ADIOI_IPVFS_Coll_pick(ADIO_File fd, int writing, const ADIO_Offset * offs,
         *out_twophase = 1;
         return MPI_SUCCESS;
     }
-    return pick(fd, writing, offs, lens, n, se, out_twophase);
+    return pick(fd, writing, offs, lens, n, start, end, out_twophase);
 }

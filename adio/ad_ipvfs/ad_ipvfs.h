@@ -96,6 +96,8 @@ struct ADIOI_IPVFS_fs {
     struct ipvfs_file *file;
     struct ADIOI_IPVFS_opts opts;
     int factor_all;             /* get_info shows striping_factor 0 (ADIOI_IPVFS_Factor_all) */
+    int coll_read_twophase;     /* the last collective read's choice (ad_ipvfs_collpick.c) */
+    int coll_read_left;         /* collective reads that take it again */
 };
 
 static inline struct ipvfs_file *ADIOI_IPVFS_File(ADIO_File fd)

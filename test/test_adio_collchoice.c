@@ -214,6 +214,38 @@ static void test_ranges(void **state)
     assert_int_equal(coll_ranges_interleave(empty, 2), 0);
 }
 
+/* The union sort: sorted runs (one per rank) merge, and so does any
+ * order (more runs than the merge takes go to qsort). */
+static void test_sort_runs(void **state)
+{
+    enum { N = 5000 };
+    struct coll_pair *p = malloc(N * sizeof(*p));
+    int overlap;
+    uint64_t pairs;
+
+    (void) state;
+    assert_non_null(p);
+    for (int order = 0; order < 3; order++) {
+        for (size_t k = 0; k < N; k++) {
+            size_t v = order == 0 ? k % 715 * 7 + k / 715 :    /* 7 runs, interleaved */
+                order == 1 ? N - 1 - k :        /* N runs */
+                0;              /* scrambled, below */
+
+            p[k] = (struct coll_pair) { (uint64_t) v * 10, 10 };
+        }
+        if (order == 2) /* a permutation: gcd(7919, N) = 1 */
+            for (size_t k = 0; k < N; k++)
+                p[k].off = (uint64_t) ((k * 7919u) % N) * 10;
+        coll_scan_union(&shape, p, N, &overlap, &pairs);
+        for (size_t k = 1; k < N; k++)
+            assert_true(p[k - 1].off < p[k].off);
+        assert_int_equal(overlap, 0);
+        if (order != 0)
+            assert_int_equal(pairs, 1);
+    }
+    free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -224,6 +256,7 @@ int main(void)
         cmocka_unit_test(test_scan_union),
         cmocka_unit_test(test_cut_and_count),
         cmocka_unit_test(test_ranges),
+        cmocka_unit_test(test_sort_runs),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,6 +5,7 @@
 #include "common/proto.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static uint64_t div_up(uint64_t a, uint64_t b)
 {
@@ -71,13 +72,76 @@ static int pair_order(const void *a, const void *b)
     return (x->len > y->len) - (x->len < y->len);
 }
 
+/* Most runs merge_runs takes; more go to qsort. */
+#define MERGE_RUNS_MAX 1024
+
+static int before(const struct coll_pair *x, const struct coll_pair *y)
+{
+    return pair_order(x, y) < 0;
+}
+
+/* Merges runs [b[i], b[i + 1]) of src pairwise into dst; returns the new
+ * run count, b updated. */
+static size_t merge_pass(const struct coll_pair *src, struct coll_pair *dst, size_t *b,
+                         size_t nruns)
+{
+    size_t out = 0;
+
+    for (size_t r = 0; r < nruns; r += 2) {
+        size_t i = b[r], mid = b[r + 1], end = r + 2 <= nruns ? b[r + 2] : mid, j = mid, k = i;
+
+        while (i < mid || j < end)
+            dst[k++] = j >= end || (i < mid && !before(&src[j], &src[i])) ? src[i++] : src[j++];
+        b[out++] = b[r];
+    }
+    b[out] = b[nruns];
+    return out;
+}
+
+/* Sorts p by offset.  Each rank's pieces come in file order (a file view
+ * only goes forward), so the gathered array is one sorted run per rank:
+ * merging the runs costs n log(runs) instead of qsort's n log n. */
+static void sort_pairs(struct coll_pair *p, size_t n)
+{
+    size_t b[MERGE_RUNS_MAX + 1], nruns = 0;
+    struct coll_pair *tmp, *src = p, *dst;
+
+    for (size_t i = 0; i < n && nruns <= MERGE_RUNS_MAX; i++)
+        if (i == 0 || before(&p[i], &p[i - 1])) {
+            if (nruns == MERGE_RUNS_MAX)
+                nruns++;
+            else
+                b[nruns++] = i;
+        }
+    if (nruns <= 1)
+        return;
+    tmp = nruns <= MERGE_RUNS_MAX ? malloc(n * sizeof(*tmp)) : NULL;
+    if (!tmp) {
+        qsort(p, n, sizeof(*p), pair_order);
+        return;
+    }
+    b[nruns] = n;
+    dst = tmp;
+    while (nruns > 1) {
+        struct coll_pair *t;
+
+        nruns = merge_pass(src, dst, b, nruns);
+        t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != p)
+        memcpy(p, src, n * sizeof(*p));
+    free(tmp);
+}
+
 void coll_scan_union(const struct coll_shape *s, struct coll_pair *p, size_t n,
                      int *out_overlap, uint64_t *out_pairs)
 {
     uint64_t start = 0, end = 0, total = 0;
     int overlap = 0;
 
-    qsort(p, n, sizeof(*p), pair_order);
+    sort_pairs(p, n);
     for (size_t i = 0; i < n; i++) {
         if (i > 0 && p[i].off < end)
             overlap = 1;

@@ -125,7 +125,8 @@ for c in $cases; do
         done
         best=$(awk -v a="${m[twophase]}" -v b="${m[independent]}" \
             'BEGIN { x = a + 0; if (b + 0 > x) x = b + 0; print x }')
-        ratio=$(awk -v a="${m[auto]}" -v b="$best" 'BEGIN { r = 0; if (b + 0 > 0) r = a / b; printf "%.2f", r }')
+        ratio=$(awk -v a="${m[auto]}" -v b="$best" \
+            'BEGIN { r = 0; if (b + 0 > 0) r = a / b; printf "%.2f", r }')
         for v in $variants; do
             echo "$c,$v,$op,${m[$v]},$([ $v = auto ] && echo "$ratio")" >>"$csv"
         done

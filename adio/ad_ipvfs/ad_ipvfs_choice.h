@@ -38,11 +38,11 @@
  *
  * Calibration: struct coll_costs holds the per-request, per-pair,
  * per-piece, per-byte-exchanged and per-round costs.  COLL_COST_DEFAULTS
- * come from benchmarks/collective-choice.sh, forced two-phase against
- * forced independent on the development host (2 cores shared by 4 client
- * and 4 server ranks, loopback TCP, targets in the page cache; run in
- * benchmarks/results/collective-choice.txt), writes, which cost more than
- * reads: narrow-32B (65536 pieces of 32 bytes, 2 MiB) took 63 ms
+ * come from a --quick run of benchmarks/collective-choice.sh, forced
+ * two-phase against forced independent on the development host (2 cores
+ * shared by 4 client and 4 server ranks, loopback TCP, targets in the page
+ * cache; the full run in benchmarks/results/collective-choice.txt checks
+ * the resulting choices), writes, which cost more than reads: narrow-32B (65536 pieces of 32 bytes, 2 MiB) took 63 ms
  * independent, so pair ~0.9 us, and 92 ms two-phase, so piece ~1.3 us
  * after the exchange; the tiles (16 MiB, long rows) gave the exchange
  * ~3.5 ns per byte; req 150 us and round 100 us are one list request's and

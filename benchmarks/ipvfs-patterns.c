@@ -19,6 +19,10 @@
  *       mpi-tile-io: a 2x2 grid of tiles of 1024 x 768 elements of 24
  *       bytes (4 ranks), each rank writes then reads its tile through a
  *       subarray view, REPS times.
+ *   ipvfs-patterns ctile FILE A:C:D:ELEM[:REPS] [hints...]
+ *       the same with collective calls (write_at_all, read_at_all): A
+ *       tiles across (ranks / A down) of C x D elements of ELEM bytes
+ *       (benchmarks/collective-choice.sh).
  *   ipvfs-patterns btio FILE N [hints...]
  *       BTIO-like: an N^3 array of 40-byte cells, ranks own (z, y) blocks
  *       with all x; collective write_all then read_all through a subarray
@@ -97,12 +101,12 @@ static uint64_t identity(const struct shape *s, uint64_t k)
     return k;
 }
 
-/* tile: a = tiles across, c x d elements of 24 bytes per tile */
+/* tile: a = tiles across, c x d elements of n bytes per tile */
 static uint64_t tile_off(const struct shape *s, uint64_t k)
 {
-    uint64_t rowb = s->d * 24, ti = (uint64_t)rank / s->a, tj = (uint64_t)rank % s->a;
+    uint64_t rowb = s->d * s->n, ti = (uint64_t)rank / s->a, tj = (uint64_t)rank % s->a;
 
-    return ((ti * s->c + k / rowb) * s->d * s->a + tj * s->d) * 24 + k % rowb;
+    return ((ti * s->c + k / rowb) * s->d * s->a + tj * s->d) * s->n + k % rowb;
 }
 
 /* btio: a = N, b = ranks along z, c = ranks along y, 40-byte cells, ghost 1 */
@@ -218,22 +222,34 @@ static void bench_sched(const char *path, MPI_Info info, uint64_t mib)
     MPI_Type_free(&mtype);
 }
 
+static void run_tile(const char *path, MPI_Info info, int reps, int a, int c, int d, int elem,
+                     int coll);
+
 static void bench_tile(const char *path, MPI_Info info, int reps)
 {
-    struct shape s = { .a = 2, .c = 1024, .d = 768, .file_off = tile_off, .mem_pos = identity };
-    int gsize[2] = { 2 * 1024, 2 * 768 }, sub[2] = { 1024, 768 }, start[2];
-    MPI_Datatype elem, ftype, mtype;
-    uint64_t nbytes = s.c * s.d * 24;
+    run_tile(path, info, reps, 2, 1024, 768, 24, 0);
+}
 
-    start[0] = rank / 2 * 1024;
-    start[1] = rank % 2 * 768;
-    MPI_Type_contiguous(24, MPI_BYTE, &elem);
-    MPI_Type_create_subarray(2, gsize, sub, start, MPI_ORDER_C, elem, &ftype);
+/* A tiles across, of c x d elements of elem bytes, one per rank;
+ * collective calls when coll. */
+static void run_tile(const char *path, MPI_Info info, int reps, int a, int c, int d, int elem,
+                     int coll)
+{
+    struct shape s = { .n = (uint64_t)elem, .a = (uint64_t)a, .c = (uint64_t)c, .d = (uint64_t)d,
+                       .file_off = tile_off, .mem_pos = identity };
+    int gsize[2] = { nprocs / a * c, a * d }, sub[2] = { c, d }, start[2];
+    MPI_Datatype etype, ftype, mtype;
+    uint64_t nbytes = s.c * s.d * s.n;
+
+    start[0] = rank / a * c;
+    start[1] = rank % a * d;
+    MPI_Type_contiguous(elem, MPI_BYTE, &etype);
+    MPI_Type_create_subarray(2, gsize, sub, start, MPI_ORDER_C, etype, &ftype);
     MPI_Type_commit(&ftype);
     MPI_Type_contiguous((int)nbytes, MPI_BYTE, &mtype);
     MPI_Type_commit(&mtype);
-    run_phases("tile", path, info, 0, ftype, mtype, &s, nbytes, nbytes, 0, reps);
-    MPI_Type_free(&elem);
+    run_phases("tile", path, info, 0, ftype, mtype, &s, nbytes, nbytes, coll, reps);
+    MPI_Type_free(&etype);
     MPI_Type_free(&ftype);
     MPI_Type_free(&mtype);
 }
@@ -278,7 +294,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
     if (argc < 4 || (arg = strtol(argv[3], NULL, 10)) <= 0) {
         if (rank == 0)
-            fprintf(stderr, "usage: ipvfs-patterns sched|tile|btio FILE N [KEY=VALUE...]\n");
+            fprintf(stderr, "usage: ipvfs-patterns sched|tile|ctile|btio FILE N [KEY=VALUE...]\n");
         MPI_Finalize();
         return 2;
     }
@@ -301,6 +317,15 @@ int main(int argc, char **argv)
         if (nprocs != 4)
             die("tile needs 4 ranks", MPI_ERR_ARG);
         bench_tile(argv[2], info, (int)arg);
+    } else if (strcmp(argv[1], "ctile") == 0) {
+        int a, c, d, elem, reps = 1;
+
+        if (sscanf(argv[3], "%d:%d:%d:%d:%d", &a, &c, &d, &elem, &reps) < 4 || a <= 0 ||
+            nprocs % a || c <= 0 || d <= 0 || elem <= 0 || reps <= 0 ||
+            (uint64_t)c * (uint64_t)d * (uint64_t)elem > INT32_MAX)
+            die("ctile needs A:C:D:ELEM[:REPS], A dividing the ranks, a tile under 2 GiB",
+                MPI_ERR_ARG);
+        run_tile(argv[2], info, reps, a, c, d, elem, 1);
     } else if (strcmp(argv[1], "btio") == 0) {
         if (nprocs % 2 || arg % (nprocs / 2) || arg % 2)
             die("btio needs an even number of ranks dividing N", MPI_ERR_ARG);

@@ -30,23 +30,26 @@ done
 # Collective I/O with several aggregators and rounds: 2 aggregators of one
 # I/O node each and 64 KiB rounds; 3 aggregators (one more than I/O nodes:
 # the third gets nothing) and rounds smaller than a stripe unit.  (The
-# runs above use the default cb_nodes, one aggregator on one host.)
+# runs above use the default cb_nodes, one aggregator on one host, and the
+# per-call choice of path; these force two-phase with romio_cb_*=enable.)
 for run in "2 65536 ipvfs" "3 20000 ipvfs"; do
     set -- $run
     echo "--- collective: cb_nodes $1, cb_buffer_size $2, ipvfs_coll=$3"
     e2e_run 90 e2e_listio "ipvfs:/listio/coll-$1-$2-$3" --cb-nodes "$1" --cb-buffer-size "$2" \
-        --coll "$3" --quick 1 || ipvfs_fail "e2e_listio failed with cb_nodes $1, cb_buffer_size $2, $3"
+        --coll "$3" --cb enable --quick 1 || ipvfs_fail "e2e_listio failed with cb_nodes $1, cb_buffer_size $2, $3"
 done
 
 # Which servers the aggregators talk to: a collective tile write and read
 # with 2 aggregators on 2 I/O nodes.  Our path: exactly the 2 aggregator
 # ranks move data, each to one I/O node of its own.  ROMIO's generic path
 # (stripe-aligned contiguous domains) has an aggregator talk to both, which
-# shows the check tells the two apart.
+# shows the check tells the two apart.  Both forced two-phase
+# (romio_cb_*=enable): by default the tile goes independent (see
+# t_e2e_collchoice).
 stats=$IPVFS_CLUSTER_DIR/stats-coll
 for impl in ipvfs generic; do
     e2e_run 60 e2e_listio "ipvfs:/listio/coll-count-$impl" --count "$stats" --count-coll 1 \
-        --cb-nodes 2 --coll "$impl" || ipvfs_fail "e2e_listio --count-coll failed ($impl)"
+        --cb-nodes 2 --cb enable --coll "$impl" || ipvfs_fail "e2e_listio --count-coll failed ($impl)"
     python3 - "$stats" "$impl" <<'PY' || ipvfs_fail "collective aggregator traffic ($impl)"
 import os, sys
 sys.path.insert(0, os.environ["IPVFS_SRCDIR"] + "/test")

@@ -3,11 +3,16 @@
  * The driver is a thin layer over libipvfs-client (adio/client/
  * ipvfs_client.h).  Contiguous accesses go straight to the client;
  * noncontiguous ones (derived memory types, file views) are flattened into
- * list I/O here (ad_ipvfs_strided.c).  Collective I/O is our own two-phase
- * code (ad_ipvfs_coll.c): the aggregators' file domains follow the stripe
- * layout (each aggregator talks to its own I/O nodes), rounds are bounded
- * by cb_buffer_size, and aggregators use list I/O without read-modify-
- * write.  With ipvfs_coll=generic it is ROMIO's two-phase code
+ * list I/O here (ad_ipvfs_strided.c).  A collective call goes either each
+ * rank's own list I/O or two-phase, chosen per call and the same on every
+ * rank (ad_ipvfs_collpick.c gathers the access, ad_ipvfs_choice.h states
+ * the rule: hints romio_cb_write/read=enable force two-phase, =disable
+ * independent; overlapping writes go two-phase; else a calibrated cost
+ * model).  Two-phase is our own code (ad_ipvfs_coll.c): the aggregators'
+ * file domains follow the stripe layout (each aggregator talks to its own
+ * I/O nodes), rounds are bounded by cb_buffer_size, and aggregators use
+ * list I/O without read-modify-write.  The nonblocking collectives do not
+ * choose (ROMIO's two-phase, below).  With ipvfs_coll=generic it is ROMIO's two-phase code
  * (ADIOI_GEN_*StridedColl) with file domains aligned to the file's stripe
  * unit (fd->hints->striping_unit, see ad_ipvfs_hints.c).  Nonblocking
  * independent calls (MPI_File_iread, _iwrite and their _at forms) start
@@ -17,7 +22,8 @@
  * (MPI_File_iread_all...) are ROMIO's nonblocking two-phase state machine,
  * progressed by MPI_Test/MPI_Wait.
  *
- * Hints (MPI_Info; read when the file is opened):
+ * Hints (MPI_Info; read when the file is opened; ROMIO's cb_nodes,
+ * cb_buffer_size and romio_cb_write/read act as described above):
  *   ipvfs_map        path of the server map; overrides $IPVFS_MAP.
  *   striping_unit    bytes per stripe unit; 0 means the cluster default.
  *                    Only used when the open creates the file.
@@ -90,6 +96,8 @@ struct ADIOI_IPVFS_fs {
     struct ipvfs_file *file;
     struct ADIOI_IPVFS_opts opts;
     int factor_all;             /* get_info shows striping_factor 0 (ADIOI_IPVFS_Factor_all) */
+    int coll_read_twophase;     /* the last collective read's choice (ad_ipvfs_collpick.c) */
+    int coll_read_left;         /* collective reads that take it again */
 };
 
 static inline struct ipvfs_file *ADIOI_IPVFS_File(ADIO_File fd)
@@ -165,6 +173,9 @@ struct ADIOI_IPVFS_pace {
 };
 void ADIOI_IPVFS_Pace_poll(struct ADIOI_IPVFS_pace *p);
 void ADIOI_IPVFS_Pace_done(struct ADIOI_IPVFS_pace *p);
+/* Completes the nonblocking collective that rc (its start's return code)
+ * started as *req, napping between MPI_Tests; returns an MPI code. */
+int ADIOI_IPVFS_Quiet_wait(int rc, MPI_Request * req);
 
 void ADIOI_IPVFS_Delete(const char *filename, int *error_code);
 /* Close removed filename for delete-on-close: the next Delete of it passes. */
@@ -185,6 +196,17 @@ int ADIOI_IPVFS_Ireq_add(struct ADIOI_IPVFS_ireq *r, struct ipvfs_aio *aio);
 int ADIOI_IPVFS_Ireq_post(struct ADIOI_IPVFS_ireq *r, MPI_Request * request);
 void ADIOI_IPVFS_Ireq_drain(struct ADIOI_IPVFS_ireq *r);
 void ADIOI_IPVFS_Ireq_free(struct ADIOI_IPVFS_ireq *r);
+
+/* Whether this collective call goes two-phase (*out_twophase 1) or each
+ * rank's own list I/O (0), the same answer on every rank
+ * (ad_ipvfs_collpick.c, the rule in ad_ipvfs_choice.h).  offs/lens: the
+ * rank's n file pieces, start/end its first and last byte (end < start:
+ * nothing), as ADIOI_Calc_my_off_len gives them.  Collective over
+ * fd->comm unless a hint or atomic mode decides.  Returns an MPI code (a
+ * failed MPI call). */
+int ADIOI_IPVFS_Coll_pick(ADIO_File fd, int writing, const ADIO_Offset * offs,
+                          const ADIO_Offset * lens, MPI_Count n, ADIO_Offset start,
+                          ADIO_Offset end, int *out_twophase);
 
 /* The noncontiguous worker (ad_ipvfs_strided.c).  With ireq NULL it blocks
  * and fills status; otherwise it starts every batch, hands them to ireq

@@ -18,10 +18,12 @@
  *
  * Errors are collective: any rank's failure (an allocation, a server)
  * stops the rounds at the next check, and every rank returns the error of
- * the lowest failing rank.  As ROMIO's generic code does, a hint that
- * disables collective buffering (romio_cb_write/read=disable), or
- * "automatic" with accesses that do not interleave, goes the independent
- * way; so does atomic mode, whose byte-range locks live there.  The hint
+ * the lowest failing rank.  Whether a call goes two-phase or each rank
+ * does its own list I/O is decided per call, the same on every rank, by
+ * ADIOI_IPVFS_Coll_pick (ad_ipvfs_collpick.c; the rule, its cost model and
+ * calibration in ad_ipvfs_choice.h): romio_cb_write/read=enable forces
+ * two-phase, =disable independent, and atomic mode, whose byte-range
+ * locks live there, goes independent.  The hint
  * ipvfs_coll=generic gives ROMIO's generic two-phase code instead (for
  * comparisons); the nonblocking collectives are always ROMIO's. */
 #include "ad_ipvfs.h"
@@ -35,7 +37,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* Bytes per aggregator per round at most: MPI counts are ints. */
 #define COLL_MAX_CB (1u << 30)
@@ -97,42 +98,13 @@ static void op_fail(struct coll_op *op, int code, const char *what)
  * for the collective error agreement any more. */
 #define MPI_TRY(call) do { int mrc_ = (call); if (mrc_ != MPI_SUCCESS) return mrc_; } while (0)
 
-/* Completes the nonblocking collective that rc started as req without
- * spinning: clients and servers often share the cores, and a rank that
- * waits for the aggregators' I/O in a blocking MPI call (UCX polls) takes
- * a core from the servers doing that I/O.  So: MPI_Test, then naps that
- * grow from 20 us to 500 us. */
+/* Collectives complete without spinning: see ADIOI_IPVFS_Quiet_wait. */
 static int quiet_wait(int rc, MPI_Request *req)
 {
-    struct timespec nap = { 0, 20 * 1000 };
-    int done = 0;
-
-    while (rc == MPI_SUCCESS) {
-        rc = MPI_Test(req, &done, MPI_STATUS_IGNORE);
-        if (rc != MPI_SUCCESS || done)
-            break;
-        nanosleep(&nap, NULL);
-        if (nap.tv_nsec < 500 * 1000)
-            nap.tv_nsec *= 2;
-    }
-    return rc;
+    return ADIOI_IPVFS_Quiet_wait(rc, req);
 }
 
 /* ---- the decision ----------------------------------------------------- */
-
-/* Whether ROMIO's rule sends this access the independent way: the gathered
- * start and end offsets are the same on every rank, so is the answer. */
-static int go_independent(ADIO_File fd, int writing, const ADIO_Offset * se, int nprocs)
-{
-    int hint = writing ? fd->hints->cb_write : fd->hints->cb_read, interleaved = 0;
-
-    if (hint == ADIOI_HINT_DISABLE || fd->atomicity)
-        return 1;
-    for (int i = 1; i < nprocs; i++)
-        if (se[2 * i] < se[2 * i - 1] && se[2 * i] <= se[2 * i + 1])
-            interleaved = 1;
-    return !interleaved && hint == ADIOI_HINT_AUTO;
-}
 
 static void run_independent(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
                             int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
@@ -734,27 +706,24 @@ static void rdwr_coll(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
 {
     static char myname[] = "ADIOI_IPVFS_RDWR_COLL";
     struct coll_op op = {.fd = fd,.writing = writing };
-    ADIO_Offset *offs = NULL, *lens = NULL, mine[2], *se, orig_fp = fd->fp_ind;
+    ADIO_Offset *offs = NULL, *lens = NULL, start, end, orig_fp = fd->fp_ind;
     MPI_Count size, n = 0;
     uint64_t total, io_bytes = 0;
-    int mrc, nacc = 0;
-    MPI_Request req;
+    int mrc, nacc = 0, twophase = 0;
 
     MPI_Comm_size(fd->comm, &op.nprocs);
     MPI_Comm_rank(fd->comm, &op.rank);
     MPI_Type_size_x(datatype, &size);
     total = (uint64_t) count * (uint64_t) size;
-    ADIOI_Calc_my_off_len(fd, count, datatype, file_ptr_type, offset, &offs, &lens, &mine[0],
-                          &mine[1], &nacc);
+    ADIOI_Calc_my_off_len(fd, count, datatype, file_ptr_type, offset, &offs, &lens, &start,
+                          &end, &nacc);
     n = nacc;
-    se = ADIOI_Malloc(2 * (size_t) op.nprocs * sizeof(*se));
-    mrc = quiet_wait(MPI_Iallgather(mine, 2, ADIO_OFFSET, se, 2, ADIO_OFFSET, fd->comm, &req),
-                     &req);
+    mrc = ADIOI_IPVFS_Coll_pick(fd, writing, offs, lens, n, start, end, &twophase);
     if (mrc != MPI_SUCCESS) {
         *error_code = mrc;
         goto free_lists;
     }
-    if (go_independent(fd, writing, se, op.nprocs)) {
+    if (!twophase) {
         fd->fp_ind = orig_fp;
         run_independent(fd, buf, count, datatype, file_ptr_type, offset, status, writing,
                         error_code);
@@ -770,7 +739,6 @@ static void rdwr_coll(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
 #endif
     free_op(&op);
   free_lists:
-    ADIOI_Free(se);
     ADIOI_Free(offs);
 }
 

@@ -9,7 +9,8 @@
  * previous one's return is such a loop (or a program's own MPI_Test loop)
  * and naps, from 20 us growing to 500 us; an MPI_Test after a while of
  * computing runs at once.  The price: a step that could follow at once may
- * wait up to 500 us. */
+ * wait up to 500 us.  ADIOI_IPVFS_Quiet_wait does the same for the
+ * driver's own nonblocking collectives. */
 #include "ad_ipvfs.h"
 
 #include <time.h>
@@ -34,4 +35,25 @@ void ADIOI_IPVFS_Pace_poll(struct ADIOI_IPVFS_pace *p)
 void ADIOI_IPVFS_Pace_done(struct ADIOI_IPVFS_pace *p)
 {
     p->last_poll = MPI_Wtime();
+}
+
+/* Completes the nonblocking collective that rc started as req without
+ * spinning: clients and servers often share the cores, and a rank that
+ * waits for the aggregators' I/O in a blocking MPI call (UCX polls) takes
+ * a core from the servers doing that I/O.  So: MPI_Test, then naps that
+ * grow from 20 us to 500 us. */
+int ADIOI_IPVFS_Quiet_wait(int rc, MPI_Request * req)
+{
+    struct timespec nap = { 0, 20 * 1000 };
+    int done = 0;
+
+    while (rc == MPI_SUCCESS) {
+        rc = MPI_Test(req, &done, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS || done)
+            break;
+        nanosleep(&nap, NULL);
+        if (nap.tv_nsec < 500 * 1000)
+            nap.tv_nsec *= 2;
+    }
+    return rc;
 }

@@ -5,7 +5,8 @@
  *   e2e_listio PREFIX --count STATS_PREFIX [--block B] [--count-coll 1]
  * Other options: --cb-nodes N (also cb_config_list *:*, so one host can
  * hold N aggregators), --cb-buffer-size B, --coll ipvfs|generic (the
- * hint ipvfs_coll).
+ * hint ipvfs_coll), --cb enable|disable|automatic (romio_cb_write and
+ * romio_cb_read), --count-rows N (rows of the --count tile, default 64).
  *
  * Every byte of a test file at offset off holds e2e_pattern(off, seed).
  * A pattern names, for rank r, the file offset of the k-th byte of its
@@ -51,6 +52,7 @@ static const char *prefix;
 static MPI_Info hints;
 static unsigned seed_base;
 static int count_coll;
+static int count_rows = 64;       /* --count-rows: the count tile's rows */
 
 /* ---- layouts ---------------------------------------------------------- */
 
@@ -541,7 +543,7 @@ static void run_count(const char *stats)
     unsigned char *mem;
     MPI_File fh;
 
-    make_tile(&p, e2e_rank, 64, 48);
+    make_tile(&p, e2e_rank, count_rows, 48);
     mem = malloc(p.memsize);
     fill_mem(&p, mem, e2e_rank, 7);
     E2E_MPI(open_view(&p, e2e_rank, MPI_MODE_CREATE | MPI_MODE_RDWR, &fh));
@@ -614,6 +616,12 @@ int main(int argc, char **argv)
         }
         else if (strcmp(argv[i], "--cb-buffer-size") == 0)
             MPI_Info_set(hints, "cb_buffer_size", argv[i + 1]);
+        else if (strcmp(argv[i], "--count-rows") == 0)
+            count_rows = atoi(argv[i + 1]) > 0 ? atoi(argv[i + 1]) : 64;
+        else if (strcmp(argv[i], "--cb") == 0) {
+            MPI_Info_set(hints, "romio_cb_write", argv[i + 1]);
+            MPI_Info_set(hints, "romio_cb_read", argv[i + 1]);
+        }
     }
     seed_base = 1000;
     if (stats) {

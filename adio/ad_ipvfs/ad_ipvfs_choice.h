@@ -1,0 +1,130 @@
+/* Which way a collective read or write goes: pure arithmetic, no MPI and
+ * no I/O (ad_ipvfs_choice.c; unit-tested by test/test_adio_collchoice.c).
+ * Internal to the driver folder: ad_ipvfs_collpick.c gathers the inputs.
+ *
+ * The rule (coll_choose), per call, the same on every rank because every
+ * rank gets the same struct coll_access (see ad_ipvfs_collpick.c):
+ *   1. a forcing hint wins: romio_cb_write/read=enable two-phase,
+ *      =disable independent;
+ *   2. a write whose ranks' pieces overlap (or may overlap: too many
+ *      pieces to check) goes two-phase: its aggregator writes the
+ *      overlapping pieces in rank order, so each byte ends up with the
+ *      data of the highest rank that wrote it (ROMIO's result too), where
+ *      independent list requests would race;
+ *   3. otherwise the cheaper of the two by the cost model below; a tie
+ *      goes independent (no data exchange, no synchronisation).
+ *
+ * The cost model counts what differs between the two ways (the bytes
+ * written or read at the targets are the same):
+ *   independent = R_ind * req + P_ind * pair
+ *   two-phase   = R_2p * req + P_2p * pair + P_ind * piece + B * xchg
+ *                 + rounds * round
+ * P_ind: the (offset, length) pairs the ranks' list requests carry, runs
+ *   cut at stripe units and at the schedule block b; R_ind: their list
+ *   requests (per rank and I/O node, IPVFS_MAX_PAIRS pairs and
+ *   IPVFS_MAX_IO_BYTES each);
+ * P_2p: the pairs left when adjacent pieces of different ranks merge at
+ *   the aggregators, cut the same way; R_2p: rounds times the I/O nodes
+ *   (or aggregators, if more) plus one per IPVFS_MAX_PAIRS pairs;
+ * piece: what two-phase spends on each of the ranks' pieces (its pair in
+ *   the Alltoallv, the aggregator's sort and iovec);
+ * B: all ranks' bytes, moved once between ranks (pack, Alltoallv);
+ * rounds: two-phase rounds, ceil(B / (aggregators * cb_buffer_size)).
+ * So two-phase pays when merging saves more pairs and requests than it
+ * costs to move the bytes and pieces: many ranks with a few small pieces
+ * each on many I/O nodes (R_ind >> R_2p), or pieces whose pair costs more
+ * at the I/O node than in the exchange (pair > piece: slow media, seeks).
+ * Overlapping writes go two-phase regardless (rule 2).
+ *
+ * Calibration: struct coll_costs holds the per-request, per-pair,
+ * per-piece, per-byte-exchanged and per-round costs.  COLL_COST_DEFAULTS
+ * come from a --quick run of benchmarks/collective-choice.sh, forced
+ * two-phase against forced independent on the development host (2 cores
+ * shared by 4 client and 4 server ranks, loopback TCP, targets in the page
+ * cache; the full run in benchmarks/results/collective-choice.txt checks
+ * the resulting choices), writes, which cost more than reads: narrow-32B (65536 pieces of 32 bytes, 2 MiB) took 63 ms
+ * independent, so pair ~0.9 us, and 92 ms two-phase, so piece ~1.3 us
+ * after the exchange; the tiles (16 MiB, long rows) gave the exchange
+ * ~3.5 ns per byte; req 150 us and round 100 us are one list request's and
+ * one round's round trips.  With piece > pair nothing merges its way to a
+ * win here unless requests dominate; the constants are no online
+ * measurement: a system with other costs needs the benchmark rerun and
+ * these figures replaced. */
+#ifndef AD_IPVFS_CHOICE_H_INCLUDED
+#define AD_IPVFS_CHOICE_H_INCLUDED
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum coll_path {
+    COLL_INDEPENDENT,
+    COLL_TWOPHASE
+};
+
+enum coll_force {
+    COLL_AUTO,                  /* romio_cb_write/read=automatic (default) */
+    COLL_FORCE_TWOPHASE,        /* =enable */
+    COLL_FORCE_INDEPENDENT      /* =disable */
+};
+
+/* Costs in microseconds (xchg_us: per byte). */
+struct coll_costs {
+    double req_us, pair_us, piece_us, xchg_us, round_us;
+};
+#define COLL_COST_DEFAULTS ((struct coll_costs) { 150.0, 0.9, 1.3, 0.0035, 100.0 })
+
+/* How requests are cut: the file's stripe unit and factor (I/O nodes),
+ * the schedule block b, and the two-phase aggregators and cb_buffer_size. */
+struct coll_shape {
+    uint64_t unit, block, cb;
+    uint32_t factor, naggs;
+};
+
+/* One rank's access, as its list requests would carry it. */
+struct coll_rank {
+    uint64_t bytes, pairs, requests;
+};
+
+/* The whole call's access, summed over the ranks. */
+struct coll_access {
+    uint64_t bytes;             /* B */
+    uint64_t pairs_ind, requests_ind;   /* P_ind, R_ind */
+    uint64_t pairs_2p;          /* P_2p */
+    int overlap;                /* 1: two ranks' pieces share a byte (or unknown) */
+};
+
+/* One (offset, length) piece of a rank's access, length > 0. */
+struct coll_pair {
+    uint64_t off, len;
+};
+
+/* The pairs of [off, off + len) once cut at stripe units and at b. */
+uint64_t coll_cut_pairs(const struct coll_shape *s, uint64_t off, uint64_t len);
+
+/* Counts one rank's n pieces (file order not needed) into *out: pairs and
+ * list requests per I/O node.  -1 when out of memory (*out unchanged). */
+int coll_count_rank(const struct coll_shape *s, const struct coll_pair *p, size_t n,
+                    struct coll_rank *out);
+
+/* Sorts all ranks' n pieces by offset and finds whether any two share a
+ * byte (*out_overlap) and how many pairs their union cuts into
+ * (*out_pairs: adjacent pieces merge, as at the aggregators). */
+void coll_scan_union(const struct coll_shape *s, struct coll_pair *p, size_t n,
+                     int *out_overlap, uint64_t *out_pairs);
+
+/* Whether the ranks' byte ranges share or interleave: se holds nranks
+ * (first, last) byte pairs, an empty access having last < first.  Any two
+ * ranks count, not only neighbours (a rank with nothing to do in between
+ * hides nothing).  0 disjoint, 1 not, -1 out of memory. */
+int coll_ranges_interleave(const int64_t *se, size_t nranks);
+
+/* The model's estimates in microseconds (for the rule and for tests). */
+double coll_cost_independent(const struct coll_access *a, const struct coll_costs *c);
+double coll_cost_twophase(const struct coll_shape *s, const struct coll_access *a,
+                          const struct coll_costs *c);
+
+/* The rule above. */
+enum coll_path coll_choose(const struct coll_shape *s, const struct coll_access *a,
+                           const struct coll_costs *c, int writing, enum coll_force force);
+
+#endif

@@ -1,0 +1,201 @@
+/* The inputs of the collective path's decision (ad_ipvfs_choice.h), made
+ * the same on every rank:
+ *   - each rank counts its own pieces (coll_count_rank); one
+ *     MPI_Iallgather brings every rank every rank's (start, end, bytes,
+ *     pairs, list requests, pieces), so every rank sums the same figures;
+ *   - when two ranks' [start, end] ranges interleave
+ *     (coll_ranges_interleave: any two ranks, not only neighbours), an
+ *     MPI_Iallgatherv brings every rank all pieces (at most PICK_SCAN_MAX
+ *     in all) and each finds overlap and the merged pair count
+ *     (coll_scan_union) on the same input; with more pieces than that,
+ *     overlap counts as possible and nothing merges (a write goes
+ *     two-phase, as ROMIO's rule would send it);
+ *   - ranges that do not interleave cannot overlap or merge: one
+ *     collective per call, as ROMIO's own rule needs;
+ *   - reads skip the scan (overlap changes nothing for them; the model
+ *     gets two-phase's best case, the union merged into one run), and
+ *     the PICK_READ_REUSE collective reads after a decision take it again
+ *     without any communication: each such sync point costs every rank
+ *     the slowest one's time per call, which for many small calls was a
+ *     third of the time here.  Every rank makes the same collective calls
+ *     on a file in the same order, so the per-file count (fs->coll_read_*)
+ *     is the same on every rank, and a stale choice for a read costs
+ *     speed, never correctness.  Writes decide at every call: a write
+ *     may overlap where the previous one did not.
+ * Every rank then calls the pure coll_choose on identical inputs, so all
+ * take the same path.  A forcing hint or atomic mode decides without
+ * communication (the same on every rank).  The collectives are nonblocking
+ * ones completed by ADIOI_IPVFS_Quiet_wait: a rank done with its list I/O
+ * early waits here for the others at the next call, and must not spin a
+ * core the servers need. */
+#include "ad_ipvfs.h"
+#include "ad_ipvfs_choice.h"
+
+#include <stdlib.h>
+
+/* Pieces allgathered for the overlap check at most (16 bytes each: 4 MiB
+ * to every rank); with more, overlap counts as possible. */
+#define PICK_SCAN_MAX (1u << 18)
+
+/* Collective reads after a decision that take it without communication. */
+#define PICK_READ_REUSE 15
+
+/* One rank's slots in the first Iallgather. */
+enum { S_START, S_END, S_BYTES, S_PAIRS, S_REQS, S_PIECES, S_NOMEM, S_N };
+
+static enum coll_force force_of(ADIO_File fd, int writing)
+{
+    int hint = writing ? fd->hints->cb_write : fd->hints->cb_read;
+
+    if (hint == ADIOI_HINT_ENABLE)
+        return COLL_FORCE_TWOPHASE;
+    if (hint == ADIOI_HINT_DISABLE)
+        return COLL_FORCE_INDEPENDENT;
+    return COLL_AUTO;
+}
+
+static void shape_of(ADIO_File fd, int nprocs, struct coll_shape *out)
+{
+    const struct ipvfs_file *f = ADIOI_IPVFS_File(fd);
+    const struct ADIOI_IPVFS_fs *fs = fd->fs_ptr;
+    int cb = fd->hints->cb_buffer_size, naggs = fd->hints->cb_nodes;
+
+    out->unit = f->layout.unit;
+    out->factor = f->layout.factor;
+    out->block = fs->opts.io.block;
+    out->naggs = (uint32_t) (naggs > 0 ? (naggs < nprocs ? naggs : nprocs) : 1);
+    out->cb = cb > 0 ? (uint64_t) cb : f->layout.unit;
+}
+
+/* The sums over the ranks (S_BYTES...) of the gathered slots, and
+ * whether their [start, end] ranges interleave (coll_ranges_interleave). */
+static int sum_up(const int64_t *all, int nprocs, int64_t sum[S_N])
+{
+    int64_t *se = ADIOI_Malloc(2 * (size_t) nprocs * sizeof(*se));
+    int hit;
+
+    for (int k = 0; k < S_N; k++)
+        sum[k] = 0;
+    for (int i = 0; i < nprocs; i++) {
+        for (int k = S_BYTES; k < S_N; k++)
+            sum[k] += all[i * S_N + k];
+        se[2 * i] = all[i * S_N + S_START];
+        se[2 * i + 1] = all[i * S_N + S_END];
+    }
+    hit = coll_ranges_interleave(se, (size_t) nprocs) != 0;
+    ADIOI_Free(se);
+    return hit;
+}
+
+/* Every rank gets every rank's pieces and finds overlap and the merged
+ * pair count (the same inputs everywhere, so the same facts). */
+static int scan_all(ADIO_File fd, const struct coll_shape *s, const struct coll_pair *mine,
+                    int nmine, const int64_t *all, int nprocs, uint64_t total,
+                    struct coll_access *a)
+{
+    int *counts = ADIOI_Malloc(2 * (size_t) nprocs * sizeof(int)), *displs = counts + nprocs;
+    struct coll_pair *every = ADIOI_Malloc((total ? total : 1) * sizeof(*every));
+    MPI_Request req;
+    int rc;
+
+    for (int i = 0; i < nprocs; i++) {
+        counts[i] = (int) all[i * S_N + S_PIECES] * (int) sizeof(*every);
+        displs[i] = i ? displs[i - 1] + counts[i - 1] : 0;
+    }
+    rc = ADIOI_IPVFS_Quiet_wait(MPI_Iallgatherv(mine, nmine * (int) sizeof(*mine), MPI_BYTE,
+                                                every, counts, displs, MPI_BYTE, fd->comm,
+                                                &req), &req);
+    if (rc == MPI_SUCCESS)
+        coll_scan_union(s, every, total, &a->overlap, &a->pairs_2p);
+    ADIOI_Free(every);
+    ADIOI_Free(counts);
+    return rc;
+}
+
+static int pick(ADIO_File fd, int writing, const ADIO_Offset * offs, const ADIO_Offset * lens,
+                MPI_Count n, ADIO_Offset start, ADIO_Offset end, int *out_twophase)
+{
+    struct coll_pair *mine = malloc((n > 0 ? (size_t) n : 1) * sizeof(*mine));
+    int64_t local[S_N] = { 0 }, sum[S_N], *all;
+    struct coll_rank r;
+    struct coll_shape s;
+    struct coll_access a = { 0 };
+    size_t k = 0;
+    MPI_Request req;
+    int nprocs, rc, interleave;
+
+    MPI_Comm_size(fd->comm, &nprocs);
+    shape_of(fd, nprocs, &s);
+    for (MPI_Count i = 0; mine && i < n; i++)
+        if (lens[i] > 0)
+            mine[k++] = (struct coll_pair) {(uint64_t) offs[i], (uint64_t) lens[i] };
+    local[S_START] = (int64_t) start;
+    local[S_END] = (int64_t) end;
+    if (mine && coll_count_rank(&s, mine, k, &r) == 0) {
+        local[S_BYTES] = (int64_t) r.bytes;
+        local[S_PAIRS] = (int64_t) r.pairs;
+        local[S_REQS] = (int64_t) r.requests;
+        local[S_PIECES] = (int64_t) k;
+    } else {
+        local[S_NOMEM] = 1;
+    }
+    all = ADIOI_Malloc((size_t) nprocs * S_N * sizeof(*all));
+    rc = ADIOI_IPVFS_Quiet_wait(MPI_Iallgather(local, S_N, MPI_INT64_T, all, S_N, MPI_INT64_T,
+                                               fd->comm, &req), &req);
+    if (rc != MPI_SUCCESS)
+        goto free_all;
+    interleave = sum_up(all, nprocs, sum);
+    a = (struct coll_access) {.bytes = (uint64_t) sum[S_BYTES],
+        .pairs_ind = (uint64_t) sum[S_PAIRS],.requests_ind = (uint64_t) sum[S_REQS],
+        .pairs_2p = (uint64_t) sum[S_PAIRS],.overlap = 0 };
+    if (sum[S_NOMEM]) {         /* nothing known: ROMIO's choice */
+        *out_twophase = 1;
+        goto free_all;
+    }
+    if (interleave && !writing) {
+        /* overlap does not matter to a read: no scan, the fewest pairs
+         * the union could merge into (two-phase's best case) */
+        uint64_t least = coll_cut_pairs(&s, 0, a.bytes);
+
+        a.pairs_2p = least < a.pairs_ind ? least : a.pairs_ind;
+    } else if (interleave && (uint64_t) sum[S_PIECES] <= PICK_SCAN_MAX) {
+        rc = scan_all(fd, &s, mine, (int) k, all, nprocs, (uint64_t) sum[S_PIECES], &a);
+    } else if (interleave) {
+        a.overlap = 1;
+    }
+    *out_twophase = coll_choose(&s, &a, &COLL_COST_DEFAULTS, writing, COLL_AUTO) ==
+        COLL_TWOPHASE;
+  free_all:
+    ADIOI_Free(all);
+    free(mine);
+    return rc;
+}
+
+int ADIOI_IPVFS_Coll_pick(ADIO_File fd, int writing, const ADIO_Offset * offs,
+                          const ADIO_Offset * lens, MPI_Count n, ADIO_Offset start,
+                          ADIO_Offset end, int *out_twophase)
+{
+    struct ADIOI_IPVFS_fs *fs = fd->fs_ptr;
+    enum coll_force force = force_of(fd, writing);
+    int rc;
+
+    if (fd->atomicity || force == COLL_FORCE_INDEPENDENT) {
+        *out_twophase = 0;      /* atomic mode's locks live on the independent path */
+        return MPI_SUCCESS;
+    }
+    if (force == COLL_FORCE_TWOPHASE) {
+        *out_twophase = 1;
+        return MPI_SUCCESS;
+    }
+    if (!writing && fs->coll_read_left > 0) {
+        fs->coll_read_left--;
+        *out_twophase = fs->coll_read_twophase;
+        return MPI_SUCCESS;
+    }
+    rc = pick(fd, writing, offs, lens, n, start, end, out_twophase);
+    if (!writing && rc == MPI_SUCCESS) {
+        fs->coll_read_twophase = *out_twophase;
+        fs->coll_read_left = PICK_READ_REUSE;
+    }
+    return rc;
+}

@@ -1,0 +1,263 @@
+/* Unit tests of the collective path's decision (adio/ad_ipvfs/
+ * ad_ipvfs_choice.c): exact decisions on hand-made accesses. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "adio/ad_ipvfs/ad_ipvfs_choice.h"
+
+#define KIB 1024ull
+#define MIB (1024ull * 1024ull)
+
+/* 2 I/O nodes, 64 KiB units and b, 2 aggregators of 16 MiB. */
+static const struct coll_shape shape = {
+    .unit = 64 * KIB,.block = 64 * KIB,.cb = 16 * MIB,.factor = 2,.naggs = 2
+};
+
+/* Counts nranks ranks' pieces, made by piece(rank, k, &pair), into an
+ * access summary as ad_ipvfs_collpick.c does. */
+static struct coll_access summarize_on(const struct coll_shape *sh, int nranks, size_t per_rank,
+                                       void (*piece)(int, size_t, struct coll_pair *))
+{
+    struct coll_pair *all = malloc((size_t) nranks * per_rank * sizeof(*all));
+    struct coll_access a = { 0 };
+
+    assert_non_null(all);
+    for (int r = 0; r < nranks; r++) {
+        struct coll_rank cr;
+
+        for (size_t k = 0; k < per_rank; k++)
+            piece(r, k, &all[(size_t) r * per_rank + k]);
+        assert_int_equal(coll_count_rank(sh, &all[(size_t) r * per_rank], per_rank, &cr), 0);
+        a.bytes += cr.bytes;
+        a.pairs_ind += cr.pairs;
+        a.requests_ind += cr.requests;
+    }
+    coll_scan_union(sh, all, (size_t) nranks * per_rank, &a.overlap, &a.pairs_2p);
+    free(all);
+    return a;
+}
+
+static struct coll_access summarize(int nranks, size_t per_rank,
+                                    void (*piece)(int, size_t, struct coll_pair *))
+{
+    return summarize_on(&shape, nranks, per_rank, piece);
+}
+
+/* mpi-tile-io, 2x2 tiles of 1024x1024 elements of 32 bytes: each rank
+ * writes 1024 rows of 32 KiB; a file row is 64 KiB. */
+static void tile_piece(int r, size_t k, struct coll_pair *p)
+{
+    p->off = ((uint64_t) (r / 2) * 1024 + k) * 64 * KIB + (uint64_t) (r % 2) * 32 * KIB;
+    p->len = 32 * KIB;
+}
+
+/* 32-byte pieces of 4 ranks taking turns (IOR strided with a tiny block). */
+static void tiny_piece(int r, size_t k, struct coll_pair *p)
+{
+    p->off = (uint64_t) k * 128 + (uint64_t) r * 32;
+    p->len = 32;
+}
+
+/* 64 ranks, one 512-byte piece in each of 8 stripe units (8 I/O nodes):
+ * rank r's pieces lie side by side with rank r + 1's. */
+static void spread_piece(int r, size_t k, struct coll_pair *p)
+{
+    p->off = (uint64_t) k * 64 * KIB + (uint64_t) r * 512;
+    p->len = 512;
+}
+
+/* Every rank writes the same 4 KiB pieces. */
+static void same_piece(int r, size_t k, struct coll_pair *p)
+{
+    (void) r;
+    p->off = (uint64_t) k * 8 * KIB;
+    p->len = 4 * KIB;
+}
+
+static void test_tile_goes_independent(void **state)
+{
+    const struct coll_costs c = COLL_COST_DEFAULTS;
+    struct coll_access a = summarize(4, 1024, tile_piece);
+
+    (void) state;
+    assert_int_equal(a.bytes, 128 * MIB);
+    assert_int_equal(a.pairs_ind, 4096);
+    /* per rank: 2 I/O nodes, 16 MiB each: 2 requests of 8 MiB each */
+    assert_int_equal(a.requests_ind, 16);
+    assert_int_equal(a.overlap, 0);
+    /* the union is the whole 128 MiB, cut at 64 KiB */
+    assert_int_equal(a.pairs_2p, 2048);
+    assert_int_equal(coll_choose(&shape, &a, &c, 1, COLL_AUTO), COLL_INDEPENDENT);
+    assert_int_equal(coll_choose(&shape, &a, &c, 0, COLL_AUTO), COLL_INDEPENDENT);
+    assert_int_equal(coll_choose(&shape, &a, &c, 1, COLL_FORCE_TWOPHASE), COLL_TWOPHASE);
+}
+
+/* 32-byte pieces: merging saves pairs, but here a pair costs less at the
+ * I/O node (pair_us) than two-phase spends on a piece (piece_us), so they
+ * go independent; where a pair costs more (slow media), two-phase. */
+static void test_tiny_pieces(void **state)
+{
+    const struct coll_costs c = COLL_COST_DEFAULTS;
+    struct coll_costs slow = COLL_COST_DEFAULTS;
+    struct coll_access a = summarize(4, 32768, tiny_piece);
+
+    (void) state;
+    slow.pair_us = 5.0;
+    assert_int_equal(a.bytes, 4 * MIB);
+    assert_int_equal(a.pairs_ind, 131072);
+    /* per rank 16384 pairs per I/O node: one request each */
+    assert_int_equal(a.requests_ind, 8);
+    assert_int_equal(a.overlap, 0);
+    assert_int_equal(a.pairs_2p, 64);
+    assert_int_equal(coll_choose(&shape, &a, &c, 1, COLL_AUTO), COLL_INDEPENDENT);
+    assert_int_equal(coll_choose(&shape, &a, &slow, 1, COLL_AUTO), COLL_TWOPHASE);
+    assert_int_equal(coll_choose(&shape, &a, &slow, 0, COLL_AUTO), COLL_TWOPHASE);
+    assert_int_equal(coll_choose(&shape, &a, &slow, 1, COLL_FORCE_INDEPENDENT),
+                     COLL_INDEPENDENT);
+}
+
+/* Many ranks with a little data on every I/O node: 512 list requests
+ * independent, 9 two-phase. */
+static void test_many_small_requests(void **state)
+{
+    const struct coll_costs c = COLL_COST_DEFAULTS;
+    const struct coll_shape wide = {
+        .unit = 64 * KIB,.block = 64 * KIB,.cb = 16 * MIB,.factor = 8,.naggs = 8
+    };
+    struct coll_access a = summarize_on(&wide, 64, 8, spread_piece);
+
+    (void) state;
+    assert_int_equal(a.bytes, 256 * KIB);
+    assert_int_equal(a.requests_ind, 512);
+    assert_int_equal(a.pairs_2p, 8);
+    assert_int_equal(a.overlap, 0);
+    assert_int_equal(coll_choose(&wide, &a, &c, 1, COLL_AUTO), COLL_TWOPHASE);
+    assert_int_equal(coll_choose(&wide, &a, &c, 0, COLL_AUTO), COLL_TWOPHASE);
+}
+
+/* Overlapping writes go two-phase whatever the costs; reads need not. */
+static void test_overlap(void **state)
+{
+    const struct coll_costs c = COLL_COST_DEFAULTS;
+    struct coll_access a = summarize(4, 64, same_piece);
+
+    (void) state;
+    assert_int_equal(a.overlap, 1);
+    assert_int_equal(a.pairs_2p, 64);
+    assert_int_equal(coll_choose(&shape, &a, &c, 1, COLL_AUTO), COLL_TWOPHASE);
+    assert_int_equal(coll_choose(&shape, &a, &c, 0, COLL_AUTO), COLL_INDEPENDENT);
+    assert_int_equal(coll_choose(&shape, &a, &c, 1, COLL_FORCE_INDEPENDENT), COLL_INDEPENDENT);
+}
+
+/* Pieces that touch but do not share a byte are no overlap; one byte
+ * shared is. */
+static void test_scan_union(void **state)
+{
+    struct coll_pair p[3] = { {100, 50}, {0, 100}, {150, 10} };
+    struct coll_pair q[2] = { {0, 101}, {100, 10} };
+    int overlap;
+    uint64_t pairs;
+
+    (void) state;
+    coll_scan_union(&shape, p, 3, &overlap, &pairs);
+    assert_int_equal(overlap, 0);
+    assert_int_equal(pairs, 1);
+    coll_scan_union(&shape, q, 2, &overlap, &pairs);
+    assert_int_equal(overlap, 1);
+    assert_int_equal(pairs, 1);
+    coll_scan_union(&shape, q, 0, &overlap, &pairs);
+    assert_int_equal(overlap, 0);
+    assert_int_equal(pairs, 0);
+}
+
+static void test_cut_and_count(void **state)
+{
+    struct coll_pair *p = malloc(20000 * sizeof(*p));
+    struct coll_rank r;
+
+    (void) state;
+    assert_int_equal(coll_cut_pairs(&shape, 0, 64 * KIB), 1);
+    assert_int_equal(coll_cut_pairs(&shape, 1, 64 * KIB), 2);
+    assert_int_equal(coll_cut_pairs(&shape, 0, 1 * MIB), 16);
+    assert_int_equal(coll_cut_pairs(&shape, 5, 0), 0);
+    /* 20000 pieces on I/O node 0: two requests (16384 pairs each) */
+    assert_non_null(p);
+    for (size_t k = 0; k < 20000; k++)
+        p[k] = (struct coll_pair) { k * 2, 1 };
+    assert_int_equal(coll_count_rank(&shape, p, 20000, &r), 0);
+    assert_int_equal(r.pairs, 20000);
+    assert_int_equal(r.bytes, 20000);
+    assert_int_equal(r.requests, 2);
+    free(p);
+}
+
+/* Interleaving between any two ranks, empty accesses (last < first)
+ * ignored: rank 1 with nothing to do must not hide ranks 0 and 2. */
+static void test_ranges(void **state)
+{
+    const int64_t apart[] = { 0, 99, 100, 199, 200, 299 };
+    const int64_t hidden[] = { 0, 99, 0, -1, 50, 60 };
+    const int64_t far[] = { 0, 99, 500, 599, 200, 299, 90, 95 };
+    const int64_t touch[] = { 0, 100, 100, 200 };
+    const int64_t empty[] = { 5, 4, 5, 4 };
+
+    (void) state;
+    assert_int_equal(coll_ranges_interleave(apart, 3), 0);
+    assert_int_equal(coll_ranges_interleave(hidden, 3), 1);
+    assert_int_equal(coll_ranges_interleave(far, 4), 1);
+    assert_int_equal(coll_ranges_interleave(touch, 2), 1);
+    assert_int_equal(coll_ranges_interleave(empty, 2), 0);
+}
+
+/* The union sort: sorted runs (one per rank) merge, and so does any
+ * order (more runs than the merge takes go to qsort). */
+static void test_sort_runs(void **state)
+{
+    enum { N = 5000 };
+    struct coll_pair *p = malloc(N * sizeof(*p));
+    int overlap;
+    uint64_t pairs;
+
+    (void) state;
+    assert_non_null(p);
+    for (int order = 0; order < 3; order++) {
+        for (size_t k = 0; k < N; k++) {
+            size_t v = order == 0 ? k % 715 * 7 + k / 715 :    /* 7 runs, interleaved */
+                order == 1 ? N - 1 - k :        /* N runs */
+                0;              /* scrambled, below */
+
+            p[k] = (struct coll_pair) { (uint64_t) v * 10, 10 };
+        }
+        if (order == 2) /* a permutation: gcd(7919, N) = 1 */
+            for (size_t k = 0; k < N; k++)
+                p[k].off = (uint64_t) ((k * 7919u) % N) * 10;
+        coll_scan_union(&shape, p, N, &overlap, &pairs);
+        for (size_t k = 1; k < N; k++)
+            assert_true(p[k - 1].off < p[k].off);
+        assert_int_equal(overlap, 0);
+        if (order != 0)
+            assert_int_equal(pairs, 1);
+    }
+    free(p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tile_goes_independent),
+        cmocka_unit_test(test_tiny_pieces),
+        cmocka_unit_test(test_many_small_requests),
+        cmocka_unit_test(test_overlap),
+        cmocka_unit_test(test_scan_union),
+        cmocka_unit_test(test_cut_and_count),
+        cmocka_unit_test(test_ranges),
+        cmocka_unit_test(test_sort_runs),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -18,7 +18,8 @@ mkdir -p "$builddir/test"
 libs="-lisal -lnettle"
 grep -q 'define HAVE_LIBURING 1' "$builddir/config.h" && libs="$libs -luring"
 # Every source of the target library: all of backend/iscsi/ but the two
-# programs' main files.
+# programs' main files, and what it links: the L2's cache/ policies and
+# the common files.
 srcs=()
 for f in "$srcdir"/backend/iscsi/*.c; do
     case ${f##*/} in main.c|wperf.c) ;; *) srcs+=("$f") ;; esac
@@ -28,7 +29,8 @@ clang -g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
     -fno-sanitize-recover=undefined -I"$srcdir" -I"$builddir" \
     "$srcdir/test/fuzz/fuzz_target.c" \
     "${srcs[@]}" \
-    "$srcdir"/common/{log,net,evloop}.c $libs -o "$bin" || exit 1
+    "$srcdir"/cache/*.c \
+    "$srcdir"/common/{log,net,evloop,u64map,size}.c $libs -o "$bin" || exit 1
 
 # Seeds: a login PDU, a READ(10) and a WRITE(10) with immediate data in
 # full feature phase, and a few CDBs for mode 2.

@@ -35,21 +35,27 @@ void metasvc_close(struct server *srv)
     srv->mdb = NULL;
 }
 
-/* Reply with an entry, or with metadb's error and message. */
-static void reply_entry(struct conn *c, int rc, const struct ipvfs_entry *e, const char *msg)
+/* Reply with a copy of the fixed-size record rec (an entry, attributes),
+ * or with metadb's error and message. */
+static void reply_record(struct conn *c, int rc, const void *rec, size_t len, const char *msg)
 {
-    struct ipvfs_entry *rep;
+    void *rep;
 
     if (rc < 0) {
         conn_reply_err(c, -rc, "%s", msg);
         return;
     }
-    if (!(rep = malloc(sizeof(*rep)))) {
+    if (!(rep = malloc(len))) {
         conn_reply_err(c, ENOMEM, "out of memory");
         return;
     }
-    *rep = *e;
-    conn_reply(c, 0, rep, sizeof(*rep));
+    memcpy(rep, rec, len);
+    conn_reply(c, 0, rep, len);
+}
+
+static void reply_entry(struct conn *c, int rc, const struct ipvfs_entry *e, const char *msg)
+{
+    reply_record(c, rc, e, sizeof(*e), msg);
 }
 
 static void handle_lookup(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body)
@@ -191,21 +197,9 @@ static void handle_mkdir(struct conn *c, const struct ipvfs_hdr *hdr, const uint
         conn_reply(c, 0, NULL, 0);
 }
 
-/* Reply with attributes, or with metadb's error and message. */
 static void reply_attr(struct conn *c, int rc, const struct ipvfs_attr *a, const char *msg)
 {
-    struct ipvfs_attr *rep;
-
-    if (rc < 0) {
-        conn_reply_err(c, -rc, "%s", msg);
-        return;
-    }
-    if (!(rep = malloc(sizeof(*rep)))) {
-        conn_reply_err(c, ENOMEM, "out of memory");
-        return;
-    }
-    *rep = *a;
-    conn_reply(c, 0, rep, sizeof(*rep));
+    reply_record(c, rc, a, sizeof(*a), msg);
 }
 
 static void handle_getattr(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body)

@@ -125,8 +125,9 @@ ipvfs_restart_cluster
 client "$IPVFS_MAP" check-nosync || ipvfs_fail "unsynced writes lost over a clean shutdown"
 ipvfs_kill_cluster
 # --trace: every pair the I/O node served, replayable by ipvfs-cachesim.
-lines=$(grep -c . "$trace.io0") || ipvfs_fail "no trace written"
-ipvfs-cachesim --trace "$trace.io0" --servers 4 --targets 3 --l1 8M --l2 1M --pvfs 8M --json \
+lines=$(grep -c '^[0-9]' "$trace.io0") || ipvfs_fail "no trace written"
+ipvfs-cachesim --trace "$trace.io0" --replay requests --servers 4 --targets 3 --l1 8M --l2 1M \
+    --pvfs 8M --json \
     >"$MODEL.sim" || ipvfs_fail "the trace does not replay"
 python3 - "$MODEL.sim" "$lines" <<'PY' || ipvfs_fail "replay counts"
 import json, sys

@@ -580,6 +580,11 @@ int dfstore_set_l1(struct dfstore *ds, uint64_t bytes)
     return df_l1_init(&ds->l1, ds->loop, ds->vol, bytes);
 }
 
+void dfstore_set_trace(struct dfstore *ds, FILE *trace)
+{
+    df_l1_set_trace(&ds->l1, trace);
+}
+
 /* ---- open / close ---- */
 
 /* The journal's records at open: every datafile, then every block. */

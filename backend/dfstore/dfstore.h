@@ -59,6 +59,7 @@
 #define IPVFS_DFSTORE_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "common/evloop.h"
 #include "common/proto.h"
@@ -120,5 +121,9 @@ void dfstore_stats(const struct dfstore *ds, struct dfstore_stats *out);
  * the first operation: -EBUSY while operations are pending, -EINVAL for
  * 2^31 blocks or more, -ENOMEM (the store then has no cache). */
 int dfstore_set_l1(struct dfstore *ds, uint64_t bytes);
+/* The server's --trace: the L1's events go to trace (l1cache.h's
+ * df_l1_set_trace: the caller owns, flushes and closes it; NULL stops).
+ * Call it after dfstore_set_l1. */
+void dfstore_set_trace(struct dfstore *ds, FILE *trace);
 
 #endif

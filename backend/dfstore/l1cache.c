@@ -2,6 +2,7 @@
 #include "backend/dfstore/l1cache.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,6 +107,26 @@ void df_l1_fini(struct df_l1 *l1)
     free(l1->slots);
     free(l1->free_slots);
     memset(l1, 0, sizeof(*l1));
+}
+
+/* ---- trace (l1cache.h) ---- */
+
+void df_l1_set_trace(struct df_l1 *l1, FILE *trace)
+{
+    l1->trace = trace;
+}
+
+__attribute__((format(printf, 2, 3)))
+static void trace_event(struct df_l1 *l1, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!l1->trace)
+        return;
+    va_start(ap, fmt);
+    /* The owner sees a failed write through ferror (l1cache.h). */
+    (void)vfprintf(l1->trace, fmt, ap);
+    va_end(ap);
 }
 
 /* ---- slots ---- */
@@ -289,6 +310,7 @@ static void fill_done(struct iraid_volume *vol, int status, void *user)
     uint32_t slot = ctx->slot;
 
     l1->inflight--;
+    trace_event(l1, "V %u %d\n", slot, status == 0);
     if (status == 0)
         copy_out(ctx->iov, ctx->niov, slot_data(l1, slot) + ctx->in);
     if (l1->slots[slot].state != SLOT_FILLING) {
@@ -364,6 +386,8 @@ int df_l1_readv(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int nio
 {
     uint64_t len = iov_len(iov, niov), vb = off / DFSTORE_BLOCK, slot;
 
+    if (cb && len)
+        trace_event(l1, "R %llu %llu\n", (unsigned long long)off, (unsigned long long)len);
     if (l1->capacity == 0 || !cb || len == 0)
         return iraid_readv(l1->vol, off, iov, niov, cb, user);
     if ((off + len - 1) / DFSTORE_BLOCK != vb) {
@@ -476,6 +500,9 @@ static void write_done(struct iraid_volume *vol, int status, void *user)
 
     free(user);
     ctx.l1->inflight--;
+    if (status < 0)
+        trace_event(ctx.l1, "X %llu %llu\n", (unsigned long long)ctx.off,
+                    (unsigned long long)ctx.len);
     /* The volume's bytes are unknown after a failed write: clean blocks of
      * it go; dirty ones keep theirs and are written back later. */
     for (uint64_t vb = ctx.off / DFSTORE_BLOCK; status < 0 && vb * DFSTORE_BLOCK < ctx.off + ctx.len;
@@ -494,6 +521,9 @@ int df_l1_writev(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int ni
     struct write_ctx *ctx;
     int rc;
 
+    if (cb && len)
+        trace_event(l1, "W %llu %llu %d\n", (unsigned long long)off, (unsigned long long)len,
+                    through != 0);
     if (l1->capacity == 0 || !cb || len == 0)
         return iraid_writev(l1->vol, off, iov, niov, cb, user);
     if (!through && absorbable(l1, off, len) && done_later(l1, cb, user)) {
@@ -546,6 +576,7 @@ static void wb_done(struct iraid_volume *vol, int status, void *user)
                   (unsigned long long)l1->slots[ctx->slot[0]].vb, strerror(-status));
     for (uint32_t i = 0; i < ctx->n; i++) {
         struct l1_slot *s = &l1->slots[ctx->slot[i]];
+        trace_event(l1, "C %u %d\n", ctx->slot[i], status == 0);
         s->wb = 0;
         if (status == 0) {
             if (ctx->seq[i] > s->durable_seq)
@@ -594,6 +625,8 @@ static void wb_issue(struct df_l1 *l1, const uint32_t *slots, uint32_t n)
     }
     if (rc == 0) {
         l1->inflight++;
+        for (uint32_t i = 0; i < n; i++)
+            trace_event(l1, "S %u %u\n", slots[i], i);
         return;
     }
     log_error("dfstore: cannot start an L1 write-back: %s", strerror(-rc));
@@ -645,6 +678,7 @@ void df_l1_discard(struct df_l1 *l1, uint64_t vb)
     uint64_t s = l1->capacity ? slot_find(l1, vb) : U64MAP_NONE;
     struct l1_slot *sl;
 
+    trace_event(l1, "D %llu\n", (unsigned long long)vb);
     if (s == U64MAP_NONE)
         return;
     sl = &l1->slots[s];

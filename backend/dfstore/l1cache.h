@@ -60,6 +60,7 @@
 #define IPVFS_DFSTORE_L1CACHE_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/uio.h>
 
 #include "cache/cache.h"
@@ -120,6 +121,7 @@ struct df_l1 {
     uint64_t inflight;          /* fills, write-backs, writes and deferred
                                  * completions not yet completed */
     struct df_l1_stats stats;
+    FILE *trace;                /* --trace: events for ipvfs-cachesim; NULL: none */
 };
 
 /* Sets up l1 over vol with bytes of cache (rounded down to blocks; 0 =
@@ -145,6 +147,25 @@ int df_l1_flush(struct df_l1 *l1, iraid_cb cb, void *user);
  * every flush, the commit that frees them included. */
 void df_l1_discard(struct df_l1 *l1, uint64_t vb);
 void df_l1_get_stats(const struct df_l1 *l1, struct df_l1_stats *out);
+/* --trace (the server's option): from now on every event that decides
+ * what the cache holds is appended to trace as one line, in the volume
+ * event format of ipvfs-cachesim (tools/cachesim/cachesim.h, trace
+ * version 2), so that the simulator can replay this cache and the
+ * targets' L2 below it exactly:
+ *   R OFF LEN      df_l1_readv (the store's read-modify-write reads too)
+ *   W OFF LEN T    df_l1_writev, T 1 when `through`
+ *   V SLOT OK      a fill into SLOT completed (OK 1) or failed (OK 0)
+ *   S SLOT K       a write-back of SLOT's block started, the K-th block
+ *                  (from 0) of one volume write of adjacent blocks
+ *   C SLOT OK      that write-back completed (OK 1) or failed (OK 0)
+ *   X OFF LEN      a write that went to the volume failed
+ *   D VB           df_l1_discard
+ *   P OFF LEN      reserved for read-ahead fills (not sent by this file)
+ * Completions carry slot numbers: the replay allocates slots as this file
+ * does, so a mismatch shows that it lost track.  The caller owns trace,
+ * flushes it, and calls with NULL before closing it.  Writing ignores
+ * errors (the caller checks ferror). */
+void df_l1_set_trace(struct df_l1 *l1, FILE *trace);
 /* Nonzero while anything of the cache is in flight or queued (wait for 0
  * before df_l1_fini; a write-back after an eviction may outlive a flush). */
 int df_l1_busy(const struct df_l1 *l1);

@@ -51,8 +51,10 @@ struct tgt_config {
     uint64_t cache_l2;         /* bytes of L2 cache (whole 64 KiB blocks);
                                 * 0: none.  With an L2, file and block
                                 * stores are opened with O_DIRECT */
-    const char *cache_l2_policy; /* cache/ policy name; NULL: "demote" */
+    const char *cache_l2_policy; /* cache/ policy name; NULL: TGT_L2_DEFAULT_POLICY */
 };
+/* The L2 policy of a target not told one (ipvfs-cachesim's traces name it). */
+#define TGT_L2_DEFAULT_POLICY "demote"
 
 /* uCache's DEMOTE (issue 13), a vendor-specific command of this target:
  * an I/O node hands a clean block its L1 evicts down to the L2 of the

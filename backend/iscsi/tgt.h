@@ -194,7 +194,6 @@ void tgt_aio_batch_end(struct tgt_aio *aio);
 
 /* l2cache.c: the L2 between the SCSI commands and the stores (its
  * header comment says what it does to each io). */
-#define TGT_L2_DEFAULT_POLICY "demote"
 struct tgt_l2;
 /* Starts io on io->lun, through the L2 if any, then its store (see
  * tgt_io_done_fn: a READ served by the L2 completes inline). */

@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 
 #include "backend/dfstore/dfstore.h"
+#include "backend/iscsi/target.h"
 #include "backend/server/ionode.h"
 #include "backend/server/server.h"
 #include "common/log.h"
@@ -99,11 +100,24 @@ static int member_urls(struct server *srv, char (*urls)[512], const char **url_p
     return 0;
 }
 
+static void trace_close(struct server *srv)
+{
+    if (srv->ds)
+        dfstore_set_trace(srv->ds, NULL);
+    if (srv->trace && fclose(srv->trace) != 0)
+        log_error("I/O node %u: closing the trace failed: %s", srv->io_index, strerror(errno));
+    srv->trace = NULL;
+}
+
 /* --trace: I/O node N appends to TRACE.ioN (a restarted serving process
- * goes on where the last one stopped). */
+ * goes on where the last one stopped, after a new header line).  Version 2
+ * of the format (tools/cachesim/cachesim.h): a header naming the volume
+ * and cache configuration, the requests as they arrive, and the L1's
+ * events (dfstore_set_trace), which ipvfs-cachesim replays exactly. */
 static int trace_open(struct server *srv)
 {
     char path[sizeof(srv->opts.trace_path) + 16];
+    struct iraid_status st;
     int rc;
 
     if (!srv->opts.trace_path[0])
@@ -114,15 +128,22 @@ static int trace_open(struct server *srv)
         log_error("cannot open the trace file %s: %s", path, strerror(errno));
         return rc;
     }
+    if ((rc = iraid_get_status(srv->vol, &st)) < 0 ||
+        fprintf(srv->trace, "#ipvfs-trace 2 io=%u raid=%d members=%u chunk=%llu l1=%llu l2=%llu "
+                "l2_policy=%s\n", srv->io_index, st.level, st.nmembers,
+                (unsigned long long)st.chunk, (unsigned long long)srv->opts.cache_l1,
+                (unsigned long long)srv->opts.cache_l2,
+                srv->opts.cache_l2_policy[0] ? srv->opts.cache_l2_policy
+                                             : TGT_L2_DEFAULT_POLICY) < 0 ||
+        fflush(srv->trace) != 0) {
+        rc = rc < 0 ? rc : -EIO;
+        log_error("cannot write the trace file %s: %s", path, strerror(-rc));
+        trace_close(srv);
+        return rc;
+    }
+    dfstore_set_trace(srv->ds, srv->trace);
     log_info("I/O node %u: tracing READ/WRITE to %s", srv->io_index, path);
     return 0;
-}
-
-static void trace_close(struct server *srv)
-{
-    if (srv->trace && fclose(srv->trace) != 0)
-        log_error("I/O node %u: closing the trace failed: %s", srv->io_index, strerror(errno));
-    srv->trace = NULL;
 }
 
 int ionode_open(struct server *srv)

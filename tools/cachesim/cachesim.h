@@ -25,9 +25,35 @@
  * blanks, '#' starts a comment, blank lines are skipped:
  *     CLIENT FILE OFFSET LENGTH OP
  * CLIENT and FILE are decimal numbers (FILE < 2^24), OFFSET and LENGTH
- * bytes (0 < LENGTH <= 1 GiB, OFFSET + LENGTH <= 2^50), OP is r or w.  Every 64 KiB block the
- * byte range touches is one access.  A malformed line is refused with its
- * line number.
+ * bytes (0 < LENGTH <= 1 GiB, OFFSET + LENGTH <= 2^50), OP is r or w.
+ * Every 64 KiB block the byte range touches is one access.  A malformed
+ * line is refused with its line number.  Lines that start with a capital
+ * letter are version-2 events (below), which this request model skips.
+ *
+ * Version 2 (what a live I/O node's --trace writes, one file per I/O
+ * node): a header line
+ *   #ipvfs-trace 2 io=N raid=L members=M chunk=BYTES l1=BYTES l2=BYTES l2_policy=P
+ * (the volume's iRAID level, members and chunk, the server's --cache-l1,
+ * --cache-l2 per target and --cache-l2-policy; a new header in mid-file is
+ * a restarted I/O node), the requests as they arrive (the lines above,
+ * FILE the datafile handle modulo 2^24), and the L1's events, volume
+ * offsets in bytes (backend/dfstore/l1cache.h, df_l1_set_trace):
+ *     R OFF LEN      a volume read through the L1 (the store's own
+ *                    read-modify-write reads of partial blocks too: the L1
+ *                    treats them alike)
+ *     W OFF LEN T    a volume write, T 1 when it must go through
+ *     P OFF LEN      a read-ahead fill of the blocks of the range not
+ *                    cached (none while the L1 has no read-ahead)
+ *     D VB           volume block VB discarded (its file removed)
+ *     V SLOT OK      a fill into L1 slot SLOT completed (OK 1) or failed
+ *     S SLOT K       a write-back of SLOT's block started, block K (from 0)
+ *                    of one volume write of adjacent blocks
+ *     C SLOT OK      that write-back completed (OK 1) or failed
+ *     X OFF LEN      a write that went to the volume failed
+ * --trace on such a file replays the events (--replay live, its default):
+ * live.c models the L1 and the targets' L2s as the servers run them, and
+ * prints their counters as ipvfs-ctl stats counts them; --replay requests
+ * plays the request lines through the model above instead.
  *
  * Synthetic workloads (--workload NAME), modelled on the paper's Table 1;
  * each request is one client reading or writing a run of blocks of one
@@ -114,6 +140,28 @@ struct wl *wl_new(const char *name, uint64_t requests, uint64_t seed);
 void wl_free(struct wl *w);
 /* The next request; 0 at the end. */
 int wl_next(struct wl *w, struct sim_req *out);
+
+/* Version-2 traces (live.c). */
+struct live_config {
+    int raid;
+    uint32_t members;
+    uint64_t chunk;
+    uint64_t l1_bytes, l2_bytes;        /* l2_bytes per target */
+    const struct cache_ops *l2_policy;
+};
+struct live_result {
+    uint64_t l1_hits, l1_misses, l1_bypasses;   /* as ipvfs-ctl stats counts */
+    uint64_t l1_evictions, l1_demotes, l1_writes_absorbed, l1_prefetches;
+    uint64_t l2_hits, l2_misses, l2_demotes_kept;  /* all targets */
+};
+/* Parses a version-2 header line (no newline); 0 or -1. */
+int live_header(const char *line, struct live_config *out);
+/* Replays a version-2 trace from in; the L2's size and policy may be
+ * overridden (nonzero l2_bytes, non-NULL l2_policy in overrides; the L1's
+ * cannot be: its events name its slots).  0, or -1 with a message naming
+ * the line in err. */
+int live_replay(FILE *in, const struct live_config *overrides, struct live_config *out_cfg,
+                struct live_result *out, char *err, size_t errlen);
 
 /* Reads the next access of a trace (format above) from in.  1 with a
  * request, 0 at the end, -1 with a message naming the line in err. */

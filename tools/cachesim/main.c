@@ -20,6 +20,8 @@
 
 struct opts {
     const char *workload, *trace, *emit;
+    int replay_live;            /* --replay: 1 live, 0 requests, -1 by the trace's header */
+    struct live_config live_overrides;   /* --l2, --l2-policy as given */
     struct sim_config cfg;
     uint64_t requests, seed;
     int json;
@@ -40,6 +42,10 @@ static int usage(void)
           "                    trace length); fewer for quick runs\n"
           "  --seed N          the workload's random seed (default 1)\n"
           "  --emit-trace FILE also write the requests played, in the trace format\n"
+          "  --replay MODE     for a version-2 trace (a live I/O node's --trace): live\n"
+          "                    (the default: replays its L1 and L2 events exactly; only\n"
+          "                    --l2 and --l2-policy apply) or requests (its request\n"
+          "                    lines through the model above)\n"
           "  --json            one JSON object instead of a table\n"
           "Defaults: the workload's configuration in the paper; for --trace 6 servers,\n"
           "2 targets, L1 24M, L2 12M, PVFS 16M.  Trace lines: CLIENT FILE OFFSET LENGTH r|w\n",
@@ -74,6 +80,11 @@ static int set_option(struct opts *o, int c, const char *arg, const char *name)
     case 't': o->trace = arg; return 0;
     case 'e': o->emit = arg; return 0;
     case 'j': o->json = 1; return 0;
+    case 'R':
+        if (strcmp(arg, "live") != 0 && strcmp(arg, "requests") != 0)
+            return bad(name, arg, "live or requests");
+        o->replay_live = arg[0] == 'l';
+        return 0;
     case 'p':
         if (!(o->cfg.l2_policy = cache_policy_find(arg)))
             return bad(name, arg, "lru, demote, mq or demote-mq");
@@ -125,11 +136,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
         { "servers", 1, NULL, 'S' }, { "targets", 1, NULL, 'T' }, { "l1", 1, NULL, '1' },
         { "l2", 1, NULL, '2' }, { "pvfs", 1, NULL, 'P' }, { "l2-policy", 1, NULL, 'p' },
         { "requests", 1, NULL, 'r' }, { "seed", 1, NULL, 's' }, { "json", 0, NULL, 'j' },
+        { "replay", 1, NULL, 'R' },
         { "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 },
     };
     int c, idx, rc;
 
     o->seed = 1;
+    o->replay_live = -1;
     while ((c = getopt_long(argc, argv, "", longopts, &idx)) != -1) {
         if (c == '?' || c == 'h')
             return usage();
@@ -140,6 +153,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
         return usage();
     if (o->workload && !wl_find(o->workload))
         return bad("workload", o->workload, "cello92, httpd or db2");
+    o->live_overrides.l2_bytes = o->cfg.l2_bytes;
+    o->live_overrides.l2_policy = o->cfg.l2_policy;
     apply_defaults(o, o->workload ? wl_find(o->workload) : NULL);
     return 0;
 }
@@ -255,6 +270,84 @@ close_in:
     return rc;
 }
 
+/* 1 when o's trace is to be replayed live (--replay, else whether it
+ * starts with a version-2 header), 0 if not, -1 when it cannot be read. */
+static int live_wanted(const struct opts *o)
+{
+    char line[256] = "";
+    FILE *in;
+
+    if (o->replay_live >= 0)
+        return o->replay_live;
+    if (!(in = fopen(o->trace, "r"))) {
+        fprintf(stderr, "ipvfs-cachesim: %s: %s\n", o->trace, strerror(errno));
+        return -1;
+    }
+    if (!fgets(line, sizeof(line), in))
+        line[0] = '\0';
+    fclose(in);
+    return strncmp(line, "#ipvfs-trace 2 ", 15) == 0;
+}
+
+static void print_live(const struct opts *o, const struct live_config *c,
+                       const struct live_result *r)
+{
+    uint64_t lookups = r->l1_hits + r->l1_misses + r->l1_bypasses;
+    double l1 = ratio(r->l1_hits, lookups), l2 = ratio(r->l2_hits, r->l2_hits + r->l2_misses);
+    double cum = ratio(r->l1_hits + r->l2_hits, lookups);
+
+    if (!o->json) {
+        printf("%s: live replay, RAID-%d over %u targets, %" PRIu64 "-byte chunks\n"
+               "L1 %" PRIu64 " MiB (lru): hit %.3f (%" PRIu64 " hits, %" PRIu64 " misses, %"
+               PRIu64 " bypasses, %" PRIu64 " evictions, %" PRIu64 " demotions)\n"
+               "L2 %" PRIu64 " MiB per target (%s): hit %.3f (%" PRIu64 " hits, %" PRIu64
+               " misses)\ncumulative %.3f\n", o->trace, c->raid, c->members, c->chunk,
+               c->l1_bytes / MB, l1, r->l1_hits, r->l1_misses, r->l1_bypasses, r->l1_evictions,
+               r->l1_demotes, c->l2_bytes / MB, c->l2_policy->name, l2, r->l2_hits, r->l2_misses,
+               cum);
+        return;
+    }
+    printf("{\"mode\": \"live\", \"raid\": %d, \"members\": %u, \"chunk\": %" PRIu64
+           ", \"l1_bytes\": %" PRIu64 ", \"l2_bytes\": %" PRIu64 ", \"l2_policy\": \"%s\",\n",
+           c->raid, c->members, c->chunk, c->l1_bytes, c->l2_bytes, c->l2_policy->name);
+    printf(" \"l1\": {\"hit\": %.4f, \"hits\": %" PRIu64 ", \"misses\": %" PRIu64
+           ", \"bypasses\": %" PRIu64 ", \"evictions\": %" PRIu64 ", \"demotions\": %" PRIu64
+           ", \"writes_absorbed\": %" PRIu64 ", \"prefetches\": %" PRIu64 "},\n", l1, r->l1_hits,
+           r->l1_misses, r->l1_bypasses, r->l1_evictions, r->l1_demotes, r->l1_writes_absorbed,
+           r->l1_prefetches);
+    printf(" \"l2\": {\"hit\": %.4f, \"hits\": %" PRIu64 ", \"misses\": %" PRIu64
+           ", \"demotes_kept\": %" PRIu64 "},\n", l2, r->l2_hits, r->l2_misses,
+           r->l2_demotes_kept);
+    printf(" \"ucache\": {\"l1\": %.4f, \"l2\": %.4f, \"cumulative\": %.4f}}\n", l1, l2, cum);
+}
+
+/* --trace of a version-2 trace, replayed live; 0 or 1. */
+static int run_live(const struct opts *o)
+{
+    struct live_config cfg;
+    struct live_result res;
+    char err[256];
+    FILE *in = fopen(o->trace, "r");
+    int rc;
+
+    if (!in) {
+        fprintf(stderr, "ipvfs-cachesim: %s: %s\n", o->trace, strerror(errno));
+        return 1;
+    }
+    rc = live_replay(in, &o->live_overrides, &cfg, &res, err, sizeof(err));
+    fclose(in);
+    if (rc < 0) {
+        fprintf(stderr, "ipvfs-cachesim: %s: %s\n", o->trace, err);
+        return 1;
+    }
+    print_live(o, &cfg, &res);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "ipvfs-cachesim: writing the results: %s\n", strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     struct opts o = { 0 };
@@ -266,6 +359,8 @@ int main(int argc, char **argv)
 
     if ((rc = parse_args(argc, argv, &o)))
         return rc;
+    if (o.trace && (rc = live_wanted(&o)) != 0)
+        return rc < 0 ? 1 : run_live(&o);
     if (!(s = sim_new(&o.cfg, err, sizeof(err)))) {
         fprintf(stderr, "ipvfs-cachesim: %s\n", err);
         return 1;

@@ -66,8 +66,8 @@ int trace_next(FILE *in, uint64_t *io_lineno, struct sim_req *out, char *err, si
             *hash = '\0';
         for (p = line; *p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'; p++)
             ;
-        if (!*p)
-            continue;
+        if (!*p || (*p >= 'A' && *p <= 'Z'))
+            continue;   /* blank, or a version-2 event (cachesim.h) */
         if (parse_line(p, out) < 0) {
             snprintf(err, errlen, "line %" PRIu64 ": expected 'CLIENT FILE OFFSET LENGTH r|w' "
                      "(FILE < 2^24, 0 < LENGTH <= 1 GiB, OFFSET + LENGTH <= 2^50)", *io_lineno);

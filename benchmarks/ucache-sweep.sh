@@ -142,14 +142,14 @@ set output "$out/ucache-sweep.png"
 set datafile separator ","
 set key outside right
 set grid
-set yrange [0:1.05]
+set yrange [-0.02:1.05]
 set xlabel "L1 of the I/O node (MiB); L2 $l2 x 3 targets"
 set ylabel "cumulative hit ratio (read passes)"
 set title "uCache: hit ratio vs L1 size per L2 policy, ipvfs-ior re-read of $ws"
-plot for [p in "$policies"] "$csv" using (strcol(1) eq "sim" && strcol(3) eq p ? \$2 : 1/0):5 \
+plot for [p in "$policies"] "< grep '^sim,[0-9]*,".p.",' $csv" using 2:5 \
         with linespoints title "sim ".p, \
-     for [p in "$policies"] "$csv" using (strcol(1) eq "live" && strcol(3) eq p ? \$2 : 1/0):5 \
+     for [p in "$policies"] "< grep '^live,[0-9]*,".p.",' $csv" using 2:5 \
         with points pointsize 2 pointtype 7 title "live ".p, \
-     for [p in "$policies"] "$csv" using (strcol(1) eq "replay" && strcol(3) eq p ? \$2 : 1/0):5 \
-        with points pointsize 2.5 pointtype 6 title "replay ".p
+     for [p in "$policies"] "< grep '^replay,[0-9]*,".p.",' $csv" using 2:5 \
+        with points pointsize 2.5 pointtype 6 title "replay of live ".p
 GP

@@ -100,4 +100,43 @@ refused 2 "cello92, httpd or db2" --workload tpcc
 refused 1 "at least one I/O node" --workload httpd --servers 2
 refused 2 "usage" --workload httpd --trace "$work/small.trace"
 refused 2 "usage"
+
+# A hand-checked version-2 trace (a live I/O node's, cachesim.h): RAID-5
+# over 3 members, an L1 of 2 blocks (6 slots: 0 is taken first), L2s of 2
+# blocks, exclusive.  Reads of volume blocks 0, 1, 2 miss both levels (2
+# evicts 0, demoted to member 0); 0 again misses L1 (evicts 1, demoted to
+# member 1) and hits L2; 2 hits L1.  A 4 KiB write into block 0 is
+# absorbed; its write-back (block 0 alone: half a stripe) reads the other
+# half (reconstruct-write: block 1 on member 1, an L2 hit, kept: no DPO);
+# block 1 read then misses L1 (evicts 2, demoted) and hits L2.  L1: 1 hit,
+# 5 misses; L2: 3 hits, 3 misses; 3 demotions.
+cat >"$work/v2.trace" <<'EOF2'
+#ipvfs-trace 2 io=0 raid=5 members=3 chunk=65536 l1=131072 l2=131072 l2_policy=demote
+0 5 0 65536 r
+R 0 65536
+V 0 1
+R 65536 65536
+V 1 1
+R 131072 65536
+V 0 1
+R 0 65536
+V 1 1
+R 131072 65536
+W 0 4096 0
+S 1 0
+C 1 1
+R 65536 65536
+V 0 1
+EOF2
+"$sim" --trace "$work/v2.trace" --json >"$work/v2.json" || fail "the version-2 trace"
+[ "$(field "$work/v2.json" '(d["l1"]["hits"], d["l1"]["misses"], d["l1"]["bypasses"], d["l1"]["demotions"], d["l1"]["writes_absorbed"], d["l2"]["hits"], d["l2"]["misses"])')" = "(1, 5, 0, 3, 1, 3, 3)" ] ||
+    fail "version-2 trace: counts $(cat "$work/v2.json")"
+# The same requests through the model, and the events checked.
+"$sim" --trace "$work/v2.trace" --replay requests --json >"$work/v2r.json" || fail "--replay requests"
+[ "$(field "$work/v2r.json" 'd["accesses"]')" = 1 ] || fail "--replay requests: not 1 access"
+sed 's/^V 0 1$/V 4 1/' "$work/v2.trace" >"$work/v2bad.trace"
+refused 1 "line 4: 'V 4 1' is no valid event" --trace "$work/v2bad.trace"
+sed 's/^S 1 0$/S 1 1/' "$work/v2.trace" >"$work/v2bad.trace"
+refused 1 "line 13:" --trace "$work/v2bad.trace"
+refused 2 "live or requests" --trace "$work/v2.trace" --replay sometimes
 echo "ok"

@@ -298,12 +298,12 @@ static void print_live(const struct opts *o, const struct live_config *c,
 
     if (!o->json) {
         printf("%s: live replay, RAID-%d over %u targets, %" PRIu64 "-byte chunks\n"
-               "L1 %" PRIu64 " MiB (lru): hit %.3f (%" PRIu64 " hits, %" PRIu64 " misses, %"
+               "L1 %" PRIu64 " KiB (lru): hit %.3f (%" PRIu64 " hits, %" PRIu64 " misses, %"
                PRIu64 " bypasses, %" PRIu64 " evictions, %" PRIu64 " demotions)\n"
-               "L2 %" PRIu64 " MiB per target (%s): hit %.3f (%" PRIu64 " hits, %" PRIu64
+               "L2 %" PRIu64 " KiB per target (%s): hit %.3f (%" PRIu64 " hits, %" PRIu64
                " misses)\ncumulative %.3f\n", o->trace, c->raid, c->members, c->chunk,
-               c->l1_bytes / MB, l1, r->l1_hits, r->l1_misses, r->l1_bypasses, r->l1_evictions,
-               r->l1_demotes, c->l2_bytes / MB, c->l2_policy->name, l2, r->l2_hits, r->l2_misses,
+               c->l1_bytes >> 10, l1, r->l1_hits, r->l1_misses, r->l1_bypasses, r->l1_evictions,
+               r->l1_demotes, c->l2_bytes >> 10, c->l2_policy->name, l2, r->l2_hits, r->l2_misses,
                cum);
         return;
     }

@@ -17,7 +17,8 @@
 # L1 = L1 hits / L1 lookups, cumulative = (L1 hits + L2 hits) / L1
 # lookups; l2_hits is the L2 hits of all targets over the timed passes.  Server CPU
 # seconds per GiB read (utime + stime of every serving process over the
-# timed passes).  Output in OUTDIR: ucache-live-trials.csv, ucache-live.csv
+# timed passes), and split: the I/O node (rank 0, with the metadata
+# service), the three targets, and the protocol client.  Output in OUTDIR: ucache-live-trials.csv, ucache-live.csv
 # (medians), ucache-live.txt (table, command, date), ucache-live.png.
 #
 #   benchmarks/ucache-live.sh [BUILDDIR]
@@ -39,7 +40,7 @@ mkdir -p "$out"
 fifo=$(mktemp -u /tmp/ucache-live.XXXXXX)
 ipvfs_test_cleanup() { rm -f "$fifo.to" "$fifo.from"; }
 trials_csv=$out/ucache-live-trials.csv
-echo "trial,config,read_MiBps,server_cpu_s_per_GiB,l1_hit,l2_hits,cumulative_hit" >"$trials_csv"
+echo "trial,config,read_MiBps,server_cpu_s_per_GiB,l1_hit,l2_hits,cumulative_hit,ionode_cpu_s_per_GiB,targets_cpu_s_per_GiB,client_cpu_s_per_GiB" >"$trials_csv"
 l1_bytes=$(python3 -c 'import sys; u = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 s = sys.argv[1]; print(int(s[:-1]) * u[s[-1]] if s[-1] in u else int(s))' "$l1")
 export UCL_WS=$((l1_bytes * 3 / 2)) UCL_PASSES=$passes
@@ -87,7 +88,9 @@ print("%.6f %d" % (time.monotonic() - t0, (passes - 1) * ws), flush=True)
 sys.stdin.readline()
 PYEOF
 )
-client() { python3 -c "$client_py" "$@"; }
+# Run in the background only: exec makes the job the client itself, so
+# that its CPU time can be read from /proc/$!/stat.
+client() { exec python3 -c "$client_py" "$@"; }
 
 # counters: "L1_HITS L1_LOOKUPS L2_HITS" of the cluster now (ipvfs-ctl stats).
 counters() {
@@ -99,7 +102,7 @@ print(l1["hits"], l1["hits"] + l1["misses"] + l1["bypasses"], sum(x["l2"]["hits"
 }
 
 one() {
-    local trial=$1 config=$2 pids t0 t1 c0 c1 res line cpid
+    local trial=$1 config=$2 pids t0 t1 i0 i1 k0 k1 c0 c1 res line cpid
     shift 2
     ipvfs_start_cluster 1 3 --target-size 256M --no-bind "$@"
     pids=$(ipvfs_serving_pids)
@@ -113,10 +116,16 @@ one() {
     c0=$(counters)
     # shellcheck disable=SC2086
     t0=$(cpu_ticks $pids)
+    # shellcheck disable=SC2086
+    i0=$(cpu_ticks ${pids%% *})
+    k0=$(cpu_ticks "$cpid")
     echo go >&7
     read -r res <&8 || ipvfs_fail "client ($config) ended early"
     # shellcheck disable=SC2086
     t1=$(cpu_ticks $pids)
+    # shellcheck disable=SC2086
+    i1=$(cpu_ticks ${pids%% *})
+    k1=$(cpu_ticks "$cpid")
     c1=$(counters)
     echo done >&7
     exec 7>&- 8<&-
@@ -125,10 +134,13 @@ one() {
     # The next configuration starts on fresh data and logs.
     rm -rf "$IPVFS_CLUSTER_DIR"
     unset IPVFS_CLUSTER_DIR
-    echo "$res $c0 $c1 $((t1 - t0))" | awk -v t="$trial" -v c="$config" -v hz="$(getconf CLK_TCK)" '
-        { sec = $1; bytes = $2; h = $6 - $3; n = $7 - $4; l2 = $8 - $5; tk = $9
-          printf "%s,%s,%.1f,%.3f,%.3f,%d,%.3f\n", t, c, bytes / 2^20 / sec, tk / hz / (bytes / 2^30),
-                 (n ? h / n : 0), l2, (n ? (h + l2) / n : 0) }' >>"$trials_csv"
+    echo "$res $c0 $c1 $((t1 - t0)) $((i1 - i0)) $((k1 - k0))" |
+        awk -v t="$trial" -v c="$config" -v hz="$(getconf CLK_TCK)" '
+        { sec = $1; bytes = $2; h = $6 - $3; n = $7 - $4; l2 = $8 - $5; tk = $9; io = $10
+          cl = $11; g = bytes / 2^30
+          printf "%s,%s,%.1f,%.3f,%.3f,%d,%.3f,%.3f,%.3f,%.3f\n", t, c, bytes / 2^20 / sec,
+                 tk / hz / g, (n ? h / n : 0), l2, (n ? (h + l2) / n : 0), io / hz / g,
+                 (tk - io) / hz / g, cl / hz / g }' >>"$trials_csv"
 }
 
 for t in $(seq "$trials"); do
@@ -141,22 +153,24 @@ python3 - "$trials_csv" "$out/ucache-live" "$*" "$l1" "$l2" "$UCL_WS" "$passes" 
 import csv, statistics, sys, datetime
 rows = list(csv.DictReader(open(sys.argv[1])))
 out, args, l1, l2, ws, passes = sys.argv[2:8]
-cols = ("read_MiBps", "server_cpu_s_per_GiB", "l1_hit", "l2_hits", "cumulative_hit")
+cols = ("read_MiBps", "server_cpu_s_per_GiB", "l1_hit", "l2_hits", "cumulative_hit",
+        "ionode_cpu_s_per_GiB", "targets_cpu_s_per_GiB", "client_cpu_s_per_GiB")
 med = {c: [statistics.median(float(r[k]) for r in rows if r["config"] == c) for k in cols]
        for c in ("off", "inclusive", "exclusive")}
 with open(out + ".csv", "w") as f:
     f.write("config," + ",".join(cols) + "\n")
     for c, v in med.items():
-        f.write("%s,%.1f,%.3f,%.3f,%d,%.3f\n" % (c, *v))
+        f.write("%s,%.1f,%.3f,%.3f,%d,%.3f,%.3f,%.3f,%.3f\n" % (c, *v))
 with open(out + ".txt", "w") as f:
     f.write("benchmarks/ucache-live.sh %s   (%s; 1 RAID-5 I/O node x 3 targets, O_DIRECT LUNs; "
             "L1 %s, L2 %s per target; working set %d MiB re-read %s times in 64 KiB reads, "
             "first pass untimed; median of %d trials)\n" % (
                 args or "_build", datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), l1, l2,
                 int(ws) >> 20, passes, len(rows) // 3))
-    f.write("config     read_MiBps  server_cpu_s/GiB  l1_hit  l2_hits  cumulative_hit\n")
+    f.write("config     read_MiBps  server_cpu_s/GiB  l1_hit  l2_hits  cumulative_hit  "
+            "(cpu s/GiB: I/O node  targets  client)\n")
     for c, v in med.items():
-        f.write("%-10s %9.1f  %16.3f  %6.3f  %7d  %14.3f\n" % (c, *v))
+        f.write("%-10s %9.1f  %16.3f  %6.3f  %7d  %14.3f  %20.3f  %7.3f  %6.3f\n" % (c, *v))
     f.write("exclusive/inclusive read bandwidth: %.2fx\n" % (med["exclusive"][0] / med["inclusive"][0]))
 print(open(out + ".txt").read())
 PY

@@ -139,4 +139,10 @@ refused 1 "line 4: 'V 4 1' is no valid event" --trace "$work/v2bad.trace"
 sed 's/^S 1 0$/S 1 1/' "$work/v2.trace" >"$work/v2bad.trace"
 refused 1 "line 13:" --trace "$work/v2bad.trace"
 refused 2 "live or requests" --trace "$work/v2.trace" --replay sometimes
+# Read-ahead fills (P): blocks 0 and 1 come in (two L2 misses), then a read
+# of block 0 hits L1.
+printf '%s\nP 0 131072\nV 0 1\nV 1 1\nR 0 65536\n' "$(head -1 "$work/v2.trace")" >"$work/v2p.trace"
+"$sim" --trace "$work/v2p.trace" --json >"$work/v2p.json" || fail "read-ahead events"
+[ "$(field "$work/v2p.json" '(d["l1"]["hits"], d["l1"]["misses"], d["l1"]["prefetches"], d["l2"]["hits"], d["l2"]["misses"])')" = "(1, 0, 2, 0, 2)" ] ||
+    fail "read-ahead events: $(cat "$work/v2p.json")"
 echo "ok"

@@ -5,7 +5,9 @@
 # does not beat the exclusive default); a workload written out with
 # --emit-trace and replayed with --trace gives the same counts; malformed
 # traces, sizes, policies and configurations are refused with a clear
-# error.  The workloads run at their full default lengths (about a second
+# error; hand-checked version-2 (live) traces replay to exact L1 and L2
+# counts, and events that do not fit the replay are refused with their
+# line.  The workloads run at their full default lengths (about a second
 # each).
 # timeout: 120
 set -u

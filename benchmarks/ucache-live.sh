@@ -25,7 +25,10 @@
 #
 # Environment: BENCH_OUT (default BUILDDIR/bench-results), BENCH_TRIALS
 # (default 2), UCL_L1 (default 16M), UCL_L2 (per target, default 4M),
-# UCL_PASSES (default 5).  The working set is 1.5 x UCL_L1.
+# UCL_PASSES (default 5).  The working set is 1.5 x UCL_L1.  UCL_L2_ALL
+# (a size per target, e.g. 12M) adds inclusive-all: an inclusive L2 that
+# holds the whole working set, served from target memory like exclusive
+# but with no DPO drops and no DEMOTE traffic (what DEMOTE costs).
 set -u
 IPVFS_SRCDIR=${IPVFS_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 IPVFS_BUILDDIR=$(cd "${1:-${IPVFS_BUILDDIR:-_build}}" && pwd)
@@ -147,30 +150,34 @@ for t in $(seq "$trials"); do
     one "$t" off --cache-l1 0 --cache-l2 64K --cache-l2-policy lru
     one "$t" inclusive --cache-l1 "$l1" --cache-l2 "$l2" --cache-l2-policy lru
     one "$t" exclusive --cache-l1 "$l1" --cache-l2 "$l2" --cache-l2-policy demote
+    [ -z "${UCL_L2_ALL:-}" ] ||
+        one "$t" inclusive-all --cache-l1 "$l1" --cache-l2 "$UCL_L2_ALL" --cache-l2-policy lru
 done
 
 python3 - "$trials_csv" "$out/ucache-live" "$*" "$l1" "$l2" "$UCL_WS" "$passes" <<'PY'
-import csv, statistics, sys, datetime
+import csv, datetime, os, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 out, args, l1, l2, ws, passes = sys.argv[2:8]
 cols = ("read_MiBps", "server_cpu_s_per_GiB", "l1_hit", "l2_hits", "cumulative_hit",
         "ionode_cpu_s_per_GiB", "targets_cpu_s_per_GiB", "client_cpu_s_per_GiB")
 med = {c: [statistics.median(float(r[k]) for r in rows if r["config"] == c) for k in cols]
-       for c in ("off", "inclusive", "exclusive")}
+       for c in dict.fromkeys(r["config"] for r in rows)}
 with open(out + ".csv", "w") as f:
     f.write("config," + ",".join(cols) + "\n")
     for c, v in med.items():
         f.write("%s,%.1f,%.3f,%.3f,%d,%.3f,%.3f,%.3f,%.3f\n" % (c, *v))
 with open(out + ".txt", "w") as f:
-    f.write("benchmarks/ucache-live.sh %s   (%s; 1 RAID-5 I/O node x 3 targets, O_DIRECT LUNs; "
+    f.write("%sbenchmarks/ucache-live.sh %s   (%s; 1 RAID-5 I/O node x 3 targets, O_DIRECT LUNs; "
             "L1 %s, L2 %s per target; working set %d MiB re-read %s times in 64 KiB reads, "
             "first pass untimed; median of %d trials)\n" % (
+                "".join("%s=%s " % (k, os.environ[k]) for k in ("BENCH_TRIALS", "UCL_L2_ALL")
+                        if os.environ.get(k)),
                 args or "_build", datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), l1, l2,
-                int(ws) >> 20, passes, len(rows) // 3))
-    f.write("config     read_MiBps  server_cpu_s/GiB  l1_hit  l2_hits  cumulative_hit  "
+                int(ws) >> 20, passes, len(rows) // len(med)))
+    f.write("config        read_MiBps  server_cpu_s/GiB  l1_hit  l2_hits  cumulative_hit  "
             "(cpu s/GiB: I/O node  targets  client)\n")
     for c, v in med.items():
-        f.write("%-10s %9.1f  %16.3f  %6.3f  %7d  %14.3f  %20.3f  %7.3f  %6.3f\n" % (c, *v))
+        f.write("%-13s %9.1f  %16.3f  %6.3f  %7d  %14.3f  %20.3f  %7.3f  %6.3f\n" % (c, *v))
     f.write("exclusive/inclusive read bandwidth: %.2fx\n" % (med["exclusive"][0] / med["inclusive"][0]))
 print(open(out + ".txt").read())
 PY

@@ -58,8 +58,32 @@ struct l1_flush {
     struct l1_flush *next;
 };
 
+/* A read waiting for the fill of its block (read-ahead set up).  ok: the
+ * fill's bytes were copied to it; else it reads the volume itself. */
+struct l1_wait {
+    struct l1_wait *next;
+    uint64_t off;               /* volume offset of the read */
+    iraid_cb cb;
+    void *user;
+    int ok;
+    int niov;
+    struct iovec iov[];
+};
+
+/* A prefetch of n adjacent volume blocks, straight into their slots. */
+struct ra_ctx {
+    struct df_l1 *l1;
+    uint32_t n;
+    uint32_t slot[L1_RUN_BLOCKS];
+    struct iovec iov[L1_RUN_BLOCKS];
+};
+
 static void wb_issue(struct df_l1 *l1, const uint32_t *slots, uint32_t n);
 static void wb_pass(struct df_l1 *l1);
+static void ra_unlink(struct df_l1 *l1, uint32_t slot, int used);
+static struct l1_wait *waiters_copy(struct df_l1 *l1, uint32_t slot, int valid,
+                                    struct l1_wait *list);
+static void waiters_finish(struct df_l1 *l1, struct l1_wait *list);
 
 /* ---- set-up ---- */
 
@@ -102,6 +126,7 @@ void df_l1_fini(struct df_l1 *l1)
         log_error("dfstore: L1 closed with %llu dirty blocks", (unsigned long long)l1->ndirty);
     cache_fini(&l1->policy);
     u64map_free(&l1->slot_of);
+    free(l1->waiters);
     free(l1->data);
     free(l1->slots);
     free(l1->free_slots);
@@ -135,6 +160,7 @@ static void block_forget(struct df_l1 *l1, uint64_t vb, uint8_t state)
 
     if (s == U64MAP_NONE)
         return;
+    ra_unlink(l1, (uint32_t)s, 0);
     u64map_del(&l1->slot_of, vb);
     cache_remove(&l1->policy, vb);
     if (l1->slots[s].state == SLOT_FILLING)
@@ -271,6 +297,127 @@ static struct done_ctx *done_later(struct df_l1 *l1, iraid_cb cb, void *user)
     return ctx;
 }
 
+/* ---- read-ahead: the pool and reads waiting for fills ---- */
+
+/* Appends a prefetched slot to the pool's FIFO. */
+static void ra_link(struct df_l1 *l1, uint32_t slot)
+{
+    struct l1_slot *s = &l1->slots[slot];
+
+    s->ra = 1;
+    s->ra_prev = l1->ra_tail;
+    s->ra_next = UINT32_MAX;
+    if (l1->ra_tail != UINT32_MAX)
+        l1->slots[l1->ra_tail].ra_next = slot;
+    else
+        l1->ra_head = slot;
+    l1->ra_tail = slot;
+    l1->ra_held++;
+}
+
+/* Takes a slot out of the pool: used by a read (a readahead hit) or
+ * dropped unread (wasted).  Nothing for a slot not in it. */
+static void ra_unlink(struct df_l1 *l1, uint32_t slot, int used)
+{
+    struct l1_slot *s = &l1->slots[slot];
+
+    if (!s->ra)
+        return;
+    if (s->ra_prev != UINT32_MAX)
+        l1->slots[s->ra_prev].ra_next = s->ra_next;
+    else
+        l1->ra_head = s->ra_next;
+    if (s->ra_next != UINT32_MAX)
+        l1->slots[s->ra_next].ra_prev = s->ra_prev;
+    else
+        l1->ra_tail = s->ra_prev;
+    s->ra = 0;
+    l1->ra_held--;
+    if (used)
+        l1->stats.readahead_hits++;
+    else
+        l1->stats.readahead_wasted++;
+}
+
+/* A read uses a prefetched block: it leaves the pool and becomes an
+ * ordinary block at the policy's MRU end (only now may it evict one). */
+static void ra_promote(struct df_l1 *l1, uint32_t slot)
+{
+    struct cache_victim v;
+
+    ra_unlink(l1, slot, 1);
+    (void)cache_access(&l1->policy, l1->slots[slot].vb, 0, &v);
+    if (v.valid)
+        victim_out(l1, v.key);
+}
+
+/* A write drops the prefetched blocks it touches (see l1cache.h). */
+static void ra_drop_range(struct df_l1 *l1, uint64_t off, uint64_t len)
+{
+    for (uint64_t vb = off / DFSTORE_BLOCK; vb * DFSTORE_BLOCK < off + len; vb++) {
+        uint64_t s = slot_find(l1, vb);
+        if (s != U64MAP_NONE && l1->slots[s].ra)
+            block_forget(l1, vb, SLOT_STALE);
+    }
+}
+
+/* Queues a read of the block in slot (FILLING) behind its fill. */
+static int wait_fill(struct df_l1 *l1, uint32_t slot, uint64_t off, const struct iovec *iov,
+                     int niov, iraid_cb cb, void *user)
+{
+    struct l1_wait *w = malloc(sizeof(*w) + (size_t)niov * sizeof(*iov));
+
+    if (!w) {
+        l1->stats.bypasses++;
+        return iraid_readv(l1->vol, off, iov, niov, cb, user);
+    }
+    *w = (struct l1_wait){ .next = l1->waiters[slot], .off = off, .cb = cb, .user = user,
+                           .niov = niov };
+    memcpy(w->iov, iov, (size_t)niov * sizeof(*iov));
+    l1->waiters[slot] = w;
+    return 0;
+}
+
+/* The fill of slot completed: its waiters move onto list, each with the
+ * bytes copied (valid) or marked to read the volume itself.  Copying now,
+ * before any callback runs, since the slot may be freed and reused. */
+static struct l1_wait *waiters_copy(struct df_l1 *l1, uint32_t slot, int valid,
+                                    struct l1_wait *list)
+{
+    struct l1_wait *w = l1->waiters ? l1->waiters[slot] : NULL, *next;
+
+    if (w)
+        l1->waiters[slot] = NULL;
+    for (; w; w = next) {
+        next = w->next;
+        w->ok = valid;
+        if (valid) {
+            copy_out(w->iov, w->niov, slot_data(l1, slot) + w->off % DFSTORE_BLOCK);
+            l1->stats.hits++;
+        }
+        w->next = list;
+        list = w;
+    }
+    return list;
+}
+
+/* Completes the waiters of waiters_copy (from a volume callback, so cb
+ * may run now). */
+static void waiters_finish(struct df_l1 *l1, struct l1_wait *list)
+{
+    while (list) {
+        struct l1_wait *w = list;
+        int rc = 0;
+        list = w->next;
+        if (w->ok)
+            w->cb(l1->vol, 0, w->user);
+        else if ((l1->stats.bypasses++,
+                  rc = iraid_readv(l1->vol, w->off, w->iov, w->niov, w->cb, w->user)) < 0)
+            w->cb(l1->vol, rc, w->user);
+        free(w);
+    }
+}
+
 /* ---- reads ---- */
 
 static int bypass_read(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int niov,
@@ -287,10 +434,12 @@ static void fill_done(struct iraid_volume *vol, int status, void *user)
     iraid_cb cb = ctx->cb;
     void *cb_user = ctx->user;
     uint32_t slot = ctx->slot;
+    struct l1_wait *w;
 
     l1->inflight--;
     if (status == 0)
         copy_out(ctx->iov, ctx->niov, slot_data(l1, slot) + ctx->in);
+    w = waiters_copy(l1, slot, status == 0 && l1->slots[slot].state != SLOT_STALE, NULL);
     if (l1->slots[slot].state != SLOT_FILLING) {
         slot_free(l1, slot);            /* evicted or written meanwhile */
     } else if (status == 0) {
@@ -303,6 +452,7 @@ static void fill_done(struct iraid_volume *vol, int status, void *user)
     }
     free(ctx);
     cb(vol, status, cb_user);
+    waiters_finish(l1, w);
 }
 
 static int read_fill(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int niov,
@@ -378,8 +528,12 @@ int df_l1_readv(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int nio
     slot = slot_find(l1, vb);
     if (slot == U64MAP_NONE)
         return read_fill(l1, off, iov, niov, cb, user);
+    if (l1->slots[slot].state == SLOT_FILLING && l1->waiters)
+        return wait_fill(l1, (uint32_t)slot, off, iov, niov, cb, user);
     if (l1->slots[slot].state == SLOT_FILLING)
         return bypass_read(l1, off, iov, niov, cb, user);  /* clean: the volume has it */
+    if (l1->slots[slot].ra)
+        ra_promote(l1, (uint32_t)slot);
     return read_hit(l1, (uint32_t)slot, off, iov, niov, cb, user);
 }
 
@@ -496,6 +650,8 @@ int df_l1_writev(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int ni
 
     if (l1->capacity == 0 || !cb || len == 0)
         return iraid_writev(l1->vol, off, iov, niov, cb, user);
+    if (l1->ra_held)
+        ra_drop_range(l1, off, len);
     if (!through && absorbable(l1, off, len) && done_later(l1, cb, user)) {
         write_into(l1, off, iov, niov, len, 1);
         l1->stats.writes_absorbed++;
@@ -766,6 +922,138 @@ int df_l1_busy(const struct df_l1 *l1)
 void df_l1_get_stats(const struct df_l1 *l1, struct df_l1_stats *out)
 {
     *out = l1->stats;
-    out->resident = l1->policy.resident;
+    out->resident = l1->policy.resident + l1->ra_held;
     out->dirty = l1->ndirty;
+}
+
+/* ---- read-ahead: prefetching ---- */
+
+int df_l1_set_readahead(struct df_l1 *l1, uint64_t max_blocks)
+{
+    uint64_t cap = max_blocks < l1->capacity / 4 ? max_blocks : l1->capacity / 4;
+    struct cache policy;
+
+    if (l1->capacity == 0)
+        return -EINVAL;
+    if (l1->policy.resident || l1->inflight || l1->nfree != l1->nslots || l1->ra_cap)
+        return -EBUSY;
+    if (cap == 0)
+        return 0;
+    if (!(l1->waiters = calloc(l1->nslots, sizeof(*l1->waiters))))
+        return -ENOMEM;
+    /* The pool's blocks come out of the policy's: --cache-l1 bounds both. */
+    if (cache_init(&policy, cache_policy_find("lru"), l1->capacity - cap) < 0) {
+        free(l1->waiters);
+        l1->waiters = NULL;
+        return -ENOMEM;
+    }
+    cache_fini(&l1->policy);
+    l1->policy = policy;
+    l1->ra_cap = cap;
+    l1->ra_head = l1->ra_tail = UINT32_MAX;
+    return 0;
+}
+
+static void ra_done(struct iraid_volume *vol, int status, void *user)
+{
+    struct ra_ctx *ctx = user;
+    struct df_l1 *l1 = ctx->l1;
+    struct l1_wait *list = NULL;
+
+    l1->inflight--;
+    l1->ra_inflight -= ctx->n;
+    for (uint32_t i = 0; i < ctx->n; i++) {
+        uint32_t slot = ctx->slot[i];
+        struct l1_slot *s = &l1->slots[slot];
+        int waited = l1->waiters[slot] != NULL;
+
+        list = waiters_copy(l1, slot, status == 0 && s->state != SLOT_STALE, list);
+        if (s->state != SLOT_FILLING) {
+            slot_free(l1, slot);        /* dropped or written meanwhile */
+        } else if (status == 0) {
+            s->state = SLOT_VALID;
+            if (waited)
+                ra_promote(l1, slot);
+        } else {
+            block_forget(l1, s->vb, SLOT_STALE);
+            slot_free(l1, slot);
+        }
+    }
+    if (status < 0)
+        log_warn("dfstore: L1: a prefetch of %u blocks failed: %s", ctx->n, strerror(-status));
+    free(ctx);
+    waiters_finish(l1, list);
+}
+
+/* Sends one prefetch of the adjacent blocks in slots[0..n) (FILLING, in
+ * the pool). */
+static void ra_issue(struct df_l1 *l1, const uint32_t *slots, uint32_t n)
+{
+    struct ra_ctx *ctx = malloc(sizeof(*ctx));
+    int rc = -ENOMEM;
+
+    if (ctx) {
+        ctx->l1 = l1;
+        ctx->n = n;
+        for (uint32_t i = 0; i < n; i++) {
+            ctx->slot[i] = slots[i];
+            ctx->iov[i] = (struct iovec){ slot_data(l1, slots[i]), DFSTORE_BLOCK };
+        }
+        /* the L1 keeps the blocks: an exclusive L2 below may give them up */
+        rc = iraid_readv_flags(l1->vol, l1->slots[slots[0]].vb * DFSTORE_BLOCK, ctx->iov,
+                               (int)n, IRAID_READ_DPO, ra_done, ctx);
+    }
+    if (rc == 0) {
+        l1->inflight++;
+        l1->ra_inflight += n;
+        l1->stats.readahead_blocks += n;
+        return;
+    }
+    free(ctx);
+    for (uint32_t i = 0; i < n; i++) {
+        l1->slots[slots[i]].state = SLOT_VALID;     /* nothing in flight: freed at once */
+        block_forget(l1, l1->slots[slots[i]].vb, SLOT_STALE);
+    }
+}
+
+/* Whether one more block may be prefetched now: the in-flight bound, a
+ * free slot, and room in the pool (its oldest unread block gives way). */
+static int ra_room(struct df_l1 *l1)
+{
+    if (l1->ra_inflight >= L1_RA_INFLIGHT)
+        return 0;
+    if (l1->ra_held >= l1->ra_cap) {
+        uint32_t old = l1->ra_head;
+        if (old == UINT32_MAX || l1->slots[old].state != SLOT_VALID)
+            return 0;
+        block_forget(l1, l1->slots[old].vb, SLOT_ORPHAN);
+    }
+    return l1->nfree > 0;
+}
+
+uint32_t df_l1_prefetch(struct df_l1 *l1, const uint64_t *vbs, uint32_t n)
+{
+    uint32_t run[L1_RUN_BLOCKS], k = 0, i;
+
+    if (l1->ra_cap == 0)
+        return 0;
+    for (i = 0; i < n; i++) {
+        uint32_t slot;
+        if (slot_find(l1, vbs[i]) != U64MAP_NONE)
+            continue;               /* cached, or being filled */
+        if (k > 0 && (k == L1_RUN_BLOCKS || vbs[i] != l1->slots[run[k - 1]].vb + 1)) {
+            ra_issue(l1, run, k);
+            k = 0;
+        }
+        if (!ra_room(l1))
+            break;
+        slot = l1->free_slots[--l1->nfree];
+        l1->slots[slot] = (struct l1_slot){ .vb = vbs[i], .state = SLOT_FILLING };
+        (void)u64map_put(&l1->slot_of, vbs[i], slot);  /* reserved for every slot */
+        ra_link(l1, slot);
+        run[k++] = slot;
+    }
+    if (k > 0)
+        ra_issue(l1, run, k);
+    return i;
 }

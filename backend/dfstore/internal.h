@@ -14,6 +14,7 @@
  *              when a read starts (readahead.h)
  *   l1cache.c  the L1 cache (write-back) that io.c's volume reads and
  *              writes and commit.c's flushes go through (l1cache.h)
+ *   l1prefetch.c  the L1's read-ahead pool: prefetches into its slots
  * Upward, only through function pointers given at setup: io.c reports a
  * finished round to op->round_done, commit.c a finished commit round to
  * round_done, journal.c stored records to the loader at open.

@@ -10,7 +10,6 @@
 
 _Static_assert(DFSTORE_BLOCK == CACHE_BLOCK_SIZE, "the L1 block is the store's block");
 
-enum { SLOT_FREE, SLOT_FILLING, SLOT_VALID, SLOT_ORPHAN, SLOT_STALE, SLOT_EVICTING };
 enum { ROUND_IDLE, ROUND_WRITING, ROUND_FLUSHING };
 
 /* A completion without volume I/O (a read hit, an absorbed write),
@@ -70,20 +69,9 @@ struct l1_wait {
     struct iovec iov[];
 };
 
-/* A prefetch of n adjacent volume blocks, straight into their slots. */
-struct ra_ctx {
-    struct df_l1 *l1;
-    uint32_t n;
-    uint32_t slot[L1_RUN_BLOCKS];
-    struct iovec iov[L1_RUN_BLOCKS];
-};
-
 static void wb_issue(struct df_l1 *l1, const uint32_t *slots, uint32_t n);
 static void wb_pass(struct df_l1 *l1);
 static void ra_unlink(struct df_l1 *l1, uint32_t slot, int used);
-static struct l1_wait *waiters_copy(struct df_l1 *l1, uint32_t slot, int valid,
-                                    struct l1_wait *list);
-static void waiters_finish(struct df_l1 *l1, struct l1_wait *list);
 
 /* ---- set-up ---- */
 
@@ -135,17 +123,17 @@ void df_l1_fini(struct df_l1 *l1)
 
 /* ---- slots ---- */
 
-static uint8_t *slot_data(struct df_l1 *l1, uint32_t slot)
+uint8_t *l1_slot_data(struct df_l1 *l1, uint32_t slot)
 {
     return l1->data + (size_t)slot * DFSTORE_BLOCK;
 }
 
-static uint64_t slot_find(const struct df_l1 *l1, uint64_t vb)
+uint64_t l1_slot_find(const struct df_l1 *l1, uint64_t vb)
 {
     return u64map_get(&l1->slot_of, vb);
 }
 
-static void slot_free(struct df_l1 *l1, uint32_t slot)
+void l1_slot_free(struct df_l1 *l1, uint32_t slot)
 {
     l1->slots[slot] = (struct l1_slot){ .state = SLOT_FREE };
     l1->free_slots[l1->nfree++] = slot;
@@ -154,9 +142,9 @@ static void slot_free(struct df_l1 *l1, uint32_t slot)
 /* Takes a clean block out of the map and the policy.  Its slot is freed,
  * or, while a fill into it is in flight, left in state for the fill's
  * completion to free (ORPHAN: evicted; STALE: written meanwhile). */
-static void block_forget(struct df_l1 *l1, uint64_t vb, uint8_t state)
+void l1_block_forget(struct df_l1 *l1, uint64_t vb, uint8_t state)
 {
-    uint64_t s = slot_find(l1, vb);
+    uint64_t s = l1_slot_find(l1, vb);
 
     if (s == U64MAP_NONE)
         return;
@@ -166,14 +154,14 @@ static void block_forget(struct df_l1 *l1, uint64_t vb, uint8_t state)
     if (l1->slots[s].state == SLOT_FILLING)
         l1->slots[s].state = state;
     else
-        slot_free(l1, (uint32_t)s);
+        l1_slot_free(l1, (uint32_t)s);
 }
 
 /* The policy evicted vb: a dirty block stays mapped (EVICTING) until its
  * write-back completes; a clean one goes. */
 static void victim_out(struct df_l1 *l1, uint64_t vb)
 {
-    uint64_t s = slot_find(l1, vb);
+    uint64_t s = l1_slot_find(l1, vb);
 
     l1->stats.evictions++;
     if (s == U64MAP_NONE)
@@ -188,9 +176,9 @@ static void victim_out(struct df_l1 *l1, uint64_t vb)
     /* A clean block goes down to the targets' L2 (exclusive caching): a
      * hint, whose failure costs only a later hit. */
     if (l1->slots[s].state == SLOT_VALID &&
-        iraid_demote(l1->vol, vb * DFSTORE_BLOCK, slot_data(l1, s), DFSTORE_BLOCK) == 0)
+        iraid_demote(l1->vol, vb * DFSTORE_BLOCK, l1_slot_data(l1, s), DFSTORE_BLOCK) == 0)
         l1->stats.demotes++;
-    block_forget(l1, vb, SLOT_ORPHAN);
+    l1_block_forget(l1, vb, SLOT_ORPHAN);
 }
 
 /* Makes vb resident (the policy may evict a block for it) and gives it a
@@ -299,22 +287,6 @@ static struct done_ctx *done_later(struct df_l1 *l1, iraid_cb cb, void *user)
 
 /* ---- read-ahead: the pool and reads waiting for fills ---- */
 
-/* Appends a prefetched slot to the pool's FIFO. */
-static void ra_link(struct df_l1 *l1, uint32_t slot)
-{
-    struct l1_slot *s = &l1->slots[slot];
-
-    s->ra = 1;
-    s->ra_prev = l1->ra_tail;
-    s->ra_next = UINT32_MAX;
-    if (l1->ra_tail != UINT32_MAX)
-        l1->slots[l1->ra_tail].ra_next = slot;
-    else
-        l1->ra_head = slot;
-    l1->ra_tail = slot;
-    l1->ra_held++;
-}
-
 /* Takes a slot out of the pool: used by a read (a readahead hit) or
  * dropped unread (wasted).  Nothing for a slot not in it. */
 static void ra_unlink(struct df_l1 *l1, uint32_t slot, int used)
@@ -341,7 +313,7 @@ static void ra_unlink(struct df_l1 *l1, uint32_t slot, int used)
 
 /* A read uses a prefetched block: it leaves the pool and becomes an
  * ordinary block at the policy's MRU end (only now may it evict one). */
-static void ra_promote(struct df_l1 *l1, uint32_t slot)
+void l1_ra_promote(struct df_l1 *l1, uint32_t slot)
 {
     struct cache_victim v;
 
@@ -355,9 +327,9 @@ static void ra_promote(struct df_l1 *l1, uint32_t slot)
 static void ra_drop_range(struct df_l1 *l1, uint64_t off, uint64_t len)
 {
     for (uint64_t vb = off / DFSTORE_BLOCK; vb * DFSTORE_BLOCK < off + len; vb++) {
-        uint64_t s = slot_find(l1, vb);
+        uint64_t s = l1_slot_find(l1, vb);
         if (s != U64MAP_NONE && l1->slots[s].ra)
-            block_forget(l1, vb, SLOT_STALE);
+            l1_block_forget(l1, vb, SLOT_STALE);
     }
 }
 
@@ -381,8 +353,8 @@ static int wait_fill(struct df_l1 *l1, uint32_t slot, uint64_t off, const struct
 /* The fill of slot completed: its waiters move onto list, each with the
  * bytes copied (valid) or marked to read the volume itself.  Copying now,
  * before any callback runs, since the slot may be freed and reused. */
-static struct l1_wait *waiters_copy(struct df_l1 *l1, uint32_t slot, int valid,
-                                    struct l1_wait *list)
+struct l1_wait *l1_waiters_copy(struct df_l1 *l1, uint32_t slot, int valid,
+                                struct l1_wait *list)
 {
     struct l1_wait *w = l1->waiters ? l1->waiters[slot] : NULL, *next;
 
@@ -392,7 +364,7 @@ static struct l1_wait *waiters_copy(struct df_l1 *l1, uint32_t slot, int valid,
         next = w->next;
         w->ok = valid;
         if (valid) {
-            copy_out(w->iov, w->niov, slot_data(l1, slot) + w->off % DFSTORE_BLOCK);
+            copy_out(w->iov, w->niov, l1_slot_data(l1, slot) + w->off % DFSTORE_BLOCK);
             l1->stats.hits++;
         }
         w->next = list;
@@ -403,7 +375,7 @@ static struct l1_wait *waiters_copy(struct df_l1 *l1, uint32_t slot, int valid,
 
 /* Completes the waiters of waiters_copy (from a volume callback, so cb
  * may run now). */
-static void waiters_finish(struct df_l1 *l1, struct l1_wait *list)
+void l1_waiters_finish(struct df_l1 *l1, struct l1_wait *list)
 {
     while (list) {
         struct l1_wait *w = list;
@@ -438,21 +410,21 @@ static void fill_done(struct iraid_volume *vol, int status, void *user)
 
     l1->inflight--;
     if (status == 0)
-        copy_out(ctx->iov, ctx->niov, slot_data(l1, slot) + ctx->in);
-    w = waiters_copy(l1, slot, status == 0 && l1->slots[slot].state != SLOT_STALE, NULL);
+        copy_out(ctx->iov, ctx->niov, l1_slot_data(l1, slot) + ctx->in);
+    w = l1_waiters_copy(l1, slot, status == 0 && l1->slots[slot].state != SLOT_STALE, NULL);
     if (l1->slots[slot].state != SLOT_FILLING) {
-        slot_free(l1, slot);            /* evicted or written meanwhile */
+        l1_slot_free(l1, slot);            /* evicted or written meanwhile */
     } else if (status == 0) {
         l1->slots[slot].state = SLOT_VALID;
     } else {
         /* Out of the map (FILLING becomes STALE, not freed there), then
          * freed here. */
-        block_forget(l1, l1->slots[slot].vb, SLOT_STALE);
-        slot_free(l1, slot);
+        l1_block_forget(l1, l1->slots[slot].vb, SLOT_STALE);
+        l1_slot_free(l1, slot);
     }
     free(ctx);
     cb(vol, status, cb_user);
-    waiters_finish(l1, w);
+    l1_waiters_finish(l1, w);
 }
 
 static int read_fill(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int niov,
@@ -473,12 +445,12 @@ static int read_fill(struct df_l1 *l1, uint64_t off, const struct iovec *iov, in
     *ctx = (struct fill_ctx){ .l1 = l1, .slot = slot, .in = (uint32_t)(off % DFSTORE_BLOCK),
                               .cb = cb, .user = user, .niov = niov };
     memcpy(ctx->iov, iov, (size_t)niov * sizeof(*iov));
-    whole = (struct iovec){ slot_data(l1, slot), DFSTORE_BLOCK };
+    whole = (struct iovec){ l1_slot_data(l1, slot), DFSTORE_BLOCK };
     /* The L1 keeps the block: an exclusive L2 below may give it up. */
     if ((rc = iraid_readv_flags(l1->vol, vb * DFSTORE_BLOCK, &whole, 1, IRAID_READ_DPO,
                                 fill_done, ctx)) < 0) {
         l1->slots[slot].state = SLOT_VALID;  /* nothing in flight: freed at once */
-        block_forget(l1, vb, SLOT_STALE);
+        l1_block_forget(l1, vb, SLOT_STALE);
         free(ctx);
         return rc;
     }
@@ -492,7 +464,7 @@ static int read_hit(struct df_l1 *l1, uint32_t slot, uint64_t off, const struct 
 {
     if (!done_later(l1, cb, user))
         return -ENOMEM;
-    copy_out(iov, niov, slot_data(l1, slot) + off % DFSTORE_BLOCK);
+    copy_out(iov, niov, l1_slot_data(l1, slot) + off % DFSTORE_BLOCK);
     block_touch(l1, slot);
     l1->stats.hits++;
     return 0;
@@ -502,7 +474,7 @@ static int read_hit(struct df_l1 *l1, uint32_t slot, uint64_t off, const struct 
 static int range_dirty(const struct df_l1 *l1, uint64_t off, uint64_t len)
 {
     for (uint64_t vb = off / DFSTORE_BLOCK; vb * DFSTORE_BLOCK < off + len; vb++) {
-        uint64_t s = slot_find(l1, vb);
+        uint64_t s = l1_slot_find(l1, vb);
         if (s != U64MAP_NONE && l1->slots[s].dirty)
             return 1;
     }
@@ -525,7 +497,7 @@ int df_l1_readv(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int nio
         }
         return bypass_read(l1, off, iov, niov, cb, user);
     }
-    slot = slot_find(l1, vb);
+    slot = l1_slot_find(l1, vb);
     if (slot == U64MAP_NONE)
         return read_fill(l1, off, iov, niov, cb, user);
     if (l1->slots[slot].state == SLOT_FILLING && l1->waiters)
@@ -533,7 +505,7 @@ int df_l1_readv(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int nio
     if (l1->slots[slot].state == SLOT_FILLING)
         return bypass_read(l1, off, iov, niov, cb, user);  /* clean: the volume has it */
     if (l1->slots[slot].ra)
-        ra_promote(l1, (uint32_t)slot);
+        l1_ra_promote(l1, (uint32_t)slot);
     return read_hit(l1, (uint32_t)slot, off, iov, niov, cb, user);
 }
 
@@ -551,7 +523,7 @@ static int absorbable(const struct df_l1 *l1, uint64_t off, uint64_t len)
     if ((off + len - 1) / DFSTORE_BLOCK - off / DFSTORE_BLOCK + 1 > l1->capacity / 2)
         return 0;
     for (uint64_t vb = off / DFSTORE_BLOCK; vb * DFSTORE_BLOCK < off + len; vb++) {
-        uint64_t s = slot_find(l1, vb);
+        uint64_t s = l1_slot_find(l1, vb);
         if (s != U64MAP_NONE) {
             if (l1->slots[s].state == SLOT_FILLING)
                 return 0;
@@ -577,17 +549,17 @@ static void write_into(struct df_l1 *l1, uint64_t off, const struct iovec *iov, 
      * blocks evicts none of them (an absorbed write has nowhere else to
      * put their bytes). */
     for (uint64_t vb = off / DFSTORE_BLOCK; vb * DFSTORE_BLOCK < off + len; vb++) {
-        uint64_t s = slot_find(l1, vb);
+        uint64_t s = l1_slot_find(l1, vb);
         if (s != U64MAP_NONE && l1->slots[s].state == SLOT_VALID)
             block_touch(l1, (uint32_t)s);
     }
     for (uint64_t done = 0; done < len;) {
         uint64_t vb = (off + done) / DFSTORE_BLOCK, in = (off + done) % DFSTORE_BLOCK;
         uint64_t n = DFSTORE_BLOCK - in < len - done ? DFSTORE_BLOCK - in : len - done;
-        uint64_t slot = slot_find(l1, vb);
+        uint64_t slot = l1_slot_find(l1, vb);
 
         if (slot != U64MAP_NONE && l1->slots[slot].state == SLOT_FILLING) {
-            block_forget(l1, vb, SLOT_STALE);
+            l1_block_forget(l1, vb, SLOT_STALE);
             slot = U64MAP_NONE;
         }
         if (slot != U64MAP_NONE)
@@ -595,7 +567,7 @@ static void write_into(struct df_l1 *l1, uint64_t off, const struct iovec *iov, 
         else if (n == DFSTORE_BLOCK && (slot = block_add(l1, vb, SLOT_VALID)) == UINT32_MAX)
             slot = U64MAP_NONE;
         if (slot != U64MAP_NONE) {
-            copy_in(slot_data(l1, (uint32_t)slot) + in, iov, niov, done, n);
+            copy_in(l1_slot_data(l1, (uint32_t)slot) + in, iov, niov, done, n);
             if (absorb || l1->slots[slot].dirty)
                 slot_dirty(l1, (uint32_t)slot);
             l1->stats.write_updates++;
@@ -634,9 +606,9 @@ static void write_done(struct iraid_volume *vol, int status, void *user)
      * it go; dirty ones keep theirs and are written back later. */
     for (uint64_t vb = ctx.off / DFSTORE_BLOCK; status < 0 && vb * DFSTORE_BLOCK < ctx.off + ctx.len;
          vb++) {
-        uint64_t s = slot_find(ctx.l1, vb);
+        uint64_t s = l1_slot_find(ctx.l1, vb);
         if (s != U64MAP_NONE && !ctx.l1->slots[s].dirty)
-            block_forget(ctx.l1, vb, SLOT_STALE);
+            l1_block_forget(ctx.l1, vb, SLOT_STALE);
     }
     ctx.cb(vol, status, ctx.user);
 }
@@ -715,7 +687,7 @@ static void wb_done(struct iraid_volume *vol, int status, void *user)
         round_count(l1, ctx->slot[i], status);
         if (s->state == SLOT_EVICTING && !s->dirty) {
             u64map_del(&l1->slot_of, s->vb);
-            slot_free(l1, ctx->slot[i]);
+            l1_slot_free(l1, ctx->slot[i]);
         } else if (s->dirty && status == 0 && (s->in_round || s->state == SLOT_EVICTING)) {
             again = 1;      /* written meanwhile: the newer bytes go out too */
         }
@@ -742,7 +714,7 @@ static void wb_issue(struct df_l1 *l1, const uint32_t *slots, uint32_t n)
         for (uint32_t i = 0; i < n; i++) {
             ctx->slot[i] = slots[i];
             ctx->seq[i] = l1->slots[slots[i]].latest_seq;
-            memcpy(ctx->copy + (size_t)i * DFSTORE_BLOCK, slot_data(l1, slots[i]), DFSTORE_BLOCK);
+            memcpy(ctx->copy + (size_t)i * DFSTORE_BLOCK, l1_slot_data(l1, slots[i]), DFSTORE_BLOCK);
             l1->slots[slots[i]].wb = 1;
         }
         iov = (struct iovec){ ctx->copy, (size_t)n * DFSTORE_BLOCK };
@@ -798,7 +770,7 @@ static void wb_pass(struct df_l1 *l1)
 
 void df_l1_discard(struct df_l1 *l1, uint64_t vb)
 {
-    uint64_t s = l1->capacity ? slot_find(l1, vb) : U64MAP_NONE;
+    uint64_t s = l1->capacity ? l1_slot_find(l1, vb) : U64MAP_NONE;
     struct l1_slot *sl;
 
     if (s == U64MAP_NONE)
@@ -815,9 +787,9 @@ void df_l1_discard(struct df_l1 *l1, uint64_t vb)
     if (!sl->wb) {
         if (sl->state == SLOT_EVICTING) {
             u64map_del(&l1->slot_of, vb);
-            slot_free(l1, (uint32_t)s);
+            l1_slot_free(l1, (uint32_t)s);
         } else {
-            block_forget(l1, vb, SLOT_STALE);
+            l1_block_forget(l1, vb, SLOT_STALE);
         }
     }
     /* else wb_done frees an EVICTING slot, or keeps a clean VALID one */
@@ -924,136 +896,4 @@ void df_l1_get_stats(const struct df_l1 *l1, struct df_l1_stats *out)
     *out = l1->stats;
     out->resident = l1->policy.resident + l1->ra_held;
     out->dirty = l1->ndirty;
-}
-
-/* ---- read-ahead: prefetching ---- */
-
-int df_l1_set_readahead(struct df_l1 *l1, uint64_t max_blocks)
-{
-    uint64_t cap = max_blocks < l1->capacity / 4 ? max_blocks : l1->capacity / 4;
-    struct cache policy;
-
-    if (l1->capacity == 0)
-        return -EINVAL;
-    if (l1->policy.resident || l1->inflight || l1->nfree != l1->nslots || l1->ra_cap)
-        return -EBUSY;
-    if (cap == 0)
-        return 0;
-    if (!(l1->waiters = calloc(l1->nslots, sizeof(*l1->waiters))))
-        return -ENOMEM;
-    /* The pool's blocks come out of the policy's: --cache-l1 bounds both. */
-    if (cache_init(&policy, cache_policy_find("lru"), l1->capacity - cap) < 0) {
-        free(l1->waiters);
-        l1->waiters = NULL;
-        return -ENOMEM;
-    }
-    cache_fini(&l1->policy);
-    l1->policy = policy;
-    l1->ra_cap = cap;
-    l1->ra_head = l1->ra_tail = UINT32_MAX;
-    return 0;
-}
-
-static void ra_done(struct iraid_volume *vol, int status, void *user)
-{
-    struct ra_ctx *ctx = user;
-    struct df_l1 *l1 = ctx->l1;
-    struct l1_wait *list = NULL;
-
-    l1->inflight--;
-    l1->ra_inflight -= ctx->n;
-    for (uint32_t i = 0; i < ctx->n; i++) {
-        uint32_t slot = ctx->slot[i];
-        struct l1_slot *s = &l1->slots[slot];
-        int waited = l1->waiters[slot] != NULL;
-
-        list = waiters_copy(l1, slot, status == 0 && s->state != SLOT_STALE, list);
-        if (s->state != SLOT_FILLING) {
-            slot_free(l1, slot);        /* dropped or written meanwhile */
-        } else if (status == 0) {
-            s->state = SLOT_VALID;
-            if (waited)
-                ra_promote(l1, slot);
-        } else {
-            block_forget(l1, s->vb, SLOT_STALE);
-            slot_free(l1, slot);
-        }
-    }
-    if (status < 0)
-        log_warn("dfstore: L1: a prefetch of %u blocks failed: %s", ctx->n, strerror(-status));
-    free(ctx);
-    waiters_finish(l1, list);
-}
-
-/* Sends one prefetch of the adjacent blocks in slots[0..n) (FILLING, in
- * the pool). */
-static void ra_issue(struct df_l1 *l1, const uint32_t *slots, uint32_t n)
-{
-    struct ra_ctx *ctx = malloc(sizeof(*ctx));
-    int rc = -ENOMEM;
-
-    if (ctx) {
-        ctx->l1 = l1;
-        ctx->n = n;
-        for (uint32_t i = 0; i < n; i++) {
-            ctx->slot[i] = slots[i];
-            ctx->iov[i] = (struct iovec){ slot_data(l1, slots[i]), DFSTORE_BLOCK };
-        }
-        /* the L1 keeps the blocks: an exclusive L2 below may give them up */
-        rc = iraid_readv_flags(l1->vol, l1->slots[slots[0]].vb * DFSTORE_BLOCK, ctx->iov,
-                               (int)n, IRAID_READ_DPO, ra_done, ctx);
-    }
-    if (rc == 0) {
-        l1->inflight++;
-        l1->ra_inflight += n;
-        l1->stats.readahead_blocks += n;
-        return;
-    }
-    free(ctx);
-    for (uint32_t i = 0; i < n; i++) {
-        l1->slots[slots[i]].state = SLOT_VALID;     /* nothing in flight: freed at once */
-        block_forget(l1, l1->slots[slots[i]].vb, SLOT_STALE);
-    }
-}
-
-/* Whether one more block may be prefetched now: the in-flight bound, a
- * free slot, and room in the pool (its oldest unread block gives way). */
-static int ra_room(struct df_l1 *l1)
-{
-    if (l1->ra_inflight >= L1_RA_INFLIGHT)
-        return 0;
-    if (l1->ra_held >= l1->ra_cap) {
-        uint32_t old = l1->ra_head;
-        if (old == UINT32_MAX || l1->slots[old].state != SLOT_VALID)
-            return 0;
-        block_forget(l1, l1->slots[old].vb, SLOT_ORPHAN);
-    }
-    return l1->nfree > 0;
-}
-
-uint32_t df_l1_prefetch(struct df_l1 *l1, const uint64_t *vbs, uint32_t n)
-{
-    uint32_t run[L1_RUN_BLOCKS], k = 0, i;
-
-    if (l1->ra_cap == 0)
-        return 0;
-    for (i = 0; i < n; i++) {
-        uint32_t slot;
-        if (slot_find(l1, vbs[i]) != U64MAP_NONE)
-            continue;               /* cached, or being filled */
-        if (k > 0 && (k == L1_RUN_BLOCKS || vbs[i] != l1->slots[run[k - 1]].vb + 1)) {
-            ra_issue(l1, run, k);
-            k = 0;
-        }
-        if (!ra_room(l1))
-            break;
-        slot = l1->free_slots[--l1->nfree];
-        l1->slots[slot] = (struct l1_slot){ .vb = vbs[i], .state = SLOT_FILLING };
-        (void)u64map_put(&l1->slot_of, vbs[i], slot);  /* reserved for every slot */
-        ra_link(l1, slot);
-        run[k++] = slot;
-    }
-    if (k > 0)
-        ra_issue(l1, run, k);
-    return i;
 }

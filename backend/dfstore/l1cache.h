@@ -57,8 +57,8 @@
  * bytes per block at most, plus a context per request in flight and the
  * copies of the write-backs in flight (at most the dirty blocks).
  *
- * Read-ahead (df_l1_set_readahead, df_l1_prefetch; the stream detection
- * is readahead.h's): prefetched blocks are L1 slots outside the LRU
+ * Read-ahead (df_l1_set_readahead, df_l1_prefetch in l1prefetch.c; the
+ * stream detection is readahead.h's): prefetched blocks are L1 slots outside the LRU
  * policy until a read uses them, so a block nobody reads never pushes a
  * hot or dirty one out.  The pool takes ra_cap blocks of the L1's own
  * capacity (the policy keeps capacity - ra_cap), so --cache-l1 still
@@ -189,13 +189,33 @@ void df_l1_get_stats(const struct df_l1 *l1, struct df_l1_stats *out);
  * operation: -EBUSY once anything is cached or in flight, -EINVAL when
  * the L1 is off, -ENOMEM (read-ahead then stays off). */
 int df_l1_set_readahead(struct df_l1 *l1, uint64_t max_blocks);
-/* Prefetches the volume blocks vbs[0..n) (ascending; adjacent ones go out
- * in one volume read) into the pool, skipping blocks already cached or
+/* Prefetches the volume blocks vbs[0..n) (in the order given; a run of
+ * adjacent ones goes out in one volume read) into the pool, skipping blocks already cached or
  * being filled.  Asynchronous, nothing to wait for: a read finds them.
  * Returns how many of vbs it dealt with (issued or skipped): less than n
  * when the in-flight bound or the pool (its oldest block still filling)
  * stops it; 0 when read-ahead is off. */
 uint32_t df_l1_prefetch(struct df_l1 *l1, const uint64_t *vbs, uint32_t n);
+
+/* ---- internals: l1cache.c's slots, for l1prefetch.c only ---- */
+
+enum { SLOT_FREE, SLOT_FILLING, SLOT_VALID, SLOT_ORPHAN, SLOT_STALE, SLOT_EVICTING };
+uint8_t *l1_slot_data(struct df_l1 *l1, uint32_t slot);
+/* The slot of volume block vb (FILLING, VALID, EVICTING), or U64MAP_NONE. */
+uint64_t l1_slot_find(const struct df_l1 *l1, uint64_t vb);
+void l1_slot_free(struct df_l1 *l1, uint32_t slot);
+/* Takes a clean block out of the map, the policy and the pool; its slot
+ * is freed, or, while a fill is in flight, left in state (ORPHAN or
+ * STALE) for the fill's completion to free. */
+void l1_block_forget(struct df_l1 *l1, uint64_t vb, uint8_t state);
+/* A read uses prefetched slot: out of the pool, into the policy. */
+void l1_ra_promote(struct df_l1 *l1, uint32_t slot);
+/* A fill of slot completed: its waiting reads move onto list with the
+ * bytes copied (valid) or to be read from the volume; l1_waiters_finish
+ * then completes them (after the slot's own state changed). */
+struct l1_wait *l1_waiters_copy(struct df_l1 *l1, uint32_t slot, int valid,
+                                struct l1_wait *list);
+void l1_waiters_finish(struct df_l1 *l1, struct l1_wait *list);
 /* Nonzero while anything of the cache is in flight or queued (wait for 0
  * before df_l1_fini; a write-back after an eviction may outlive a flush). */
 int df_l1_busy(const struct df_l1 *l1);

@@ -124,11 +124,12 @@ static void ra_issue(struct df_l1 *l1, const uint32_t *slots, uint32_t n)
     }
 }
 
-/* Whether one more block may be prefetched now: the in-flight bound, a
- * free slot, and room in the pool (its oldest unread block gives way). */
-static int ra_room(struct df_l1 *l1)
+/* Whether one more block may be prefetched now, besides the taken run of
+ * k not yet issued: the in-flight bound, a free slot, and room in the pool
+ * (its oldest unread block gives way). */
+static int ra_room(struct df_l1 *l1, uint32_t k)
 {
-    if (l1->ra_inflight >= L1_RA_INFLIGHT)
+    if (l1->ra_inflight + k >= L1_RA_INFLIGHT)
         return 0;
     if (l1->ra_held >= l1->ra_cap) {
         uint32_t old = l1->ra_head;
@@ -153,7 +154,7 @@ uint32_t df_l1_prefetch(struct df_l1 *l1, const uint64_t *vbs, uint32_t n)
             ra_issue(l1, run, k);
             k = 0;
         }
-        if (!ra_room(l1))
+        if (!ra_room(l1, k))
             break;
         slot = l1->free_slots[--l1->nfree];
         l1->slots[slot] = (struct l1_slot){ .vb = vbs[i], .state = SLOT_FILLING };

@@ -67,8 +67,8 @@
  *       volume) -> VALID, unread, on the pool's FIFO
  *   VALID unread -> the policy's MRU end when a read uses it (a
  *       readahead hit), or FREE when dropped unread (readahead_wasted:
- *       the oldest one gives way to a new prefetch when the pool is
- *       full, a write to it, a discard)
+ *       the oldest one, unread for L1_RA_STALE_MS, gives way to a new
+ *       prefetch when the pool is full; a write to it; a discard)
  *   FILLING -> ORPHAN/STALE as any fill (dropped or written meanwhile).
  * A write into a prefetched block drops it before anything else (writes
  * only ever update policy blocks).  With read-ahead set up, a read that
@@ -95,6 +95,10 @@
 /* Prefetched blocks in flight per volume at most (8 MiB): the rest of a
  * window is asked for by the stream's next read. */
 #define L1_RA_INFLIGHT 128u
+/* A full pool's oldest unread block gives way to a new prefetch only once
+ * it waited this long (its reader is gone, or seeked): younger ones are
+ * other streams' next blocks, and dropping them would only waste reads. */
+#define L1_RA_STALE_MS 1000u
 
 struct df_l1_stats {
     uint64_t capacity;          /* blocks; 0 = off */
@@ -125,6 +129,7 @@ struct l1_slot {
     uint8_t in_round;           /* counted by the running flush round */
     uint8_t ra;                 /* prefetched, unread: in the pool, not the policy */
     uint32_t ra_prev, ra_next;  /* the pool's FIFO (UINT32_MAX ends it) */
+    uint64_t ra_ms;             /* when it was prefetched (CLOCK_MONOTONIC) */
 };
 
 struct l1_wait;                 /* a read waiting for a fill */

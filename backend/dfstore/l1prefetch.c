@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "backend/dfstore/dfstore.h"
 #include "common/log.h"
@@ -18,12 +19,24 @@ struct ra_ctx {
     struct iovec iov[L1_RUN_BLOCKS];
 };
 
+/* Milliseconds of CLOCK_MONOTONIC (0 if it cannot be read: the pool's
+ * oldest block then counts as young, and a full pool waits for reads). */
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+
+    if (clock_gettime(CLOCK_MONOTONIC, &ts) < 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
 /* Appends a prefetched slot to the pool's FIFO. */
-static void ra_link(struct df_l1 *l1, uint32_t slot)
+static void ra_link(struct df_l1 *l1, uint32_t slot, uint64_t ms)
 {
     struct l1_slot *s = &l1->slots[slot];
 
     s->ra = 1;
+    s->ra_ms = ms;
     s->ra_prev = l1->ra_tail;
     s->ra_next = UINT32_MAX;
     if (l1->ra_tail != UINT32_MAX)
@@ -127,13 +140,14 @@ static void ra_issue(struct df_l1 *l1, const uint32_t *slots, uint32_t n)
 /* Whether one more block may be prefetched now, besides the taken run of
  * k not yet issued: the in-flight bound, a free slot, and room in the pool
  * (its oldest unread block gives way). */
-static int ra_room(struct df_l1 *l1, uint32_t k)
+static int ra_room(struct df_l1 *l1, uint32_t k, uint64_t ms)
 {
     if (l1->ra_inflight + k >= L1_RA_INFLIGHT)
         return 0;
     if (l1->ra_held >= l1->ra_cap) {
         uint32_t old = l1->ra_head;
-        if (old == UINT32_MAX || l1->slots[old].state != SLOT_VALID)
+        if (old == UINT32_MAX || l1->slots[old].state != SLOT_VALID ||
+            ms < l1->slots[old].ra_ms + L1_RA_STALE_MS)
             return 0;
         l1_block_forget(l1, l1->slots[old].vb, SLOT_ORPHAN);
     }
@@ -143,6 +157,7 @@ static int ra_room(struct df_l1 *l1, uint32_t k)
 uint32_t df_l1_prefetch(struct df_l1 *l1, const uint64_t *vbs, uint32_t n)
 {
     uint32_t run[L1_RUN_BLOCKS], k = 0, i;
+    uint64_t ms = now_ms();
 
     if (l1->ra_cap == 0)
         return 0;
@@ -154,12 +169,12 @@ uint32_t df_l1_prefetch(struct df_l1 *l1, const uint64_t *vbs, uint32_t n)
             ra_issue(l1, run, k);
             k = 0;
         }
-        if (!ra_room(l1, k))
+        if (!ra_room(l1, k, ms))
             break;
         slot = l1->free_slots[--l1->nfree];
         l1->slots[slot] = (struct l1_slot){ .vb = vbs[i], .state = SLOT_FILLING };
         (void)u64map_put(&l1->slot_of, vbs[i], slot);  /* reserved for every slot */
-        ra_link(l1, slot);
+        ra_link(l1, slot, ms);
         run[k++] = slot;
     }
     if (k > 0)

@@ -12,8 +12,10 @@
 # (default benchmarks/results): transport-before-after.csv (case, layout,
 # op, block, a_mib_s, b_mib_s, b_over_a, medians over the runs, and the
 # same for each row's fraction of its bound, which takes out much of the
-# load that changes between runs: the limits are measured in every run) and
-# transport-before-after.txt (the table, the commands, the date, the load).
+# load that changes between runs: the limits are measured in every run;
+# then each build's CPU seconds per GiB and the p99 latency of one call,
+# medians too), transport-before-after.txt (the table, the commands, the
+# date, the load) and transport-before-after.png (MiB/s of both builds).
 set -u
 srcdir=$(cd "$(dirname "$0")/.." && pwd)
 runs=2 quick=--quick out=$srcdir/benchmarks/results
@@ -58,14 +60,19 @@ for l in "ab":
                 keys.append(k)
             vals.setdefault((l,) + k, []).append(float(row["mib_s"]))
             vals.setdefault(("f", l) + k, []).append(float(row["fraction"]))
+            vals.setdefault(("c", l) + k, []).append(float(row["cpu_s_per_gib"]))
+            vals.setdefault(("p", l) + k, []).append(float(row["p99_us"]))
 med = lambda k: statistics.median(vals.get(k, [0]))
 with open(dest, "w") as f:
-    f.write("case,layout,op,block,a_mib_s,b_mib_s,b_over_a,a_fraction,b_fraction,b_over_a_fraction\n")
+    f.write("case,layout,op,block,a_mib_s,b_mib_s,b_over_a,a_fraction,b_fraction,b_over_a_fraction,"
+            "a_cpu_s_per_gib,b_cpu_s_per_gib,a_p99_us,b_p99_us\n")
     for k in keys:
         x, y = med(("a",) + k), med(("b",) + k)
         fx, fy = med(("f", "a") + k), med(("f", "b") + k)
-        f.write("%s,%s,%s,%s,%.1f,%.1f,%.3f,%.3f,%.3f,%.3f\n"
-                % (k + (x, y, y / x if x else 0, fx, fy, fy / fx if fx else 0)))
+        f.write("%s,%s,%s,%s,%.1f,%.1f,%.3f,%.3f,%.3f,%.3f,%.2f,%.2f,%.1f,%.1f\n"
+                % (k + (x, y, y / x if x else 0, fx, fy, fy / fx if fx else 0,
+                        med(("c", "a") + k), med(("c", "b") + k),
+                        med(("p", "a") + k), med(("p", "b") + k))))
 EOF
 {
     echo "# $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname), $(nproc) cores, load before $load0, after $load1"
@@ -74,4 +81,21 @@ EOF
     echo "# each: benchmarks/transport.sh $quick; median of $runs runs per build, builds taking turns"
     column -t -s, "$out/transport-before-after.csv"
 } >"$out/transport-before-after.txt"
+if command -v gnuplot >/dev/null; then
+    grep -E '^(seq|shared|rand),' "$out/transport-before-after.csv" >"$work/plot.csv"
+    gnuplot <<EOF || echo "transport-before-after.sh: gnuplot failed; no plot" >&2
+set terminal png size 1200,550
+set output "$out/transport-before-after.png"
+set datafile separator ","
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set ylabel "MiB/s (median of $runs runs)"
+set xtics rotate by -30
+set key top left
+set title "transport.sh $quick: a = $a, b = $b"
+plot "$work/plot.csv" using 5:xtic(sprintf("%s %s %s %s", strcol(1), strcol(2), strcol(3), strcol(4))) title "a (baseline)", \
+     "" using 6 title "b"
+EOF
+fi
 cat "$out/transport-before-after.txt"

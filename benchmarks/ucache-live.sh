@@ -107,7 +107,7 @@ print(l1["hits"], l1["hits"] + l1["misses"] + l1["bypasses"], sum(x["l2"]["hits"
 one() {
     local trial=$1 config=$2 pids t0 t1 i0 i1 k0 k1 c0 c1 res line cpid
     shift 2
-    ipvfs_start_cluster 1 3 --target-size 256M --no-bind "$@"
+    ipvfs_start_cluster 1 3 --target-size 256M --no-bind --readahead 0 "$@"
     pids=$(ipvfs_serving_pids)
     # The client waits on a pipe between its untimed and timed parts.
     rm -f "$fifo.to" "$fifo.from"

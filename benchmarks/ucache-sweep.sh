@@ -67,7 +67,7 @@ print(l1["hits"], l1["hits"] + l1["misses"] + l1["bypasses"], sum(x["l2"]["hits"
 live() {
     local l1=$1 p=$2 c0 c1 n0 t=$work/trace.$1.$2
     ipvfs_start_cluster 1 3 --target-size 256M --no-bind --cache-l1 "$l1" --cache-l2 "$l2" \
-        --cache-l2-policy "$p" --trace "$t"
+        --cache-l2-policy "$p" --readahead 0 --trace "$t"
     ior -f ipvfs:/sweep/f -b "$block" -t 1m -w -e -k
     c0=$(counters)
     for _ in $(seq "$passes"); do ior -f ipvfs:/sweep/f -b "$block" -t 64k -r -k; done

@@ -49,8 +49,11 @@
  * GETATTR, SETATTR, RENAME and DF_STATFS are new.  A header of another version gets
  * EPROTONOSUPPORT with a message naming both versions, in a reply header of
  * the request's version (the header is the same in every version), so an
- * older client reads the refusal; then the server closes the connection. */
-#define IPVFS_PROTO_VERSION 4
+ * older client reads the refusal; then the server closes the connection.
+ * 5: READ's io_req.flags may carry the file's read-ahead window
+ * (IPVFS_READ_RA_*; unknown flag bits are refused) and struct
+ * ipvfs_l1_status grew the readahead_* counters. */
+#define IPVFS_PROTO_VERSION 5
 #define IPVFS_SECRET_LEN    32
 
 /* One READ/WRITE request moves at most this much data and this many pairs;
@@ -308,6 +311,22 @@ enum ipvfs_read_order {
     IPVFS_READ_ORDER_HASH = 3,
 };
 #define IPVFS_READ_ORDER_MASK 0x3u
+/* READ: the file's read-ahead window (hint ipvfs_readahead) travels in
+ * io_req.flags: IPVFS_READ_RA_SET says it is there, the bits from
+ * IPVFS_READ_RA_SHIFT up hold it in 64 KiB units (0: no read-ahead for
+ * this read).  Without RA_SET the I/O node's --readahead applies.  At most
+ * IPVFS_MAX_READAHEAD (the server option's bound too). */
+#define IPVFS_READ_RA_SET 0x4u
+#define IPVFS_READ_RA_SHIFT 8
+#define IPVFS_READ_RA_UNIT (64u << 10)
+#define IPVFS_MAX_READAHEAD (1ull << 30)
+#define IPVFS_READ_FLAGS_KNOWN \
+    (IPVFS_READ_ORDER_MASK | IPVFS_READ_RA_SET | (~0u << IPVFS_READ_RA_SHIFT))
+static inline uint32_t ipvfs_read_ra_flags(uint64_t bytes)
+{
+    return IPVFS_READ_RA_SET |
+           (uint32_t)((bytes + IPVFS_READ_RA_UNIT - 1) / IPVFS_READ_RA_UNIT) << IPVFS_READ_RA_SHIFT;
+}
 struct ipvfs_pair {
     uint64_t offset;
     uint64_t len;
@@ -455,8 +474,11 @@ struct ipvfs_l1_status {
     uint64_t writebacks;     /* blocks written back */
     uint64_t writeback_ios;  /* volume writes that carried them (gathered) */
     uint64_t flushes;        /* flush rounds (syncs, background commits) */
+    uint64_t readahead_blocks; /* blocks prefetched by read-ahead */
+    uint64_t readahead_hits;   /* of them, read */
+    uint64_t readahead_wasted; /* of them, dropped unread */
 };
-static_assert(sizeof(struct ipvfs_l1_status) == 96, "L1 status is 96 bytes");
+static_assert(sizeof(struct ipvfs_l1_status) == 120, "L1 status is 120 bytes");
 
 /* SHUTDOWN: empty body.  Sent to rank 0, it stops the whole cluster (I/O
  * nodes flush and log out, then targets flush and stop) and replies when

@@ -9,6 +9,11 @@ test_test_dfstore_unmap_SOURCES = test/test_dfstore_unmap.c
 test_test_dfstore_unmap_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(ISCSI_CFLAGS)
 test_test_dfstore_unmap_LDADD = backend/dfstore/libdfstore.la $(CMOCKA_LIBS)
 
+check_PROGRAMS += test/test_dfstore_readahead
+test_test_dfstore_readahead_SOURCES = test/test_dfstore_readahead.c
+test_test_dfstore_readahead_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(ISCSI_CFLAGS)
+test_test_dfstore_readahead_LDADD = backend/dfstore/libdfstore.la $(CMOCKA_LIBS)
+
 # Tools the integration scripts drive (test/t_storage_*.sh).
 # Named without the test_ prefix: run-suite.sh runs every test/test_*
 # binary without arguments, and these need targets set up by the scripts.

@@ -113,7 +113,7 @@ refused 2 "usage"
 # block 1 read then misses L1 (evicts 2, demoted) and hits L2.  L1: 1 hit,
 # 5 misses; L2: 3 hits, 3 misses; 3 demotions.
 cat >"$work/v2.trace" <<'EOF2'
-#ipvfs-trace 2 io=0 raid=5 members=3 chunk=65536 l1=131072 l2=131072 l2_policy=demote
+#ipvfs-trace 2 io=0 raid=5 members=3 chunk=65536 l1=131072 l2=131072 l2_policy=demote ra=0
 0 5 0 65536 r
 R 0 65536
 V 0 1

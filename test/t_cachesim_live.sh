@@ -37,7 +37,7 @@ print(l1["hits"], l1["misses"], l1["bypasses"], sum(x["hits"] for x in l2),
 }
 
 ipvfs_start_cluster 1 3 --target-size 128M --no-bind --cache-l1 8M --cache-l2 2M \
-    --cache-l2-policy demote --trace "$work/trace"
+    --cache-l2-policy demote --readahead 0 --trace "$work/trace"
 ipvfs_wait_log 'tracing READ/WRITE to' || ipvfs_fail "the I/O node does not trace"
 c0=$(counters)
 ior -f ipvfs:/simlive/a -b 6m -t 96k -w -e -k
@@ -47,7 +47,7 @@ ior -f ipvfs:/simlive/a -b 6m -t 64k -r -z
 c1=$(counters)
 ipvfs_stop_cluster
 trace=$work/trace.io0
-head -1 "$trace" | grep -q '^#ipvfs-trace 2 io=0 raid=5 members=3 chunk=65536 l1=8388608 l2=2097152 l2_policy=demote$' ||
+head -1 "$trace" | grep -q '^#ipvfs-trace 2 io=0 raid=5 members=3 chunk=65536 l1=8388608 l2=2097152 l2_policy=demote ra=0$' ||
     ipvfs_fail "trace header: $(head -1 "$trace")"
 grep -q '^R ' "$trace" && grep -q '^W ' "$trace" && grep -q '^V ' "$trace" ||
     ipvfs_fail "the trace lacks read, write or fill events"
@@ -83,7 +83,11 @@ within "$diff_lru" && ipvfs_fail "an inclusive L2 replays like the exclusive one
 { head -1 "$trace"; echo "V 3 1"; } >"$work/bad.trace"
 out=$(ipvfs-cachesim --trace "$work/bad.trace" 2>&1) && ipvfs_fail "a diverged trace accepted"
 echo "$out" | grep -q 'line 2:' || ipvfs_fail "no line named: $out"
-printf '#ipvfs-trace 2 io=0 raid=7 members=3 chunk=65536 l1=0 l2=0 l2_policy=lru\n' >"$work/bad2.trace"
+printf '#ipvfs-trace 2 io=0 raid=7 members=3 chunk=65536 l1=0 l2=0 l2_policy=lru ra=0\n' >"$work/bad2.trace"
 out=$(ipvfs-cachesim --trace "$work/bad2.trace" 2>&1) && ipvfs_fail "RAID-7 accepted"
 echo "$out" | grep -q 'RAID-7' || ipvfs_fail "no clear error for RAID-7: $out"
+# A trace recorded with read-ahead: the replay does not model its pool.
+head -1 "$trace" | sed 's/ ra=0$/ ra=4194304/' >"$work/bad3.trace"
+out=$(ipvfs-cachesim --trace "$work/bad3.trace" 2>&1) && ipvfs_fail "a read-ahead trace accepted"
+echo "$out" | grep -q 'record with --readahead 0' || ipvfs_fail "no clear error for read-ahead: $out"
 echo "t_cachesim_live: ok"

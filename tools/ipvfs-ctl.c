@@ -405,14 +405,16 @@ static void print_l1_json(const struct ipvfs_l1_status *l)
            "\"misses\": %llu, \"bypasses\": %llu, \"evictions\": %llu, "
            "\"write_updates\": %llu, \"hit_ratio\": %.4f, \"dirty_bytes\": %llu, "
            "\"writes_absorbed\": %llu, \"writebacks\": %llu, \"writeback_ios\": %llu, "
-           "\"flushes\": %llu}",
+           "\"flushes\": %llu, \"readahead_blocks\": %llu, \"readahead_hits\": %llu, "
+           "\"readahead_wasted\": %llu}",
            (unsigned long long)(l->capacity << 16), (unsigned long long)(l->resident << 16),
            (unsigned long long)l->hits, (unsigned long long)l->misses,
            (unsigned long long)l->bypasses, (unsigned long long)l->evictions,
            (unsigned long long)l->write_updates, l1_hit_ratio(l),
            (unsigned long long)(l->dirty << 16), (unsigned long long)l->writes_absorbed,
            (unsigned long long)l->writebacks, (unsigned long long)l->writeback_ios,
-           (unsigned long long)l->flushes);
+           (unsigned long long)l->flushes, (unsigned long long)l->readahead_blocks,
+           (unsigned long long)l->readahead_hits, (unsigned long long)l->readahead_wasted);
 }
 
 static void print_l2_json(const struct ipvfs_l2_status *l)
@@ -502,13 +504,15 @@ static void print_stats_text(const struct ctl *ctl, const struct rank_status *rs
         }
         printf("rank %u L1 cache: %llu of %llu MiB used, %llu MiB dirty, hit ratio %.3f (%llu "
                "hits, %llu misses, %llu bypasses), %llu evictions, %llu writes absorbed, %llu "
-               "blocks written back in %llu writes, %llu flushes\n", i,
+               "blocks written back in %llu writes, %llu flushes, %llu blocks read ahead "
+               "(%llu read, %llu wasted)\n", i,
                (unsigned long long)(l->resident >> 4), (unsigned long long)(l->capacity >> 4),
                (unsigned long long)(l->dirty >> 4), l1_hit_ratio(l), (unsigned long long)l->hits,
                (unsigned long long)l->misses, (unsigned long long)l->bypasses,
                (unsigned long long)l->evictions, (unsigned long long)l->writes_absorbed,
                (unsigned long long)l->writebacks, (unsigned long long)l->writeback_ios,
-               (unsigned long long)l->flushes);
+               (unsigned long long)l->flushes, (unsigned long long)l->readahead_blocks,
+               (unsigned long long)l->readahead_hits, (unsigned long long)l->readahead_wasted);
     }
 }
 

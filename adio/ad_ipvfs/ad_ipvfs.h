@@ -40,6 +40,12 @@
  *                    orders; the short pieces of a noncontiguous access
  *                    share one list request per server (at most
  *                    IPVFS_MAX_PAIRS pairs and IPVFS_MAX_IO_BYTES).
+ *   ipvfs_readahead  a size from 0 to 1G ("4M"): the sequential read-ahead
+ *                    window the I/O nodes use for this file's reads (0 =
+ *                    none); unset, each I/O node's --readahead applies
+ *                    (a server started with --readahead 0 reads no
+ *                    file ahead).  Sent with every READ, in 64 KiB units
+ *                    rounded up.
  *   ipvfs_listio     enable (default) | disable: disable sends a
  *                    noncontiguous access one contiguous piece per round
  *                    trip (the way without list I/O; for comparisons).
@@ -51,7 +57,8 @@
  *                    even, unaligned file domains (for comparisons).
  * A striping value that is not an integer from 0 to INT_MAX, and a value
  * of the ipvfs_ keys above that is not one of the listed ones (for
- * ipvfs_schedule_block: a size from 1 to INT_MAX bytes), fails
+ * ipvfs_schedule_block: a size from 1 to INT_MAX bytes; for
+ * ipvfs_readahead: a size from 0 to 1G), fails
  * MPI_File_open (or MPI_File_set_info/set_view) with MPI_ERR_ARG and a
  * message naming the hint.  The ipvfs_ keys may change after the open.  After the open,
  * MPI_File_get_info reports the file's actual striping_unit and

@@ -15,7 +15,8 @@
 
 static const char *const ipvfs_keys[] = {
     "striping_unit", "striping_factor", "ipvfs_map", "ipvfs_io_schedule",
-    "ipvfs_schedule_block", "ipvfs_listio", "ipvfs_coll_align", "ipvfs_coll"
+    "ipvfs_schedule_block", "ipvfs_listio", "ipvfs_coll_align", "ipvfs_coll",
+    "ipvfs_readahead"
 };
 
 static const char *const schedule_names[] = {
@@ -111,6 +112,25 @@ static int parse_block(MPI_Info info, const char *filename, uint64_t * out,
     return 0;
 }
 
+/* ipvfs_readahead: a size from 0 (off) to IPVFS_MAX_READAHEAD. */
+static int parse_readahead(MPI_Info info, const char *filename, struct ipvfs_io_opts *io,
+                           struct ipvfs_error *out_err)
+{
+    char value[MPI_MAX_INFO_VAL + 1];
+    uint64_t v;
+    int flag;
+
+    ADIOI_Info_get(info, "ipvfs_readahead", MPI_MAX_INFO_VAL, value, &flag);
+    if (!flag)
+        return 0;
+    if (size_parse(value, &v) < 0 || v > IPVFS_MAX_READAHEAD)
+        return bad_hint(filename, "ipvfs_readahead", value,
+                        "a size from 0 (off) to 1G (" SIZE_RULE ")", out_err);
+    io->readahead_set = 1;
+    io->readahead = v;
+    return 0;
+}
+
 int ADIOI_IPVFS_Parse_opts(MPI_Info info, const char *filename, struct ADIOI_IPVFS_opts *opts,
                            struct ipvfs_error *out_err)
 {
@@ -120,6 +140,7 @@ int ADIOI_IPVFS_Parse_opts(MPI_Info info, const char *filename, struct ADIOI_IPV
         return 0;
     if (parse_schedule(info, filename, &o.io.schedule, out_err) < 0 ||
         parse_block(info, filename, &o.io.block, out_err) < 0 ||
+        parse_readahead(info, filename, &o.io, out_err) < 0 ||
         parse_switch(info, filename, "ipvfs_listio", &o.piecewise, out_err) < 0 ||
         parse_switch(info, filename, "ipvfs_coll_align", &o.coll_unaligned, out_err) < 0 ||
         parse_coll(info, filename, &o.coll_generic, out_err) < 0)
@@ -145,6 +166,10 @@ static void show_in_effect(ADIO_File fd)
     snprintf(value, sizeof(value), "%llu", (unsigned long long) f->opts.block);
     ADIOI_Info_set(fd->info, "ipvfs_schedule_block", value);
     ADIOI_Info_set(fd->info, "ipvfs_listio", fs->opts.piecewise ? "disable" : "enable");
+    if (f->opts.readahead_set) {
+        snprintf(value, sizeof(value), "%llu", (unsigned long long) f->opts.readahead);
+        ADIOI_Info_set(fd->info, "ipvfs_readahead", value);
+    }
     ADIOI_Info_set(fd->info, "ipvfs_coll_align", fs->opts.coll_unaligned ? "disable" : "enable");
     ADIOI_Info_set(fd->info, "ipvfs_coll", fs->opts.coll_generic ? "generic" : "ipvfs");
     fd->hints->striping_unit = fs->opts.coll_unaligned ? 0 : (int) f->entry.stripe_unit;

@@ -47,6 +47,13 @@ static uint32_t read_order(enum ipvfs_schedule schedule)
     }
 }
 
+/* A READ's flags: the order, and the file's read-ahead when it names one. */
+static uint32_t read_flags(const struct ipvfs_io_opts *opts)
+{
+    return read_order(opts->schedule) |
+           (opts->readahead_set ? ipvfs_read_ra_flags(opts->readahead) : 0);
+}
+
 /* Wires plan request i into an xfer_req: header, io_req, pairs, and the
  * data iovecs on the sending side for writes, the receiving side for
  * reads. */
@@ -64,7 +71,7 @@ static int batch_wire(struct io_batch *b, size_t i, const struct ipvfs_file *f, 
     if (!s->send || !s->recv)
         return -ENOMEM;
     s->req = (struct ipvfs_io_req){ .handle = f->entry.handle, .npairs = p->npairs,
-                                    .flags = writing ? 0 : read_order(f->opts.schedule) };
+                                    .flags = writing ? 0 : read_flags(&f->opts) };
     s->send[1] = (struct iovec){ .iov_base = &s->req, .iov_len = sizeof(s->req) };
     s->send[2] = (struct iovec){ .iov_base = p->pairs, .iov_len = p->npairs * sizeof(*p->pairs) };
     s->recv[0] = (struct iovec){ .iov_base = &s->rep, .iov_len = sizeof(s->rep) };

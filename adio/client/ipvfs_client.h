@@ -103,6 +103,11 @@ enum ipvfs_schedule {
 struct ipvfs_io_opts {
     enum ipvfs_schedule schedule;  /* default HASH */
     uint64_t block;                /* schedule block b in bytes, > 0; default 64 KiB */
+    /* READs name this read-ahead window to the I/O nodes (0: none for
+     * this file; up to IPVFS_MAX_READAHEAD, sent in 64 KiB units rounded
+     * up); readahead_set 0: each I/O node's --readahead applies. */
+    int readahead_set;
+    uint64_t readahead;
 };
 
 /* An open iPVFS file.  The fields are read-only for users (opts: set it
@@ -177,7 +182,7 @@ int ipvfs_file_attach(struct ipvfs_client *client, const char *path,
                       struct ipvfs_file **out_file, struct ipvfs_error *out_err);
 
 /* Replaces the file's data path options: EINVAL (nothing changed) for an
- * unknown schedule or a block of 0. */
+ * unknown schedule, a block of 0 or a read-ahead over IPVFS_MAX_READAHEAD. */
 int ipvfs_file_set_opts(struct ipvfs_file *file, const struct ipvfs_io_opts *opts,
                         struct ipvfs_error *out_err);
 

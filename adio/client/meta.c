@@ -146,6 +146,9 @@ int ipvfs_file_set_opts(struct ipvfs_file *f, const struct ipvfs_io_opts *opts,
         opts->schedule != IPVFS_SCHED_RANDOM)
         return client_error(out_err, EINVAL, "set options of", f->path, NULL, -1,
                             "unknown I/O schedule");
+    if (opts->readahead_set && opts->readahead > IPVFS_MAX_READAHEAD)
+        return client_error(out_err, EINVAL, "set options of", f->path, NULL, -1,
+                            "a read-ahead window over 1 GiB");
     f->opts = *opts;
     return 0;
 }

@@ -354,7 +354,11 @@ static void op_start(struct df_op *op)
 {
     op->started = PHASE_READ;
     switch (op->kind) {
-    case OP_READ: df_io_round(op, DF_IO_READ, ios_done); break;
+    case OP_READ:
+        /* its own blocks first; the op lives until delivered (a timer) */
+        df_io_round(op, DF_IO_READ, ios_done);
+        df_ra_read(op->ds, op->df, op->pairs, op->npairs, op->ra_max);
+        break;
     case OP_WRITE: write_start(op); break;
     case OP_TRUNCATE: truncate_start(op); break;
     case OP_PREALLOC: prealloc_start(op); break;
@@ -503,8 +507,8 @@ int dfstore_write(struct dfstore *ds, uint64_t handle, const struct ipvfs_pair *
     return rc;
 }
 
-int dfstore_read(struct dfstore *ds, uint64_t handle, const struct ipvfs_pair *pairs,
-                 uint32_t npairs, void *out, dfstore_cb cb, void *user)
+int dfstore_read_ra(struct dfstore *ds, uint64_t handle, const struct ipvfs_pair *pairs,
+                    uint32_t npairs, uint64_t ra_max, void *out, dfstore_cb cb, void *user)
 {
     int rc;
 
@@ -512,8 +516,17 @@ int dfstore_read(struct dfstore *ds, uint64_t handle, const struct ipvfs_pair *p
         return -EINVAL;
     if ((rc = check_pairs(pairs, npairs, out)) < 0)
         return rc;
+    if (ra_max == DFSTORE_RA_DEFAULT || ds->ra_default == 0)
+        ra_max = ds->ra_default;    /* a server without read-ahead takes no hint */
     return submit(ds, handle, OP_READ, (struct df_op){ .pairs = pairs, .npairs = npairs,
-                                                        .rdata = out, .cb = cb, .user = user });
+                                                        .ra_max = ra_max, .rdata = out,
+                                                        .cb = cb, .user = user });
+}
+
+int dfstore_read(struct dfstore *ds, uint64_t handle, const struct ipvfs_pair *pairs,
+                 uint32_t npairs, void *out, dfstore_cb cb, void *user)
+{
+    return dfstore_read_ra(ds, handle, pairs, npairs, DFSTORE_RA_DEFAULT, out, cb, user);
 }
 
 int dfstore_truncate(struct dfstore *ds, uint64_t handle, uint64_t size, dfstore_cb cb,
@@ -583,6 +596,21 @@ int dfstore_set_l1(struct dfstore *ds, uint64_t bytes)
 void dfstore_set_trace(struct dfstore *ds, FILE *trace)
 {
     df_l1_set_trace(&ds->l1, trace);
+}
+
+int dfstore_set_readahead(struct dfstore *ds, uint64_t bytes)
+{
+    int rc;
+
+    if (ds->gfirst)
+        return -EBUSY;
+    if (bytes == 0)
+        return 0;
+    /* the pool: a quarter of the L1, whatever the window (several streams) */
+    if ((rc = df_l1_set_readahead(&ds->l1, UINT64_MAX)) < 0)
+        return rc;
+    ds->ra_default = bytes;
+    return 0;
 }
 
 /* ---- open / close ---- */

@@ -102,6 +102,12 @@ int dfstore_write(struct dfstore *ds, uint64_t handle, const struct ipvfs_pair *
  * the end read as zeros. */
 int dfstore_read(struct dfstore *ds, uint64_t handle, const struct ipvfs_pair *pairs,
                  uint32_t npairs, void *out, dfstore_cb cb, void *user);
+/* The same with the read-ahead window limit ra_max in bytes (0: no
+ * read-ahead for this read; DFSTORE_RA_DEFAULT: the store's, as
+ * dfstore_read).  See backend/dfstore/readahead.h. */
+#define DFSTORE_RA_DEFAULT UINT64_MAX
+int dfstore_read_ra(struct dfstore *ds, uint64_t handle, const struct ipvfs_pair *pairs,
+                    uint32_t npairs, uint64_t ra_max, void *out, dfstore_cb cb, void *user);
 int dfstore_truncate(struct dfstore *ds, uint64_t handle, uint64_t size, dfstore_cb cb,
                      void *user);
 int dfstore_prealloc(struct dfstore *ds, uint64_t handle, uint64_t size, dfstore_cb cb,
@@ -125,5 +131,10 @@ int dfstore_set_l1(struct dfstore *ds, uint64_t bytes);
  * df_l1_set_trace: the caller owns, flushes and closes it; NULL stops).
  * Call it after dfstore_set_l1. */
 void dfstore_set_trace(struct dfstore *ds, FILE *trace);
+/* Sequential read-ahead into the L1 with a window of up to bytes per
+ * stream (0 = off, the default): sets up the L1's read-ahead pool (a
+ * quarter of it).  After dfstore_set_l1 and before the first operation:
+ * -EINVAL without an L1, -EBUSY, -ENOMEM. */
+int dfstore_set_readahead(struct dfstore *ds, uint64_t bytes);
 
 #endif

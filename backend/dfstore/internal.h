@@ -10,8 +10,11 @@
  *   unmap.c    discards of the blocks a commit freed (unmap.h)
  *   journal.c  pending-change log and the LMDB records
  *   space.c    free-space bitmap
+ *   readahead.c  sequential streams per datafile, prefetched into the L1
+ *              when a read starts (readahead.h)
  *   l1cache.c  the L1 cache (write-back) that io.c's volume reads and
  *              writes and commit.c's flushes go through (l1cache.h)
+ *   l1prefetch.c  the L1's read-ahead pool: prefetches into its slots
  * Upward, only through function pointers given at setup: io.c reports a
  * finished round to op->round_done, commit.c a finished commit round to
  * round_done, journal.c stored records to the loader at open.
@@ -59,6 +62,7 @@
 #include "backend/dfstore/dfstore.h"
 #include "backend/dfstore/journal.h"
 #include "backend/dfstore/l1cache.h"
+#include "backend/dfstore/readahead.h"
 #include "backend/dfstore/space.h"
 #include "backend/dfstore/unmap.h"
 #include "common/u64map.h"
@@ -81,6 +85,7 @@ struct datafile {
     int exists;                      /* has a record (committed or pending) */
     struct u64map blocks;            /* file block -> volume block */
     struct df_op *head, *tail;       /* FIFO; head is running */
+    struct df_ra ra;                 /* its read streams (readahead.h) */
 };
 
 /* One volume block an operation writes or reads. */
@@ -118,6 +123,7 @@ struct df_op {
     const uint8_t *wdata;
     uint8_t *rdata;
     uint64_t arg;                    /* truncate/prealloc size */
+    uint64_t ra_max;                 /* read: read-ahead window limit, 0 = off */
     dfstore_cb cb;
     void *user;
     int started;
@@ -156,6 +162,7 @@ struct dfstore {
     uint8_t *discard;                /* sink for unwanted sector bytes */
     struct df_l1 l1;                 /* in front of vol for io.c */
     struct df_unmap unmap;           /* freed blocks on their way back */
+    uint64_t ra_default;             /* read-ahead window limit of plain reads */
 };
 
 #endif

@@ -11,7 +11,6 @@
 
 _Static_assert(DFSTORE_BLOCK == CACHE_BLOCK_SIZE, "the L1 block is the store's block");
 
-enum { SLOT_FREE, SLOT_FILLING, SLOT_VALID, SLOT_ORPHAN, SLOT_STALE, SLOT_EVICTING };
 enum { ROUND_IDLE, ROUND_WRITING, ROUND_FLUSHING };
 
 /* A completion without volume I/O (a read hit, an absorbed write),
@@ -59,8 +58,21 @@ struct l1_flush {
     struct l1_flush *next;
 };
 
+/* A read waiting for the fill of its block (read-ahead set up).  ok: the
+ * fill's bytes were copied to it; else it reads the volume itself. */
+struct l1_wait {
+    struct l1_wait *next;
+    uint64_t off;               /* volume offset of the read */
+    iraid_cb cb;
+    void *user;
+    int ok;
+    int niov;
+    struct iovec iov[];
+};
+
 static void wb_issue(struct df_l1 *l1, const uint32_t *slots, uint32_t n);
 static void wb_pass(struct df_l1 *l1);
+static void ra_unlink(struct df_l1 *l1, uint32_t slot, int used);
 
 /* ---- set-up ---- */
 
@@ -103,6 +115,7 @@ void df_l1_fini(struct df_l1 *l1)
         log_error("dfstore: L1 closed with %llu dirty blocks", (unsigned long long)l1->ndirty);
     cache_fini(&l1->policy);
     u64map_free(&l1->slot_of);
+    free(l1->waiters);
     free(l1->data);
     free(l1->slots);
     free(l1->free_slots);
@@ -131,17 +144,17 @@ static void trace_event(struct df_l1 *l1, const char *fmt, ...)
 
 /* ---- slots ---- */
 
-static uint8_t *slot_data(struct df_l1 *l1, uint32_t slot)
+uint8_t *l1_slot_data(struct df_l1 *l1, uint32_t slot)
 {
     return l1->data + (size_t)slot * DFSTORE_BLOCK;
 }
 
-static uint64_t slot_find(const struct df_l1 *l1, uint64_t vb)
+uint64_t l1_slot_find(const struct df_l1 *l1, uint64_t vb)
 {
     return u64map_get(&l1->slot_of, vb);
 }
 
-static void slot_free(struct df_l1 *l1, uint32_t slot)
+void l1_slot_free(struct df_l1 *l1, uint32_t slot)
 {
     l1->slots[slot] = (struct l1_slot){ .state = SLOT_FREE };
     l1->free_slots[l1->nfree++] = slot;
@@ -150,25 +163,26 @@ static void slot_free(struct df_l1 *l1, uint32_t slot)
 /* Takes a clean block out of the map and the policy.  Its slot is freed,
  * or, while a fill into it is in flight, left in state for the fill's
  * completion to free (ORPHAN: evicted; STALE: written meanwhile). */
-static void block_forget(struct df_l1 *l1, uint64_t vb, uint8_t state)
+void l1_block_forget(struct df_l1 *l1, uint64_t vb, uint8_t state)
 {
-    uint64_t s = slot_find(l1, vb);
+    uint64_t s = l1_slot_find(l1, vb);
 
     if (s == U64MAP_NONE)
         return;
+    ra_unlink(l1, (uint32_t)s, 0);
     u64map_del(&l1->slot_of, vb);
     cache_remove(&l1->policy, vb);
     if (l1->slots[s].state == SLOT_FILLING)
         l1->slots[s].state = state;
     else
-        slot_free(l1, (uint32_t)s);
+        l1_slot_free(l1, (uint32_t)s);
 }
 
 /* The policy evicted vb: a dirty block stays mapped (EVICTING) until its
  * write-back completes; a clean one goes. */
 static void victim_out(struct df_l1 *l1, uint64_t vb)
 {
-    uint64_t s = slot_find(l1, vb);
+    uint64_t s = l1_slot_find(l1, vb);
 
     l1->stats.evictions++;
     if (s == U64MAP_NONE)
@@ -183,9 +197,9 @@ static void victim_out(struct df_l1 *l1, uint64_t vb)
     /* A clean block goes down to the targets' L2 (exclusive caching): a
      * hint, whose failure costs only a later hit. */
     if (l1->slots[s].state == SLOT_VALID &&
-        iraid_demote(l1->vol, vb * DFSTORE_BLOCK, slot_data(l1, s), DFSTORE_BLOCK) == 0)
+        iraid_demote(l1->vol, vb * DFSTORE_BLOCK, l1_slot_data(l1, s), DFSTORE_BLOCK) == 0)
         l1->stats.demotes++;
-    block_forget(l1, vb, SLOT_ORPHAN);
+    l1_block_forget(l1, vb, SLOT_ORPHAN);
 }
 
 /* Makes vb resident (the policy may evict a block for it) and gives it a
@@ -292,6 +306,111 @@ static struct done_ctx *done_later(struct df_l1 *l1, iraid_cb cb, void *user)
     return ctx;
 }
 
+/* ---- read-ahead: the pool and reads waiting for fills ---- */
+
+/* Takes a slot out of the pool: used by a read (a readahead hit) or
+ * dropped unread (wasted).  Nothing for a slot not in it. */
+static void ra_unlink(struct df_l1 *l1, uint32_t slot, int used)
+{
+    struct l1_slot *s = &l1->slots[slot];
+
+    if (!s->ra)
+        return;
+    if (s->ra_prev != UINT32_MAX)
+        l1->slots[s->ra_prev].ra_next = s->ra_next;
+    else
+        l1->ra_head = s->ra_next;
+    if (s->ra_next != UINT32_MAX)
+        l1->slots[s->ra_next].ra_prev = s->ra_prev;
+    else
+        l1->ra_tail = s->ra_prev;
+    s->ra = 0;
+    l1->ra_held--;
+    if (used)
+        l1->stats.readahead_hits++;
+    else
+        l1->stats.readahead_wasted++;
+}
+
+/* A read uses a prefetched block: it leaves the pool and becomes an
+ * ordinary block at the policy's MRU end (only now may it evict one). */
+void l1_ra_promote(struct df_l1 *l1, uint32_t slot)
+{
+    struct cache_victim v;
+
+    ra_unlink(l1, slot, 1);
+    (void)cache_access(&l1->policy, l1->slots[slot].vb, 0, &v);
+    if (v.valid)
+        victim_out(l1, v.key);
+}
+
+/* A write drops the prefetched blocks it touches (see l1cache.h). */
+static void ra_drop_range(struct df_l1 *l1, uint64_t off, uint64_t len)
+{
+    for (uint64_t vb = off / DFSTORE_BLOCK; vb * DFSTORE_BLOCK < off + len; vb++) {
+        uint64_t s = l1_slot_find(l1, vb);
+        if (s != U64MAP_NONE && l1->slots[s].ra)
+            l1_block_forget(l1, vb, SLOT_STALE);
+    }
+}
+
+/* Queues a read of the block in slot (FILLING) behind its fill. */
+static int wait_fill(struct df_l1 *l1, uint32_t slot, uint64_t off, const struct iovec *iov,
+                     int niov, iraid_cb cb, void *user)
+{
+    struct l1_wait *w = malloc(sizeof(*w) + (size_t)niov * sizeof(*iov));
+
+    if (!w) {
+        l1->stats.bypasses++;
+        return iraid_readv(l1->vol, off, iov, niov, cb, user);
+    }
+    *w = (struct l1_wait){ .next = l1->waiters[slot], .off = off, .cb = cb, .user = user,
+                           .niov = niov };
+    memcpy(w->iov, iov, (size_t)niov * sizeof(*iov));
+    l1->waiters[slot] = w;
+    return 0;
+}
+
+/* The fill of slot completed: its waiters move onto list, each with the
+ * bytes copied (valid) or marked to read the volume itself.  Copying now,
+ * before any callback runs, since the slot may be freed and reused. */
+struct l1_wait *l1_waiters_copy(struct df_l1 *l1, uint32_t slot, int valid,
+                                struct l1_wait *list)
+{
+    struct l1_wait *w = l1->waiters ? l1->waiters[slot] : NULL, *next;
+
+    if (w)
+        l1->waiters[slot] = NULL;
+    for (; w; w = next) {
+        next = w->next;
+        w->ok = valid;
+        if (valid) {
+            copy_out(w->iov, w->niov, l1_slot_data(l1, slot) + w->off % DFSTORE_BLOCK);
+            l1->stats.hits++;
+        }
+        w->next = list;
+        list = w;
+    }
+    return list;
+}
+
+/* Completes the waiters of waiters_copy (from a volume callback, so cb
+ * may run now). */
+void l1_waiters_finish(struct df_l1 *l1, struct l1_wait *list)
+{
+    while (list) {
+        struct l1_wait *w = list;
+        int rc = 0;
+        list = w->next;
+        if (w->ok)
+            w->cb(l1->vol, 0, w->user);
+        else if ((l1->stats.bypasses++,
+                  rc = iraid_readv(l1->vol, w->off, w->iov, w->niov, w->cb, w->user)) < 0)
+            w->cb(l1->vol, rc, w->user);
+        free(w);
+    }
+}
+
 /* ---- reads ---- */
 
 static int bypass_read(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int niov,
@@ -308,23 +427,26 @@ static void fill_done(struct iraid_volume *vol, int status, void *user)
     iraid_cb cb = ctx->cb;
     void *cb_user = ctx->user;
     uint32_t slot = ctx->slot;
+    struct l1_wait *w;
 
     l1->inflight--;
     trace_event(l1, "V %u %d\n", slot, status == 0);
     if (status == 0)
-        copy_out(ctx->iov, ctx->niov, slot_data(l1, slot) + ctx->in);
+        copy_out(ctx->iov, ctx->niov, l1_slot_data(l1, slot) + ctx->in);
+    w = l1_waiters_copy(l1, slot, status == 0 && l1->slots[slot].state != SLOT_STALE, NULL);
     if (l1->slots[slot].state != SLOT_FILLING) {
-        slot_free(l1, slot);            /* evicted or written meanwhile */
+        l1_slot_free(l1, slot);            /* evicted or written meanwhile */
     } else if (status == 0) {
         l1->slots[slot].state = SLOT_VALID;
     } else {
         /* Out of the map (FILLING becomes STALE, not freed there), then
          * freed here. */
-        block_forget(l1, l1->slots[slot].vb, SLOT_STALE);
-        slot_free(l1, slot);
+        l1_block_forget(l1, l1->slots[slot].vb, SLOT_STALE);
+        l1_slot_free(l1, slot);
     }
     free(ctx);
     cb(vol, status, cb_user);
+    l1_waiters_finish(l1, w);
 }
 
 static int read_fill(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int niov,
@@ -345,12 +467,12 @@ static int read_fill(struct df_l1 *l1, uint64_t off, const struct iovec *iov, in
     *ctx = (struct fill_ctx){ .l1 = l1, .slot = slot, .in = (uint32_t)(off % DFSTORE_BLOCK),
                               .cb = cb, .user = user, .niov = niov };
     memcpy(ctx->iov, iov, (size_t)niov * sizeof(*iov));
-    whole = (struct iovec){ slot_data(l1, slot), DFSTORE_BLOCK };
+    whole = (struct iovec){ l1_slot_data(l1, slot), DFSTORE_BLOCK };
     /* The L1 keeps the block: an exclusive L2 below may give it up. */
     if ((rc = iraid_readv_flags(l1->vol, vb * DFSTORE_BLOCK, &whole, 1, IRAID_READ_DPO,
                                 fill_done, ctx)) < 0) {
         l1->slots[slot].state = SLOT_VALID;  /* nothing in flight: freed at once */
-        block_forget(l1, vb, SLOT_STALE);
+        l1_block_forget(l1, vb, SLOT_STALE);
         free(ctx);
         return rc;
     }
@@ -364,7 +486,7 @@ static int read_hit(struct df_l1 *l1, uint32_t slot, uint64_t off, const struct 
 {
     if (!done_later(l1, cb, user))
         return -ENOMEM;
-    copy_out(iov, niov, slot_data(l1, slot) + off % DFSTORE_BLOCK);
+    copy_out(iov, niov, l1_slot_data(l1, slot) + off % DFSTORE_BLOCK);
     block_touch(l1, slot);
     l1->stats.hits++;
     return 0;
@@ -374,7 +496,7 @@ static int read_hit(struct df_l1 *l1, uint32_t slot, uint64_t off, const struct 
 static int range_dirty(const struct df_l1 *l1, uint64_t off, uint64_t len)
 {
     for (uint64_t vb = off / DFSTORE_BLOCK; vb * DFSTORE_BLOCK < off + len; vb++) {
-        uint64_t s = slot_find(l1, vb);
+        uint64_t s = l1_slot_find(l1, vb);
         if (s != U64MAP_NONE && l1->slots[s].dirty)
             return 1;
     }
@@ -399,11 +521,15 @@ int df_l1_readv(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int nio
         }
         return bypass_read(l1, off, iov, niov, cb, user);
     }
-    slot = slot_find(l1, vb);
+    slot = l1_slot_find(l1, vb);
     if (slot == U64MAP_NONE)
         return read_fill(l1, off, iov, niov, cb, user);
+    if (l1->slots[slot].state == SLOT_FILLING && l1->waiters)
+        return wait_fill(l1, (uint32_t)slot, off, iov, niov, cb, user);
     if (l1->slots[slot].state == SLOT_FILLING)
         return bypass_read(l1, off, iov, niov, cb, user);  /* clean: the volume has it */
+    if (l1->slots[slot].ra)
+        l1_ra_promote(l1, (uint32_t)slot);
     return read_hit(l1, (uint32_t)slot, off, iov, niov, cb, user);
 }
 
@@ -421,7 +547,7 @@ static int absorbable(const struct df_l1 *l1, uint64_t off, uint64_t len)
     if ((off + len - 1) / DFSTORE_BLOCK - off / DFSTORE_BLOCK + 1 > l1->capacity / 2)
         return 0;
     for (uint64_t vb = off / DFSTORE_BLOCK; vb * DFSTORE_BLOCK < off + len; vb++) {
-        uint64_t s = slot_find(l1, vb);
+        uint64_t s = l1_slot_find(l1, vb);
         if (s != U64MAP_NONE) {
             if (l1->slots[s].state == SLOT_FILLING)
                 return 0;
@@ -447,17 +573,17 @@ static void write_into(struct df_l1 *l1, uint64_t off, const struct iovec *iov, 
      * blocks evicts none of them (an absorbed write has nowhere else to
      * put their bytes). */
     for (uint64_t vb = off / DFSTORE_BLOCK; vb * DFSTORE_BLOCK < off + len; vb++) {
-        uint64_t s = slot_find(l1, vb);
+        uint64_t s = l1_slot_find(l1, vb);
         if (s != U64MAP_NONE && l1->slots[s].state == SLOT_VALID)
             block_touch(l1, (uint32_t)s);
     }
     for (uint64_t done = 0; done < len;) {
         uint64_t vb = (off + done) / DFSTORE_BLOCK, in = (off + done) % DFSTORE_BLOCK;
         uint64_t n = DFSTORE_BLOCK - in < len - done ? DFSTORE_BLOCK - in : len - done;
-        uint64_t slot = slot_find(l1, vb);
+        uint64_t slot = l1_slot_find(l1, vb);
 
         if (slot != U64MAP_NONE && l1->slots[slot].state == SLOT_FILLING) {
-            block_forget(l1, vb, SLOT_STALE);
+            l1_block_forget(l1, vb, SLOT_STALE);
             slot = U64MAP_NONE;
         }
         if (slot != U64MAP_NONE)
@@ -465,7 +591,7 @@ static void write_into(struct df_l1 *l1, uint64_t off, const struct iovec *iov, 
         else if (n == DFSTORE_BLOCK && (slot = block_add(l1, vb, SLOT_VALID)) == UINT32_MAX)
             slot = U64MAP_NONE;
         if (slot != U64MAP_NONE) {
-            copy_in(slot_data(l1, (uint32_t)slot) + in, iov, niov, done, n);
+            copy_in(l1_slot_data(l1, (uint32_t)slot) + in, iov, niov, done, n);
             if (absorb || l1->slots[slot].dirty)
                 slot_dirty(l1, (uint32_t)slot);
             l1->stats.write_updates++;
@@ -507,9 +633,9 @@ static void write_done(struct iraid_volume *vol, int status, void *user)
      * it go; dirty ones keep theirs and are written back later. */
     for (uint64_t vb = ctx.off / DFSTORE_BLOCK; status < 0 && vb * DFSTORE_BLOCK < ctx.off + ctx.len;
          vb++) {
-        uint64_t s = slot_find(ctx.l1, vb);
+        uint64_t s = l1_slot_find(ctx.l1, vb);
         if (s != U64MAP_NONE && !ctx.l1->slots[s].dirty)
-            block_forget(ctx.l1, vb, SLOT_STALE);
+            l1_block_forget(ctx.l1, vb, SLOT_STALE);
     }
     ctx.cb(vol, status, ctx.user);
 }
@@ -526,6 +652,8 @@ int df_l1_writev(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int ni
                     through != 0);
     if (l1->capacity == 0 || !cb || len == 0)
         return iraid_writev(l1->vol, off, iov, niov, cb, user);
+    if (l1->ra_held)
+        ra_drop_range(l1, off, len);
     if (!through && absorbable(l1, off, len) && done_later(l1, cb, user)) {
         write_into(l1, off, iov, niov, len, 1);
         l1->stats.writes_absorbed++;
@@ -590,7 +718,7 @@ static void wb_done(struct iraid_volume *vol, int status, void *user)
         round_count(l1, ctx->slot[i], status);
         if (s->state == SLOT_EVICTING && !s->dirty) {
             u64map_del(&l1->slot_of, s->vb);
-            slot_free(l1, ctx->slot[i]);
+            l1_slot_free(l1, ctx->slot[i]);
         } else if (s->dirty && status == 0 && (s->in_round || s->state == SLOT_EVICTING)) {
             again = 1;      /* written meanwhile: the newer bytes go out too */
         }
@@ -617,7 +745,7 @@ static void wb_issue(struct df_l1 *l1, const uint32_t *slots, uint32_t n)
         for (uint32_t i = 0; i < n; i++) {
             ctx->slot[i] = slots[i];
             ctx->seq[i] = l1->slots[slots[i]].latest_seq;
-            memcpy(ctx->copy + (size_t)i * DFSTORE_BLOCK, slot_data(l1, slots[i]), DFSTORE_BLOCK);
+            memcpy(ctx->copy + (size_t)i * DFSTORE_BLOCK, l1_slot_data(l1, slots[i]), DFSTORE_BLOCK);
             l1->slots[slots[i]].wb = 1;
         }
         iov = (struct iovec){ ctx->copy, (size_t)n * DFSTORE_BLOCK };
@@ -675,7 +803,7 @@ static void wb_pass(struct df_l1 *l1)
 
 void df_l1_discard(struct df_l1 *l1, uint64_t vb)
 {
-    uint64_t s = l1->capacity ? slot_find(l1, vb) : U64MAP_NONE;
+    uint64_t s = l1->capacity ? l1_slot_find(l1, vb) : U64MAP_NONE;
     struct l1_slot *sl;
 
     trace_event(l1, "D %llu\n", (unsigned long long)vb);
@@ -693,9 +821,9 @@ void df_l1_discard(struct df_l1 *l1, uint64_t vb)
     if (!sl->wb) {
         if (sl->state == SLOT_EVICTING) {
             u64map_del(&l1->slot_of, vb);
-            slot_free(l1, (uint32_t)s);
+            l1_slot_free(l1, (uint32_t)s);
         } else {
-            block_forget(l1, vb, SLOT_STALE);
+            l1_block_forget(l1, vb, SLOT_STALE);
         }
     }
     /* else wb_done frees an EVICTING slot, or keeps a clean VALID one */
@@ -800,6 +928,6 @@ int df_l1_busy(const struct df_l1 *l1)
 void df_l1_get_stats(const struct df_l1 *l1, struct df_l1_stats *out)
 {
     *out = l1->stats;
-    out->resident = l1->policy.resident;
+    out->resident = l1->policy.resident + l1->ra_held;
     out->dirty = l1->ndirty;
 }

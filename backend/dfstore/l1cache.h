@@ -55,7 +55,30 @@
  *
  * Memory: slots x (64 KiB + 64 bytes of state and map) + the policy's 78
  * bytes per block at most, plus a context per request in flight and the
- * copies of the write-backs in flight (at most the dirty blocks). */
+ * copies of the write-backs in flight (at most the dirty blocks).
+ *
+ * Read-ahead (df_l1_set_readahead, df_l1_prefetch in l1prefetch.c; the
+ * stream detection is readahead.h's): prefetched blocks are L1 slots outside the LRU
+ * policy until a read uses them, so a block nobody reads never pushes a
+ * hot or dirty one out.  The pool takes ra_cap blocks of the L1's own
+ * capacity (the policy keeps capacity - ra_cap), so --cache-l1 still
+ * bounds the memory.  A prefetched slot (ra set) is
+ *   FILLING (its volume read in flight, at most L1_RA_INFLIGHT blocks per
+ *       volume) -> VALID, unread, on the pool's FIFO
+ *   VALID unread -> the policy's MRU end when a read uses it (a
+ *       readahead hit), or FREE when dropped unread (readahead_wasted:
+ *       the oldest one, unread for L1_RA_STALE_MS, gives way to a new
+ *       prefetch when the pool is full; a write to it; a discard)
+ *   FILLING -> ORPHAN/STALE as any fill (dropped or written meanwhile).
+ * A write into a prefetched block drops it before anything else (writes
+ * only ever update policy blocks).  With read-ahead set up, a read that
+ * finds its block FILLING (a prefetch or another read's fill) waits for
+ * that fill instead of reading the volume again; the fill's completion
+ * copies the bytes to each waiter (or, when the fill failed or the block
+ * was written meanwhile, sends the waiter's read to the volume).  A
+ * write never runs while a read of its block waits (the store runs one
+ * operation per datafile, reads only beside reads), so the waiter's bytes
+ * are the block's current ones. */
 #ifndef IPVFS_DFSTORE_L1CACHE_H
 #define IPVFS_DFSTORE_L1CACHE_H
 
@@ -68,8 +91,15 @@
 #include "common/u64map.h"
 #include "iraid/volume.h"
 
-/* Blocks in one gathered write-back. */
+/* Blocks in one gathered write-back (and in one prefetch read). */
 #define L1_RUN_BLOCKS 32
+/* Prefetched blocks in flight per volume at most (8 MiB): the rest of a
+ * window is asked for by the stream's next read. */
+#define L1_RA_INFLIGHT 128u
+/* A full pool's oldest unread block gives way to a new prefetch only once
+ * it waited this long (its reader is gone, or seeked): younger ones are
+ * other streams' next blocks, and dropping them would only waste reads. */
+#define L1_RA_STALE_MS 1000u
 
 struct df_l1_stats {
     uint64_t capacity;          /* blocks; 0 = off */
@@ -85,6 +115,9 @@ struct df_l1_stats {
     uint64_t flushes;           /* flush rounds */
     uint64_t demotes;           /* clean evictions handed to the targets' L2
                                  * (iraid_demote; not yet in ipvfs-ctl stats) */
+    uint64_t readahead_blocks;  /* blocks prefetched (volume reads issued) */
+    uint64_t readahead_hits;    /* of them, used by a read */
+    uint64_t readahead_wasted;  /* of them, dropped unread */
 };
 
 struct l1_slot {
@@ -95,7 +128,12 @@ struct l1_slot {
     uint8_t dirty;
     uint8_t wb;                 /* a write-back in flight */
     uint8_t in_round;           /* counted by the running flush round */
+    uint8_t ra;                 /* prefetched, unread: in the pool, not the policy */
+    uint32_t ra_prev, ra_next;  /* the pool's FIFO (UINT32_MAX ends it) */
+    uint64_t ra_ms;             /* when it was prefetched (CLOCK_MONOTONIC) */
 };
+
+struct l1_wait;                 /* a read waiting for a fill */
 
 struct l1_flush;                /* a waiting df_l1_flush */
 
@@ -120,6 +158,12 @@ struct df_l1 {
     int watermark_pass;         /* a deferred write-back pass is queued */
     uint64_t inflight;          /* fills, write-backs, writes and deferred
                                  * completions not yet completed */
+    /* read-ahead (ra_cap 0: off) */
+    uint64_t ra_cap;            /* pool blocks (taken from capacity) */
+    uint64_t ra_held;           /* prefetched unread blocks, filling ones too */
+    uint64_t ra_inflight;       /* prefetched blocks being read */
+    uint32_t ra_head, ra_tail;  /* FIFO, head oldest */
+    struct l1_wait **waiters;   /* per slot: reads waiting for its fill */
     struct df_l1_stats stats;
     FILE *trace;                /* --trace: events for ipvfs-cachesim; NULL: none */
 };
@@ -166,6 +210,38 @@ void df_l1_get_stats(const struct df_l1 *l1, struct df_l1_stats *out);
  * flushes it, and calls with NULL before closing it.  Writing ignores
  * errors (the caller checks ferror). */
 void df_l1_set_trace(struct df_l1 *l1, FILE *trace);
+/* Sets up read-ahead with a pool of up to max_blocks blocks, at most a
+ * quarter of the L1 (taken from the policy's capacity).  Before the first
+ * operation: -EBUSY once anything is cached or in flight, -EINVAL when
+ * the L1 is off, -ENOMEM (read-ahead then stays off). */
+int df_l1_set_readahead(struct df_l1 *l1, uint64_t max_blocks);
+/* Prefetches the volume blocks vbs[0..n) (in the order given; a run of
+ * adjacent ones goes out in one volume read) into the pool, skipping blocks already cached or
+ * being filled.  Asynchronous, nothing to wait for: a read finds them.
+ * Returns how many of vbs it dealt with (issued or skipped): less than n
+ * when the in-flight bound or the pool (its oldest block still filling)
+ * stops it; 0 when read-ahead is off. */
+uint32_t df_l1_prefetch(struct df_l1 *l1, const uint64_t *vbs, uint32_t n);
+
+/* ---- internals: l1cache.c's slots, for l1prefetch.c only ---- */
+
+enum { SLOT_FREE, SLOT_FILLING, SLOT_VALID, SLOT_ORPHAN, SLOT_STALE, SLOT_EVICTING };
+uint8_t *l1_slot_data(struct df_l1 *l1, uint32_t slot);
+/* The slot of volume block vb (FILLING, VALID, EVICTING), or U64MAP_NONE. */
+uint64_t l1_slot_find(const struct df_l1 *l1, uint64_t vb);
+void l1_slot_free(struct df_l1 *l1, uint32_t slot);
+/* Takes a clean block out of the map, the policy and the pool; its slot
+ * is freed, or, while a fill is in flight, left in state (ORPHAN or
+ * STALE) for the fill's completion to free. */
+void l1_block_forget(struct df_l1 *l1, uint64_t vb, uint8_t state);
+/* A read uses prefetched slot: out of the pool, into the policy. */
+void l1_ra_promote(struct df_l1 *l1, uint32_t slot);
+/* A fill of slot completed: its waiting reads move onto list with the
+ * bytes copied (valid) or to be read from the volume; l1_waiters_finish
+ * then completes them (after the slot's own state changed). */
+struct l1_wait *l1_waiters_copy(struct df_l1 *l1, uint32_t slot, int valid,
+                                struct l1_wait *list);
+void l1_waiters_finish(struct df_l1 *l1, struct l1_wait *list);
 /* Nonzero while anything of the cache is in flight or queued (wait for 0
  * before df_l1_fini; a write-back after an eviction may outlive a flush). */
 int df_l1_busy(const struct df_l1 *l1);

@@ -68,6 +68,7 @@ struct io_op {
     uint32_t rd_npairs;
     uint8_t *rd_buf;
     uint32_t order;             /* enum ipvfs_read_order the client named */
+    uint64_t ra_max;            /* read-ahead window (DFSTORE_RA_DEFAULT: --readahead) */
     uint32_t client_id;
     int in_store;               /* counted in read_order.in_store */
     struct io_op *next_wait;
@@ -109,6 +110,25 @@ static void trace_close(struct server *srv)
     srv->trace = NULL;
 }
 
+/* --readahead fills the L1: without one it has nowhere to go (said once,
+ * at start, and read-ahead stays off). */
+static int setup_readahead(struct server *srv)
+{
+    int rc;
+
+    if (srv->opts.readahead == 0)
+        return 0;
+    if (srv->opts.cache_l1 == 0) {
+        log_warn("--readahead %llu ignored: read-ahead fills the L1 cache, and --cache-l1 is 0",
+                 (unsigned long long)srv->opts.readahead);
+        return 0;
+    }
+    if ((rc = dfstore_set_readahead(srv->ds, srv->opts.readahead)) < 0)
+        log_error("cannot set up read-ahead of %llu KiB: %s",
+                  (unsigned long long)(srv->opts.readahead >> 10), strerror(-rc));
+    return rc;
+}
+
 /* --trace: I/O node N appends to TRACE.ioN (a restarted serving process
  * goes on where the last one stopped, after a new header line).  Version 2
  * of the format (tools/cachesim/cachesim.h): a header naming the volume
@@ -130,11 +150,12 @@ static int trace_open(struct server *srv)
     }
     if ((rc = iraid_get_status(srv->vol, &st)) < 0 ||
         fprintf(srv->trace, "#ipvfs-trace 2 io=%u raid=%d members=%u chunk=%llu l1=%llu l2=%llu "
-                "l2_policy=%s\n", srv->io_index, st.level, st.nmembers,
+                "l2_policy=%s ra=%llu\n", srv->io_index, st.level, st.nmembers,
                 (unsigned long long)st.chunk, (unsigned long long)srv->opts.cache_l1,
                 (unsigned long long)srv->opts.cache_l2,
                 srv->opts.cache_l2_policy[0] ? srv->opts.cache_l2_policy
-                                             : TGT_L2_DEFAULT_POLICY) < 0 ||
+                                             : TGT_L2_DEFAULT_POLICY,
+                (unsigned long long)(srv->opts.cache_l1 ? srv->opts.readahead : 0)) < 0 ||
         fflush(srv->trace) != 0) {
         rc = rc < 0 ? rc : -EIO;
         log_error("cannot write the trace file %s: %s", path, strerror(-rc));
@@ -190,16 +211,18 @@ int ionode_open(struct server *srv)
                   (unsigned long long)(srv->opts.cache_l1 >> 20), strerror(-rc));
         goto close_store;
     }
-    if ((rc = trace_open(srv)) < 0)
+    if ((rc = setup_readahead(srv)) < 0 || (rc = trace_open(srv)) < 0)
         goto close_store;
     /* one READ per target at once keeps every member busy; more wait
      * and are ordered */
     srv->reads = (struct read_order){ .places = nt ? nt : 1, .nclients = 1,
                                       .hash_next = srv->io_index,
                                       .rng = ((uint64_t)srv->rank + 1) * 0x9E3779B97F4A7C15ull };
-    log_info("I/O node %u: RAID-%d volume of %llu MiB over %u targets, L1 cache %llu MiB",
-             srv->io_index, srv->opts.raid, (unsigned long long)(iraid_size(srv->vol) >> 20), nt,
-             (unsigned long long)(srv->opts.cache_l1 >> 20));
+    log_info("I/O node %u: RAID-%d volume of %llu MiB over %u targets, L1 cache %llu MiB, "
+             "read-ahead %llu KiB", srv->io_index, srv->opts.raid,
+             (unsigned long long)(iraid_size(srv->vol) >> 20), nt,
+             (unsigned long long)(srv->opts.cache_l1 >> 20),
+             (unsigned long long)(srv->opts.cache_l1 ? srv->opts.readahead >> 10 : 0));
     return 0;
 close_store:
     dfstore_close(srv->ds);
@@ -223,6 +246,8 @@ struct ipvfs_l1_status ionode_l1_status(struct server *srv)
         .write_updates = st.l1.write_updates, .dirty = st.l1.dirty,
         .writes_absorbed = st.l1.writes_absorbed, .writebacks = st.l1.writebacks,
         .writeback_ios = st.l1.writeback_ios, .flushes = st.l1.flushes,
+        .readahead_blocks = st.l1.readahead_blocks, .readahead_hits = st.l1.readahead_hits,
+        .readahead_wasted = st.l1.readahead_wasted,
     };
 }
 
@@ -508,7 +533,8 @@ static void read_start(struct io_op *o)
     }
     o->in_store = 1;
     srv->reads.in_store++;
-    rc = dfstore_read(srv->ds, o->handle, o->rd_pairs, o->rd_npairs, o->rd_buf, io_done, o);
+    rc = dfstore_read_ra(srv->ds, o->handle, o->rd_pairs, o->rd_npairs, o->ra_max, o->rd_buf,
+                         io_done, o);
     if (rc < 0)
         io_done(rc, 0, o);
 }
@@ -653,8 +679,16 @@ static void handle_rw(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t
     struct io_op *o;
     uint64_t bytes;
 
-    if (!store_ready(c) || check_io(c, hdr, body, writing, &req, &pairs, &bytes) < 0 ||
-        !(o = new_op(c, hdr->op, req.handle)))
+    if (!store_ready(c) || check_io(c, hdr, body, writing, &req, &pairs, &bytes) < 0)
+        return;
+    if (!writing && ((req.flags & ~IPVFS_READ_FLAGS_KNOWN) ||
+                     (uint64_t)(req.flags >> IPVFS_READ_RA_SHIFT) * IPVFS_READ_RA_UNIT >
+                         IPVFS_MAX_READAHEAD)) {
+        conn_reply_err(c, EINVAL, "READ flags %#x unknown, or a read-ahead window over %llu MiB",
+                       req.flags, (unsigned long long)(IPVFS_MAX_READAHEAD >> 20));
+        return;
+    }
+    if (!(o = new_op(c, hdr->op, req.handle)))
         return;
     o->bytes = bytes;
     trace_request(o->srv, conn_client_id(c), req.handle, pairs, req.npairs, writing);
@@ -685,6 +719,9 @@ static void handle_rw(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t
             o->rd_buf = o->rep + sizeof(struct ipvfs_io_rep);
         }
         o->order = req.flags & IPVFS_READ_ORDER_MASK;
+        o->ra_max = req.flags & IPVFS_READ_RA_SET
+                        ? (uint64_t)(req.flags >> IPVFS_READ_RA_SHIFT) * IPVFS_READ_RA_UNIT
+                        : DFSTORE_RA_DEFAULT;
         o->client_id = conn_client_id(c);
         read_submit(o);
         return;

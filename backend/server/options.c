@@ -16,7 +16,7 @@
 enum { OPT_IO_NODES = 256, OPT_TARGETS, OPT_RAID, OPT_DATA, OPT_TARGET_SIZE, OPT_LISTEN,
        OPT_MAP, OPT_STRIPE_UNIT, OPT_CHUNK_SIZE, OPT_NO_BIND, OPT_DIRTY_DEGRADED,
        OPT_MEMBER, OPT_LOG_DIR, OPT_LOG_SIZE, OPT_CACHE_L1, OPT_CACHE_L2, OPT_CACHE_L2_POLICY, OPT_TRACE,
-       OPT_HELP };
+       OPT_READAHEAD, OPT_HELP };
 
 static const struct option long_opts[] = {
     { "io-nodes", required_argument, NULL, OPT_IO_NODES },
@@ -37,6 +37,7 @@ static const struct option long_opts[] = {
     { "cache-l2", required_argument, NULL, OPT_CACHE_L2 },
     { "cache-l2-policy", required_argument, NULL, OPT_CACHE_L2_POLICY },
     { "trace", required_argument, NULL, OPT_TRACE },
+    { "readahead", required_argument, NULL, OPT_READAHEAD },
     { "help", no_argument, NULL, OPT_HELP },
     { NULL, 0, NULL, 0 },
 };
@@ -72,6 +73,9 @@ const char *server_usage(void)
            "  --cache-l1 SIZE       each I/O node's cache of its volume's 64 KiB blocks\n"
            "                        (uCache's L1, LRU, write-back; default 64M, 0 = off,\n"
            "                        at most half of this machine's memory)\n"
+           "  --readahead SIZE      sequential read-ahead window of each I/O node, per\n"
+           "                        stream, into the L1 (default 4M, 0 = off, at most 1G;\n"
+           "                        nothing without an L1)\n"
            "  --cache-l2 SIZE       each target rank's cache of 64 KiB blocks (uCache's\n"
            "                        L2, write-through; default 0 = off; with it the\n"
            "                        LUN file is opened with O_DIRECT)\n"
@@ -290,6 +294,9 @@ static int apply_opt(int c, const char *arg, struct server_opts *o, char *err, s
         return parse_cache("cache-l2", arg, &o->cache_l2, err, errlen);
     case OPT_CACHE_L2_POLICY:
         return parse_l2_policy(arg, o, err, errlen);
+    case OPT_READAHEAD:
+        return parse_bytes("readahead", arg, 0, IPVFS_MAX_READAHEAD, 1, &o->readahead, err,
+                           errlen);
     case OPT_TRACE:
         return copy_string("trace", arg, o->trace_path, sizeof(o->trace_path) - 16, err, errlen);
     case OPT_HELP:
@@ -312,6 +319,7 @@ static void set_defaults(struct server_opts *o)
     o->chunk_size = 64u << 10;
     o->log_size = SERVER_DEFAULT_LOG_SIZE;
     o->cache_l1 = SERVER_DEFAULT_CACHE_L1;
+    o->readahead = SERVER_DEFAULT_READAHEAD;
 }
 
 /* RAID-5 by default (the papers'), but parity over fewer than 3 members is

@@ -17,6 +17,7 @@
 #define SERVER_DEFAULT_LOG_SIZE    (16ull << 20)
 #define SERVER_DEFAULT_CACHE_L1    (64ull << 20)
 #define SERVER_MAX_CACHE_L1        (1ull << 40)
+#define SERVER_DEFAULT_READAHEAD   (4ull << 20)
 
 /* --member IO:K=URL: member K of I/O node IO's volume is the external iSCSI
  * LUN at URL instead of the LUN of its target rank.  The rank count stays
@@ -44,6 +45,7 @@ struct server_opts {
     int no_bind;             /* --no-bind */
     int start_dirty_degraded; /* --start-dirty-degraded: see struct iraid_config */
     uint64_t cache_l1;       /* --cache-l1: bytes, 0 = off */
+    uint64_t readahead;      /* --readahead: window limit in bytes, 0 = off */
     uint64_t cache_l2;       /* --cache-l2: bytes per target rank, 0 = off */
     char cache_l2_policy[16]; /* --cache-l2-policy; "" = the target's default */
     char trace_path[1024];   /* --trace: I/O node N writes TRACE.ioN; "" = none */

@@ -447,6 +447,62 @@ static void test_hints(int nio)
     free(buf);
 }
 
+/* ipvfs_readahead: in effect after the open, data exact with read-ahead
+ * off (0) and on (1M) for the file, malformed values refused with
+ * MPI_ERR_ARG naming the hint. */
+static void test_readahead_hint(void)
+{
+    static const char *const good[] = { "0", "1M" }, *const bad[] = { "lots", "2G", "-1" };
+    const size_t len = 3u << 20, piece = 256u << 10;
+    char value[64], path[600];
+    MPI_Info info;
+    MPI_File fh;
+    MPI_Status st;
+
+    MPI_Info_create(&info);
+    for (int i = 0; i < 2; i++) {
+        unsigned char *buf = malloc(len);
+        MPI_Info_set(info, "ipvfs_readahead", good[i]);
+        remove_file("ra");
+        fh = open_file("ra", MPI_MODE_CREATE | MPI_MODE_RDWR, info);
+        info_value(fh, "ipvfs_readahead", value, sizeof(value));
+        E2E_CHECK(strtoull(value, NULL, 10) == (i ? 1ull << 20 : 0),
+                  "ipvfs_readahead=%s in effect: %s", good[i], value);
+        if (e2e_rank == 0) {
+            e2e_fill(buf, 0, len, 11);
+            E2E_MPI(MPI_File_write_at(fh, 0, buf, (int)len, MPI_BYTE, &st));
+        }
+        /* MPI's way to make rank 0's write visible: sync, barrier, sync */
+        E2E_MPI(MPI_File_sync(fh));
+        MPI_Barrier(MPI_COMM_WORLD);
+        E2E_MPI(MPI_File_sync(fh));
+        for (size_t off = 0; off < len; off += piece)
+            read_check(fh, (MPI_Offset)off, piece, 11, "sequential read with ipvfs_readahead");
+        E2E_MPI(MPI_File_close(&fh));
+        free(buf);
+    }
+    path_of(path, sizeof(path), "ra");
+    for (int i = 0; i < 3; i++) {
+        int rc, cls = 0;
+        MPI_Info_set(info, "ipvfs_readahead", bad[i]);
+        rc = MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR, info, &fh);
+        if (rc == MPI_SUCCESS) {
+            E2E_FAIL("ipvfs_readahead=%s accepted", bad[i]);
+            MPI_File_close(&fh);
+        } else {
+            char s[MPI_MAX_ERROR_STRING];
+            int l;
+
+            MPI_Error_class(rc, &cls);
+            MPI_Error_string(rc, s, &l);
+            E2E_CHECK(cls == MPI_ERR_ARG && strstr(s, "ipvfs_readahead"),
+                      "ipvfs_readahead=%s: class %d, message %s", bad[i], cls, s);
+        }
+    }
+    MPI_Info_free(&info);
+    remove_file("ra");
+}
+
 /* Offsets beyond 2^32, and one read of more than 2^31 bytes from a sparse
  * file (cheap: mostly a hole). */
 static void test_large(void)
@@ -530,8 +586,10 @@ int main(int argc, char **argv)
     test_subarray();
     test_size();
     test_modes();
-    if (hints)
+    if (hints) {
         test_hints(nio);
+        test_readahead_hint();
+    }
     if (large)
         test_large();
     return e2e_finish("e2e_io");

@@ -32,9 +32,11 @@
  *
  * Version 2 (what a live I/O node's --trace writes, one file per I/O
  * node): a header line
- *   #ipvfs-trace 2 io=N raid=L members=M chunk=BYTES l1=BYTES l2=BYTES l2_policy=P
+ *   #ipvfs-trace 2 io=N raid=L members=M chunk=BYTES l1=BYTES l2=BYTES l2_policy=P ra=BYTES
  * (the volume's iRAID level, members and chunk, the server's --cache-l1,
- * --cache-l2 per target and --cache-l2-policy; a new header in mid-file is
+ * --cache-l2 per target, --cache-l2-policy and --readahead (0 when the L1
+ * is off); the replay refuses ra > 0: the read-ahead pool beside the L1
+ * is not modelled, record with --readahead 0; a new header in mid-file is
  * a restarted I/O node), the requests as they arrive (the lines above,
  * FILE the datafile handle modulo 2^24), and the L1's events, volume
  * offsets in bytes (backend/dfstore/l1cache.h, df_l1_set_trace):
@@ -147,6 +149,7 @@ struct live_config {
     uint32_t members;
     uint64_t chunk;
     uint64_t l1_bytes, l2_bytes;        /* l2_bytes per target */
+    uint64_t readahead;                 /* --readahead; replayed only when 0 */
     const struct cache_ops *l2_policy;
 };
 struct live_result {

@@ -1,0 +1,141 @@
+/* The datafile store's sequential stream detection (backend/dfstore/
+ * readahead.h, df_ra_feed/df_ra_advance): when a read opens, grows,
+ * tops up and resets a read-ahead window. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "backend/dfstore/readahead.h"
+
+#define K 1024ull
+#define M (1024ull * K)
+
+/* Feeds one read and asks for everything it wants (the L1 took it all). */
+static uint64_t feed(struct df_ra *ra, uint64_t off, uint64_t len, uint64_t max,
+                     uint64_t *out_from)
+{
+    uint64_t from, to;
+    unsigned i = df_ra_feed(ra, off, off + len, max, &from, &to);
+
+    if (from < to)
+        df_ra_advance(ra, i, to);
+    if (out_from)
+        *out_from = from;
+    return from < to ? to - from : 0;
+}
+
+/* The first read is no stream; the second opens 128 KiB, then doubling. */
+static void test_window_grows(void **state)
+{
+    struct df_ra ra;
+    uint64_t from, asked = 0;
+
+    (void)state;
+    memset(&ra, 0, sizeof(ra));
+    assert_int_equal(feed(&ra, 0, 64 * K, 4 * M, NULL), 0);
+    assert_int_equal(feed(&ra, 64 * K, 64 * K, 4 * M, &from), 128 * K);
+    assert_int_equal(from, 128 * K);
+    assert_int_equal(ra.s[0].window, 128 * K);
+    for (uint64_t off = 128 * K; off < 64 * M; off += 64 * K)
+        asked += feed(&ra, off, 64 * K, 4 * M, NULL);
+    assert_int_equal(ra.s[0].window, 4 * M);           /* capped at the limit */
+    /* at least half a window, at most a window past the last read was
+     * asked for, each byte once */
+    assert_true(ra.s[0].ahead >= 64 * M + 2 * M && ra.s[0].ahead <= 64 * M + 4 * M);
+    assert_int_equal(asked + 128 * K, ra.s[0].ahead - 128 * K);
+}
+
+/* Top-ups come in runs of at least half a window, not a block a read. */
+static void test_topup_in_runs(void **state)
+{
+    struct df_ra ra;
+    unsigned small = 0;
+
+    (void)state;
+    memset(&ra, 0, sizeof(ra));
+    for (uint64_t off = 0; off < 32 * M; off += 64 * K) {
+        uint64_t n = feed(&ra, off, 64 * K, 2 * M, NULL);
+        if (n && ra.s[0].window == 2 * M && n < M)
+            small++;
+    }
+    assert_int_equal(small, 0);
+}
+
+/* A seek starts a new stream with no window: nothing is asked for, and
+ * the next sequential read opens the smallest window again. */
+static void test_seek_resets(void **state)
+{
+    struct df_ra ra;
+
+    (void)state;
+    memset(&ra, 0, sizeof(ra));
+    for (uint64_t off = 0; off < 8 * M; off += M)
+        feed(&ra, off, M, 4 * M, NULL);
+    for (unsigned k = 0; k < 8; k++)             /* random reads */
+        assert_int_equal(feed(&ra, 100 * M + k * 7 * M, 64 * K, 4 * M, NULL), 0);
+    assert_int_equal(feed(&ra, 300 * M, M, 4 * M, NULL), 0);
+    assert_int_equal(feed(&ra, 301 * M, M, 4 * M, NULL), 128 * K);
+}
+
+/* Several readers of one datafile each keep their stream; a read within
+ * the gap (slightly out of order) continues it. */
+static void test_streams_and_gap(void **state)
+{
+    struct df_ra ra;
+
+    (void)state;
+    memset(&ra, 0, sizeof(ra));
+    for (uint64_t off = 0; off < 4 * M; off += M)
+        for (uint64_t r = 0; r < 3; r++)
+            feed(&ra, r * 256 * M + off, M, 8 * M, NULL);
+    for (unsigned i = 0; i < 3; i++)
+        assert_true(ra.s[i].window >= 512 * K);
+    /* 64 KiB past the expected offset, and 64 KiB before it: the same stream */
+    assert_int_equal(df_ra_feed(&ra, 4 * M + 64 * K, 4 * M + 128 * K, 8 * M, &(uint64_t){ 0 },
+                                &(uint64_t){ 0 }), 0);
+    assert_int_equal(df_ra_feed(&ra, 256 * M + 4 * M - 64 * K, 256 * M + 4 * M, 8 * M,
+                                &(uint64_t){ 0 }, &(uint64_t){ 0 }), 1);
+}
+
+/* Limit 0 (hint 0): nothing asked, no stream touched. */
+static void test_off(void **state)
+{
+    struct df_ra ra;
+
+    (void)state;
+    memset(&ra, 0, sizeof(ra));
+    for (uint64_t off = 0; off < 8 * M; off += M)
+        assert_int_equal(feed(&ra, off, M, 0, NULL), 0);
+    assert_int_equal(ra.tick, 0);
+}
+
+/* The L1 stopped short: the next read asks again from there. */
+static void test_short_prefetch(void **state)
+{
+    struct df_ra ra;
+    uint64_t from, to;
+    unsigned i;
+
+    (void)state;
+    memset(&ra, 0, sizeof(ra));
+    feed(&ra, 0, M, 4 * M, NULL);
+    i = df_ra_feed(&ra, M, 2 * M, 4 * M, &from, &to);
+    assert_int_equal(from, 2 * M);
+    df_ra_advance(&ra, i, 2 * M);                 /* nothing taken */
+    df_ra_feed(&ra, 2 * M, 3 * M, 4 * M, &from, &to);
+    assert_int_equal(from, 3 * M);
+    assert_true(to > from);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_window_grows),  cmocka_unit_test(test_topup_in_runs),
+        cmocka_unit_test(test_seek_resets),   cmocka_unit_test(test_streams_and_gap),
+        cmocka_unit_test(test_off),           cmocka_unit_test(test_short_prefetch),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -49,8 +49,10 @@
  * GETATTR, SETATTR, RENAME and DF_STATFS are new.  A header of another version gets
  * EPROTONOSUPPORT with a message naming both versions, in a reply header of
  * the request's version (the header is the same in every version), so an
- * older client reads the refusal; then the server closes the connection. */
-#define IPVFS_PROTO_VERSION 4
+ * older client reads the refusal; then the server closes the connection.
+ * 5: struct ipvfs_volume_status counts RAID-5 stripe writes by mode
+ * (full_stripe_writes ...) and struct ipvfs_l1_status has demotes. */
+#define IPVFS_PROTO_VERSION 5
 #define IPVFS_SECRET_LEN    32
 
 /* One READ/WRITE request moves at most this much data and this many pairs;
@@ -428,6 +430,13 @@ struct ipvfs_volume_status {
     uint64_t rebuild_total;  /* members REBUILDING now (0 and 0: none) */
     uint64_t scrub_done;     /* stripes, while scrubbing */
     uint64_t scrub_total;
+    /* RAID-5 stripe writes since start by mode (iraid_write_counts): whole
+     * stripes (no reads), read-modify-write, reconstruct-write (reads the
+     * untouched rows), degraded (around a missing member). */
+    uint64_t full_stripe_writes;
+    uint64_t rmw_writes;
+    uint64_t rcw_writes;
+    uint64_t degraded_writes;
 };
 struct ipvfs_member_status {
     uint32_t index;
@@ -438,7 +447,7 @@ struct ipvfs_member_status {
                               * than a member's stripes (a full rebuild) */
     char url[256];           /* iscsi://host:port/iqn/lun, NUL-terminated */
 };
-static_assert(sizeof(struct ipvfs_volume_status) == 72, "volume status is 72 bytes");
+static_assert(sizeof(struct ipvfs_volume_status) == 104, "volume status is 104 bytes");
 static_assert(sizeof(struct ipvfs_member_status) == 280, "member status is 280 bytes");
 /* After the members, an I/O node's reply ends with its L1 cache (uCache's
  * L1 in front of the volume, write-back; capacity 0: off).  Counters since
@@ -455,8 +464,9 @@ struct ipvfs_l1_status {
     uint64_t writebacks;     /* blocks written back */
     uint64_t writeback_ios;  /* volume writes that carried them (gathered) */
     uint64_t flushes;        /* flush rounds (syncs, background commits) */
+    uint64_t demotes;        /* clean evictions handed down to the targets' L2 */
 };
-static_assert(sizeof(struct ipvfs_l1_status) == 96, "L1 status is 96 bytes");
+static_assert(sizeof(struct ipvfs_l1_status) == 104, "L1 status is 104 bytes");
 
 /* SHUTDOWN: empty body.  Sent to rank 0, it stops the whole cluster (I/O
  * nodes flush and log out, then targets flush and stop) and replies when

@@ -17,7 +17,10 @@
  * allocated, whose first write may find the target's backing store full
  * (a thin LUN): their ENOSPC reaches the writer, and the store gives the
  * blocks back, as without the cache; absorbed, the error would come at
- * the next sync and the blocks, mapped, would fail every write-back.
+ * the next sync and the blocks, mapped, would fail every write-back.  The
+ * store marks them so only when the volume does not vouch for the room
+ * (iraid_room_for_new_blocks); else it writes new blocks whole and they
+ * are absorbed like any other.
  *
  * Write-back: a dirty block reaches the volume when it is evicted, when
  * df_l1_flush runs (the store's commit rounds: every sync, and within
@@ -83,7 +86,7 @@ struct df_l1_stats {
     uint64_t writeback_ios;     /* volume writes that carried them */
     uint64_t flushes;           /* flush rounds */
     uint64_t demotes;           /* clean evictions handed to the targets' L2
-                                 * (iraid_demote; not yet in ipvfs-ctl stats) */
+                                 * (iraid_demote) */
 };
 
 struct l1_slot {

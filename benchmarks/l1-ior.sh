@@ -21,14 +21,19 @@
 # 64M, the default L1), L1IOR_NIO and L1IOR_NT (default 2 and 2; 1 and 3
 # is one RAID-5 I/O node, where 64 KiB writes are partial stripes),
 # L1IOR_RANDOM=1 (each transfer at a random aligned offset of the rank's
-# block, ipvfs-ior -z; the read phase reads the same offsets).  The
+# block, ipvfs-ior -z; the read phase reads the same offsets),
+# L1IOR_SERVER_OPTS (more server options for both configurations; the
+# RAID-5 figures use "--cache-l2 16M", which opens the targets' LUN files
+# with O_DIRECT, so that reads of old data and parity reach the disk as
+# they would without a page cache under the targets).  The
 # stats after each run also give the RAID-5 stripe writes by mode
 # (full-stripe vs read-modify-write + reconstruct-write) in the CSVs.
 #
 # RAID-5 figures in benchmarks/results/ (one I/O node x 3 targets):
-#   L1IOR_NIO=1 L1IOR_NT=3 L1IOR_XFER=64k L1IOR_NAME=l1-ior-raid5-64k
-#   L1IOR_NIO=1 L1IOR_NT=3 L1IOR_XFER=4k L1IOR_BLOCK=2m L1IOR_RANDOM=1 \
-#       L1IOR_NAME=l1-ior-raid5-4k-random
+#   L1IOR_NIO=1 L1IOR_NT=3 L1IOR_XFER=64k L1IOR_BLOCK=24m L1IOR_CACHE=128M \
+#       L1IOR_SERVER_OPTS="--cache-l2 16M" L1IOR_NAME=l1-ior-raid5-64k
+#   L1IOR_NIO=1 L1IOR_NT=3 L1IOR_XFER=4k L1IOR_BLOCK=8m L1IOR_RANDOM=1 \
+#       L1IOR_SERVER_OPTS="--cache-l2 16M" L1IOR_NAME=l1-ior-raid5-4k-random
 set -u
 IPVFS_SRCDIR=${IPVFS_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 IPVFS_BUILDDIR=$(cd "${1:-${IPVFS_BUILDDIR:-_build}}" && pwd)
@@ -42,6 +47,7 @@ nio=${L1IOR_NIO:-2}
 nt=${L1IOR_NT:-2}
 name=${L1IOR_NAME:-l1-ior}
 random=${L1IOR_RANDOM:-0}
+server_opts=${L1IOR_SERVER_OPTS:-}
 zflag=
 [ "$random" = 1 ] && zflag=-z
 lib=$IPVFS_BUILDDIR/adio/libipvfs-romio.so
@@ -72,7 +78,8 @@ cpu_ticks() {
 # one TRIAL CONFIG CACHE: a fresh cluster, the timed run, rows to the CSV.
 one() {
     local trial=$1 config=$2 size=$3 res pids ticks0 ticks1 hit bytes
-    ipvfs_start_cluster "$nio" "$nt" --target-size 1G --cache-l1 "$size"
+    # shellcheck disable=SC2086
+    ipvfs_start_cluster "$nio" "$nt" --target-size 1G --cache-l1 "$size" $server_opts
     pids=$(ipvfs_serving_pids)
     # shellcheck disable=SC2086
     ticks0=$(cpu_ticks $pids)
@@ -107,10 +114,14 @@ for t in $(seq "$trials"); do
     one "$t" on "$cache"
 done
 
-python3 - "$trials_csv" "$out/$name" "$*" "$block" "$cache" "$xfer" "$nio x $nt" "$random" <<'PY'
+# The command as given, with the environment that shaped it.
+cmdline="$(env | grep -E '^(L1IOR_[A-Z_]*|BENCH_TRIALS)=' | sort | sed 's/=\(.*\)/="\1"/' |
+    tr '\n' ' ')benchmarks/l1-ior.sh ${*:-_build}"
+python3 - "$trials_csv" "$out/$name" "$cmdline" "$block" "$cache" "$xfer" "$nio x $nt" "$random" \
+    "$server_opts" <<'PY'
 import csv, statistics, sys, datetime
 rows = list(csv.DictReader(open(sys.argv[1])))
-out, args, block, cache, xfer, shape, rnd = sys.argv[2:9]
+out, args, block, cache, xfer, shape, rnd, sopts = sys.argv[2:10]
 med = {}
 for cfg in ("off", "on"):
     for op in ("write", "read"):
@@ -124,11 +135,12 @@ with open(out + ".csv", "w") as f:
     for (cfg, op), v in med.items():
         f.write("%s,%s,%.1f,%.3f,%.3f,%d,%d\n" % (cfg, op, *v))
 with open(out + ".txt", "w") as f:
-    f.write("%sbenchmarks/l1-ior.sh %s   (%s; 4 ranks x %s, %s %s transfers, %s (I/O nodes x "
-            "targets), --cache-l1 0 vs %s; median of %d trials)\n" % (
-                "L1IOR_RANDOM=1 " if rnd == "1" else "", args or "_build",
+    f.write("%s%s   (%s; 4 ranks x %s, %s %s transfers, %s (I/O nodes x "
+            "targets), --cache-l1 0 vs %s%s; median of %d trials)\n" % (
+                "", args,
                 datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), block,
-                "random" if rnd == "1" else "sequential", xfer, shape, cache, len(rows) // 4))
+                "random" if rnd == "1" else "sequential", xfer, shape, cache,
+                ", both with " + sopts if sopts else "", len(rows) // 4))
     f.write("config  op      MiBps  server_cpu_s/GiB(write+read run)  l1_hit_ratio  "
             "RAID-5 stripe writes: full  partial(rmw+rcw)\n")
     for (cfg, op), v in med.items():

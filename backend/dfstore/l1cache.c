@@ -63,6 +63,25 @@ static void wb_pass(struct df_l1 *l1);
 
 /* ---- set-up ---- */
 
+/* The write-behind unit of vol in blocks: its whole stripes (data only)
+ * in the largest run a write-back carries; 0 when a stripe is no whole
+ * number of blocks or larger than a run. */
+static uint32_t stripe_unit_blocks(const struct iraid_volume *vol)
+{
+    struct iraid_status *st = malloc(sizeof(*st));
+    uint64_t data = 0;
+
+    if (!st)
+        return 0;
+    if (iraid_get_status(vol, st) == 0)
+        data = st->level == 5 ? st->chunk * (st->nmembers - 1)
+               : st->level == 1 ? st->chunk : st->chunk * st->nmembers;
+    free(st);
+    if (data == 0 || data % DFSTORE_BLOCK || data > (uint64_t)L1_RUN_BLOCKS * DFSTORE_BLOCK)
+        return 0;
+    return (uint32_t)((uint64_t)L1_RUN_BLOCKS * DFSTORE_BLOCK / data * data / DFSTORE_BLOCK);
+}
+
 int df_l1_init(struct df_l1 *l1, struct evloop *loop, struct iraid_volume *vol, uint64_t bytes)
 {
     uint64_t n = bytes / DFSTORE_BLOCK, ns;
@@ -89,6 +108,7 @@ int df_l1_init(struct df_l1 *l1, struct evloop *loop, struct iraid_volume *vol, 
     l1->nfree = ns;
     l1->nslots = (uint32_t)ns;
     l1->capacity = l1->stats.capacity = n;
+    l1->unit_blocks = stripe_unit_blocks(vol);
     return 0;
 
 free_all:
@@ -470,6 +490,31 @@ static void watermark_check(struct df_l1 *l1)
     }
 }
 
+/* Write-behind: each unit the write touched that is now dirty in every
+ * block, with no write-back of it in flight, goes out now as one
+ * write-back of whole stripes (no reads of old data or parity).  A unit
+ * written again later is dirty again and goes out again once whole, or
+ * at the next flush. */
+static void write_behind(struct df_l1 *l1, uint64_t off, uint64_t len)
+{
+    uint64_t ub = l1->unit_blocks;
+    uint32_t slots[L1_RUN_BLOCKS];
+
+    if (ub == 0)
+        return;
+    for (uint64_t u = off / DFSTORE_BLOCK / ub; u * ub * DFSTORE_BLOCK < off + len; u++) {
+        uint64_t i;
+        for (i = 0; i < ub; i++) {
+            uint64_t s = slot_find(l1, u * ub + i);
+            if (s == U64MAP_NONE || !l1->slots[s].dirty || l1->slots[s].wb)
+                break;
+            slots[i] = (uint32_t)s;
+        }
+        if (i == ub)
+            wb_issue(l1, slots, (uint32_t)ub);
+    }
+}
+
 static void write_done(struct iraid_volume *vol, int status, void *user)
 {
     struct write_ctx ctx = *(struct write_ctx *)user;
@@ -499,6 +544,7 @@ int df_l1_writev(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int ni
     if (!through && absorbable(l1, off, len) && done_later(l1, cb, user)) {
         write_into(l1, off, iov, niov, len, 1);
         l1->stats.writes_absorbed++;
+        write_behind(l1, off, len);
         watermark_check(l1);
         return 0;
     }

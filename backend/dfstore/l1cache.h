@@ -25,7 +25,11 @@
  * Write-back: a dirty block reaches the volume when it is evicted, when
  * df_l1_flush runs (the store's commit rounds: every sync, and within
  * about a second of any write, DF_COMMIT_MS), and when more than 3/4 of
- * the cache is dirty (high watermark).  Write-backs are gathered: dirty
+ * the cache is dirty (high watermark), and at once when an absorbed write
+ * leaves a whole unit dirty (write-behind: unit_blocks, the largest
+ * multiple of the volume's stripe, data only, within L1_RUN_BLOCKS, so a
+ * RAID-5 stream goes out as whole stripes while the writer goes on,
+ * instead of all at its sync).  Write-backs are gathered: dirty
  * blocks sorted by volume offset go out in runs of adjacent blocks (up to
  * L1_RUN_BLOCKS), so a RAID-5 volume sees whole stripes (no reads of old
  * data or parity).  df_l1_flush completes when every write completed
@@ -105,6 +109,7 @@ struct df_l1 {
     struct evloop *loop;
     struct iraid_volume *vol;
     uint64_t capacity;          /* blocks; 0 = off */
+    uint32_t unit_blocks;       /* write-behind unit (whole stripes); 0: none */
     uint32_t nslots;
     struct cache policy;
     uint8_t *data;              /* nslots x DFSTORE_BLOCK */

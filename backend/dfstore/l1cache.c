@@ -118,6 +118,8 @@ free_all:
 
 void df_l1_fini(struct df_l1 *l1)
 {
+    while (l1->nspare_copies > 0)
+        free(l1->spare_copies[--l1->nspare_copies]);
     if (l1->ndirty)
         log_error("dfstore: L1 closed with %llu dirty blocks", (unsigned long long)l1->ndirty);
     cache_fini(&l1->policy);
@@ -580,6 +582,22 @@ static void round_count(struct df_l1 *l1, uint32_t slot, int status)
     }
 }
 
+/* A buffer for the copy of n blocks: a spare one for a whole run. */
+static uint8_t *copy_get(struct df_l1 *l1, uint32_t n)
+{
+    if (n == L1_RUN_BLOCKS && l1->nspare_copies > 0)
+        return l1->spare_copies[--l1->nspare_copies];
+    return malloc((size_t)n * DFSTORE_BLOCK);
+}
+
+static void copy_put(struct df_l1 *l1, uint8_t *copy, uint32_t n)
+{
+    if (copy && n == L1_RUN_BLOCKS && l1->nspare_copies < L1_SPARE_COPIES)
+        l1->spare_copies[l1->nspare_copies++] = copy;
+    else
+        free(copy);
+}
+
 static void wb_done(struct iraid_volume *vol, int status, void *user)
 {
     struct wb_ctx *ctx = user;
@@ -611,7 +629,7 @@ static void wb_done(struct iraid_volume *vol, int status, void *user)
         }
     }
     l1->stats.writeback_ios++;
-    free(ctx->copy);
+    copy_put(l1, ctx->copy, ctx->n);
     free(ctx);
     /* A failed block waits for the next round (within about a second). */
     if (again)
@@ -626,7 +644,7 @@ static void wb_issue(struct df_l1 *l1, const uint32_t *slots, uint32_t n)
     struct iovec iov;
     int rc = -ENOMEM;
 
-    if (ctx && (ctx->copy = malloc((size_t)n * DFSTORE_BLOCK))) {
+    if (ctx && (ctx->copy = copy_get(l1, n))) {
         ctx->l1 = l1;
         ctx->n = n;
         for (uint32_t i = 0; i < n; i++) {
@@ -648,7 +666,7 @@ static void wb_issue(struct df_l1 *l1, const uint32_t *slots, uint32_t n)
         round_count(l1, slots[i], rc);
     }
     if (ctx)
-        free(ctx->copy);
+        copy_put(l1, ctx->copy, n);
     free(ctx);
     round_check(l1);
 }

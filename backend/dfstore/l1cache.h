@@ -61,8 +61,9 @@
  * bypasses the cache.
  *
  * Memory: slots x (64 KiB + 64 bytes of state and map) + the policy's 78
- * bytes per block at most, plus a context per request in flight and the
- * copies of the write-backs in flight (at most the dirty blocks). */
+ * bytes per block at most, plus a context per request in flight, the
+ * copies of the write-backs in flight (at most the dirty blocks) and
+ * L1_SPARE_COPIES runs kept for them (16 MiB). */
 #ifndef IPVFS_DFSTORE_L1CACHE_H
 #define IPVFS_DFSTORE_L1CACHE_H
 
@@ -76,6 +77,9 @@
 
 /* Blocks in one gathered write-back. */
 #define L1_RUN_BLOCKS 32
+/* Copy buffers of whole runs kept for the next write-back (a fresh 2 MiB
+ * buffer costs 512 page faults and their zeroing each time). */
+#define L1_SPARE_COPIES 8
 
 struct df_l1_stats {
     uint64_t capacity;          /* blocks; 0 = off */
@@ -127,6 +131,8 @@ struct df_l1 {
     int watermark_pass;         /* a deferred write-back pass is queued */
     uint64_t inflight;          /* fills, write-backs, writes and deferred
                                  * completions not yet completed */
+    uint8_t *spare_copies[L1_SPARE_COPIES];  /* run-sized, free */
+    uint32_t nspare_copies;
     struct df_l1_stats stats;
 };
 

@@ -458,6 +458,7 @@ int iraid_replace_member(struct iraid_volume *vol, uint32_t idx, const char *url
     member_fail(m, "replaced");
     member_teardown(m);
     m->missed_ok = 0;   /* asked for: a full rebuild, whatever the LUN holds */
+    m->room_known = 0;  /* the new LUN's room is not known (iraid_room_for_new_blocks) */
     log_info("iraid: member %u: %s replaced by %s", idx, m->url, copy);
     free(m->url);
     m->url = copy;

@@ -171,7 +171,8 @@ int iraid_demote(struct iraid_volume *vol, uint64_t offset, const void *buf, siz
  * node's L1) and write them later without a new ENOSPC.  0 against tgtd,
  * an external LUN or a block device (not known), and when space is short;
  * it is not asked again after open, so a disk that other programs fill
- * afterwards can still fail a later write. */
+ * afterwards can still fail a later write; a member replaced since open
+ * (iraid_replace_member) makes it 0 until the next open. */
 int iraid_room_for_new_blocks(const struct iraid_volume *vol);
 
 /* Discard: UNMAPs the members' blocks under [offset, offset + len), so a

@@ -30,12 +30,20 @@ static void blk_cb(struct iraid_volume *vol, int status, void *user)
         op->round_done(op);
 }
 
+/* Whether the L1 may hold back first writes into new blocks: set up so
+ * (dfstore_set_l1), and still no member whose room is unknown (one
+ * replaced since). */
+static int l1_keeps_new(const struct dfstore *ds)
+{
+    return ds->l1_new && iraid_room_for_new_blocks(ds->vol);
+}
+
 /* Nonzero when op writes a block it allocated and the volume does not
  * vouch for the room (dfstore_set_l1): its writes go through the L1 to
  * the volume, so a full backing store fails the write itself (l1cache.h). */
 static int op_allocates(const struct df_op *op)
 {
-    if (op->ds->l1_new)
+    if (l1_keeps_new(op->ds))
         return 0;
     for (uint32_t i = 0; i < op->nios; i++)
         if (op->ios[i].is_new)
@@ -155,7 +163,7 @@ static void count_zeros(struct dfstore *ds, const struct iovec *iov, int n)
  * write-back fills whole stripes). */
 static int zeroed_part(const struct dfstore *ds, const struct blk_io *io)
 {
-    return io->zeroed && !ds->l1_new;
+    return io->zeroed && !l1_keeps_new(ds);
 }
 
 /* Builds the iovecs of one block write.  New blocks are written whole with

@@ -9,15 +9,16 @@
 # cut the stream once a second), where writing through would have read old
 # data or parity for every request.  The data read back after a kill -9
 # of the I/O node (the sync made it durable) and scrub finds parity right.
-# Unsynced writes (a close without sync) are written back by age: the
-# dirty bytes drop to 0 within seconds.
+# Unsynced writes (a close without sync) are written back without a
+# sync: first writes at the next background commit (their block map must
+# be committed), rewrites once 5 s old.
 # Talks the protocol directly (test/ipvfs_proto.py).
 set -u
 . "$IPVFS_SRCDIR/test/lib.sh"
 command -v python3 >/dev/null || { echo "skip: python3 is needed"; exit 77; }
 
-# client MAP MODE HANDLE: write (64 KiB requests, then a sync), write-nosync
-# or check.
+# client MAP MODE HANDLE: write (64 KiB requests, then a sync), write-nosync,
+# rewrite (3 blocks, no sync) or check.
 client() {
     python3 - "$@" <<'PYEOF'
 import os, random, struct, sys
@@ -35,7 +36,12 @@ def io(off, n):
     return struct.pack("<QII", handle, 1, 0) + struct.pack("<QQ", off, n)
 call(P.OP["HELLO"], secret + struct.pack("<II", 9, 0))
 data = random.Random(handle).randbytes(4 << 20)
-if mode.startswith("write"):
+if mode == "rewrite":
+    # 3 of a unit's 32 blocks rewritten, no sync: held until their age
+    new = random.Random(handle + 1000).randbytes(3 << 16)
+    call(P.OP["WRITE"], io(0, len(new)) + new)
+    assert call(P.OP["READ"], io(0, len(new)))[24:] == new, "rewrite reads back wrong"
+elif mode.startswith("write"):
     for off in range(0, len(data), 64 << 10):
         call(P.OP["WRITE"], io(off, 64 << 10) + data[off:off + (64 << 10)])
     if mode == "write":
@@ -81,6 +87,21 @@ for ((i = 0; i < 100; i++)); do
 done
 [ "$(ctr l1 dirty_bytes)" = 0 ] || ipvfs_fail "unsynced dirty blocks not written back within 10 s"
 client "$IPVFS_MAP" check 92 || ipvfs_fail "data written back by age reads back wrong"
+# Rewrites of blocks already mapped change no metadata: they wait in the
+# L1 until they are 5 s old (a stripe still being filled goes out whole
+# later), then go out without a sync.
+client "$IPVFS_MAP" write 93 || ipvfs_fail "64 KiB writes and a sync (93)"
+client "$IPVFS_MAP" rewrite 93 || ipvfs_fail "rewrite of 3 blocks"
+t0=$(date +%s%N)
+[ "$(ctr l1 dirty_bytes)" = $((3 << 16)) ] || ipvfs_fail "the 3 rewritten blocks are not dirty"
+for ((i = 0; i < 150; i++)); do
+    [ "$(ctr l1 dirty_bytes)" = 0 ] && break
+    sleep 0.1
+done
+held=$(( ($(date +%s%N) - t0) / 1000000 ))
+[ "$(ctr l1 dirty_bytes)" = 0 ] || ipvfs_fail "rewritten blocks still dirty after 15 s"
+echo "rewritten blocks written back after $held ms without a sync"
+[ "$held" -ge 3500 ] || ipvfs_fail "rewritten blocks written back after $held ms, before their age"
 ipvfs_kill_cluster
 ipvfs_start_cluster 1 3 --target-size 128M --no-bind --cache-l1 0
 client "$IPVFS_MAP" check 91 || ipvfs_fail "synced data lost over a kill -9"

@@ -222,6 +222,7 @@ static void slot_dirty(struct df_l1 *l1, uint32_t slot)
 {
     if (!l1->slots[slot].dirty) {
         l1->slots[slot].dirty = 1;
+        l1->slots[slot].dirty_ms = evloop_now_ms();
         l1->ndirty++;
     }
     l1->slots[slot].latest_seq = ++l1->wseq;
@@ -820,6 +821,18 @@ int df_l1_flush(struct df_l1 *l1, iraid_cb cb, void *user)
     if (l1->round_state == ROUND_IDLE)
         round_start(l1);
     return 0;
+}
+
+int df_l1_dirty_young(const struct df_l1 *l1)
+{
+    uint64_t now = evloop_now_ms();
+
+    if (l1->ndirty == 0)
+        return 0;
+    for (uint32_t s = 0; s < l1->nslots; s++)
+        if (l1->slots[s].dirty && now - l1->slots[s].dirty_ms >= L1_AGE_MS)
+            return 0;
+    return 1;
 }
 
 int df_l1_busy(const struct df_l1 *l1)

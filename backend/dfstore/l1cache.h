@@ -23,8 +23,9 @@
  * are absorbed like any other.
  *
  * Write-back: a dirty block reaches the volume when it is evicted, when
- * df_l1_flush runs (the store's commit rounds: every sync, and within
- * about a second of any write, DF_COMMIT_MS), and when more than 3/4 of
+ * df_l1_flush runs (the store's commit rounds: every sync, within about a
+ * second of a write that changed the block map, DF_COMMIT_MS, else once
+ * a dirty block is L1_AGE_MS old: df_l1_dirty_young), and when more than 3/4 of
  * the cache is dirty (high watermark), and at once when an absorbed write
  * leaves a whole unit dirty (write-behind: unit_blocks, the largest
  * multiple of the volume's stripe, data only, within L1_RUN_BLOCKS, so a
@@ -101,6 +102,7 @@ struct l1_slot {
     uint64_t vb;                /* volume block */
     uint64_t latest_seq;        /* of the last write into it */
     uint64_t durable_seq;       /* covered by a completed write-back */
+    uint64_t dirty_ms;          /* when it last became dirty (evloop_now_ms) */
     uint8_t state;
     uint8_t dirty;
     uint8_t wb;                 /* a write-back in flight */
@@ -159,6 +161,14 @@ int df_l1_flush(struct df_l1 *l1, iraid_cb cb, void *user);
  * every flush, the commit that frees them included. */
 void df_l1_discard(struct df_l1 *l1, uint64_t vb);
 void df_l1_get_stats(const struct df_l1 *l1, struct df_l1_stats *out);
+/* Age (L1_AGE_MS) a dirty block may reach before the store's background
+ * commit writes it back when nothing else asks for a round. */
+#define L1_AGE_MS 5000
+/* Nonzero when the cache holds dirty blocks and none of them is
+ * L1_AGE_MS old yet: a background commit with no metadata to commit may
+ * wait (commit.c), so that stripes still being filled are written whole
+ * later rather than read-modify-written now.  O(slots). */
+int df_l1_dirty_young(const struct df_l1 *l1);
 /* Nonzero while anything of the cache is in flight or queued (wait for 0
  * before df_l1_fini; a write-back after an eviction may outlive a flush). */
 int df_l1_busy(const struct df_l1 *l1);

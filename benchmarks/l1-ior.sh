@@ -19,7 +19,21 @@
 # BENCH_TRIALS (default 3), L1IOR_BLOCK (per rank, default 8m: 32 MiB in
 # all, 16 MiB per I/O node), L1IOR_XFER (default 1m), L1IOR_CACHE (default
 # 64M, the default L1), L1IOR_NIO and L1IOR_NT (default 2 and 2; 1 and 3
-# is one RAID-5 I/O node, where 64 KiB writes are partial stripes).
+# is one RAID-5 I/O node, where 64 KiB writes are partial stripes),
+# L1IOR_RANDOM=1 (each transfer at a random aligned offset of the rank's
+# block, ipvfs-ior -z; the read phase reads the same offsets),
+# L1IOR_SERVER_OPTS (more server options for both configurations; the
+# RAID-5 figures use "--cache-l2 16M", which opens the targets' LUN files
+# with O_DIRECT, so that reads of old data and parity reach the disk as
+# they would without a page cache under the targets).  The
+# stats after each run also give the RAID-5 stripe writes by mode
+# (full-stripe vs read-modify-write + reconstruct-write) in the CSVs.
+#
+# RAID-5 figures in benchmarks/results/ (one I/O node x 3 targets):
+#   L1IOR_NIO=1 L1IOR_NT=3 L1IOR_XFER=64k L1IOR_BLOCK=24m L1IOR_CACHE=128M \
+#       L1IOR_SERVER_OPTS="--cache-l2 16M" L1IOR_NAME=l1-ior-raid5-64k
+#   L1IOR_NIO=1 L1IOR_NT=3 L1IOR_XFER=4k L1IOR_BLOCK=8m L1IOR_RANDOM=1 \
+#       L1IOR_SERVER_OPTS="--cache-l2 16M" L1IOR_NAME=l1-ior-raid5-4k-random
 set -u
 IPVFS_SRCDIR=${IPVFS_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 IPVFS_BUILDDIR=$(cd "${1:-${IPVFS_BUILDDIR:-_build}}" && pwd)
@@ -32,6 +46,10 @@ xfer=${L1IOR_XFER:-1m}
 nio=${L1IOR_NIO:-2}
 nt=${L1IOR_NT:-2}
 name=${L1IOR_NAME:-l1-ior}
+random=${L1IOR_RANDOM:-0}
+server_opts=${L1IOR_SERVER_OPTS:-}
+zflag=
+[ "$random" = 1 ] && zflag=-z
 lib=$IPVFS_BUILDDIR/adio/libipvfs-romio.so
 ior=$IPVFS_BUILDDIR/benchmarks/ipvfs-ior
 for f in "$lib" "$ior"; do
@@ -40,11 +58,12 @@ done
 . "$IPVFS_SRCDIR/test/lib.sh"
 mkdir -p "$out"
 trials_csv=$out/$name-trials.csv
-echo "trial,config,op,MiBps,server_cpu_s_per_GiB,l1_hit_ratio" >"$trials_csv"
+echo "trial,config,op,MiBps,server_cpu_s_per_GiB,l1_hit_ratio,full_stripe_writes,partial_stripe_writes" >"$trials_csv"
 
 run_ior() {
+    # shellcheck disable=SC2086
     timeout -k 5 300 mpiexec -n 4 env LD_PRELOAD="$lib" "$ior" -f ipvfs:/bench/l1ior -b "$block" \
-        -t "$xfer" -w -r -e "$@"
+        -t "$xfer" -w -r -e $zflag "$@"
 }
 
 # cpu_ticks PIDS: utime + stime of the processes, in clock ticks.
@@ -59,18 +78,22 @@ cpu_ticks() {
 # one TRIAL CONFIG CACHE: a fresh cluster, the timed run, rows to the CSV.
 one() {
     local trial=$1 config=$2 size=$3 res pids ticks0 ticks1 hit bytes
-    ipvfs_start_cluster "$nio" "$nt" --target-size 1G --cache-l1 "$size"
+    # shellcheck disable=SC2086
+    ipvfs_start_cluster "$nio" "$nt" --target-size 1G --cache-l1 "$size" $server_opts
     pids=$(ipvfs_serving_pids)
     # shellcheck disable=SC2086
     ticks0=$(cpu_ticks $pids)
     res=$(run_ior) || ipvfs_fail "ipvfs-ior failed ($config): $res"
     # shellcheck disable=SC2086
     ticks1=$(cpu_ticks $pids)
-    hit=$(ipvfs-ctl stats --json | python3 -c '
+    read -r hit fsw psw < <(ipvfs-ctl stats --json | python3 -c '
 import json, sys
-l = [r["l1"] for r in json.load(sys.stdin)["ranks"] if "l1" in r]
+r = [r for r in json.load(sys.stdin)["ranks"] if "l1" in r]
+l = [x["l1"] for x in r]
 h = sum(x["hits"] for x in l); n = h + sum(x["misses"] + x["bypasses"] for x in l)
-print("%.3f" % (h / n if n else 0))')
+w = [x["iraid"] for x in r]
+print("%.3f %d %d" % (h / n if n else 0, sum(x["full_stripe_writes"] for x in w),
+                      sum(x["rmw_writes"] + x["reconstruct_writes"] for x in w)))')
     if [ "$trial" = 1 ]; then
         run_ior -v >/dev/null || ipvfs_fail "verification failed ($config)"
     fi
@@ -80,8 +103,8 @@ print("%.3f" % (h / n if n else 0))')
         local bw
         bw=$(echo "$res" | sed -n "s/^RESULT op=$op .*MiBps=\([0-9.]*\).*/\1/p")
         awk -v t="$trial" -v c="$config" -v op="$op" -v bw="$bw" -v tk=$((ticks1 - ticks0)) \
-            -v hz="$(getconf CLK_TCK)" -v b="${bytes:-0}" -v h="$hit" \
-            'BEGIN { printf "%s,%s,%s,%s,%.3f,%s\n", t, c, op, bw, (b > 0 ? tk / hz / (2 * b / 2^30) : 0), h }' \
+            -v hz="$(getconf CLK_TCK)" -v b="${bytes:-0}" -v h="$hit" -v f="$fsw" -v p="$psw" \
+            'BEGIN { printf "%s,%s,%s,%s,%.3f,%s,%s,%s\n", t, c, op, bw, (b > 0 ? tk / hz / (2 * b / 2^30) : 0), h, f, p }' \
             >>"$trials_csv"
     done
 }
@@ -91,29 +114,37 @@ for t in $(seq "$trials"); do
     one "$t" on "$cache"
 done
 
-python3 - "$trials_csv" "$out/$name" "$*" "$block" "$cache" "$xfer" "$nio x $nt" <<'PY'
+# The command as given, with the environment that shaped it.
+cmdline="$(env | grep -E '^(L1IOR_[A-Z_]*|BENCH_TRIALS)=' | sort | sed 's/=\(.*\)/="\1"/' |
+    tr '\n' ' ')benchmarks/l1-ior.sh ${*:-_build}"
+python3 - "$trials_csv" "$out/$name" "$cmdline" "$block" "$cache" "$xfer" "$nio x $nt" "$random" \
+    "$server_opts" <<'PY'
 import csv, statistics, sys, datetime
 rows = list(csv.DictReader(open(sys.argv[1])))
-out, args, block, cache, xfer, shape = sys.argv[2:8]
+out, args, block, cache, xfer, shape, rnd, sopts = sys.argv[2:10]
 med = {}
 for cfg in ("off", "on"):
     for op in ("write", "read"):
         r = [x for x in rows if x["config"] == cfg and x["op"] == op]
-        med[cfg, op] = (statistics.median(float(x["MiBps"]) for x in r),
-                        statistics.median(float(x["server_cpu_s_per_GiB"]) for x in r),
-                        statistics.median(float(x["l1_hit_ratio"]) for x in r))
+        med[cfg, op] = tuple(statistics.median(float(x[k]) for x in r) for k in (
+            "MiBps", "server_cpu_s_per_GiB", "l1_hit_ratio", "full_stripe_writes",
+            "partial_stripe_writes"))
 with open(out + ".csv", "w") as f:
-    f.write("config,op,MiBps,server_cpu_s_per_GiB,l1_hit_ratio\n")
+    f.write("config,op,MiBps,server_cpu_s_per_GiB,l1_hit_ratio,full_stripe_writes,"
+            "partial_stripe_writes\n")
     for (cfg, op), v in med.items():
-        f.write("%s,%s,%.1f,%.3f,%.3f\n" % (cfg, op, *v))
+        f.write("%s,%s,%.1f,%.3f,%.3f,%d,%d\n" % (cfg, op, *v))
 with open(out + ".txt", "w") as f:
-    f.write("benchmarks/l1-ior.sh %s   (%s; 4 ranks x %s, %s transfers, %s (I/O nodes x "
-            "targets), --cache-l1 0 vs %s; median of %d trials)\n" % (
-                args or "_build", datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), block, xfer,
-                shape, cache, len(rows) // 4))
-    f.write("config  op      MiBps  server_cpu_s/GiB(write+read run)  l1_hit_ratio\n")
+    f.write("%s%s   (%s; 4 ranks x %s, %s %s transfers, %s (I/O nodes x "
+            "targets), --cache-l1 0 vs %s%s; median of %d trials)\n" % (
+                "", args,
+                datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), block,
+                "random" if rnd == "1" else "sequential", xfer, shape, cache,
+                ", both with " + sopts if sopts else "", len(rows) // 4))
+    f.write("config  op      MiBps  server_cpu_s/GiB(write+read run)  l1_hit_ratio  "
+            "RAID-5 stripe writes: full  partial(rmw+rcw)\n")
     for (cfg, op), v in med.items():
-        f.write("%-7s %-6s %7.1f  %8.3f  %.3f\n" % (cfg, op, *v))
+        f.write("%-7s %-6s %7.1f  %8.3f  %.3f  %6d  %6d\n" % (cfg, op, *v))
     for op in ("write", "read"):
         f.write("on/off %s: %.2fx\n" % (op, med["on", op][0] / med["off", op][0]))
 print(open(out + ".txt").read())
@@ -128,7 +159,7 @@ set style histogram clustered
 set style fill solid 0.8
 set ylabel "MiB/s (median)"
 set yrange [0:*]
-set title "IOR ($nio x $nt, $xfer transfers) write then read, file < L1: --cache-l1 0 vs $cache"
+set title "IOR ($nio x $nt, $xfer $([ "$random" = 1 ] && echo random) transfers) write then read, file < L1: --cache-l1 0 vs $cache"
 set key top left
 plot "< grep ',write,' $out/$name.csv" using 3:xtic(1) title "write", \
      "< grep ',read,' $out/$name.csv" using 3 title "read"

@@ -52,7 +52,9 @@
  * older client reads the refusal; then the server closes the connection.
  * 5: READ's io_req.flags may carry the file's read-ahead window
  * (IPVFS_READ_RA_*; unknown flag bits are refused) and struct
- * ipvfs_l1_status grew the readahead_* counters. */
+ * ipvfs_l1_status grew the readahead_* counters and demotes; struct
+ * ipvfs_volume_status counts RAID-5 stripe writes by mode
+ * (full_stripe_writes ...). */
 #define IPVFS_PROTO_VERSION 5
 #define IPVFS_SECRET_LEN    32
 
@@ -447,6 +449,13 @@ struct ipvfs_volume_status {
     uint64_t rebuild_total;  /* members REBUILDING now (0 and 0: none) */
     uint64_t scrub_done;     /* stripes, while scrubbing */
     uint64_t scrub_total;
+    /* RAID-5 stripe writes since start by mode (iraid_write_counts): whole
+     * stripes (no reads), read-modify-write, reconstruct-write (reads the
+     * untouched rows), degraded (around a missing member). */
+    uint64_t full_stripe_writes;
+    uint64_t rmw_writes;
+    uint64_t rcw_writes;
+    uint64_t degraded_writes;
 };
 struct ipvfs_member_status {
     uint32_t index;
@@ -457,7 +466,7 @@ struct ipvfs_member_status {
                               * than a member's stripes (a full rebuild) */
     char url[256];           /* iscsi://host:port/iqn/lun, NUL-terminated */
 };
-static_assert(sizeof(struct ipvfs_volume_status) == 72, "volume status is 72 bytes");
+static_assert(sizeof(struct ipvfs_volume_status) == 104, "volume status is 104 bytes");
 static_assert(sizeof(struct ipvfs_member_status) == 280, "member status is 280 bytes");
 /* After the members, an I/O node's reply ends with its L1 cache (uCache's
  * L1 in front of the volume, write-back; capacity 0: off).  Counters since
@@ -474,11 +483,12 @@ struct ipvfs_l1_status {
     uint64_t writebacks;     /* blocks written back */
     uint64_t writeback_ios;  /* volume writes that carried them (gathered) */
     uint64_t flushes;        /* flush rounds (syncs, background commits) */
+    uint64_t demotes;        /* clean evictions handed down to the targets' L2 */
     uint64_t readahead_blocks; /* blocks prefetched by read-ahead */
     uint64_t readahead_hits;   /* of them, read */
     uint64_t readahead_wasted; /* of them, dropped unread */
 };
-static_assert(sizeof(struct ipvfs_l1_status) == 120, "L1 status is 120 bytes");
+static_assert(sizeof(struct ipvfs_l1_status) == 128, "L1 status is 128 bytes");
 
 /* SHUTDOWN: empty body.  Sent to rank 0, it stops the whole cluster (I/O
  * nodes flush and log out, then targets flush and stop) and replies when

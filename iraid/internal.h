@@ -75,6 +75,12 @@ struct iraid_member {
      * iraid_open): reads for the I/O node's L1 carry DPO, and blocks
      * the L1 evicts are demoted to it. */
     int ucache;
+    /* The same page's room (target.h), asked at iraid_open: room_known
+     * when its target said how many bytes its backing store has free
+     * (room_free) and how many of the LUN it may still allocate there
+     * (room_unalloc); iraid_room_for_new_blocks() sums them. */
+    int room_known;
+    uint64_t room_free, room_unalloc;
     /* READ CAPACITY(16) says LBPME and LBPRZ: it takes UNMAP and reads
      * unmapped blocks as zeros (what unmap.c needs to keep parity right). */
     int unmap_zeroes;
@@ -251,6 +257,7 @@ struct iraid_volume {
     uint64_t rebuild_retry_at;     /* 0: no rebuild wanted */
     uint64_t read_repairs;         /* stripe reads served around a member's read error */
     uint64_t read_rewrites;        /* ...whose rows were then written back to it */
+    struct iraid_write_counts writes;  /* RAID-5 stripe writes by mode (raid5.c) */
     struct iraid_io *deferred;     /* completions waiting for their timer */
     /* Regions written while some member was stale (RAID-1/5), one bit each
      * of missed_region_stripes stripes, least significant first; what a

@@ -458,6 +458,7 @@ int iraid_replace_member(struct iraid_volume *vol, uint32_t idx, const char *url
     member_fail(m, "replaced");
     member_teardown(m);
     m->missed_ok = 0;   /* asked for: a full rebuild, whatever the LUN holds */
+    m->room_known = 0;  /* the new LUN's room is not known (iraid_room_for_new_blocks) */
     log_info("iraid: member %u: %s replaced by %s", idx, m->url, copy);
     free(m->url);
     m->url = copy;
@@ -494,15 +495,23 @@ free_task:
     return rc;
 }
 
-/* Whether the member's target has an L2 that takes DEMOTE (its vendor
- * VPD page, backend/iscsi/target.h).  Any other target refuses the page
- * or answers something else: no exclusive caching with it. */
+/* Whether the member's target has an L2 that takes DEMOTE, and the room
+ * left on its backing store (its vendor VPD page, backend/iscsi/target.h).
+ * Any other target refuses the page or answers something else: no
+ * exclusive caching with it, and its room is not known. */
 static void member_probe_ucache(struct iraid_member *m)
 {
     struct scsi_task *task = iscsi_inquiry_sync(m->iscsi, m->lun, 1, IRAID_VPD_UCACHE, 255);
 
-    m->ucache = task && task->status == SCSI_STATUS_GOOD && task->datain.size >= 5 &&
-                task->datain.data[1] == IRAID_VPD_UCACHE && (task->datain.data[4] & 1);
+    int ok = task && task->status == SCSI_STATUS_GOOD && task->datain.size >= 5 &&
+             task->datain.data[1] == IRAID_VPD_UCACHE;
+
+    m->ucache = ok && (task->datain.data[4] & 1);
+    m->room_known = ok && task->datain.size >= 24 && (task->datain.data[4] & 2);
+    if (m->room_known) {
+        m->room_free = scsi_get_uint64(task->datain.data + 8);
+        m->room_unalloc = scsi_get_uint64(task->datain.data + 16);
+    }
     if (task)
         scsi_free_scsi_task(task);
     if (m->ucache)

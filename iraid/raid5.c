@@ -270,15 +270,31 @@ static int raid5_plan_multi(struct stripe_op *op, struct iraid_req *req)
 
 static int raid5_sop_after_read(struct stripe_op *op, struct iraid_req *req);
 
+/* The volume's write counters (iraid_status.writes), per stripe. */
+static void count_write(struct iraid_volume *vol, int mode, uint64_t nstripes)
+{
+    struct iraid_write_counts *w = &vol->writes;
+
+    switch (mode) {
+    case R5_FULL: w->full_stripe += nstripes; break;
+    case R5_RMW: w->rmw += nstripes; break;
+    case R5_RCW: w->rcw += nstripes; break;
+    default: w->degraded += nstripes; break;
+    }
+}
+
 static int raid5_plan_write(struct stripe_op *op, struct iraid_req *req)
 {
     int x = missing_member(op), rc;
 
-    if (op->nstripes > 1)
+    if (op->nstripes > 1) {
+        count_write(op->vol, R5_FULL, op->nstripes);
         return raid5_plan_multi(op, req);
+    }
     if ((rc = sop_buffers(op)) < 0)
         return rc;
     op->mode = raid5_write_mode(op, x);
+    count_write(op->vol, op->mode, 1);
     raid5_take_new_data(op);
     if (op->mode == R5_FULL || op->mode == R5_NOPARITY)
         return raid5_sop_after_read(op, req);

@@ -172,6 +172,26 @@ int iraid_mark_clean_sync(struct iraid_volume *vol)
     return sync_wait(vol, iraid_mark_clean(vol, sync_done, &w), &w);
 }
 
+/* ---- room on thin members ---- */
+
+#define ROOM_MARGIN (64ull << 20)
+
+int iraid_room_for_new_blocks(const struct iraid_volume *vol)
+{
+    uint64_t unalloc = 0;
+
+    for (uint32_t i = 0; i < vol->nmembers; i++) {
+        if (!vol->members[i].room_known)
+            return 0;
+        unalloc += vol->members[i].room_unalloc;
+    }
+    for (uint32_t i = 0; i < vol->nmembers; i++)
+        if (vol->members[i].room_free < unalloc + ROOM_MARGIN &&
+            vol->members[i].room_unalloc > 0)
+            return 0;
+    return 1;
+}
+
 /* ---- status and scrub ---- */
 
 int iraid_get_status(const struct iraid_volume *vol, struct iraid_status *out)
@@ -189,6 +209,7 @@ int iraid_get_status(const struct iraid_volume *vol, struct iraid_status *out)
     out->scrub_total = vol->scrub.end;
     out->read_repairs = vol->read_repairs;
     out->read_rewrites = vol->read_rewrites;
+    out->writes = vol->writes;
     for (uint32_t i = 0; i < vol->nmembers; i++) {
         const struct iraid_member *m = &vol->members[i];
         struct iraid_member_status *ms = &out->member[i];

@@ -162,6 +162,19 @@ int iraid_readv_flags(struct iraid_volume *vol, uint64_t offset, const struct io
                       int iovcnt, unsigned flags, iraid_cb cb, void *user);
 int iraid_demote(struct iraid_volume *vol, uint64_t offset, const void *buf, size_t len);
 
+/* Whether a write to blocks never written cannot fail for want of space
+ * on a thin member: every member's target told at iraid_open (the uCache
+ * VPD page) how much its backing store has free and how much of its LUN
+ * is not yet allocated there, and each member's free bytes cover what all
+ * the members together could still allocate, plus 64 MiB (members may
+ * share one disk).  Then a caller may hold such writes back (the I/O
+ * node's L1) and write them later without a new ENOSPC.  0 against tgtd,
+ * an external LUN or a block device (not known), and when space is short;
+ * it is not asked again after open, so a disk that other programs fill
+ * afterwards can still fail a later write; a member replaced since open
+ * (iraid_replace_member) makes it 0 until the next open. */
+int iraid_room_for_new_blocks(const struct iraid_volume *vol);
+
 /* Discard: UNMAPs the members' blocks under [offset, offset + len), so a
  * thin target frees their space; the caller no longer needs those bytes
  * (they read as zeros, or as they were where nothing was unmapped).
@@ -218,6 +231,18 @@ struct iraid_member_status {
                                  * the regions it missed */
 };
 
+/* RAID-5 stripe writes since open, one per stripe by how it was written
+ * (a stripe planned again after a member failed counts again): FULL reads
+ * nothing; RMW reads the old data and parity; RCW reads the untouched
+ * rows; degraded ones write around a missing member (no parity, or the
+ * missing chunk reconstructed first).  Zero for RAID-0 and RAID-1. */
+struct iraid_write_counts {
+    uint64_t full_stripe;
+    uint64_t rmw;
+    uint64_t rcw;
+    uint64_t degraded;
+};
+
 struct iraid_status {
     int level;
     uint32_t nmembers;
@@ -230,6 +255,7 @@ struct iraid_status {
     uint64_t read_rewrites;     /* of those, rows written back to that member */
     uint64_t read_repairs;      /* stripe reads that a live member failed (medium
                                  * error), served from the others instead */
+    struct iraid_write_counts writes;
     struct iraid_member_status member[IRAID_MAX_MEMBERS];
 };
 

@@ -9,7 +9,8 @@
  *   iscsi_blockio URL demote LBA BLOCKS  ipvfs-target's vendor DEMOTE of
  *                                        stdin (backend/iscsi/target.h)
  *   iscsi_blockio URL vpdc0 0 0          byte 4 of VPD page 0xC0 (uCache
- *                                        flags: 1 = the L2 takes DEMOTE)
+ *                                        flags: 1 = the L2 takes DEMOTE,
+ *                                        2 = the backing room is given)
  *
  * Blocks are 512 bytes.  Exits 0 on success, 1 with a message on stderr
  * when a command fails or its status is not GOOD.

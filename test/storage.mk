@@ -4,6 +4,11 @@ test_test_iraid_layout_SOURCES = test/test_iraid_layout.c iraid/layout.c iraid/l
 test_test_iraid_layout_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 test_test_iraid_layout_LDADD = $(CMOCKA_LIBS)
 
+check_PROGRAMS += test/test_iraid_room
+test_test_iraid_room_SOURCES = test/test_iraid_room.c
+test_test_iraid_room_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(ISCSI_CFLAGS)
+test_test_iraid_room_LDADD = iraid/libiraid.la $(CMOCKA_LIBS)
+
 check_PROGRAMS += test/test_dfstore_unmap
 test_test_dfstore_unmap_SOURCES = test/test_dfstore_unmap.c
 test_test_dfstore_unmap_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(ISCSI_CFLAGS)

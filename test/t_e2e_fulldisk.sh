@@ -38,6 +38,10 @@ IPVFS_CLUSTER_DIR=$(mktemp -d "${TMPDIR:-/tmp}/ipvfs-test.XXXXXX") || ipvfs_fail
 mkdir "$small/rank-1" && ln -s "$small/rank-1" "$IPVFS_CLUSTER_DIR/rank-1" ||
     ipvfs_fail "cannot place the target's directory on the small disk"
 ipvfs_start_cluster 1 1 --target-size 256M
+# 48 MiB of disk cannot hold the 256 MiB LUN: the L1 must not hold back
+# first writes into new blocks (their ENOSPC would come at a later sync).
+ipvfs_wait_log "L1 writes through first writes into new blocks" 10 ||
+    ipvfs_fail "the L1 keeps first writes although the target's disk is too small"
 
 # patterns MIB_PER_RANK FILE: the Clusterfile program (write, sync, read,
 # check) on 4 ranks; its output on stdout.

@@ -80,7 +80,8 @@ echo "$line" | grep -q 'lru: 4 hits, 2 misses, 0 dropped (DPO)' || fail "lru cou
 echo "ok: lru keeps DPO reads ($line)"
 
 start demote
-[ "$("$bio" "$url" vpdc0 0 0)" = 1 ] || fail "VPD 0xC0 of a demote L2 does not say it takes DEMOTE"
+# flags: 1 = takes DEMOTE, 2 = the file LUN's backing room is given
+[ "$("$bio" "$url" vpdc0 0 0)" = 3 ] || fail "VPD 0xC0 of a demote L2 does not say it takes DEMOTE"
 "$bio" "$url" write 0 256 <"$work/a" || fail "write A"   # writes allocate nothing
 "$bio" "$url" demote 0 256 <"$work/a" || fail "DEMOTE"     # 2 blocks kept
 "$bio" "$url" demote 1 2 < <(head -c 1024 "$work/b") || fail "DEMOTE of a partial block"
@@ -93,7 +94,7 @@ echo "$line" | grep -q 'demote: 2 hits, 2 misses, 2 dropped (DPO), 2 demoted' ||
 echo "ok: DEMOTE into a demote L2, DPO read takes it back ($line)"
 
 start lru
-[ "$("$bio" "$url" vpdc0 0 0)" = 0 ] || fail "VPD 0xC0 of an LRU L2 says it takes DEMOTE"
+[ "$("$bio" "$url" vpdc0 0 0)" = 2 ] || fail "VPD 0xC0 of an LRU L2 says it takes DEMOTE"
 "$bio" "$url" write 0 256 <"$work/a" || fail "write A"
 "$bio" "$url" demote 0 256 <"$work/a" || fail "DEMOTE to lru"
 rd read "$work/a"       # 2 misses: the demotion was ignored

@@ -405,16 +405,26 @@ static void print_l1_json(const struct ipvfs_l1_status *l)
            "\"misses\": %llu, \"bypasses\": %llu, \"evictions\": %llu, "
            "\"write_updates\": %llu, \"hit_ratio\": %.4f, \"dirty_bytes\": %llu, "
            "\"writes_absorbed\": %llu, \"writebacks\": %llu, \"writeback_ios\": %llu, "
-           "\"flushes\": %llu, \"readahead_blocks\": %llu, \"readahead_hits\": %llu, "
-           "\"readahead_wasted\": %llu}",
+           "\"flushes\": %llu, \"demotes\": %llu, \"readahead_blocks\": %llu, "
+           "\"readahead_hits\": %llu, \"readahead_wasted\": %llu}",
            (unsigned long long)(l->capacity << 16), (unsigned long long)(l->resident << 16),
            (unsigned long long)l->hits, (unsigned long long)l->misses,
            (unsigned long long)l->bypasses, (unsigned long long)l->evictions,
            (unsigned long long)l->write_updates, l1_hit_ratio(l),
            (unsigned long long)(l->dirty << 16), (unsigned long long)l->writes_absorbed,
            (unsigned long long)l->writebacks, (unsigned long long)l->writeback_ios,
-           (unsigned long long)l->flushes, (unsigned long long)l->readahead_blocks,
-           (unsigned long long)l->readahead_hits, (unsigned long long)l->readahead_wasted);
+           (unsigned long long)l->flushes, (unsigned long long)l->demotes,
+           (unsigned long long)l->readahead_blocks, (unsigned long long)l->readahead_hits,
+           (unsigned long long)l->readahead_wasted);
+}
+
+/* The volume's RAID-5 stripe writes by mode (all zero for RAID-0/1). */
+static void print_iraid_json(const struct ipvfs_volume_status *v)
+{
+    printf(", \"iraid\": {\"level\": %u, \"full_stripe_writes\": %llu, \"rmw_writes\": %llu, "
+           "\"reconstruct_writes\": %llu, \"degraded_writes\": %llu}", v->level,
+           (unsigned long long)v->full_stripe_writes, (unsigned long long)v->rmw_writes,
+           (unsigned long long)v->rcw_writes, (unsigned long long)v->degraded_writes);
 }
 
 static void print_l2_json(const struct ipvfs_l2_status *l)
@@ -456,8 +466,10 @@ static void print_stats_json(const struct ctl *ctl, const struct rank_status *rs
                        (unsigned long long)c->last_wait_seq);
             }
             putchar(']');
-            if (rs[i].has_volume)
+            if (rs[i].has_volume) {
                 print_l1_json(&rs[i].l1);
+                print_iraid_json(&rs[i].vol);
+            }
             if (rs[i].has_l2)
                 print_l2_json(&rs[i].l2);
             req += s->requests;
@@ -496,23 +508,30 @@ static void print_stats_text(const struct ctl *ctl, const struct rank_status *rs
     }
     for (uint32_t i = 0; i < ctl->map->nranks; i++) {
         const struct ipvfs_l1_status *l = &rs[i].l1;
+        const struct ipvfs_volume_status *v = &rs[i].vol;
         if (!rs[i].has_volume)
             continue;
+        if (v->level == 5)
+            printf("rank %u RAID-5 stripe writes: %llu full, %llu read-modify-write, %llu "
+                   "reconstruct-write, %llu degraded\n", i,
+                   (unsigned long long)v->full_stripe_writes, (unsigned long long)v->rmw_writes,
+                   (unsigned long long)v->rcw_writes, (unsigned long long)v->degraded_writes);
         if (l->capacity == 0) {
             printf("rank %u L1 cache: off\n", i);
             continue;
         }
         printf("rank %u L1 cache: %llu of %llu MiB used, %llu MiB dirty, hit ratio %.3f (%llu "
                "hits, %llu misses, %llu bypasses), %llu evictions, %llu writes absorbed, %llu "
-               "blocks written back in %llu writes, %llu flushes, %llu blocks read ahead "
-               "(%llu read, %llu wasted)\n", i,
+               "blocks written back in %llu writes, %llu flushes, %llu demoted, %llu blocks read "
+               "ahead (%llu read, %llu wasted)\n", i,
                (unsigned long long)(l->resident >> 4), (unsigned long long)(l->capacity >> 4),
                (unsigned long long)(l->dirty >> 4), l1_hit_ratio(l), (unsigned long long)l->hits,
                (unsigned long long)l->misses, (unsigned long long)l->bypasses,
                (unsigned long long)l->evictions, (unsigned long long)l->writes_absorbed,
                (unsigned long long)l->writebacks, (unsigned long long)l->writeback_ios,
-               (unsigned long long)l->flushes, (unsigned long long)l->readahead_blocks,
-               (unsigned long long)l->readahead_hits, (unsigned long long)l->readahead_wasted);
+               (unsigned long long)l->flushes, (unsigned long long)l->demotes,
+               (unsigned long long)l->readahead_blocks, (unsigned long long)l->readahead_hits,
+               (unsigned long long)l->readahead_wasted);
     }
 }
 

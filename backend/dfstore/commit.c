@@ -84,7 +84,9 @@ static void commit_tick(struct evloop *loop, uint64_t timer_id, void *user)
 {
     struct df_commit *c = user;
 
-    if (c->journal->log_len > 0 || c->dirty)
+    /* Data alone, all of it young in the L1: wait for its age (a stripe
+     * being filled goes out whole later); metadata never waits. */
+    if (c->journal->log_len > 0 || (c->dirty && !df_l1_dirty_young(c->l1)))
         df_commit_start(c);
     if (!(c->timer = evloop_add_timer(loop, DF_COMMIT_MS, commit_tick, c)))
         log_error("dfstore: cannot re-arm the commit timer: background commits stop");

@@ -14,7 +14,9 @@
  * gen_issued counts rounds started, gen_done rounds finished (also when
  * failed); a sync waits for the first round issued after it became ready.
  * A timer starts a round every DF_COMMIT_MS while there are pending
- * entries or unflushed data (`dirty`, set by the store after a write).
+ * entries or unflushed data (`dirty`, set by the store after a write),
+ * unless that data is only dirty L1 blocks younger than L1_AGE_MS
+ * (df_l1_dirty_young): those wait for their age.
  *
  * Who owns what: the commit path owns its state and timer; it uses the
  * volume, journal and space it was given.  At the end of every round it

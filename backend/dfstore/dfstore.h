@@ -123,7 +123,11 @@ void dfstore_stats(const struct dfstore *ds, struct dfstore_stats *out);
 /* Puts an L1 cache of bytes (rounded down to DFSTORE_BLOCK; 0 = none, the
  * default) in front of the volume: uCache's L1, write-back, written back
  * by every commit round (so dfstore_sync's durability is unchanged) and
- * under pressure (backend/dfstore/l1cache.h).  Call it before
+ * under pressure (backend/dfstore/l1cache.h).  Writes into blocks the
+ * store allocates for them go through to the volume, so that a thin
+ * target out of space fails the write itself, unless the volume vouches
+ * for the room (iraid_room_for_new_blocks): then they are written whole
+ * (zeros around the data) and stay in the L1 too.  Call it before
  * the first operation: -EBUSY while operations are pending, -EINVAL for
  * 2^31 blocks or more, -ENOMEM (the store then has no cache). */
 int dfstore_set_l1(struct dfstore *ds, uint64_t bytes);

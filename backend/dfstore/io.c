@@ -30,11 +30,21 @@ static void blk_cb(struct iraid_volume *vol, int status, void *user)
         op->round_done(op);
 }
 
-/* Nonzero when op writes a block it allocated: its writes go through the
- * L1 to the volume, so a full backing store fails the write itself
- * (l1cache.h). */
+/* Whether the L1 may hold back first writes into new blocks: set up so
+ * (dfstore_set_l1), and still no member whose room is unknown (one
+ * replaced since). */
+static int l1_keeps_new(const struct dfstore *ds)
+{
+    return ds->l1_new && iraid_room_for_new_blocks(ds->vol);
+}
+
+/* Nonzero when op writes a block it allocated and the volume does not
+ * vouch for the room (dfstore_set_l1): its writes go through the L1 to
+ * the volume, so a full backing store fails the write itself (l1cache.h). */
 static int op_allocates(const struct df_op *op)
 {
+    if (l1_keeps_new(op->ds))
+        return 0;
     for (uint32_t i = 0; i < op->nios; i++)
         if (op->ios[i].is_new)
             return 1;
@@ -147,16 +157,25 @@ static void count_zeros(struct dfstore *ds, const struct iovec *iov, int n)
             ds->zero_fill_bytes += iov[i].iov_len;
 }
 
+/* Whether a new block that still holds the volume's first zeros gets only
+ * the sectors written: not when the L1 keeps new blocks, which it does
+ * only for whole ones (a whole block costs a copy there, and its
+ * write-back fills whole stripes). */
+static int zeroed_part(const struct dfstore *ds, const struct blk_io *io)
+{
+    return io->zeroed && !l1_keeps_new(ds);
+}
+
 /* Builds the iovecs of one block write.  New blocks are written whole with
  * zeros around the data (zero-fill), unless they still hold the volume's
- * first zeros (zeroed); those and existing ones over [lo, hi) rounded to
+ * first zeros (zeroed_part); those and existing ones over [lo, hi) rounded to
  * sectors, existing ones with the old bytes read in round one. */
 static int io_build(struct dfstore *ds, struct blk_io *io, uint64_t *out_off)
 {
     const struct piece *pcs = &io->op->pieces[io->first];
     uint32_t lo = align_down(io->lo, ds->vbs), hi = align_up(io->hi, ds->vbs);
 
-    if (io->is_new && !io->zeroed) {
+    if (io->is_new && !zeroed_part(ds, io)) {
         lo = 0;
         hi = DFSTORE_BLOCK;
     }
@@ -234,8 +253,9 @@ static int gather_issue(struct df_op *op, struct blk_io *io)
     const struct piece *pcs = &op->pieces[io->first];
     uint64_t base = io->vblock * DFSTORE_BLOCK;
     uint32_t vbs = op->ds->vbs;
-    uint32_t pos = io->zeroed ? align_down(io->lo, vbs) : 0, start = pos;
-    uint32_t end = io->zeroed ? align_up(io->hi, vbs) : DFSTORE_BLOCK;
+    int zeroed = zeroed_part(op->ds, io);
+    uint32_t pos = zeroed ? align_down(io->lo, vbs) : 0, start = pos;
+    uint32_t end = zeroed ? align_up(io->hi, vbs) : DFSTORE_BLOCK;
     int n = 0, run = 0, rc = 0;
     struct iovec *iov = malloc((3 * (size_t)io->npieces + 2) * sizeof(*iov));
 
@@ -248,7 +268,7 @@ static int gather_issue(struct df_op *op, struct blk_io *io)
                 rc = wb_add(op, base + start, iov + run, n - run);
             run = n;
             start = off;
-        } else if (off > pos && io->zeroed && align_up(pos, vbs) < align_down(off, vbs)) {
+        } else if (off > pos && zeroed && align_up(pos, vbs) < align_down(off, vbs)) {
             /* whole sectors of the gap are zeros already: a new run */
             if (align_up(pos, vbs) > pos)
                 iov[n++] = (struct iovec){ op->ds->zeros, align_up(pos, vbs) - pos };

@@ -76,6 +76,25 @@ static void ra_unlink(struct df_l1 *l1, uint32_t slot, int used);
 
 /* ---- set-up ---- */
 
+/* The write-behind unit of vol in blocks: its whole stripes (data only)
+ * in the largest run a write-back carries; 0 when a stripe is no whole
+ * number of blocks or larger than a run. */
+static uint32_t stripe_unit_blocks(const struct iraid_volume *vol)
+{
+    struct iraid_status *st = malloc(sizeof(*st));
+    uint64_t data = 0;
+
+    if (!st)
+        return 0;
+    if (iraid_get_status(vol, st) == 0)
+        data = st->level == 5 ? st->chunk * (st->nmembers - 1)
+               : st->level == 1 ? st->chunk : st->chunk * st->nmembers;
+    free(st);
+    if (data == 0 || data % DFSTORE_BLOCK || data > (uint64_t)L1_RUN_BLOCKS * DFSTORE_BLOCK)
+        return 0;
+    return (uint32_t)((uint64_t)L1_RUN_BLOCKS * DFSTORE_BLOCK / data * data / DFSTORE_BLOCK);
+}
+
 int df_l1_init(struct df_l1 *l1, struct evloop *loop, struct iraid_volume *vol, uint64_t bytes)
 {
     uint64_t n = bytes / DFSTORE_BLOCK, ns;
@@ -102,6 +121,7 @@ int df_l1_init(struct df_l1 *l1, struct evloop *loop, struct iraid_volume *vol, 
     l1->nfree = ns;
     l1->nslots = (uint32_t)ns;
     l1->capacity = l1->stats.capacity = n;
+    l1->unit_blocks = stripe_unit_blocks(vol);
     return 0;
 
 free_all:
@@ -111,6 +131,8 @@ free_all:
 
 void df_l1_fini(struct df_l1 *l1)
 {
+    while (l1->nspare_copies > 0)
+        free(l1->spare_copies[--l1->nspare_copies]);
     if (l1->ndirty)
         log_error("dfstore: L1 closed with %llu dirty blocks", (unsigned long long)l1->ndirty);
     cache_fini(&l1->policy);
@@ -235,6 +257,7 @@ static void slot_dirty(struct df_l1 *l1, uint32_t slot)
 {
     if (!l1->slots[slot].dirty) {
         l1->slots[slot].dirty = 1;
+        l1->slots[slot].dirty_ms = evloop_now_ms();
         l1->ndirty++;
     }
     l1->slots[slot].latest_seq = ++l1->wseq;
@@ -620,6 +643,31 @@ static void watermark_check(struct df_l1 *l1)
     }
 }
 
+/* Write-behind: each unit the write touched that is now dirty in every
+ * block, with no write-back of it in flight, goes out now as one
+ * write-back of whole stripes (no reads of old data or parity).  A unit
+ * written again later is dirty again and goes out again once whole, or
+ * at the next flush. */
+static void write_behind(struct df_l1 *l1, uint64_t off, uint64_t len)
+{
+    uint64_t ub = l1->unit_blocks;
+    uint32_t slots[L1_RUN_BLOCKS];
+
+    if (ub == 0)
+        return;
+    for (uint64_t u = off / DFSTORE_BLOCK / ub; u * ub * DFSTORE_BLOCK < off + len; u++) {
+        uint64_t i;
+        for (i = 0; i < ub; i++) {
+            uint64_t s = slot_find(l1, u * ub + i);
+            if (s == U64MAP_NONE || !l1->slots[s].dirty || l1->slots[s].wb)
+                break;
+            slots[i] = (uint32_t)s;
+        }
+        if (i == ub)
+            wb_issue(l1, slots, (uint32_t)ub);
+    }
+}
+
 static void write_done(struct iraid_volume *vol, int status, void *user)
 {
     struct write_ctx ctx = *(struct write_ctx *)user;
@@ -657,6 +705,7 @@ int df_l1_writev(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int ni
     if (!through && absorbable(l1, off, len) && done_later(l1, cb, user)) {
         write_into(l1, off, iov, niov, len, 1);
         l1->stats.writes_absorbed++;
+        write_behind(l1, off, len);
         watermark_check(l1);
         return 0;
     }
@@ -692,6 +741,22 @@ static void round_count(struct df_l1 *l1, uint32_t slot, int status)
     }
 }
 
+/* A buffer for the copy of n blocks: a spare one for a whole run. */
+static uint8_t *copy_get(struct df_l1 *l1, uint32_t n)
+{
+    if (n == L1_RUN_BLOCKS && l1->nspare_copies > 0)
+        return l1->spare_copies[--l1->nspare_copies];
+    return malloc((size_t)n * DFSTORE_BLOCK);
+}
+
+static void copy_put(struct df_l1 *l1, uint8_t *copy, uint32_t n)
+{
+    if (copy && n == L1_RUN_BLOCKS && l1->nspare_copies < L1_SPARE_COPIES)
+        l1->spare_copies[l1->nspare_copies++] = copy;
+    else
+        free(copy);
+}
+
 static void wb_done(struct iraid_volume *vol, int status, void *user)
 {
     struct wb_ctx *ctx = user;
@@ -724,7 +789,7 @@ static void wb_done(struct iraid_volume *vol, int status, void *user)
         }
     }
     l1->stats.writeback_ios++;
-    free(ctx->copy);
+    copy_put(l1, ctx->copy, ctx->n);
     free(ctx);
     /* A failed block waits for the next round (within about a second). */
     if (again)
@@ -739,7 +804,7 @@ static void wb_issue(struct df_l1 *l1, const uint32_t *slots, uint32_t n)
     struct iovec iov;
     int rc = -ENOMEM;
 
-    if (ctx && (ctx->copy = malloc((size_t)n * DFSTORE_BLOCK))) {
+    if (ctx && (ctx->copy = copy_get(l1, n))) {
         ctx->l1 = l1;
         ctx->n = n;
         for (uint32_t i = 0; i < n; i++) {
@@ -763,7 +828,7 @@ static void wb_issue(struct df_l1 *l1, const uint32_t *slots, uint32_t n)
         round_count(l1, slots[i], rc);
     }
     if (ctx)
-        free(ctx->copy);
+        copy_put(l1, ctx->copy, n);
     free(ctx);
     round_check(l1);
 }
@@ -918,6 +983,18 @@ int df_l1_flush(struct df_l1 *l1, iraid_cb cb, void *user)
     if (l1->round_state == ROUND_IDLE)
         round_start(l1);
     return 0;
+}
+
+int df_l1_dirty_young(const struct df_l1 *l1)
+{
+    uint64_t now = evloop_now_ms();
+
+    if (l1->ndirty == 0)
+        return 0;
+    for (uint32_t s = 0; s < l1->nslots; s++)
+        if (l1->slots[s].dirty && now - l1->slots[s].dirty_ms >= L1_AGE_MS)
+            return 0;
+    return 1;
 }
 
 int df_l1_busy(const struct df_l1 *l1)

@@ -17,12 +17,20 @@
  * allocated, whose first write may find the target's backing store full
  * (a thin LUN): their ENOSPC reaches the writer, and the store gives the
  * blocks back, as without the cache; absorbed, the error would come at
- * the next sync and the blocks, mapped, would fail every write-back.
+ * the next sync and the blocks, mapped, would fail every write-back.  The
+ * store marks them so only when the volume does not vouch for the room
+ * (iraid_room_for_new_blocks); else it writes new blocks whole and they
+ * are absorbed like any other.
  *
  * Write-back: a dirty block reaches the volume when it is evicted, when
- * df_l1_flush runs (the store's commit rounds: every sync, and within
- * about a second of any write, DF_COMMIT_MS), and when more than 3/4 of
- * the cache is dirty (high watermark).  Write-backs are gathered: dirty
+ * df_l1_flush runs (the store's commit rounds: every sync, within about a
+ * second of a write that changed the block map, DF_COMMIT_MS, else once
+ * a dirty block is L1_AGE_MS old: df_l1_dirty_young), and when more than 3/4 of
+ * the cache is dirty (high watermark), and at once when an absorbed write
+ * leaves a whole unit dirty (write-behind: unit_blocks, the largest
+ * multiple of the volume's stripe, data only, within L1_RUN_BLOCKS, so a
+ * RAID-5 stream goes out as whole stripes while the writer goes on,
+ * instead of all at its sync).  Write-backs are gathered: dirty
  * blocks sorted by volume offset go out in runs of adjacent blocks (up to
  * L1_RUN_BLOCKS), so a RAID-5 volume sees whole stripes (no reads of old
  * data or parity).  df_l1_flush completes when every write completed
@@ -54,8 +62,9 @@
  * bypasses the cache.
  *
  * Memory: slots x (64 KiB + 64 bytes of state and map) + the policy's 78
- * bytes per block at most, plus a context per request in flight and the
- * copies of the write-backs in flight (at most the dirty blocks).
+ * bytes per block at most, plus a context per request in flight, the
+ * copies of the write-backs in flight (at most the dirty blocks) and
+ * L1_SPARE_COPIES runs kept for them (16 MiB).
  *
  * Read-ahead (df_l1_set_readahead, df_l1_prefetch in l1prefetch.c; the
  * stream detection is readahead.h's): prefetched blocks are L1 slots outside the LRU
@@ -100,6 +109,9 @@
  * it waited this long (its reader is gone, or seeked): younger ones are
  * other streams' next blocks, and dropping them would only waste reads. */
 #define L1_RA_STALE_MS 1000u
+/* Copy buffers of whole runs kept for the next write-back (a fresh 2 MiB
+ * buffer costs 512 page faults and their zeroing each time). */
+#define L1_SPARE_COPIES 8
 
 struct df_l1_stats {
     uint64_t capacity;          /* blocks; 0 = off */
@@ -114,7 +126,7 @@ struct df_l1_stats {
     uint64_t writeback_ios;     /* volume writes that carried them */
     uint64_t flushes;           /* flush rounds */
     uint64_t demotes;           /* clean evictions handed to the targets' L2
-                                 * (iraid_demote; not yet in ipvfs-ctl stats) */
+                                 * (iraid_demote) */
     uint64_t readahead_blocks;  /* blocks prefetched (volume reads issued) */
     uint64_t readahead_hits;    /* of them, used by a read */
     uint64_t readahead_wasted;  /* of them, dropped unread */
@@ -124,6 +136,7 @@ struct l1_slot {
     uint64_t vb;                /* volume block */
     uint64_t latest_seq;        /* of the last write into it */
     uint64_t durable_seq;       /* covered by a completed write-back */
+    uint64_t dirty_ms;          /* when it last became dirty (evloop_now_ms) */
     uint8_t state;
     uint8_t dirty;
     uint8_t wb;                 /* a write-back in flight */
@@ -141,6 +154,7 @@ struct df_l1 {
     struct evloop *loop;
     struct iraid_volume *vol;
     uint64_t capacity;          /* blocks; 0 = off */
+    uint32_t unit_blocks;       /* write-behind unit (whole stripes); 0: none */
     uint32_t nslots;
     struct cache policy;
     uint8_t *data;              /* nslots x DFSTORE_BLOCK */
@@ -164,6 +178,8 @@ struct df_l1 {
     uint64_t ra_inflight;       /* prefetched blocks being read */
     uint32_t ra_head, ra_tail;  /* FIFO, head oldest */
     struct l1_wait **waiters;   /* per slot: reads waiting for its fill */
+    uint8_t *spare_copies[L1_SPARE_COPIES];  /* run-sized, free */
+    uint32_t nspare_copies;
     struct df_l1_stats stats;
     FILE *trace;                /* --trace: events for ipvfs-cachesim; NULL: none */
 };
@@ -242,6 +258,14 @@ void l1_ra_promote(struct df_l1 *l1, uint32_t slot);
 struct l1_wait *l1_waiters_copy(struct df_l1 *l1, uint32_t slot, int valid,
                                 struct l1_wait *list);
 void l1_waiters_finish(struct df_l1 *l1, struct l1_wait *list);
+/* Age (L1_AGE_MS) a dirty block may reach before the store's background
+ * commit writes it back when nothing else asks for a round. */
+#define L1_AGE_MS 5000
+/* Nonzero when the cache holds dirty blocks and none of them is
+ * L1_AGE_MS old yet: a background commit with no metadata to commit may
+ * wait (commit.c), so that stripes still being filled are written whole
+ * later rather than read-modify-written now.  O(slots). */
+int df_l1_dirty_young(const struct df_l1 *l1);
 /* Nonzero while anything of the cache is in flight or queued (wait for 0
  * before df_l1_fini; a write-back after an eviction may outlive a flush). */
 int df_l1_busy(const struct df_l1 *l1);

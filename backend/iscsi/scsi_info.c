@@ -11,8 +11,31 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 
 /* ---- informational commands ---- */
+
+/* The room part of the uCache page (target.h): whether every block of
+ * the LUN not yet allocated on its backing store fits there now.  Known
+ * for memory (all allocated) and regular files (fstat, fstatvfs); not for
+ * block devices, which may be thin below us. */
+static int lun_room(const struct tgt_lun *lun, uint64_t *out_free, uint64_t *out_unalloc)
+{
+    struct statvfs vs;
+    struct stat st;
+
+    *out_free = *out_unalloc = 0;
+    if (lun->mem)
+        return 1;
+    if (lun->fd < 0 || fstat(lun->fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+        fstatvfs(lun->fd, &vs) < 0)
+        return 0;
+    *out_free = (uint64_t)vs.f_bavail * vs.f_frsize;
+    if ((uint64_t)st.st_blocks * 512 < lun->size)
+        *out_unalloc = lun->size - (uint64_t)st.st_blocks * 512;
+    return 1;
+}
 
 static void exec_inquiry_std(struct tgt_task *t, uint32_t alloc)
 {
@@ -109,10 +132,17 @@ void scsi_exec_inquiry(struct tgt_task *t)
             d[6] = 0x02;                              /* thin provisioned */
         }
         break;
-    case TGT_VPD_UCACHE:                              /* target.h */
-        n = 8;
+    case TGT_VPD_UCACHE: {                            /* target.h */
+        uint64_t room_free, unalloc;
+        n = 24;
         d[4] = tgt_l2_takes_demotes(t->lun->srv) ? 0x01 : 0x00;
+        if (lun_room(t->lun, &room_free, &unalloc)) {
+            d[4] |= 0x02;
+            put_be64(d + 8, room_free);
+            put_be64(d + 16, unalloc);
+        }
         break;
+    }
     default:
         scsi_set_sense(t, KEY_ILLEGAL, ASC_INVALID_FIELD_CDB);
         scsi_done(t);

@@ -70,7 +70,14 @@ struct tgt_config {
  * would write the data again; an unknown opcode it refuses without
  * touching the medium.  Initiators send it only to a target whose
  * vendor VPD page TGT_VPD_UCACHE (4 bytes of header, then byte 4: bit 0
- * set when an L2 keeps demoted blocks) says so. */
+ * set when an L2 keeps demoted blocks) says so.
+ * The same page tells an initiator whether a write can still fail for
+ * want of backing space (a thin LUN over a full disk): byte 4 bit 1 set
+ * when bytes 8-15 (the backing file system's free bytes) and 16-23 (the
+ * LUN's bytes not yet allocated on it), big-endian, are known (memory:
+ * both 0; a file: statvfs and st_blocks; a block device: not known).  An
+ * I/O node keeps new blocks' first writes in its L1 only while the free
+ * bytes cover what its members could still allocate (iraid/volume.h). */
 #define TGT_OP_DEMOTE 0xc0
 #define TGT_VPD_UCACHE 0xc0
 

@@ -111,7 +111,11 @@ static uint32_t fill_volume_status(struct server *srv, struct ipvfs_volume_statu
                                         .size = st.size, .chunk = st.chunk,
                                         .dirty_regions = st.dirty_regions,
                                         .scrub_done = st.scrub_done,
-                                        .scrub_total = st.scrub_total };
+                                        .scrub_total = st.scrub_total,
+                                        .full_stripe_writes = st.writes.full_stripe,
+                                        .rmw_writes = st.writes.rmw,
+                                        .rcw_writes = st.writes.rcw,
+                                        .degraded_writes = st.writes.degraded };
     for (uint32_t i = 0; i < st.nmembers; i++) {
         const struct iraid_member_status *m = &st.member[i];
         ms[i] = (struct ipvfs_member_status){ .index = i, .state = wire_member_state(m->state),

@@ -246,6 +246,7 @@ struct ipvfs_l1_status ionode_l1_status(struct server *srv)
         .write_updates = st.l1.write_updates, .dirty = st.l1.dirty,
         .writes_absorbed = st.l1.writes_absorbed, .writebacks = st.l1.writebacks,
         .writeback_ios = st.l1.writeback_ios, .flushes = st.l1.flushes,
+        .demotes = st.l1.demotes,
         .readahead_blocks = st.l1.readahead_blocks, .readahead_hits = st.l1.readahead_hits,
         .readahead_wasted = st.l1.readahead_wasted,
     };

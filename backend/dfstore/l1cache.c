@@ -658,7 +658,7 @@ static void write_behind(struct df_l1 *l1, uint64_t off, uint64_t len)
     for (uint64_t u = off / DFSTORE_BLOCK / ub; u * ub * DFSTORE_BLOCK < off + len; u++) {
         uint64_t i;
         for (i = 0; i < ub; i++) {
-            uint64_t s = slot_find(l1, u * ub + i);
+            uint64_t s = l1_slot_find(l1, u * ub + i);
             if (s == U64MAP_NONE || !l1->slots[s].dirty || l1->slots[s].wb)
                 break;
             slots[i] = (uint32_t)s;

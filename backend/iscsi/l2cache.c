@@ -24,6 +24,13 @@
  * A read from the store that raced a write (one started or finished
  * while it was in flight: wgen moved) is not cached, since its bytes may
  * predate the write; the write's own completion updated what was cached.
+ * A DEMOTE is ignored only when a write of an overlapping range was in
+ * flight, or started, since it arrived: its bytes may predate that write.
+ * The writes are remembered in a ring of the last L2_WRITE_LOG (start and
+ * end generations); when the ring no longer covers the DEMOTE's arrival,
+ * it is ignored too (conservative).  Writes to other blocks no longer
+ * cost a DEMOTE: with the I/O node's write-behind a write is nearly
+ * always in flight somewhere.
  *
  * Memory: capacity x 64 KiB of block data (one anonymous mapping, page
  * aligned, so stores opened with O_DIRECT could read into it) plus the
@@ -48,6 +55,17 @@
 #include "common/u64map.h"
 
 #define L2_BS CACHE_BLOCK_SIZE
+/* Writes remembered for the DEMOTE race check: far more than a target
+ * has in flight (its sessions' queue depths). */
+#define L2_WRITE_LOG 1024u
+
+struct l2_write {
+    uint64_t seq;           /* which write (1, 2, ...); 0: unused */
+    int lun;
+    uint64_t off, len;
+    uint64_t start_gen;     /* wgen when it started */
+    uint64_t end_gen;       /* wgen when it ended; 0 while in flight */
+};
 
 struct tgt_l2 {
     struct cache c;
@@ -57,7 +75,9 @@ struct tgt_l2 {
     uint32_t nfree;
     uint64_t wgen;          /* bumped at every write start and end */
     uint32_t writes_busy;   /* writes and punches in flight */
-    uint64_t demotes_raced; /* DEMOTEs ignored: a write was in flight */
+    uint64_t demotes_raced; /* DEMOTEs ignored: an overlapping write raced */
+    struct l2_write wlog[L2_WRITE_LOG];  /* write seq % L2_WRITE_LOG */
+    uint64_t wseq;          /* writes started */
     uint64_t partial;       /* blocks of a missed READ not wholly read */
 };
 
@@ -196,8 +216,12 @@ static void l2_io_done(struct tgt_io *io, int err)
             write_apply(l2, io);
     }
     if (l2 && io->op != TGT_IO_READ) {
+        struct l2_write *w = &l2->wlog[io->l2_gen % L2_WRITE_LOG];
+
         l2->wgen++;
         l2->writes_busy--;
+        if (w->seq == io->l2_gen)
+            w->end_gen = l2->wgen;
     }
     drop_pages(io);
     io->cb(io, err);
@@ -217,11 +241,15 @@ static void submit(struct tgt_io *io)
         io->cb(io, 0);
         return;
     }
+    io->l2_gen = l2 ? l2->wgen : 0;
     if (l2 && io->op != TGT_IO_READ) {
         l2->wgen++;
         l2->writes_busy++;
+        io->l2_gen = ++l2->wseq;        /* a write's: its place in wlog */
+        l2->wlog[io->l2_gen % L2_WRITE_LOG] = (struct l2_write){
+            .seq = io->l2_gen, .lun = io->lun->index, .off = io->off, .len = io->len,
+            .start_gen = l2->wgen };
     }
-    io->l2_gen = l2 ? l2->wgen : 0;
     io->l2_cb = io->cb;
     io->cb = l2_io_done;
     io->lun->ops->submit(io->lun, io);
@@ -237,6 +265,27 @@ uint64_t tgt_l2_gen(const struct tgt_server *srv)
     return srv->l2 ? srv->l2->wgen : 0;
 }
 
+/* Whether a write of [off, off + len) of lun was in flight at gen or
+ * started since (see the header comment). */
+static int demote_raced(const struct tgt_l2 *l2, int lun, uint64_t off, uint64_t len,
+                        uint64_t gen)
+{
+    if (l2->writes_busy >= L2_WRITE_LOG)
+        return 1;
+    for (uint32_t i = 0; i < L2_WRITE_LOG; i++) {
+        const struct l2_write *w = &l2->wlog[i];
+
+        if (w->seq == 0 || w->lun != lun || w->off >= off + len || off >= w->off + w->len)
+            continue;
+        if (w->end_gen == 0 || w->end_gen > gen)
+            return 1;
+    }
+    /* the oldest write still remembered started after gen: older ones
+     * that ended after gen may be gone */
+    return l2->wseq > L2_WRITE_LOG &&
+           l2->wlog[(l2->wseq + 1) % L2_WRITE_LOG].start_gen > gen;
+}
+
 uint32_t tgt_l2_demote(struct tgt_lun *lun, uint64_t off, const uint8_t *buf, size_t len,
                        uint64_t gen)
 {
@@ -246,7 +295,7 @@ uint32_t tgt_l2_demote(struct tgt_lun *lun, uint64_t off, const uint8_t *buf, si
 
     if (!l2)
         return 0;
-    if (l2->writes_busy || l2->wgen != gen) {
+    if (demote_raced(l2, lun->index, off, len, gen)) {
         l2->demotes_raced++;
         return 0;
     }

@@ -7,8 +7,9 @@
 # per-call choice of adio/ad_ipvfs/ad_ipvfs_choice.h.  Goal: auto at least
 # 0.95x the better of the other two in every case.
 #
-#   benchmarks/collective-choice.sh [--quick] [--out DIR] [BUILDDIR]
+#   benchmarks/collective-choice.sh [--quick] [--cases "C1 C2..."] [--out DIR] [BUILDDIR]
 #
+# --cases runs only the named cases (default: all below).
 # Cases (each rank's data checked byte for byte by the programs):
 #   tile2x2-32B, tile4x1-32B, tile2x2-1K, tile4x1-1K: mpi-tile-io shapes
 #       (ipvfs-patterns ctile), 8 MiB per rank (--quick: 2 MiB), 2 calls
@@ -24,10 +25,12 @@
 set -u
 quick=0
 out=
+only=
 while [ $# -gt 0 ]; do
     case $1 in
     --quick) quick=1; shift ;;
     --out) out=$2; shift 2 ;;
+    --cases) only=$2; shift 2 ;;
     *) break ;;
     esac
 done
@@ -51,7 +54,7 @@ btio_n=$([ $quick = 1 ] && echo 32 || echo 64)
 segs=$([ $quick = 1 ] && echo 16 || echo 64)
 {
     echo "# $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname), $(nproc) cores"
-    echo "# command: benchmarks/collective-choice.sh $([ $quick = 1 ] && echo --quick)"
+    echo "# command: benchmarks/collective-choice.sh $([ $quick = 1 ] && echo --quick)$([ -n "$only" ] && echo " --cases \"$only\"")"
     echo "# 4 ranks, 2 I/O nodes x 1 target, cb_nodes=2, median of $trials trials"
 } >"$table"
 . "$IPVFS_SRCDIR/test/lib.sh"
@@ -96,7 +99,7 @@ run() {
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-cases="tile2x2-32B tile4x1-32B tile2x2-1K tile4x1-1K narrow-32B btio ior-strided"
+cases=${only:-tile2x2-32B tile4x1-32B tile2x2-1K tile4x1-1K narrow-32B btio ior-strided}
 variants="twophase independent auto"
 ipvfs_start_cluster 2 1
 echo "trial,case,variant,write_mib_s,read_mib_s" >"$raw"

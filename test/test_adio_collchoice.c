@@ -121,6 +121,66 @@ static void test_tiny_pieces(void **state)
                      COLL_INDEPENDENT);
 }
 
+/* Online calibration: an observation sets its path's scale (observed
+ * over modelled), later ones average in, short calls and absurd ratios
+ * do not move it far.  The tiny pieces, with pairs at 1.2 us, go
+ * independent by less than COLL_EXPLORE; measured 3x slower than modelled, two-phase (not measured yet, and
+ * now close) is explored once; measured 4x slower still, independent
+ * stays; measured fast, two-phase wins.  A clear win is never explored. */
+static void test_calibration(void **state)
+{
+    struct coll_costs c = COLL_COST_DEFAULTS;
+    struct coll_calib cal = COLL_CALIB_INIT;
+    struct coll_access a = summarize(4, 32768, tiny_piece);
+    double ind = coll_cost_full(&shape, &a, &c, COLL_INDEPENDENT);
+    double tp = coll_cost_full(&shape, &a, &c, COLL_TWOPHASE);
+
+    (void) state;
+    c.pair_us = 1.2;
+    ind = coll_cost_full(&shape, &a, &c, COLL_INDEPENDENT);
+    tp = coll_cost_full(&shape, &a, &c, COLL_TWOPHASE);
+    assert_true(tp - ind > coll_cost_twophase(&shape, &a, &c) -
+                coll_cost_independent(&a, &c) - 1e-6);
+    coll_calib_note(&cal, COLL_INDEPENDENT, 1000.0, COLL_CALIB_MIN_US / 2);
+    assert_int_equal(cal.samples[COLL_INDEPENDENT], 0);
+    coll_calib_note(&cal, COLL_INDEPENDENT, 1000.0, 4000.0);
+    assert_int_equal(cal.samples[COLL_INDEPENDENT], 1);
+    assert_true(cal.scale[COLL_INDEPENDENT] > 3.999 && cal.scale[COLL_INDEPENDENT] < 4.001);
+    coll_calib_note(&cal, COLL_INDEPENDENT, 1000.0, 2000.0);
+    assert_true(cal.scale[COLL_INDEPENDENT] > 2.999 && cal.scale[COLL_INDEPENDENT] < 3.001);
+    coll_calib_note(&cal, COLL_TWOPHASE, 1000.0, 1e12);
+    assert_true(cal.scale[COLL_TWOPHASE] == COLL_CALIB_CLAMP);
+
+    cal = COLL_CALIB_INIT;
+    assert_true(tp > ind && tp < COLL_EXPLORE * ind);
+    assert_int_equal(coll_choose_cal(&shape, &a, &c, &cal, 1, COLL_AUTO), COLL_INDEPENDENT);
+    coll_calib_note(&cal, COLL_INDEPENDENT, ind, 3.0 * ind);
+    assert_int_equal(coll_choose_cal(&shape, &a, &c, &cal, 1, COLL_AUTO), COLL_TWOPHASE);
+    assert_int_equal(coll_choose_cal(&shape, &a, &c, &cal, 1, COLL_FORCE_INDEPENDENT),
+                     COLL_INDEPENDENT);
+    coll_calib_note(&cal, COLL_TWOPHASE, tp, 4.0 * tp);
+    assert_int_equal(coll_choose_cal(&shape, &a, &c, &cal, 1, COLL_AUTO), COLL_INDEPENDENT);
+    for (int i = 0; i < 6; i++)
+        coll_calib_note(&cal, COLL_TWOPHASE, tp, tp);
+    assert_int_equal(coll_choose_cal(&shape, &a, &c, &cal, 1, COLL_AUTO), COLL_TWOPHASE);
+    assert_int_equal(coll_choose_cal(&shape, &a, &c, NULL, 1, COLL_AUTO), COLL_INDEPENDENT);
+}
+
+/* A clear win (the tiles: independent far cheaper) is never explored. */
+static void test_no_exploring_clear_wins(void **state)
+{
+    const struct coll_costs c = COLL_COST_DEFAULTS;
+    struct coll_calib cal = COLL_CALIB_INIT;
+    struct coll_access a = summarize(4, 1024, tile_piece);
+    double ind = coll_cost_full(&shape, &a, &c, COLL_INDEPENDENT);
+
+    (void) state;
+    assert_true(coll_cost_full(&shape, &a, &c, COLL_TWOPHASE) > COLL_EXPLORE * ind);
+    coll_calib_note(&cal, COLL_INDEPENDENT, ind, 2.0 * ind);
+    assert_int_equal(coll_choose_cal(&shape, &a, &c, &cal, 1, COLL_AUTO), COLL_INDEPENDENT);
+    assert_int_equal(coll_choose_cal(&shape, &a, &c, &cal, 0, COLL_AUTO), COLL_INDEPENDENT);
+}
+
 /* Many ranks with a little data on every I/O node: 512 list requests
  * independent, 9 two-phase. */
 static void test_many_small_requests(void **state)
@@ -251,6 +311,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tile_goes_independent),
         cmocka_unit_test(test_tiny_pieces),
+        cmocka_unit_test(test_calibration),
+        cmocka_unit_test(test_no_exploring_clear_wins),
         cmocka_unit_test(test_many_small_requests),
         cmocka_unit_test(test_overlap),
         cmocka_unit_test(test_scan_union),

@@ -82,6 +82,8 @@
 
 #include "adio/client/ipvfs_client.h"
 
+#include "ad_ipvfs_choice.h"
+
 /* Pairs (and iovecs) per list I/O batch of a noncontiguous access. */
 #define ADIOI_IPVFS_LIST_MAX IPVFS_MAX_PAIRS
 
@@ -102,6 +104,20 @@ struct ADIOI_IPVFS_nbq {
     uint64_t out_bytes;         /* their bytes */
 };
 
+/* The collective decision's online calibration (ad_ipvfs_choice.h): the
+ * file's calibration, and the timing of the last call decided by
+ * exchange (the same flags on every rank: all make the same calls). */
+struct ADIOI_IPVFS_coll_timing {
+    struct coll_calib cal[2];   /* [writing] */
+    int pending;                /* a decided call is running: time it */
+    int have;                   /* last_us holds its time, for the next exchange */
+    int writing;                /* its direction, path and model */
+    enum coll_path path;
+    double model_us;
+    double t0;                  /* MPI_Wtime at its decision */
+    double last_us;             /* its wall time on this rank */
+};
+
 /* What fd->fs_ptr points to while the file is open. */
 struct ADIOI_IPVFS_fs {
     struct ipvfs_file *file;
@@ -110,6 +126,7 @@ struct ADIOI_IPVFS_fs {
     int coll_read_twophase;     /* the last collective read's choice (ad_ipvfs_collpick.c) */
     int coll_read_left;         /* collective reads that take it again */
     struct ADIOI_IPVFS_nbq nbq; /* its nonblocking requests (ad_ipvfs_ireq.c) */
+    struct ADIOI_IPVFS_coll_timing coll_time;   /* ad_ipvfs_collpick.c */
 };
 
 static inline struct ipvfs_file *ADIOI_IPVFS_File(ADIO_File fd)
@@ -279,6 +296,9 @@ void ADIOI_IPVFS_Irdwr(ADIO_File fd, void *buf, int count, MPI_Datatype datatype
 int ADIOI_IPVFS_Coll_pick(ADIO_File fd, int writing, const ADIO_Offset * offs,
                           const ADIO_Offset * lens, MPI_Count n, ADIO_Offset start,
                           ADIO_Offset end, int *out_twophase);
+/* At the end of every collective read or write: times the call for the
+ * calibration when Coll_pick decided it by exchange. */
+void ADIOI_IPVFS_Coll_done(ADIO_File fd);
 
 /* The blocking noncontiguous worker (ad_ipvfs_strided.c). */
 void ADIOI_IPVFS_Rdwr_strided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,

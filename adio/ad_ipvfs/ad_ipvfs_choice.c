@@ -208,8 +208,58 @@ double coll_cost_twophase(const struct coll_shape *s, const struct coll_access *
         (double) rounds * c->round_us;
 }
 
-enum coll_path coll_choose(const struct coll_shape *s, const struct coll_access *a,
-                           const struct coll_costs *c, int writing, enum coll_force force)
+double coll_cost_full(const struct coll_shape *s, const struct coll_access *a,
+                      const struct coll_costs *c, enum coll_path path)
+{
+    return (path == COLL_TWOPHASE ? coll_cost_twophase(s, a, c) : coll_cost_independent(a, c)) +
+        (double) a->bytes * c->byte_us;
+}
+
+void coll_calib_note(struct coll_calib *cal, enum coll_path path, double model_us,
+                     double observed_us)
+{
+    double r;
+
+    if (observed_us < COLL_CALIB_MIN_US || model_us <= 0.0)
+        return;
+    r = observed_us / model_us;
+    if (r < 1.0 / COLL_CALIB_CLAMP)
+        r = 1.0 / COLL_CALIB_CLAMP;
+    if (r > COLL_CALIB_CLAMP)
+        r = COLL_CALIB_CLAMP;
+    cal->scale[path] = cal->samples[path] ? (cal->scale[path] + r) / 2.0 : r;
+    cal->samples[path]++;
+}
+
+/* The scale of path: its own, else the other path's, else 1. */
+static double scale_of(const struct coll_calib *cal, enum coll_path path)
+{
+    enum coll_path other = path == COLL_TWOPHASE ? COLL_INDEPENDENT : COLL_TWOPHASE;
+
+    if (!cal)
+        return 1.0;
+    return cal->samples[path] ? cal->scale[path] : cal->samples[other] ? cal->scale[other] : 1.0;
+}
+
+/* Step 3 of the rule: 3a exploration, 3b the cheaper scaled model. */
+static enum coll_path by_cost(const struct coll_shape *s, const struct coll_access *a,
+                              const struct coll_costs *c, const struct coll_calib *cal)
+{
+    double ind = scale_of(cal, COLL_INDEPENDENT) * coll_cost_full(s, a, c, COLL_INDEPENDENT);
+    double tp = scale_of(cal, COLL_TWOPHASE) * coll_cost_full(s, a, c, COLL_TWOPHASE);
+
+    if (cal && !cal->samples[COLL_TWOPHASE] && cal->samples[COLL_INDEPENDENT] &&
+        tp < COLL_EXPLORE * ind)
+        return COLL_TWOPHASE;
+    if (cal && !cal->samples[COLL_INDEPENDENT] && cal->samples[COLL_TWOPHASE] &&
+        ind < COLL_EXPLORE * tp)
+        return COLL_INDEPENDENT;
+    return tp < ind ? COLL_TWOPHASE : COLL_INDEPENDENT;
+}
+
+enum coll_path coll_choose_cal(const struct coll_shape *s, const struct coll_access *a,
+                               const struct coll_costs *c, const struct coll_calib *cal,
+                               int writing, enum coll_force force)
 {
     if (force == COLL_FORCE_TWOPHASE)
         return COLL_TWOPHASE;
@@ -217,6 +267,11 @@ enum coll_path coll_choose(const struct coll_shape *s, const struct coll_access 
         return COLL_INDEPENDENT;
     if (writing && a->overlap)
         return COLL_TWOPHASE;
-    return coll_cost_twophase(s, a, c) < coll_cost_independent(a, c) ? COLL_TWOPHASE :
-        COLL_INDEPENDENT;
+    return by_cost(s, a, c, cal);
+}
+
+enum coll_path coll_choose(const struct coll_shape *s, const struct coll_access *a,
+                           const struct coll_costs *c, int writing, enum coll_force force)
+{
+    return coll_choose_cal(s, a, c, NULL, writing, force);
 }

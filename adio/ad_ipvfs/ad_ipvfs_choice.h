@@ -48,8 +48,33 @@
  * ~3.5 ns per byte; req 150 us and round 100 us are one list request's and
  * one round's round trips.  With piece > pair nothing merges its way to a
  * win here unless requests dominate; the constants are no online
- * measurement: a system with other costs needs the benchmark rerun and
- * these figures replaced. */
+ * measurement; the online calibration below corrects them on the
+ * running system.
+ *
+ * Online calibration (struct coll_calib, one per open file and
+ * direction, the same on every rank).  The full model of a path adds
+ * B * byte, the moving of the bytes at the servers (the same for both
+ * paths, so it changes no static decision: byte 0.002 us, ~500 MiB/s,
+ * the tiles' independent writes), which makes a call's model comparable
+ * with its wall time.  Each call decided by exchange is timed on every
+ * rank from the decision to its return; the next decision's allgather
+ * carries that time and every rank takes the slowest rank's (the call's
+ * real duration), so all ranks note the same observation.
+ * coll_calib_note keeps, per path, scale = observed / modelled, clamped to
+ * [1/16, 16] and averaged with the previous value (weight 1/2: the load
+ * moves); calls shorter than COLL_CALIB_MIN_US are timer and scheduling
+ * noise and change nothing.  The rule's step 3 then compares the scaled
+ * models, scale(path) * model(path), where a path not measured yet takes
+ * the other path's scale (no bias from a load that slows both), and
+ *   3a. exploration: when exactly one path has been measured and the
+ *       other's scaled model is within COLL_EXPLORE times the measured
+ *       one's, the call takes the unmeasured path once, so that both are
+ *       measured (a close call costs at most that factor, once per file
+ *       and direction; clear wins are never explored);
+ *   3b. otherwise the cheaper scaled model.
+ * So on a host whose servers or exchanges cost other than the constants
+ * say, close decisions follow the measured times of both ways on the
+ * running system; the constants stay the starting point. */
 #ifndef AD_IPVFS_CHOICE_H_INCLUDED
 #define AD_IPVFS_CHOICE_H_INCLUDED
 
@@ -67,11 +92,11 @@ enum coll_force {
     COLL_FORCE_INDEPENDENT      /* =disable */
 };
 
-/* Costs in microseconds (xchg_us: per byte). */
+/* Costs in microseconds (xchg_us, byte_us: per byte). */
 struct coll_costs {
-    double req_us, pair_us, piece_us, xchg_us, round_us;
+    double req_us, pair_us, piece_us, xchg_us, round_us, byte_us;
 };
-#define COLL_COST_DEFAULTS ((struct coll_costs) { 150.0, 0.9, 1.3, 0.0035, 100.0 })
+#define COLL_COST_DEFAULTS ((struct coll_costs) { 150.0, 0.9, 1.3, 0.0035, 100.0, 0.002 })
 
 /* How requests are cut: the file's stripe unit and factor (I/O nodes),
  * the schedule block b, and the two-phase aggregators and cb_buffer_size. */
@@ -123,7 +148,29 @@ double coll_cost_independent(const struct coll_access *a, const struct coll_cost
 double coll_cost_twophase(const struct coll_shape *s, const struct coll_access *a,
                           const struct coll_costs *c);
 
-/* The rule above. */
+/* A path's full model (with the B * byte term), in microseconds. */
+double coll_cost_full(const struct coll_shape *s, const struct coll_access *a,
+                      const struct coll_costs *c, enum coll_path path);
+
+/* The online calibration (see above), indexed by enum coll_path. */
+struct coll_calib {
+    double scale[2];            /* measured / modelled time */
+    uint32_t samples[2];        /* observations taken */
+};
+#define COLL_CALIB_INIT ((struct coll_calib) { { 1.0, 1.0 }, { 0, 0 } })
+#define COLL_CALIB_MIN_US 500.0
+#define COLL_CALIB_CLAMP 16.0
+#define COLL_EXPLORE 1.25
+
+/* One observation: a call that went path, modelled at model_us
+ * (coll_cost_full), took observed_us. */
+void coll_calib_note(struct coll_calib *cal, enum coll_path path, double model_us,
+                     double observed_us);
+
+/* The rule above, with calibration cal (NULL: the constants alone). */
+enum coll_path coll_choose_cal(const struct coll_shape *s, const struct coll_access *a,
+                               const struct coll_costs *c, const struct coll_calib *cal,
+                               int writing, enum coll_force force);
 enum coll_path coll_choose(const struct coll_shape *s, const struct coll_access *a,
                            const struct coll_costs *c, int writing, enum coll_force force);
 

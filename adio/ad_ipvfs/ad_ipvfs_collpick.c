@@ -2,7 +2,10 @@
  * the same on every rank:
  *   - each rank counts its own pieces (coll_count_rank); one
  *     MPI_Iallgather brings every rank every rank's (start, end, bytes,
- *     pairs, list requests, pieces), so every rank sums the same figures;
+ *     pairs, list requests, pieces, and the wall time of the previous
+ *     call decided here), so every rank sums the same figures and notes
+ *     the same slowest time into the file's calibration (struct
+ *     ADIOI_IPVFS_coll_timing; ADIOI_IPVFS_Coll_done stops the clock);
  *   - when two ranks' [start, end] ranges interleave
  *     (coll_ranges_interleave: any two ranks, not only neighbours), an
  *     MPI_Iallgatherv brings every rank all pieces (at most PICK_SCAN_MAX
@@ -41,7 +44,7 @@
 #define PICK_READ_REUSE 15
 
 /* One rank's slots in the first Iallgather. */
-enum { S_START, S_END, S_BYTES, S_PAIRS, S_REQS, S_PIECES, S_NOMEM, S_N };
+enum { S_START, S_END, S_LAST_US, S_BYTES, S_PAIRS, S_REQS, S_PIECES, S_NOMEM, S_N };
 
 static enum coll_force force_of(ADIO_File fd, int writing)
 {
@@ -67,8 +70,8 @@ static void shape_of(ADIO_File fd, int nprocs, struct coll_shape *out)
     out->cb = cb > 0 ? (uint64_t) cb : f->layout.unit;
 }
 
-/* The sums over the ranks (S_BYTES...) of the gathered slots, and
- * whether their [start, end] ranges interleave (coll_ranges_interleave). */
+/* The sums over the ranks (S_BYTES...) of the gathered slots, the
+ * slowest rank's S_LAST_US, and whether their [start, end] ranges interleave (coll_ranges_interleave). */
 static int sum_up(const int64_t *all, int nprocs, int64_t sum[S_N])
 {
     int64_t *se = ADIOI_Malloc(2 * (size_t) nprocs * sizeof(*se));
@@ -79,6 +82,8 @@ static int sum_up(const int64_t *all, int nprocs, int64_t sum[S_N])
     for (int i = 0; i < nprocs; i++) {
         for (int k = S_BYTES; k < S_N; k++)
             sum[k] += all[i * S_N + k];
+        if (all[i * S_N + S_LAST_US] > sum[S_LAST_US])
+            sum[S_LAST_US] = all[i * S_N + S_LAST_US];
         se[2 * i] = all[i * S_N + S_START];
         se[2 * i + 1] = all[i * S_N + S_END];
     }
@@ -112,6 +117,26 @@ static int scan_all(ADIO_File fd, const struct coll_shape *s, const struct coll_
     return rc;
 }
 
+/* The previous decided call's time, the slowest rank's (every rank got
+ * the same figure), goes into the file's calibration. */
+static void calibrate(struct ADIOI_IPVFS_coll_timing *t, int64_t slowest_us)
+{
+    if (t->have)
+        coll_calib_note(&t->cal[t->writing], t->path, t->model_us, (double) slowest_us);
+    t->have = 0;
+}
+
+/* Starts timing this call, with the model's figures for its path. */
+static void time_call(struct ADIOI_IPVFS_coll_timing *t, const struct coll_shape *s,
+                      const struct coll_access *a, int writing, int twophase)
+{
+    t->writing = writing;
+    t->path = twophase ? COLL_TWOPHASE : COLL_INDEPENDENT;
+    t->model_us = coll_cost_full(s, a, &COLL_COST_DEFAULTS, t->path);
+    t->pending = 1;
+    t->t0 = MPI_Wtime();
+}
+
 static int pick(ADIO_File fd, int writing, const ADIO_Offset * offs, const ADIO_Offset * lens,
                 MPI_Count n, ADIO_Offset start, ADIO_Offset end, int *out_twophase)
 {
@@ -122,6 +147,7 @@ static int pick(ADIO_File fd, int writing, const ADIO_Offset * offs, const ADIO_
     struct coll_access a = { 0 };
     size_t k = 0;
     MPI_Request req;
+    struct ADIOI_IPVFS_fs *fs = fd->fs_ptr;
     int nprocs, rc, interleave;
 
     MPI_Comm_size(fd->comm, &nprocs);
@@ -131,6 +157,7 @@ static int pick(ADIO_File fd, int writing, const ADIO_Offset * offs, const ADIO_
             mine[k++] = (struct coll_pair) {(uint64_t) offs[i], (uint64_t) lens[i] };
     local[S_START] = (int64_t) start;
     local[S_END] = (int64_t) end;
+    local[S_LAST_US] = fs->coll_time.have ? (int64_t) fs->coll_time.last_us : 0;
     if (mine && coll_count_rank(&s, mine, k, &r) == 0) {
         local[S_BYTES] = (int64_t) r.bytes;
         local[S_PAIRS] = (int64_t) r.pairs;
@@ -163,8 +190,11 @@ static int pick(ADIO_File fd, int writing, const ADIO_Offset * offs, const ADIO_
     } else if (interleave) {
         a.overlap = 1;
     }
-    *out_twophase = coll_choose(&s, &a, &COLL_COST_DEFAULTS, writing, COLL_AUTO) ==
-        COLL_TWOPHASE;
+    calibrate(&fs->coll_time, sum[S_LAST_US]);
+    *out_twophase = coll_choose_cal(&s, &a, &COLL_COST_DEFAULTS,
+                                    &fs->coll_time.cal[writing != 0], writing,
+                                    COLL_AUTO) == COLL_TWOPHASE;
+    time_call(&fs->coll_time, &s, &a, writing != 0, *out_twophase);
   free_all:
     ADIOI_Free(all);
     free(mine);
@@ -198,4 +228,15 @@ int ADIOI_IPVFS_Coll_pick(ADIO_File fd, int writing, const ADIO_Offset * offs,
         fs->coll_read_left = PICK_READ_REUSE;
     }
     return rc;
+}
+
+void ADIOI_IPVFS_Coll_done(ADIO_File fd)
+{
+    struct ADIOI_IPVFS_coll_timing *t = &((struct ADIOI_IPVFS_fs *) fd->fs_ptr)->coll_time;
+
+    if (!t->pending)
+        return;
+    t->last_us = (MPI_Wtime() - t->t0) * 1e6;
+    t->pending = 0;
+    t->have = 1;
 }

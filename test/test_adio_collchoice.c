@@ -154,7 +154,11 @@ static void test_calibration(void **state)
     cal = COLL_CALIB_INIT;
     assert_true(tp > ind && tp < COLL_EXPLORE * ind);
     assert_int_equal(coll_choose_cal(&shape, &a, &c, &cal, 1, COLL_AUTO), COLL_INDEPENDENT);
-    coll_calib_note(&cal, COLL_INDEPENDENT, ind, 3.0 * ind);
+    for (unsigned i = 0; i < COLL_EXPLORE_AFTER; i++) {
+        assert_int_equal(coll_choose_cal(&shape, &a, &c, &cal, 1, COLL_AUTO),
+                         COLL_INDEPENDENT);
+        coll_calib_note(&cal, COLL_INDEPENDENT, ind, 3.0 * ind);
+    }
     assert_int_equal(coll_choose_cal(&shape, &a, &c, &cal, 1, COLL_AUTO), COLL_TWOPHASE);
     assert_int_equal(coll_choose_cal(&shape, &a, &c, &cal, 1, COLL_FORCE_INDEPENDENT),
                      COLL_INDEPENDENT);
@@ -176,7 +180,8 @@ static void test_no_exploring_clear_wins(void **state)
 
     (void) state;
     assert_true(coll_cost_full(&shape, &a, &c, COLL_TWOPHASE) > COLL_EXPLORE * ind);
-    coll_calib_note(&cal, COLL_INDEPENDENT, ind, 2.0 * ind);
+    for (unsigned i = 0; i < 2 * COLL_EXPLORE_AFTER; i++)
+        coll_calib_note(&cal, COLL_INDEPENDENT, ind, 2.0 * ind);
     assert_int_equal(coll_choose_cal(&shape, &a, &c, &cal, 1, COLL_AUTO), COLL_INDEPENDENT);
     assert_int_equal(coll_choose_cal(&shape, &a, &c, &cal, 0, COLL_AUTO), COLL_INDEPENDENT);
 }

@@ -248,11 +248,11 @@ static enum coll_path by_cost(const struct coll_shape *s, const struct coll_acce
     double ind = scale_of(cal, COLL_INDEPENDENT) * coll_cost_full(s, a, c, COLL_INDEPENDENT);
     double tp = scale_of(cal, COLL_TWOPHASE) * coll_cost_full(s, a, c, COLL_TWOPHASE);
 
-    if (cal && !cal->samples[COLL_TWOPHASE] && cal->samples[COLL_INDEPENDENT] &&
-        tp < COLL_EXPLORE * ind)
+    if (cal && !cal->samples[COLL_TWOPHASE] &&
+        cal->samples[COLL_INDEPENDENT] >= COLL_EXPLORE_AFTER && tp < COLL_EXPLORE * ind)
         return COLL_TWOPHASE;
-    if (cal && !cal->samples[COLL_INDEPENDENT] && cal->samples[COLL_TWOPHASE] &&
-        ind < COLL_EXPLORE * tp)
+    if (cal && !cal->samples[COLL_INDEPENDENT] &&
+        cal->samples[COLL_TWOPHASE] >= COLL_EXPLORE_AFTER && ind < COLL_EXPLORE * tp)
         return COLL_INDEPENDENT;
     return tp < ind ? COLL_TWOPHASE : COLL_INDEPENDENT;
 }

@@ -66,11 +66,13 @@
  * noise and change nothing.  The rule's step 3 then compares the scaled
  * models, scale(path) * model(path), where a path not measured yet takes
  * the other path's scale (no bias from a load that slows both), and
- *   3a. exploration: when exactly one path has been measured and the
- *       other's scaled model is within COLL_EXPLORE times the measured
- *       one's, the call takes the unmeasured path once, so that both are
- *       measured (a close call costs at most that factor, once per file
- *       and direction; clear wins are never explored);
+ *   3a. exploration: when exactly one path has been measured, at least
+ *       COLL_EXPLORE_AFTER times, and the other's scaled model is within
+ *       COLL_EXPLORE times the measured one's, the call takes the
+ *       unmeasured path once, so that both are measured (once per file
+ *       and direction, and only in a file with several calls, where one
+ *       slower call is a small part: the tiles' 2 calls per file never
+ *       explore; clear wins are never explored);
  *   3b. otherwise the cheaper scaled model.
  * So on a host whose servers or exchanges cost other than the constants
  * say, close decisions follow the measured times of both ways on the
@@ -161,6 +163,7 @@ struct coll_calib {
 #define COLL_CALIB_MIN_US 500.0
 #define COLL_CALIB_CLAMP 16.0
 #define COLL_EXPLORE 1.25
+#define COLL_EXPLORE_AFTER 3u
 
 /* One observation: a call that went path, modelled at model_us
  * (coll_cost_full), took observed_us. */

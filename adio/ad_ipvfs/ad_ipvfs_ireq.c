@@ -195,6 +195,9 @@ static void ireq_drive(struct ADIOI_IPVFS_ireq *r)
 {
     while (r->q && !all_finished(r))
         wait_step(r->q);
+    /* a request with nothing to move may wait behind an unstarted one */
+    if (all_finished(r))
+        dequeue(r);
     /* taken off the queue unfinished (a failed post): finish in place */
     while (r->next_done < r->naio)
         finish_one(r);

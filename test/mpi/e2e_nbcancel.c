@@ -17,7 +17,10 @@
  *     3. After a barrier, a read of B's region gets 0 bytes (nobody wrote
  *        it: the file ends where A's data ends).
  *     4. A contiguous 24 MiB MPI_File_iwrite_at and its iread_at, each
- *        driven by MPI_Test alone, byte-exact. */
+ *        driven by MPI_Test alone, byte-exact.
+ *     5. A 24 MiB iwrite freed unfinished (MPI_Request_free) with an empty
+ *        one queued behind it (waited for): the close finishes the first,
+ *        whose data is there after reopening. */
 #include <time.h>
 
 #include "e2e_util.h"
@@ -163,6 +166,8 @@ static void past_end(MPI_File fh, MPI_Datatype mt, unsigned char *b)
               (long long) count_of(&st));
 }
 
+static void freed_then_closed(const char *path, MPI_File fh, unsigned char *a, MPI_Offset off);
+
 static void contiguous(const char *path, unsigned char *a)
 {
     MPI_File fh = MPI_FILE_NULL;
@@ -185,6 +190,30 @@ static void contiguous(const char *path, unsigned char *a)
               (long long) count_of(&st));
     at = e2e_verify(a, (uint64_t) off, CONTIG_BYTES, 7);
     E2E_CHECK(at < 0, "contiguous iread: wrong byte at %ld", at);
+    freed_then_closed(path, fh, a, off);
+}
+
+/* An iwrite the program frees unfinished (MPI_Request_free), with an
+ * empty one queued behind it: the close finishes both, and the data is
+ * there when the file is opened again. */
+static void freed_then_closed(const char *path, MPI_File fh, unsigned char *a, MPI_Offset off)
+{
+    MPI_Request r, empty;
+    MPI_Status st;
+    long at;
+
+    e2e_fill(a, (uint64_t) off, CONTIG_BYTES, 9);
+    E2E_MPI(MPI_File_iwrite_at(fh, off, a, CONTIG_BYTES, MPI_BYTE, &r));
+    E2E_MPI(MPI_File_iwrite_at(fh, off, a, 0, MPI_BYTE, &empty));
+    E2E_MPI(MPI_Request_free(&r));
+    E2E_MPI(MPI_Wait(&empty, &st));
+    E2E_CHECK(count_of(&st) == 0, "empty iwrite: %lld bytes", (long long) count_of(&st));
+    E2E_MPI(MPI_File_close(&fh));
+    memset(a, 0, CONTIG_BYTES);
+    E2E_MPI(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    E2E_MPI(MPI_File_read_at(fh, off, a, CONTIG_BYTES, MPI_BYTE, &st));
+    at = e2e_verify(a, (uint64_t) off, CONTIG_BYTES, 9);
+    E2E_CHECK(at < 0, "iwrite freed before the close: wrong byte at %ld", at);
     E2E_MPI(MPI_File_close(&fh));
 }
 

@@ -7,9 +7,11 @@
 # per-call choice of adio/ad_ipvfs/ad_ipvfs_choice.h.  Goal: auto at least
 # 0.95x the better of the other two in every case.
 #
-#   benchmarks/collective-choice.sh [--quick] [--cases "C1 C2..."] [--out DIR] [BUILDDIR]
+#   benchmarks/collective-choice.sh [--quick] [--cases "C1 C2..."] [--trials N] [--out DIR]
+#                                   [BUILDDIR]
 #
-# --cases runs only the named cases (default: all below).
+# --cases runs only the named cases (default: all below); --trials N
+# takes the median of N trials (default 3, --quick 1).
 # Cases (each rank's data checked byte for byte by the programs):
 #   tile2x2-32B, tile4x1-32B, tile2x2-1K, tile4x1-1K: mpi-tile-io shapes
 #       (ipvfs-patterns ctile), 8 MiB per rank (--quick: 2 MiB), 2 calls
@@ -26,11 +28,13 @@ set -u
 quick=0
 out=
 only=
+ntrials=
 while [ $# -gt 0 ]; do
     case $1 in
     --quick) quick=1; shift ;;
     --out) out=$2; shift 2 ;;
     --cases) only=$2; shift 2 ;;
+    --trials) ntrials=$2; shift 2 ;;
     *) break ;;
     esac
 done
@@ -48,13 +52,16 @@ mkdir -p "$out" || exit 1
 name=collective-choice
 csv=$out/$name.csv raw=$out/$name-trials.csv png=$out/$name.png table=$out/$name.txt
 rm -f "$csv" "$png"
-trials=$([ $quick = 1 ] && echo 1 || echo 3)
+trials=${ntrials:-$([ $quick = 1 ] && echo 1 || echo 3)}
+case $trials in
+'' | *[!0-9]* | 0) echo "collective-choice.sh: --trials wants a positive integer" >&2; exit 1 ;;
+esac
 rows=$([ $quick = 1 ] && echo 256 || echo 512)
 btio_n=$([ $quick = 1 ] && echo 32 || echo 64)
 segs=$([ $quick = 1 ] && echo 16 || echo 64)
 {
     echo "# $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname), $(nproc) cores"
-    echo "# command: benchmarks/collective-choice.sh $([ $quick = 1 ] && echo --quick)$([ -n "$only" ] && echo " --cases \"$only\"")"
+    echo "# command: benchmarks/collective-choice.sh $([ $quick = 1 ] && echo --quick)$([ -n "$only" ] && echo " --cases \"$only\"")$([ -n "$ntrials" ] && echo " --trials $ntrials")"
     echo "# 4 ranks, 2 I/O nodes x 1 target, cb_nodes=2, median of $trials trials"
 } >"$table"
 . "$IPVFS_SRCDIR/test/lib.sh"

@@ -134,6 +134,7 @@ static void test_calibration(void **state)
     struct coll_access a = summarize(4, 32768, tiny_piece);
     double ind = coll_cost_full(&shape, &a, &c, COLL_INDEPENDENT);
     double tp = coll_cost_full(&shape, &a, &c, COLL_TWOPHASE);
+    int explore = -1;
 
     (void) state;
     c.pair_us = 1.2;
@@ -153,21 +154,23 @@ static void test_calibration(void **state)
 
     cal = COLL_CALIB_INIT;
     assert_true(tp > ind && tp < COLL_EXPLORE * ind);
-    assert_int_equal(coll_choose_cal(&shape, &a, &c, &cal, 1, COLL_AUTO), COLL_INDEPENDENT);
+    assert_int_equal(coll_choose_cal(&shape, &a, &c, &cal, 1, COLL_AUTO, NULL), COLL_INDEPENDENT);
     for (unsigned i = 0; i < COLL_EXPLORE_AFTER; i++) {
-        assert_int_equal(coll_choose_cal(&shape, &a, &c, &cal, 1, COLL_AUTO),
+        assert_int_equal(coll_choose_cal(&shape, &a, &c, &cal, 1, COLL_AUTO, NULL),
                          COLL_INDEPENDENT);
         coll_calib_note(&cal, COLL_INDEPENDENT, ind, 3.0 * ind);
     }
-    assert_int_equal(coll_choose_cal(&shape, &a, &c, &cal, 1, COLL_AUTO), COLL_TWOPHASE);
-    assert_int_equal(coll_choose_cal(&shape, &a, &c, &cal, 1, COLL_FORCE_INDEPENDENT),
+    assert_int_equal(coll_choose_cal(&shape, &a, &c, &cal, 1, COLL_AUTO, &explore),
+                     COLL_TWOPHASE);
+    assert_int_equal(explore, 1);
+    assert_int_equal(coll_choose_cal(&shape, &a, &c, &cal, 1, COLL_FORCE_INDEPENDENT, NULL),
                      COLL_INDEPENDENT);
     coll_calib_note(&cal, COLL_TWOPHASE, tp, 4.0 * tp);
-    assert_int_equal(coll_choose_cal(&shape, &a, &c, &cal, 1, COLL_AUTO), COLL_INDEPENDENT);
+    assert_int_equal(coll_choose_cal(&shape, &a, &c, &cal, 1, COLL_AUTO, NULL), COLL_INDEPENDENT);
     for (int i = 0; i < 6; i++)
         coll_calib_note(&cal, COLL_TWOPHASE, tp, tp);
-    assert_int_equal(coll_choose_cal(&shape, &a, &c, &cal, 1, COLL_AUTO), COLL_TWOPHASE);
-    assert_int_equal(coll_choose_cal(&shape, &a, &c, NULL, 1, COLL_AUTO), COLL_INDEPENDENT);
+    assert_int_equal(coll_choose_cal(&shape, &a, &c, &cal, 1, COLL_AUTO, NULL), COLL_TWOPHASE);
+    assert_int_equal(coll_choose_cal(&shape, &a, &c, NULL, 1, COLL_AUTO, NULL), COLL_INDEPENDENT);
 }
 
 /* A clear win (the tiles: independent far cheaper) is never explored. */
@@ -182,8 +185,8 @@ static void test_no_exploring_clear_wins(void **state)
     assert_true(coll_cost_full(&shape, &a, &c, COLL_TWOPHASE) > COLL_EXPLORE * ind);
     for (unsigned i = 0; i < 2 * COLL_EXPLORE_AFTER; i++)
         coll_calib_note(&cal, COLL_INDEPENDENT, ind, 2.0 * ind);
-    assert_int_equal(coll_choose_cal(&shape, &a, &c, &cal, 1, COLL_AUTO), COLL_INDEPENDENT);
-    assert_int_equal(coll_choose_cal(&shape, &a, &c, &cal, 0, COLL_AUTO), COLL_INDEPENDENT);
+    assert_int_equal(coll_choose_cal(&shape, &a, &c, &cal, 1, COLL_AUTO, NULL), COLL_INDEPENDENT);
+    assert_int_equal(coll_choose_cal(&shape, &a, &c, &cal, 0, COLL_AUTO, NULL), COLL_INDEPENDENT);
 }
 
 /* Many ranks with a little data on every I/O node: 512 list requests

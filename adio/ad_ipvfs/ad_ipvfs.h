@@ -111,6 +111,7 @@ struct ADIOI_IPVFS_coll_timing {
     struct coll_calib cal[2];   /* [writing] */
     int pending;                /* a decided call is running: time it */
     int have;                   /* last_us holds its time, for the next exchange */
+    int explored;               /* the last decision explored (not to be reused) */
     int writing;                /* its direction, path and model */
     enum coll_path path;
     double model_us;

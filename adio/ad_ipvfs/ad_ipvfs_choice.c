@@ -241,37 +241,46 @@ static double scale_of(const struct coll_calib *cal, enum coll_path path)
     return cal->samples[path] ? cal->scale[path] : cal->samples[other] ? cal->scale[other] : 1.0;
 }
 
-/* Step 3 of the rule: 3a exploration, 3b the cheaper scaled model. */
+/* Step 3 of the rule: 3a exploration (*out_explore 1), 3b the cheaper
+ * scaled model. */
 static enum coll_path by_cost(const struct coll_shape *s, const struct coll_access *a,
-                              const struct coll_costs *c, const struct coll_calib *cal)
+                              const struct coll_costs *c, const struct coll_calib *cal,
+                              int *out_explore)
 {
     double ind = scale_of(cal, COLL_INDEPENDENT) * coll_cost_full(s, a, c, COLL_INDEPENDENT);
     double tp = scale_of(cal, COLL_TWOPHASE) * coll_cost_full(s, a, c, COLL_TWOPHASE);
 
+    *out_explore = 1;
     if (cal && !cal->samples[COLL_TWOPHASE] &&
         cal->samples[COLL_INDEPENDENT] >= COLL_EXPLORE_AFTER && tp < COLL_EXPLORE * ind)
         return COLL_TWOPHASE;
     if (cal && !cal->samples[COLL_INDEPENDENT] &&
         cal->samples[COLL_TWOPHASE] >= COLL_EXPLORE_AFTER && ind < COLL_EXPLORE * tp)
         return COLL_INDEPENDENT;
+    *out_explore = 0;
     return tp < ind ? COLL_TWOPHASE : COLL_INDEPENDENT;
 }
 
 enum coll_path coll_choose_cal(const struct coll_shape *s, const struct coll_access *a,
                                const struct coll_costs *c, const struct coll_calib *cal,
-                               int writing, enum coll_force force)
+                               int writing, enum coll_force force, int *out_explore)
 {
+    int unused;
+
+    if (!out_explore)
+        out_explore = &unused;
+    *out_explore = 0;
     if (force == COLL_FORCE_TWOPHASE)
         return COLL_TWOPHASE;
     if (force == COLL_FORCE_INDEPENDENT)
         return COLL_INDEPENDENT;
     if (writing && a->overlap)
         return COLL_TWOPHASE;
-    return by_cost(s, a, c, cal);
+    return by_cost(s, a, c, cal, out_explore);
 }
 
 enum coll_path coll_choose(const struct coll_shape *s, const struct coll_access *a,
                            const struct coll_costs *c, int writing, enum coll_force force)
 {
-    return coll_choose_cal(s, a, c, NULL, writing, force);
+    return coll_choose_cal(s, a, c, NULL, writing, force, NULL);
 }

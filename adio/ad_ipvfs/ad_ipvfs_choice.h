@@ -170,10 +170,12 @@ struct coll_calib {
 void coll_calib_note(struct coll_calib *cal, enum coll_path path, double model_us,
                      double observed_us);
 
-/* The rule above, with calibration cal (NULL: the constants alone). */
+/* The rule above, with calibration cal (NULL: the constants alone);
+ * *out_explore (may be NULL) 1 when the answer is step 3a's exploration,
+ * a one-off that must not be reused for later calls. */
 enum coll_path coll_choose_cal(const struct coll_shape *s, const struct coll_access *a,
                                const struct coll_costs *c, const struct coll_calib *cal,
-                               int writing, enum coll_force force);
+                               int writing, enum coll_force force, int *out_explore);
 enum coll_path coll_choose(const struct coll_shape *s, const struct coll_access *a,
                            const struct coll_costs *c, int writing, enum coll_force force);
 

@@ -17,8 +17,9 @@
  *     collective per call, as ROMIO's own rule needs;
  *   - reads skip the scan (overlap changes nothing for them; the model
  *     gets two-phase's best case, the union merged into one run), and
- *     the PICK_READ_REUSE collective reads after a decision take it again
- *     without any communication: each such sync point costs every rank
+ *     the PICK_READ_REUSE collective reads after a decision (not after an
+ *     exploration, ad_ipvfs_choice.h step 3a) take it again without any
+ *     communication: each such sync point costs every rank
  *     the slowest one's time per call, which for many small calls was a
  *     third of the time here.  Every rank makes the same collective calls
  *     on a file in the same order, so the per-file count (fs->coll_read_*)
@@ -151,6 +152,7 @@ static int pick(ADIO_File fd, int writing, const ADIO_Offset * offs, const ADIO_
     int nprocs, rc, interleave;
 
     MPI_Comm_size(fd->comm, &nprocs);
+    fs->coll_time.explored = 0;
     shape_of(fd, nprocs, &s);
     for (MPI_Count i = 0; mine && i < n; i++)
         if (lens[i] > 0)
@@ -192,8 +194,8 @@ static int pick(ADIO_File fd, int writing, const ADIO_Offset * offs, const ADIO_
     }
     calibrate(&fs->coll_time, sum[S_LAST_US]);
     *out_twophase = coll_choose_cal(&s, &a, &COLL_COST_DEFAULTS,
-                                    &fs->coll_time.cal[writing != 0], writing,
-                                    COLL_AUTO) == COLL_TWOPHASE;
+                                    &fs->coll_time.cal[writing != 0], writing, COLL_AUTO,
+                                    &fs->coll_time.explored) == COLL_TWOPHASE;
     time_call(&fs->coll_time, &s, &a, writing != 0, *out_twophase);
   free_all:
     ADIOI_Free(all);
@@ -225,7 +227,8 @@ int ADIOI_IPVFS_Coll_pick(ADIO_File fd, int writing, const ADIO_Offset * offs,
     rc = pick(fd, writing, offs, lens, n, start, end, out_twophase);
     if (!writing && rc == MPI_SUCCESS) {
         fs->coll_read_twophase = *out_twophase;
-        fs->coll_read_left = PICK_READ_REUSE;
+        /* an exploration is a one-off: the next read decides again */
+        fs->coll_read_left = fs->coll_time.explored ? 0 : PICK_READ_REUSE;
     }
     return rc;
 }

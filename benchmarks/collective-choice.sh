@@ -20,7 +20,8 @@
 #   btio: ipvfs-patterns btio, N = 64 (--quick 32), 40-byte cells
 #   ior-strided: ipvfs-ior -c -b 64k -t 64k -s 64 (--quick -s 16): one
 #       block per rank per segment, hints through ROMIO_HINTS
-# Median of 3 trials (--quick: 1), variants taking turns.  Writes
+# Median of 3 trials (--quick: 1), variants taking turns, their order
+# rotated from trial to trial.  Writes
 # DIR/collective-choice.csv (case,variant,op,mib_s and, on auto rows,
 # vs_best = auto / max(twophase, independent)), -trials.csv, .txt (the
 # command, the table) and .png; DIR defaults to benchmarks/results/.
@@ -113,9 +114,20 @@ echo "trial,case,variant,write_mib_s,read_mib_s" >"$raw"
 for c in $cases; do   # untimed first write of each file: later runs overwrite
     run "$c" independent >/dev/null || ipvfs_fail "warm-up of $c failed"
 done
+# rotate(T): the variants in trial T's order.  Each variant runs after
+# each other one in turn: a run pays for what the one before it left
+# behind (the I/O nodes' L1 writing back its writes in the background),
+# which in a fixed order always fell on the same variant.
+rotate() {
+    local -a v=($variants)
+    local k=$(( ($1 - 1) % ${#v[@]} )) i
+    for ((i = 0; i < ${#v[@]}; i++)); do
+        echo "${v[(k + i) % ${#v[@]}]}"
+    done
+}
 for t in $(seq "$trials"); do
     for c in $cases; do
-        for v in $variants; do
+        for v in $(rotate "$t"); do
             r=$(run "$c" "$v") || ipvfs_fail "$c $v failed: no row"
             echo "$t,$c,$v,${r% *},${r#* }" >>"$raw"
         done

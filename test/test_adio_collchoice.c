@@ -189,6 +189,61 @@ static void test_no_exploring_clear_wins(void **state)
     assert_int_equal(coll_choose_cal(&shape, &a, &c, &cal, 0, COLL_AUTO, NULL), COLL_INDEPENDENT);
 }
 
+/* Progressions: the tiny pieces of each rank are one (32 bytes every
+ * 128); their expansion gives the pieces back, and the union scan of the
+ * expanded ranks finds what the scan of the pieces finds.  Uneven
+ * lengths, uneven or backward steps are no progression; 0 and 1 piece
+ * are. */
+static void test_progressions(void **state)
+{
+    enum { PER = 4096 };
+    struct coll_pair *mine = malloc(4 * PER * sizeof(*mine)), *back = malloc(4 * PER *
+                                                                          sizeof(*back));
+    struct coll_prog g;
+    int ov1, ov2;
+    uint64_t p1, p2;
+
+    (void) state;
+    assert_non_null(mine);
+    assert_non_null(back);
+    for (int r = 0; r < 4; r++) {
+        for (size_t k = 0; k < PER; k++)
+            tiny_piece(r, k, &mine[(size_t) r * PER + k]);
+        assert_int_equal(coll_as_prog(&mine[(size_t) r * PER], PER, &g), 1);
+        assert_int_equal(g.n, PER);
+        assert_int_equal(g.len, 32);
+        assert_int_equal(g.stride, 128);
+        coll_prog_expand(&g, &back[(size_t) r * PER]);
+    }
+    assert_memory_equal(mine, back, 4 * PER * sizeof(*mine));
+    coll_scan_union(&shape, mine, 4 * PER, &ov1, &p1);
+    coll_scan_union(&shape, back, 4 * PER, &ov2, &p2);
+    assert_int_equal(ov1, 0);
+    assert_int_equal(ov1, ov2);
+    assert_int_equal(p1, p2);
+    /* a rank shifted by 16 bytes overlaps its neighbour: found as well */
+    assert_int_equal(coll_as_prog(&mine[PER], PER, &g), 1);
+    g.off += 16;
+    coll_prog_expand(&g, &back[PER]);
+    coll_scan_union(&shape, back, 4 * PER, &ov2, &p2);
+    assert_int_equal(ov2, 1);
+
+    mine[3].len = 31;
+    assert_int_equal(coll_as_prog(mine, PER, &g), 0);
+    mine[3].len = 32;
+    mine[5].off += 1;
+    assert_int_equal(coll_as_prog(mine, PER, &g), 0);
+    assert_int_equal(coll_as_prog(mine, 1, &g), 1);
+    assert_int_equal(g.n, 1);
+    assert_int_equal(coll_as_prog(mine, 0, &g), 1);
+    assert_int_equal(g.n, 0);
+    back[0] = (struct coll_pair) {1000, 10};
+    back[1] = (struct coll_pair) {500, 10};
+    assert_int_equal(coll_as_prog(back, 2, &g), 0);
+    free(mine);
+    free(back);
+}
+
 /* Many ranks with a little data on every I/O node: 512 list requests
  * independent, 9 two-phase. */
 static void test_many_small_requests(void **state)
@@ -321,6 +376,7 @@ int main(void)
         cmocka_unit_test(test_tiny_pieces),
         cmocka_unit_test(test_calibration),
         cmocka_unit_test(test_no_exploring_clear_wins),
+        cmocka_unit_test(test_progressions),
         cmocka_unit_test(test_many_small_requests),
         cmocka_unit_test(test_overlap),
         cmocka_unit_test(test_scan_union),

@@ -161,6 +161,32 @@ void coll_scan_union(const struct coll_shape *s, struct coll_pair *p, size_t n,
     *out_pairs = total;
 }
 
+int coll_as_prog(const struct coll_pair *p, size_t n, struct coll_prog *out)
+{
+    struct coll_prog g = { 0, 0, 0, n };
+
+    if (n > 0) {
+        g.off = p[0].off;
+        g.len = p[0].len;
+    }
+    if (n > 1) {
+        if (p[1].off <= p[0].off)
+            return 0;
+        g.stride = p[1].off - p[0].off;
+    }
+    for (size_t i = 1; i < n; i++)
+        if (p[i].len != g.len || p[i].off != g.off + i * g.stride)
+            return 0;
+    *out = g;
+    return 1;
+}
+
+void coll_prog_expand(const struct coll_prog *g, struct coll_pair *out)
+{
+    for (uint64_t i = 0; i < g->n; i++)
+        out[i] = (struct coll_pair) {g->off + i * g->stride, g->len };
+}
+
 static int range_order(const void *a, const void *b)
 {
     const int64_t *x = a, *y = b;

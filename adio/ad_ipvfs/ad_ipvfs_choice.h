@@ -139,6 +139,20 @@ int coll_count_rank(const struct coll_shape *s, const struct coll_pair *p, size_
 void coll_scan_union(const struct coll_shape *s, struct coll_pair *p, size_t n,
                      int *out_overlap, uint64_t *out_pairs);
 
+/* A rank's pieces as one arithmetic progression: n pieces of len bytes
+ * at off + i * stride (strided rows, IOR's segments, the narrow tiles),
+ * so that ranks can tell each other their pieces in four numbers. */
+struct coll_prog {
+    uint64_t off, stride, len, n;
+};
+
+/* 1 when the n pieces p (in file order, len > 0) are one progression
+ * (n 0 or 1 always are), filling *out; else 0. */
+int coll_as_prog(const struct coll_pair *p, size_t n, struct coll_prog *out);
+
+/* The g->n pieces of progression g, into out. */
+void coll_prog_expand(const struct coll_prog *g, struct coll_pair *out);
+
 /* Whether the ranks' byte ranges share or interleave: se holds nranks
  * (first, last) byte pairs, an empty access having last < first.  Any two
  * ranks count, not only neighbours (a rank with nothing to do in between

@@ -7,8 +7,11 @@
  *     the same slowest time into the file's calibration (struct
  *     ADIOI_IPVFS_coll_timing; ADIOI_IPVFS_Coll_done stops the clock);
  *   - when two ranks' [start, end] ranges interleave
- *     (coll_ranges_interleave: any two ranks, not only neighbours), an
- *     MPI_Iallgatherv brings every rank all pieces (at most PICK_SCAN_MAX
+ *     (coll_ranges_interleave: any two ranks, not only neighbours), every
+ *     rank needs all pieces: when each rank's pieces are one arithmetic
+ *     progression (coll_as_prog: rows, segments) the first allgather
+ *     carried it and each rank expands them, else an MPI_Iallgatherv
+ *     brings every rank all pieces (at most PICK_SCAN_MAX
  *     in all) and each finds overlap and the merged pair count
  *     (coll_scan_union) on the same input; with more pieces than that,
  *     overlap counts as possible and nothing merges (a write goes
@@ -45,7 +48,11 @@
 #define PICK_READ_REUSE 15
 
 /* One rank's slots in the first Iallgather. */
-enum { S_START, S_END, S_LAST_US, S_BYTES, S_PAIRS, S_REQS, S_PIECES, S_NOMEM, S_N };
+enum {
+    S_START, S_END, S_LAST_US,
+    S_POFF, S_PSTRIDE, S_PLEN, S_PN,    /* its pieces as a progression; S_PN -1: not one */
+    S_BYTES, S_PAIRS, S_REQS, S_PIECES, S_NOMEM, S_N    /* summed over the ranks */
+};
 
 static enum coll_force force_of(ADIO_File fd, int writing)
 {
@@ -93,8 +100,23 @@ static int sum_up(const int64_t *all, int nprocs, int64_t sum[S_N])
     return hit;
 }
 
+/* Every rank's pieces, from the progressions of the first allgather. */
+static void expand_all(const int64_t *all, int nprocs, struct coll_pair *out)
+{
+    for (int i = 0; i < nprocs; i++) {
+        const int64_t *v = &all[i * S_N];
+        struct coll_prog g = { (uint64_t) v[S_POFF], (uint64_t) v[S_PSTRIDE],
+            (uint64_t) v[S_PLEN], (uint64_t) v[S_PN] };
+
+        coll_prog_expand(&g, out);
+        out += g.n;
+    }
+}
+
 /* Every rank gets every rank's pieces and finds overlap and the merged
- * pair count (the same inputs everywhere, so the same facts). */
+ * pair count (the same inputs everywhere, so the same facts).  When every
+ * rank's pieces are one progression, the first allgather brought them
+ * already: no second collective, no second wait for the slowest rank. */
 static int scan_all(ADIO_File fd, const struct coll_shape *s, const struct coll_pair *mine,
                     int nmine, const int64_t *all, int nprocs, uint64_t total,
                     struct coll_access *a)
@@ -102,8 +124,17 @@ static int scan_all(ADIO_File fd, const struct coll_shape *s, const struct coll_
     int *counts = ADIOI_Malloc(2 * (size_t) nprocs * sizeof(int)), *displs = counts + nprocs;
     struct coll_pair *every = ADIOI_Malloc((total ? total : 1) * sizeof(*every));
     MPI_Request req;
-    int rc;
+    int rc, regular = 1;
 
+    for (int i = 0; i < nprocs; i++)
+        regular = regular && all[i * S_N + S_PN] >= 0;
+    if (regular) {              /* every rank's pieces are in the first allgather */
+        expand_all(all, nprocs, every);
+        coll_scan_union(s, every, total, &a->overlap, &a->pairs_2p);
+        ADIOI_Free(every);
+        ADIOI_Free(counts);
+        return MPI_SUCCESS;
+    }
     for (int i = 0; i < nprocs; i++) {
         counts[i] = (int) all[i * S_N + S_PIECES] * (int) sizeof(*every);
         displs[i] = i ? displs[i - 1] + counts[i - 1] : 0;
@@ -144,6 +175,7 @@ static int pick(ADIO_File fd, int writing, const ADIO_Offset * offs, const ADIO_
     struct coll_pair *mine = malloc((n > 0 ? (size_t) n : 1) * sizeof(*mine));
     int64_t local[S_N] = { 0 }, sum[S_N], *all;
     struct coll_rank r;
+    struct coll_prog g;
     struct coll_shape s;
     struct coll_access a = { 0 };
     size_t k = 0;
@@ -165,6 +197,13 @@ static int pick(ADIO_File fd, int writing, const ADIO_Offset * offs, const ADIO_
         local[S_PAIRS] = (int64_t) r.pairs;
         local[S_REQS] = (int64_t) r.requests;
         local[S_PIECES] = (int64_t) k;
+        local[S_PN] = -1;
+        if (coll_as_prog(mine, k, &g)) {
+            local[S_POFF] = (int64_t) g.off;
+            local[S_PSTRIDE] = (int64_t) g.stride;
+            local[S_PLEN] = (int64_t) g.len;
+            local[S_PN] = (int64_t) g.n;
+        }
     } else {
         local[S_NOMEM] = 1;
     }

@@ -23,8 +23,10 @@
 # Median of 3 trials (--quick: 1), variants taking turns, their order
 # rotated from trial to trial.  Writes
 # DIR/collective-choice.csv (case,variant,op,mib_s and, on auto rows,
-# vs_best = auto / max(twophase, independent)), -trials.csv, .txt (the
-# command, the table) and .png; DIR defaults to benchmarks/results/.
+# vs_best = auto / max(twophase, independent) of the medians, and
+# vs_paired, the median over trials of that ratio within each trial),
+# -trials.csv, .txt (the command, the table) and .png; DIR defaults to
+# benchmarks/results/.
 set -u
 quick=0
 out=
@@ -135,8 +137,20 @@ for t in $(seq "$trials"); do
 done
 ipvfs_stop_cluster
 
-echo "case,variant,op,mib_s,vs_best" >"$csv"
-printf '%-12s %-6s %10s %12s %10s %8s\n' case op twophase independent auto vs_best | tee -a "$table"
+# paired_ratios CASE COLUMN: per trial, auto / max(twophase, independent)
+# of that trial's runs, which ran minutes apart at most: on a host whose
+# load swings from trial to trial their median (vs_paired) is steadier
+# than the ratio of the medians (vs_best).
+paired_ratios() {
+    awk -F, -v c="$1" -v k="$2" '$2 == c { v[$1 "," $3] = $k; t[$1] = 1 }
+        END { for (i in t) { b = v[i ",twophase"] + 0
+                  if (v[i ",independent"] + 0 > b) b = v[i ",independent"] + 0
+                  if (b > 0) printf "%.2f\n", v[i ",auto"] / b } }' "$raw"
+}
+
+echo "case,variant,op,mib_s,vs_best,vs_paired" >"$csv"
+printf '%-12s %-6s %10s %12s %10s %8s %7s\n' case op twophase independent auto vs_best \
+    vs_paired | tee -a "$table"
 for c in $cases; do
     for op in write read; do
         col=$([ $op = write ] && echo 4 || echo 5)
@@ -149,12 +163,13 @@ for c in $cases; do
             'BEGIN { x = a + 0; if (b + 0 > x) x = b + 0; print x }')
         ratio=$(awk -v a="${m[auto]}" -v b="$best" \
             'BEGIN { r = 0; if (b + 0 > 0) r = a / b; printf "%.2f", r }')
+        paired=$(paired_ratios "$c" "$col" | median)
         for v in $variants; do
-            echo "$c,$v,$op,${m[$v]},$([ $v = auto ] && echo "$ratio")" >>"$csv"
+            echo "$c,$v,$op,${m[$v]},$([ $v = auto ] && echo "$ratio,$paired" || echo ,)" >>"$csv"
         done
         echo "$c ${m[twophase]} ${m[independent]} ${m[auto]}" >>"$hints_dir/$op.dat"
-        printf '%-12s %-6s %10s %12s %10s %8s\n' "$c" "$op" "${m[twophase]}" \
-            "${m[independent]}" "${m[auto]}" "$ratio" | tee -a "$table"
+        printf '%-12s %-6s %10s %12s %10s %8s %7s\n' "$c" "$op" "${m[twophase]}" \
+            "${m[independent]}" "${m[auto]}" "$ratio" "$paired" | tee -a "$table"
         unset m
     done
 done

@@ -126,6 +126,7 @@ struct ADIOI_IPVFS_fs {
     int factor_all;             /* get_info shows striping_factor 0 (ADIOI_IPVFS_Factor_all) */
     int coll_read_twophase;     /* the last collective read's choice (ad_ipvfs_collpick.c) */
     int coll_read_left;         /* collective reads that take it again */
+    int coll_read_inherit;      /* the next read may take the last write's choice */
     struct ADIOI_IPVFS_nbq nbq; /* its nonblocking requests (ad_ipvfs_ireq.c) */
     struct ADIOI_IPVFS_coll_timing coll_time;   /* ad_ipvfs_collpick.c */
 };

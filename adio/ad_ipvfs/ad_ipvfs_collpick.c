@@ -24,8 +24,12 @@
  *     exploration, ad_ipvfs_choice.h step 3a) take it again without any
  *     communication: each such sync point costs every rank
  *     the slowest one's time per call, which for many small calls was a
- *     third of the time here.  Every rank makes the same collective calls
- *     on a file in the same order, so the per-file count (fs->coll_read_*)
+ *     third of the time here.  A collective read with no read decision
+ *     to reuse that follows a write decided independent (not as an
+ *     exploration) takes that decision as a read's (writing an access
+ *     and reading it back pays no exchange on the read; a write that
+ *     overlapped or went two-phase passes nothing on).  Every rank makes
+ *     the same collective calls on a file in the same order, so the per-file count (fs->coll_read_*)
  *     is the same on every rank, and a stale choice for a read costs
  *     speed, never correctness.  Writes decide at every call: a write
  *     may overlap where the previous one did not.
@@ -263,7 +267,18 @@ int ADIOI_IPVFS_Coll_pick(ADIO_File fd, int writing, const ADIO_Offset * offs,
         *out_twophase = fs->coll_read_twophase;
         return MPI_SUCCESS;
     }
+    if (!writing && fs->coll_read_inherit) {
+        /* the first read after a write decided independent (not as an
+         * exploration) reads back the same way, without an exchange */
+        fs->coll_read_inherit = 0;
+        fs->coll_read_twophase = 0;
+        fs->coll_read_left = PICK_READ_REUSE - 1;
+        *out_twophase = 0;
+        return MPI_SUCCESS;
+    }
     rc = pick(fd, writing, offs, lens, n, start, end, out_twophase);
+    if (writing && rc == MPI_SUCCESS)
+        fs->coll_read_inherit = !*out_twophase && !fs->coll_time.explored;
     if (!writing && rc == MPI_SUCCESS) {
         fs->coll_read_twophase = *out_twophase;
         /* an exploration is a one-off: the next read decides again */

@@ -7,8 +7,11 @@
 # per-call choice of adio/ad_ipvfs/ad_ipvfs_choice.h.  Goal: auto at least
 # 0.95x the better of the other two in every case.
 #
-#   benchmarks/collective-choice.sh [--quick] [--out DIR] [BUILDDIR]
+#   benchmarks/collective-choice.sh [--quick] [--cases "C1 C2..."] [--trials N] [--out DIR]
+#                                   [BUILDDIR]
 #
+# --cases runs only the named cases (default: all below); --trials N
+# takes the median of N trials (default 3, --quick 1).
 # Cases (each rank's data checked byte for byte by the programs):
 #   tile2x2-32B, tile4x1-32B, tile2x2-1K, tile4x1-1K: mpi-tile-io shapes
 #       (ipvfs-patterns ctile), 8 MiB per rank (--quick: 2 MiB), 2 calls
@@ -17,17 +20,24 @@
 #   btio: ipvfs-patterns btio, N = 64 (--quick 32), 40-byte cells
 #   ior-strided: ipvfs-ior -c -b 64k -t 64k -s 64 (--quick -s 16): one
 #       block per rank per segment, hints through ROMIO_HINTS
-# Median of 3 trials (--quick: 1), variants taking turns.  Writes
+# Median of 3 trials (--quick: 1), variants taking turns, their order
+# rotated from trial to trial.  Writes
 # DIR/collective-choice.csv (case,variant,op,mib_s and, on auto rows,
-# vs_best = auto / max(twophase, independent)), -trials.csv, .txt (the
-# command, the table) and .png; DIR defaults to benchmarks/results/.
+# vs_best = auto / max(twophase, independent) of the medians, and
+# vs_paired, the median over trials of that ratio within each trial),
+# -trials.csv, .txt (the command, the table) and .png; DIR defaults to
+# benchmarks/results/.
 set -u
 quick=0
 out=
+only=
+ntrials=
 while [ $# -gt 0 ]; do
     case $1 in
     --quick) quick=1; shift ;;
     --out) out=$2; shift 2 ;;
+    --cases) only=$2; shift 2 ;;
+    --trials) ntrials=$2; shift 2 ;;
     *) break ;;
     esac
 done
@@ -45,13 +55,16 @@ mkdir -p "$out" || exit 1
 name=collective-choice
 csv=$out/$name.csv raw=$out/$name-trials.csv png=$out/$name.png table=$out/$name.txt
 rm -f "$csv" "$png"
-trials=$([ $quick = 1 ] && echo 1 || echo 3)
+trials=${ntrials:-$([ $quick = 1 ] && echo 1 || echo 3)}
+case $trials in
+'' | *[!0-9]* | 0) echo "collective-choice.sh: --trials wants a positive integer" >&2; exit 1 ;;
+esac
 rows=$([ $quick = 1 ] && echo 256 || echo 512)
 btio_n=$([ $quick = 1 ] && echo 32 || echo 64)
 segs=$([ $quick = 1 ] && echo 16 || echo 64)
 {
     echo "# $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname), $(nproc) cores"
-    echo "# command: benchmarks/collective-choice.sh $([ $quick = 1 ] && echo --quick)"
+    echo "# command: benchmarks/collective-choice.sh $([ $quick = 1 ] && echo --quick)$([ -n "$only" ] && echo " --cases \"$only\"")$([ -n "$ntrials" ] && echo " --trials $ntrials")"
     echo "# 4 ranks, 2 I/O nodes x 1 target, cb_nodes=2, median of $trials trials"
 } >"$table"
 . "$IPVFS_SRCDIR/test/lib.sh"
@@ -96,16 +109,27 @@ run() {
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-cases="tile2x2-32B tile4x1-32B tile2x2-1K tile4x1-1K narrow-32B btio ior-strided"
+cases=${only:-tile2x2-32B tile4x1-32B tile2x2-1K tile4x1-1K narrow-32B btio ior-strided}
 variants="twophase independent auto"
 ipvfs_start_cluster 2 1
 echo "trial,case,variant,write_mib_s,read_mib_s" >"$raw"
 for c in $cases; do   # untimed first write of each file: later runs overwrite
     run "$c" independent >/dev/null || ipvfs_fail "warm-up of $c failed"
 done
+# rotate(T): the variants in trial T's order.  Each variant runs after
+# each other one in turn: a run pays for what the one before it left
+# behind (the I/O nodes' L1 writing back its writes in the background),
+# which in a fixed order always fell on the same variant.
+rotate() {
+    local -a v=($variants)
+    local k=$(( ($1 - 1) % ${#v[@]} )) i
+    for ((i = 0; i < ${#v[@]}; i++)); do
+        echo "${v[(k + i) % ${#v[@]}]}"
+    done
+}
 for t in $(seq "$trials"); do
     for c in $cases; do
-        for v in $variants; do
+        for v in $(rotate "$t"); do
             r=$(run "$c" "$v") || ipvfs_fail "$c $v failed: no row"
             echo "$t,$c,$v,${r% *},${r#* }" >>"$raw"
         done
@@ -113,8 +137,20 @@ for t in $(seq "$trials"); do
 done
 ipvfs_stop_cluster
 
-echo "case,variant,op,mib_s,vs_best" >"$csv"
-printf '%-12s %-6s %10s %12s %10s %8s\n' case op twophase independent auto vs_best | tee -a "$table"
+# paired_ratios CASE COLUMN: per trial, auto / max(twophase, independent)
+# of that trial's runs, which ran minutes apart at most: on a host whose
+# load swings from trial to trial their median (vs_paired) is steadier
+# than the ratio of the medians (vs_best).
+paired_ratios() {
+    awk -F, -v c="$1" -v k="$2" '$2 == c { v[$1 "," $3] = $k; t[$1] = 1 }
+        END { for (i in t) { b = v[i ",twophase"] + 0
+                  if (v[i ",independent"] + 0 > b) b = v[i ",independent"] + 0
+                  if (b > 0) printf "%.2f\n", v[i ",auto"] / b } }' "$raw"
+}
+
+echo "case,variant,op,mib_s,vs_best,vs_paired" >"$csv"
+printf '%-12s %-6s %10s %12s %10s %8s %7s\n' case op twophase independent auto vs_best \
+    vs_paired | tee -a "$table"
 for c in $cases; do
     for op in write read; do
         col=$([ $op = write ] && echo 4 || echo 5)
@@ -127,12 +163,13 @@ for c in $cases; do
             'BEGIN { x = a + 0; if (b + 0 > x) x = b + 0; print x }')
         ratio=$(awk -v a="${m[auto]}" -v b="$best" \
             'BEGIN { r = 0; if (b + 0 > 0) r = a / b; printf "%.2f", r }')
+        paired=$(paired_ratios "$c" "$col" | median)
         for v in $variants; do
-            echo "$c,$v,$op,${m[$v]},$([ $v = auto ] && echo "$ratio")" >>"$csv"
+            echo "$c,$v,$op,${m[$v]},$([ $v = auto ] && echo "$ratio,$paired" || echo ,)" >>"$csv"
         done
         echo "$c ${m[twophase]} ${m[independent]} ${m[auto]}" >>"$hints_dir/$op.dat"
-        printf '%-12s %-6s %10s %12s %10s %8s\n' "$c" "$op" "${m[twophase]}" \
-            "${m[independent]}" "${m[auto]}" "$ratio" | tee -a "$table"
+        printf '%-12s %-6s %10s %12s %10s %8s %7s\n' "$c" "$op" "${m[twophase]}" \
+            "${m[independent]}" "${m[auto]}" "$ratio" "$paired" | tee -a "$table"
         unset m
     done
 done

@@ -40,7 +40,10 @@ check_PROGRAMS += test/mpi/e2e_nonblock test/mpi/e2e_survive
 test_mpi_e2e_survive_SOURCES = test/mpi/e2e_survive.c test/mpi/e2e_util.h
 test_mpi_e2e_survive_CPPFLAGS = $(E2E_MPI_CPPFLAGS)
 test_mpi_e2e_survive_LDADD = $(MPI_LIBS)
-check_PROGRAMS += test/mpi/e2e_collchoice
+check_PROGRAMS += test/mpi/e2e_collchoice test/mpi/e2e_nbcancel
+test_mpi_e2e_nbcancel_SOURCES = test/mpi/e2e_nbcancel.c test/mpi/e2e_util.h
+test_mpi_e2e_nbcancel_CPPFLAGS = $(E2E_MPI_CPPFLAGS)
+test_mpi_e2e_nbcancel_LDADD = $(MPI_LIBS)
 test_mpi_e2e_collchoice_SOURCES = test/mpi/e2e_collchoice.c test/mpi/e2e_util.h
 test_mpi_e2e_collchoice_CPPFLAGS = $(E2E_MPI_CPPFLAGS)
 test_mpi_e2e_collchoice_LDADD = $(MPI_LIBS)
@@ -80,7 +83,7 @@ test_mpi_e2e_sharedfp_CPPFLAGS = $(E2E_MPI_CPPFLAGS)
 test_mpi_e2e_sharedfp_LDADD = adio/client/libipvfs-client.la $(MPI_LIBS)
 
 EXTRA_DIST += test/t_e2e_sharedfp.sh test/t_cp_basic.sh test/t_cp_large.sh test/t_fuse_basic.sh test/t_fuse_posix.sh test/fuse_lib.sh test/posix-conformance/run.sh test/posix-conformance/checks.py test/posix-conformance/expected-differences
-EXTRA_DIST += test/mpi/e2e_lib.sh test/t_e2e_nonblock.sh test/t_e2e_readorder.sh test/t_e2e_io.sh test/t_e2e_listio.sh test/t_e2e_persist.sh test/t_e2e_errors.sh test/t_e2e_fulldisk.sh
+EXTRA_DIST += test/mpi/e2e_lib.sh test/t_e2e_nonblock.sh test/t_e2e_nonblock_cancel.sh test/t_e2e_readorder.sh test/t_e2e_io.sh test/t_e2e_listio.sh test/t_e2e_persist.sh test/t_e2e_errors.sh test/t_e2e_fulldisk.sh
 
 # ipvfs-ctl's path parser (tools/ctl_files.c).
 check_PROGRAMS += test/test_tools_ctlpath

@@ -3,7 +3,9 @@
 # end to end (4 ranks, 2 I/O nodes x 1 target):
 #  - overlapping collective writes under the default choice give every
 #    shared byte the last rank's data, nothing torn (e2e_collchoice, 3
-#    rounds), and so does forced two-phase (romio_cb_*=enable);
+#    rounds), and so does forced two-phase (romio_cb_*=enable); also when
+#    every rank's pieces are one progression (the decision finds the
+#    overlap without the pieces' allgather);
 #  - a collective tile write and read of 4.5 MiB (1024 rows of 1152
 #    bytes per rank), whose pieces do not overlap and are too long to gain
 #    from merging, goes each rank's own way: every client rank moves data to
@@ -22,6 +24,9 @@ for cb in automatic enable; do
     e2e_run 90 e2e_collchoice "ipvfs:/choice/overlap-$cb" --cb "$cb" --rounds 3 ||
         ipvfs_fail "overlapping collective writes ($cb)"
 done
+echo "--- overlapping collective writes, each rank's pieces one progression"
+e2e_run 90 e2e_collchoice "ipvfs:/choice/overlap-regular" --rounds 3 --regular 1 ||
+    ipvfs_fail "overlapping collective writes (progressions)"
 
 stats=$IPVFS_CLUSTER_DIR/stats-choice
 for cb in automatic enable; do

@@ -121,6 +121,129 @@ static void test_tiny_pieces(void **state)
                      COLL_INDEPENDENT);
 }
 
+/* Online calibration: an observation sets its path's scale (observed
+ * over modelled), later ones average in, short calls and absurd ratios
+ * do not move it far.  The tiny pieces, with pairs at 1.2 us, go
+ * independent by less than COLL_EXPLORE; measured 3x slower than modelled, two-phase (not measured yet, and
+ * now close) is explored once; measured 4x slower still, independent
+ * stays; measured fast, two-phase wins.  A clear win is never explored. */
+static void test_calibration(void **state)
+{
+    struct coll_costs c = COLL_COST_DEFAULTS;
+    struct coll_calib cal = COLL_CALIB_INIT;
+    struct coll_access a = summarize(4, 32768, tiny_piece);
+    double ind = coll_cost_full(&shape, &a, &c, COLL_INDEPENDENT);
+    double tp = coll_cost_full(&shape, &a, &c, COLL_TWOPHASE);
+    int explore = -1;
+
+    (void) state;
+    c.pair_us = 1.2;
+    ind = coll_cost_full(&shape, &a, &c, COLL_INDEPENDENT);
+    tp = coll_cost_full(&shape, &a, &c, COLL_TWOPHASE);
+    assert_true(tp - ind > coll_cost_twophase(&shape, &a, &c) -
+                coll_cost_independent(&a, &c) - 1e-6);
+    coll_calib_note(&cal, COLL_INDEPENDENT, 1000.0, COLL_CALIB_MIN_US / 2);
+    assert_int_equal(cal.samples[COLL_INDEPENDENT], 0);
+    coll_calib_note(&cal, COLL_INDEPENDENT, 1000.0, 4000.0);
+    assert_int_equal(cal.samples[COLL_INDEPENDENT], 1);
+    assert_true(cal.scale[COLL_INDEPENDENT] > 3.999 && cal.scale[COLL_INDEPENDENT] < 4.001);
+    coll_calib_note(&cal, COLL_INDEPENDENT, 1000.0, 2000.0);
+    assert_true(cal.scale[COLL_INDEPENDENT] > 2.999 && cal.scale[COLL_INDEPENDENT] < 3.001);
+    coll_calib_note(&cal, COLL_TWOPHASE, 1000.0, 1e12);
+    assert_true(cal.scale[COLL_TWOPHASE] == COLL_CALIB_CLAMP);
+
+    cal = COLL_CALIB_INIT;
+    assert_true(tp > ind && tp < COLL_EXPLORE * ind);
+    assert_int_equal(coll_choose_cal(&shape, &a, &c, &cal, 1, COLL_AUTO, NULL), COLL_INDEPENDENT);
+    for (unsigned i = 0; i < COLL_EXPLORE_AFTER; i++) {
+        assert_int_equal(coll_choose_cal(&shape, &a, &c, &cal, 1, COLL_AUTO, NULL),
+                         COLL_INDEPENDENT);
+        coll_calib_note(&cal, COLL_INDEPENDENT, ind, 3.0 * ind);
+    }
+    assert_int_equal(coll_choose_cal(&shape, &a, &c, &cal, 1, COLL_AUTO, &explore),
+                     COLL_TWOPHASE);
+    assert_int_equal(explore, 1);
+    assert_int_equal(coll_choose_cal(&shape, &a, &c, &cal, 1, COLL_FORCE_INDEPENDENT, NULL),
+                     COLL_INDEPENDENT);
+    coll_calib_note(&cal, COLL_TWOPHASE, tp, 4.0 * tp);
+    assert_int_equal(coll_choose_cal(&shape, &a, &c, &cal, 1, COLL_AUTO, NULL), COLL_INDEPENDENT);
+    for (int i = 0; i < 6; i++)
+        coll_calib_note(&cal, COLL_TWOPHASE, tp, tp);
+    assert_int_equal(coll_choose_cal(&shape, &a, &c, &cal, 1, COLL_AUTO, NULL), COLL_TWOPHASE);
+    assert_int_equal(coll_choose_cal(&shape, &a, &c, NULL, 1, COLL_AUTO, NULL), COLL_INDEPENDENT);
+}
+
+/* A clear win (the tiles: independent far cheaper) is never explored. */
+static void test_no_exploring_clear_wins(void **state)
+{
+    const struct coll_costs c = COLL_COST_DEFAULTS;
+    struct coll_calib cal = COLL_CALIB_INIT;
+    struct coll_access a = summarize(4, 1024, tile_piece);
+    double ind = coll_cost_full(&shape, &a, &c, COLL_INDEPENDENT);
+
+    (void) state;
+    assert_true(coll_cost_full(&shape, &a, &c, COLL_TWOPHASE) > COLL_EXPLORE * ind);
+    for (unsigned i = 0; i < 2 * COLL_EXPLORE_AFTER; i++)
+        coll_calib_note(&cal, COLL_INDEPENDENT, ind, 2.0 * ind);
+    assert_int_equal(coll_choose_cal(&shape, &a, &c, &cal, 1, COLL_AUTO, NULL), COLL_INDEPENDENT);
+    assert_int_equal(coll_choose_cal(&shape, &a, &c, &cal, 0, COLL_AUTO, NULL), COLL_INDEPENDENT);
+}
+
+/* Progressions: the tiny pieces of each rank are one (32 bytes every
+ * 128); their expansion gives the pieces back, and the union scan of the
+ * expanded ranks finds what the scan of the pieces finds.  Uneven
+ * lengths, uneven or backward steps are no progression; 0 and 1 piece
+ * are. */
+static void test_progressions(void **state)
+{
+    enum { PER = 4096 };
+    struct coll_pair *mine = malloc(4 * PER * sizeof(*mine)), *back = malloc(4 * PER *
+                                                                          sizeof(*back));
+    struct coll_prog g;
+    int ov1, ov2;
+    uint64_t p1, p2;
+
+    (void) state;
+    assert_non_null(mine);
+    assert_non_null(back);
+    for (int r = 0; r < 4; r++) {
+        for (size_t k = 0; k < PER; k++)
+            tiny_piece(r, k, &mine[(size_t) r * PER + k]);
+        assert_int_equal(coll_as_prog(&mine[(size_t) r * PER], PER, &g), 1);
+        assert_int_equal(g.n, PER);
+        assert_int_equal(g.len, 32);
+        assert_int_equal(g.stride, 128);
+        coll_prog_expand(&g, &back[(size_t) r * PER]);
+    }
+    assert_memory_equal(mine, back, 4 * PER * sizeof(*mine));
+    coll_scan_union(&shape, mine, 4 * PER, &ov1, &p1);
+    coll_scan_union(&shape, back, 4 * PER, &ov2, &p2);
+    assert_int_equal(ov1, 0);
+    assert_int_equal(ov1, ov2);
+    assert_int_equal(p1, p2);
+    /* a rank shifted by 16 bytes overlaps its neighbour: found as well */
+    assert_int_equal(coll_as_prog(&mine[PER], PER, &g), 1);
+    g.off += 16;
+    coll_prog_expand(&g, &back[PER]);
+    coll_scan_union(&shape, back, 4 * PER, &ov2, &p2);
+    assert_int_equal(ov2, 1);
+
+    mine[3].len = 31;
+    assert_int_equal(coll_as_prog(mine, PER, &g), 0);
+    mine[3].len = 32;
+    mine[5].off += 1;
+    assert_int_equal(coll_as_prog(mine, PER, &g), 0);
+    assert_int_equal(coll_as_prog(mine, 1, &g), 1);
+    assert_int_equal(g.n, 1);
+    assert_int_equal(coll_as_prog(mine, 0, &g), 1);
+    assert_int_equal(g.n, 0);
+    back[0] = (struct coll_pair) {1000, 10};
+    back[1] = (struct coll_pair) {500, 10};
+    assert_int_equal(coll_as_prog(back, 2, &g), 0);
+    free(mine);
+    free(back);
+}
+
 /* Many ranks with a little data on every I/O node: 512 list requests
  * independent, 9 two-phase. */
 static void test_many_small_requests(void **state)
@@ -251,6 +374,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tile_goes_independent),
         cmocka_unit_test(test_tiny_pieces),
+        cmocka_unit_test(test_calibration),
+        cmocka_unit_test(test_no_exploring_clear_wins),
+        cmocka_unit_test(test_progressions),
         cmocka_unit_test(test_many_small_requests),
         cmocka_unit_test(test_overlap),
         cmocka_unit_test(test_scan_union),

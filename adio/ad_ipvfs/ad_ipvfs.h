@@ -15,10 +15,12 @@
  * choose (ROMIO's two-phase, below).  With ipvfs_coll=generic it is ROMIO's two-phase code
  * (ADIOI_GEN_*StridedColl) with file domains aligned to the file's stripe
  * unit (fd->hints->striping_unit, see ad_ipvfs_hints.c).  Nonblocking
- * independent calls (MPI_File_iread, _iwrite and their _at forms) start
- * their requests and return an MPI generalized request that MPI_Test and
- * MPI_Wait progress (ad_ipvfs_ireq.c; in atomic mode they block, as ROMIO
- * does for contiguous ones); the collective ones
+ * independent calls (MPI_File_iread, _iwrite and their _at forms) return
+ * an MPI generalized request that sends the access in bounded pieces as
+ * MPI_Test and MPI_Wait progress it, and that MPI_Cancel cancels while
+ * none has left ("Nonblocking independent I/O" below, ad_ipvfs_ireq.c; in
+ * atomic mode they block, as ROMIO does for contiguous ones); the
+ * collective ones
  * (MPI_File_iread_all...) are ROMIO's nonblocking two-phase state machine,
  * progressed by MPI_Test/MPI_Wait.
  *
@@ -87,6 +89,8 @@
 
 #include "adio/client/ipvfs_client.h"
 
+#include "ad_ipvfs_choice.h"
+
 /* Pairs (and iovecs) per list I/O batch of a noncontiguous access. */
 #define ADIOI_IPVFS_LIST_MAX IPVFS_MAX_PAIRS
 
@@ -98,6 +102,30 @@ struct ADIOI_IPVFS_opts {
     int coll_generic;           /* ipvfs_coll=generic */
 };
 
+/* A file's queue of nonblocking requests (ad_ipvfs_ireq.c; the window
+ * and the requests' states: "Nonblocking independent I/O" below). */
+struct ADIOI_IPVFS_ireq;
+struct ADIOI_IPVFS_nbq {
+    struct ADIOI_IPVFS_ireq *head;      /* in post order */
+    unsigned out_pieces;        /* started and unfinished */
+    uint64_t out_bytes;         /* their bytes */
+};
+
+/* The collective decision's online calibration (ad_ipvfs_choice.h): the
+ * file's calibration, and the timing of the last call decided by
+ * exchange (the same flags on every rank: all make the same calls). */
+struct ADIOI_IPVFS_coll_timing {
+    struct coll_calib cal[2];   /* [writing] */
+    int pending;                /* a decided call is running: time it */
+    int have;                   /* last_us holds its time, for the next exchange */
+    int explored;               /* the last decision explored (not to be reused) */
+    int writing;                /* its direction, path and model */
+    enum coll_path path;
+    double model_us;
+    double t0;                  /* MPI_Wtime at its decision */
+    double last_us;             /* its wall time on this rank */
+};
+
 /* What fd->fs_ptr points to while the file is open. */
 struct ADIOI_IPVFS_fs {
     struct ipvfs_file *file;
@@ -105,6 +133,9 @@ struct ADIOI_IPVFS_fs {
     int factor_all;             /* get_info shows striping_factor 0 (ADIOI_IPVFS_Factor_all) */
     int coll_read_twophase;     /* the last collective read's choice (ad_ipvfs_collpick.c) */
     int coll_read_left;         /* collective reads that take it again */
+    int coll_read_inherit;      /* the next read may take the last write's choice */
+    struct ADIOI_IPVFS_nbq nbq; /* its nonblocking requests (ad_ipvfs_ireq.c) */
+    struct ADIOI_IPVFS_coll_timing coll_time;   /* ad_ipvfs_collpick.c */
 };
 
 static inline struct ipvfs_file *ADIOI_IPVFS_File(ADIO_File fd)
@@ -189,20 +220,80 @@ void ADIOI_IPVFS_Delete(const char *filename, int *error_code);
 void ADIOI_IPVFS_Note_removed(const char *filename);
 int ADIOI_IPVFS_Feature(ADIO_File fd, int flag);
 
-/* Nonblocking independent I/O (ad_ipvfs_ireq.c): a set of started client
- * accesses behind one generalized request.  Ireq_new makes an empty one
- * (NULL: no memory); Ireq_add hands an access over (-ENOMEM: not taken);
- * Ireq_post turns it into *request (an MPI code; on failure the ireq is
- * still the caller's).  After a successful post MPI owns it: MPI_Test
- * progresses it, MPI_Wait blocks in poll(2) until done, MPI frees it.
- * Before that, Ireq_free waits for the accesses handed over and frees
- * everything. */
-struct ADIOI_IPVFS_ireq;
-struct ADIOI_IPVFS_ireq *ADIOI_IPVFS_Ireq_new(void);
-int ADIOI_IPVFS_Ireq_add(struct ADIOI_IPVFS_ireq *r, struct ipvfs_aio *aio);
-int ADIOI_IPVFS_Ireq_post(struct ADIOI_IPVFS_ireq *r, MPI_Request * request);
-void ADIOI_IPVFS_Ireq_drain(struct ADIOI_IPVFS_ireq *r);
+/* Nonblocking independent I/O (ad_ipvfs_ireq.c): MPI_File_iread/iwrite
+ * and their _at forms, contiguous or not, as generalized requests sent in
+ * bounded pieces.
+ *
+ * Window: each open file has one queue of nonblocking requests (struct
+ * ADIOI_IPVFS_nbq in its fs); at most ADIOI_IPVFS_NB_PIECES pieces and
+ * ADIOI_IPVFS_NB_BYTES bytes of them are started and unfinished at a
+ * time, each piece at most ADIOI_IPVFS_NB_PIECE bytes (and one list batch
+ * of ADIOI_IPVFS_LIST_MAX pairs).  So the client's buffers and the bytes
+ * in flight stay bounded whatever the size of the access, and a request
+ * posted behind a large one waits in the queue with nothing sent.
+ *
+ * States of a request (struct ADIOI_IPVFS_ireq):
+ *   QUEUED    posted, no piece started (the window is taken by earlier
+ *             requests of the file);
+ *   STARTED   some pieces handed to the client, more to plan;
+ *   PLANNED   every piece started (or a failure stopped the planning),
+ *             some unfinished;
+ *   DONE      every started piece finished; it leaves the queue, and the
+ *             next MPI_Test/MPI_Wait completes it (MPI_Grequest_complete)
+ *             with the byte count and the first error;
+ *   CANCELLED MPI_Cancel in QUEUED: it leaves the queue at once and
+ *             completes with MPI_Test_cancelled true and no bytes moved.
+ * MPI_Cancel in any later state does nothing: the request completes
+ * normally, all of it (the standard allows that; bytes on the wire cannot
+ * be taken back, and a half-done write would be neither outcome).
+ * Transitions happen only inside the I* call (its pieces start at once
+ * when the window has room), MPI_Test (poll: finishes what the sockets
+ * completed and starts the next pieces, never blocks), MPI_Wait (blocks
+ * on the file's oldest unfinished piece, then as MPI_Test) and the file's
+ * close, which drives every queued request to DONE first.  The pieces of
+ * a file's requests start in post order, oldest request first.
+ *
+ * Ownership: Ireq_new takes the plan (ops->free frees it with the
+ * request; NULL return: the caller still owns it).  Ireq_post starts the
+ * MPI request and queues it (an MPI code; on failure the ireq is still
+ * the caller's, to free with Ireq_free).  After a successful post MPI
+ * owns it.  Ireq_free drives what it started to the end and frees it. */
+#define ADIOI_IPVFS_NB_PIECE (4u << 20)
+#define ADIOI_IPVFS_NB_PIECES 4u
+#define ADIOI_IPVFS_NB_BYTES (16u << 20)
+
+/* A request's planner: start_next starts the next piece of the access in
+ * order, at most max_bytes (ipvfs_aio_start), giving *out_aio and its
+ * bytes *out_bytes (> 0); 0, or a negative errno with *out_err filled and
+ * nothing started.  It is only called while bytes are left. */
+struct ADIOI_IPVFS_plan_ops {
+    int (*start_next)(void *plan, uint64_t max_bytes, struct ipvfs_aio **out_aio,
+                      uint64_t *out_bytes, struct ipvfs_error *out_err);
+    void (*free)(void *plan);
+};
+
+struct ADIOI_IPVFS_ireq *ADIOI_IPVFS_Ireq_new(const struct ADIOI_IPVFS_plan_ops *ops, void *plan,
+                                              uint64_t total);
+int ADIOI_IPVFS_Ireq_post(struct ADIOI_IPVFS_ireq *r, struct ADIOI_IPVFS_nbq *q,
+                          MPI_Request * request);
 void ADIOI_IPVFS_Ireq_free(struct ADIOI_IPVFS_ireq *r);
+/* Drives every request of q to DONE (the file's close). */
+void ADIOI_IPVFS_Nbq_drain(struct ADIOI_IPVFS_nbq *q);
+
+/* Plans a nonblocking access (ad_ipvfs_strided.c): with contig the file
+ * side is count * datatype bytes from byte offset (the Contig entry
+ * points; offset ignored for the individual pointer), else the file view
+ * from offset in etypes.  Moves the individual pointer past the access.
+ * *out_plan (for ADIOI_IPVFS_Plan_ops) and its bytes *out_total; -ENOMEM
+ * with *out_err filled. */
+extern const struct ADIOI_IPVFS_plan_ops ADIOI_IPVFS_Plan_ops;
+int ADIOI_IPVFS_Plan_new(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                         int file_ptr_type, ADIO_Offset offset, int contig, int writing,
+                         void **out_plan, uint64_t *out_total, struct ipvfs_error *out_err);
+/* The I* entry points' common part (ad_ipvfs_iostrided.c). */
+void ADIOI_IPVFS_Irdwr(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                       int file_ptr_type, ADIO_Offset offset, int contig, int writing,
+                       MPI_Request * request, int *error_code);
 
 /* Whether this collective call goes two-phase (*out_twophase 1) or each
  * rank's own list I/O (0), the same answer on every rank
@@ -214,13 +305,14 @@ void ADIOI_IPVFS_Ireq_free(struct ADIOI_IPVFS_ireq *r);
 int ADIOI_IPVFS_Coll_pick(ADIO_File fd, int writing, const ADIO_Offset * offs,
                           const ADIO_Offset * lens, MPI_Count n, ADIO_Offset start,
                           ADIO_Offset end, int *out_twophase);
+/* At the end of every collective read or write: times the call for the
+ * calibration when Coll_pick decided it by exchange. */
+void ADIOI_IPVFS_Coll_done(ADIO_File fd);
 
-/* The noncontiguous worker (ad_ipvfs_strided.c).  With ireq NULL it blocks
- * and fills status; otherwise it starts every batch, hands them to ireq
- * and ignores status (NULL is fine). */
+/* The blocking noncontiguous worker (ad_ipvfs_strided.c). */
 void ADIOI_IPVFS_Rdwr_strided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
                               int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
-                              struct ADIOI_IPVFS_ireq *ireq, int writing, int *error_code);
+                              int writing, int *error_code);
 
 void ADIOI_IPVFS_IreadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
                              int file_ptr_type, ADIO_Offset offset, MPI_Request * request,

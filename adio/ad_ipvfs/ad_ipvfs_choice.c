@@ -161,6 +161,32 @@ void coll_scan_union(const struct coll_shape *s, struct coll_pair *p, size_t n,
     *out_pairs = total;
 }
 
+int coll_as_prog(const struct coll_pair *p, size_t n, struct coll_prog *out)
+{
+    struct coll_prog g = { 0, 0, 0, n };
+
+    if (n > 0) {
+        g.off = p[0].off;
+        g.len = p[0].len;
+    }
+    if (n > 1) {
+        if (p[1].off <= p[0].off)
+            return 0;
+        g.stride = p[1].off - p[0].off;
+    }
+    for (size_t i = 1; i < n; i++)
+        if (p[i].len != g.len || p[i].off != g.off + i * g.stride)
+            return 0;
+    *out = g;
+    return 1;
+}
+
+void coll_prog_expand(const struct coll_prog *g, struct coll_pair *out)
+{
+    for (uint64_t i = 0; i < g->n; i++)
+        out[i] = (struct coll_pair) {g->off + i * g->stride, g->len };
+}
+
 static int range_order(const void *a, const void *b)
 {
     const int64_t *x = a, *y = b;
@@ -208,15 +234,79 @@ double coll_cost_twophase(const struct coll_shape *s, const struct coll_access *
         (double) rounds * c->round_us;
 }
 
-enum coll_path coll_choose(const struct coll_shape *s, const struct coll_access *a,
-                           const struct coll_costs *c, int writing, enum coll_force force)
+double coll_cost_full(const struct coll_shape *s, const struct coll_access *a,
+                      const struct coll_costs *c, enum coll_path path)
 {
+    return (path == COLL_TWOPHASE ? coll_cost_twophase(s, a, c) : coll_cost_independent(a, c)) +
+        (double) a->bytes * c->byte_us;
+}
+
+void coll_calib_note(struct coll_calib *cal, enum coll_path path, double model_us,
+                     double observed_us)
+{
+    double r;
+
+    if (observed_us < COLL_CALIB_MIN_US || model_us <= 0.0)
+        return;
+    r = observed_us / model_us;
+    if (r < 1.0 / COLL_CALIB_CLAMP)
+        r = 1.0 / COLL_CALIB_CLAMP;
+    if (r > COLL_CALIB_CLAMP)
+        r = COLL_CALIB_CLAMP;
+    cal->scale[path] = cal->samples[path] ? (cal->scale[path] + r) / 2.0 : r;
+    cal->samples[path]++;
+}
+
+/* The scale of path: its own, else the other path's, else 1. */
+static double scale_of(const struct coll_calib *cal, enum coll_path path)
+{
+    enum coll_path other = path == COLL_TWOPHASE ? COLL_INDEPENDENT : COLL_TWOPHASE;
+
+    if (!cal)
+        return 1.0;
+    return cal->samples[path] ? cal->scale[path] : cal->samples[other] ? cal->scale[other] : 1.0;
+}
+
+/* Step 3 of the rule: 3a exploration (*out_explore 1), 3b the cheaper
+ * scaled model. */
+static enum coll_path by_cost(const struct coll_shape *s, const struct coll_access *a,
+                              const struct coll_costs *c, const struct coll_calib *cal,
+                              int *out_explore)
+{
+    double ind = scale_of(cal, COLL_INDEPENDENT) * coll_cost_full(s, a, c, COLL_INDEPENDENT);
+    double tp = scale_of(cal, COLL_TWOPHASE) * coll_cost_full(s, a, c, COLL_TWOPHASE);
+
+    *out_explore = 1;
+    if (cal && !cal->samples[COLL_TWOPHASE] &&
+        cal->samples[COLL_INDEPENDENT] >= COLL_EXPLORE_AFTER && tp < COLL_EXPLORE * ind)
+        return COLL_TWOPHASE;
+    if (cal && !cal->samples[COLL_INDEPENDENT] &&
+        cal->samples[COLL_TWOPHASE] >= COLL_EXPLORE_AFTER && ind < COLL_EXPLORE * tp)
+        return COLL_INDEPENDENT;
+    *out_explore = 0;
+    return tp < ind ? COLL_TWOPHASE : COLL_INDEPENDENT;
+}
+
+enum coll_path coll_choose_cal(const struct coll_shape *s, const struct coll_access *a,
+                               const struct coll_costs *c, const struct coll_calib *cal,
+                               int writing, enum coll_force force, int *out_explore)
+{
+    int unused;
+
+    if (!out_explore)
+        out_explore = &unused;
+    *out_explore = 0;
     if (force == COLL_FORCE_TWOPHASE)
         return COLL_TWOPHASE;
     if (force == COLL_FORCE_INDEPENDENT)
         return COLL_INDEPENDENT;
     if (writing && a->overlap)
         return COLL_TWOPHASE;
-    return coll_cost_twophase(s, a, c) < coll_cost_independent(a, c) ? COLL_TWOPHASE :
-        COLL_INDEPENDENT;
+    return by_cost(s, a, c, cal, out_explore);
+}
+
+enum coll_path coll_choose(const struct coll_shape *s, const struct coll_access *a,
+                           const struct coll_costs *c, int writing, enum coll_force force)
+{
+    return coll_choose_cal(s, a, c, NULL, writing, force, NULL);
 }

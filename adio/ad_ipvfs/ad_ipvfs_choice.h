@@ -48,8 +48,35 @@
  * ~3.5 ns per byte; req 150 us and round 100 us are one list request's and
  * one round's round trips.  With piece > pair nothing merges its way to a
  * win here unless requests dominate; the constants are no online
- * measurement: a system with other costs needs the benchmark rerun and
- * these figures replaced. */
+ * measurement; the online calibration below corrects them on the
+ * running system.
+ *
+ * Online calibration (struct coll_calib, one per open file and
+ * direction, the same on every rank).  The full model of a path adds
+ * B * byte, the moving of the bytes at the servers (the same for both
+ * paths, so it changes no static decision: byte 0.002 us, ~500 MiB/s,
+ * the tiles' independent writes), which makes a call's model comparable
+ * with its wall time.  Each call decided by exchange is timed on every
+ * rank from the decision to its return; the next decision's allgather
+ * carries that time and every rank takes the slowest rank's (the call's
+ * real duration), so all ranks note the same observation.
+ * coll_calib_note keeps, per path, scale = observed / modelled, clamped to
+ * [1/16, 16] and averaged with the previous value (weight 1/2: the load
+ * moves); calls shorter than COLL_CALIB_MIN_US are timer and scheduling
+ * noise and change nothing.  The rule's step 3 then compares the scaled
+ * models, scale(path) * model(path), where a path not measured yet takes
+ * the other path's scale (no bias from a load that slows both), and
+ *   3a. exploration: when exactly one path has been measured, at least
+ *       COLL_EXPLORE_AFTER times, and the other's scaled model is within
+ *       COLL_EXPLORE times the measured one's, the call takes the
+ *       unmeasured path once, so that both are measured (once per file
+ *       and direction, and only in a file with several calls, where one
+ *       slower call is a small part: the tiles' 2 calls per file never
+ *       explore; clear wins are never explored);
+ *   3b. otherwise the cheaper scaled model.
+ * So on a host whose servers or exchanges cost other than the constants
+ * say, close decisions follow the measured times of both ways on the
+ * running system; the constants stay the starting point. */
 #ifndef AD_IPVFS_CHOICE_H_INCLUDED
 #define AD_IPVFS_CHOICE_H_INCLUDED
 
@@ -67,11 +94,11 @@ enum coll_force {
     COLL_FORCE_INDEPENDENT      /* =disable */
 };
 
-/* Costs in microseconds (xchg_us: per byte). */
+/* Costs in microseconds (xchg_us, byte_us: per byte). */
 struct coll_costs {
-    double req_us, pair_us, piece_us, xchg_us, round_us;
+    double req_us, pair_us, piece_us, xchg_us, round_us, byte_us;
 };
-#define COLL_COST_DEFAULTS ((struct coll_costs) { 150.0, 0.9, 1.3, 0.0035, 100.0 })
+#define COLL_COST_DEFAULTS ((struct coll_costs) { 150.0, 0.9, 1.3, 0.0035, 100.0, 0.002 })
 
 /* How requests are cut: the file's stripe unit and factor (I/O nodes),
  * the schedule block b, and the two-phase aggregators and cb_buffer_size. */
@@ -112,6 +139,20 @@ int coll_count_rank(const struct coll_shape *s, const struct coll_pair *p, size_
 void coll_scan_union(const struct coll_shape *s, struct coll_pair *p, size_t n,
                      int *out_overlap, uint64_t *out_pairs);
 
+/* A rank's pieces as one arithmetic progression: n pieces of len bytes
+ * at off + i * stride (strided rows, IOR's segments, the narrow tiles),
+ * so that ranks can tell each other their pieces in four numbers. */
+struct coll_prog {
+    uint64_t off, stride, len, n;
+};
+
+/* 1 when the n pieces p (in file order, len > 0) are one progression
+ * (n 0 or 1 always are), filling *out; else 0. */
+int coll_as_prog(const struct coll_pair *p, size_t n, struct coll_prog *out);
+
+/* The g->n pieces of progression g, into out. */
+void coll_prog_expand(const struct coll_prog *g, struct coll_pair *out);
+
 /* Whether the ranks' byte ranges share or interleave: se holds nranks
  * (first, last) byte pairs, an empty access having last < first.  Any two
  * ranks count, not only neighbours (a rank with nothing to do in between
@@ -123,7 +164,32 @@ double coll_cost_independent(const struct coll_access *a, const struct coll_cost
 double coll_cost_twophase(const struct coll_shape *s, const struct coll_access *a,
                           const struct coll_costs *c);
 
-/* The rule above. */
+/* A path's full model (with the B * byte term), in microseconds. */
+double coll_cost_full(const struct coll_shape *s, const struct coll_access *a,
+                      const struct coll_costs *c, enum coll_path path);
+
+/* The online calibration (see above), indexed by enum coll_path. */
+struct coll_calib {
+    double scale[2];            /* measured / modelled time */
+    uint32_t samples[2];        /* observations taken */
+};
+#define COLL_CALIB_INIT ((struct coll_calib) { { 1.0, 1.0 }, { 0, 0 } })
+#define COLL_CALIB_MIN_US 500.0
+#define COLL_CALIB_CLAMP 16.0
+#define COLL_EXPLORE 1.25
+#define COLL_EXPLORE_AFTER 3u
+
+/* One observation: a call that went path, modelled at model_us
+ * (coll_cost_full), took observed_us. */
+void coll_calib_note(struct coll_calib *cal, enum coll_path path, double model_us,
+                     double observed_us);
+
+/* The rule above, with calibration cal (NULL: the constants alone);
+ * *out_explore (may be NULL) 1 when the answer is step 3a's exploration,
+ * a one-off that must not be reused for later calls. */
+enum coll_path coll_choose_cal(const struct coll_shape *s, const struct coll_access *a,
+                               const struct coll_costs *c, const struct coll_calib *cal,
+                               int writing, enum coll_force force, int *out_explore);
 enum coll_path coll_choose(const struct coll_shape *s, const struct coll_access *a,
                            const struct coll_costs *c, int writing, enum coll_force force);
 

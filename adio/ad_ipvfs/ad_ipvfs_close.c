@@ -61,8 +61,13 @@ static void touch_written(ADIO_File fd, int *error_code)
 
 void ADIOI_IPVFS_Close(ADIO_File fd, int *error_code)
 {
-    int wrote = ipvfs_file_unsynced(ADIOI_IPVFS_File(fd));
+    int wrote;
 
+    /* requests the program left unfinished (MPI_Request_free) end here,
+     * before their file goes */
+    if (fd->fs_ptr)
+        ADIOI_IPVFS_Nbq_drain(&((struct ADIOI_IPVFS_fs *) fd->fs_ptr)->nbq);
+    wrote = ipvfs_file_unsynced(ADIOI_IPVFS_File(fd));
     *error_code = MPI_SUCCESS;
     check_lost_writes(fd, error_code);
     if (fd->access_mode & ADIO_DELETE_ON_CLOSE)

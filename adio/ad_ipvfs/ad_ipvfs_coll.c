@@ -739,6 +739,7 @@ static void rdwr_coll(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
 #endif
     free_op(&op);
   free_lists:
+    ADIOI_IPVFS_Coll_done(fd);
     ADIOI_Free(offs);
 }
 

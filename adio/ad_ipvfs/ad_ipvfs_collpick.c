@@ -2,10 +2,16 @@
  * the same on every rank:
  *   - each rank counts its own pieces (coll_count_rank); one
  *     MPI_Iallgather brings every rank every rank's (start, end, bytes,
- *     pairs, list requests, pieces), so every rank sums the same figures;
+ *     pairs, list requests, pieces, and the wall time of the previous
+ *     call decided here), so every rank sums the same figures and notes
+ *     the same slowest time into the file's calibration (struct
+ *     ADIOI_IPVFS_coll_timing; ADIOI_IPVFS_Coll_done stops the clock);
  *   - when two ranks' [start, end] ranges interleave
- *     (coll_ranges_interleave: any two ranks, not only neighbours), an
- *     MPI_Iallgatherv brings every rank all pieces (at most PICK_SCAN_MAX
+ *     (coll_ranges_interleave: any two ranks, not only neighbours), every
+ *     rank needs all pieces: when each rank's pieces are one arithmetic
+ *     progression (coll_as_prog: rows, segments) the first allgather
+ *     carried it and each rank expands them, else an MPI_Iallgatherv
+ *     brings every rank all pieces (at most PICK_SCAN_MAX
  *     in all) and each finds overlap and the merged pair count
  *     (coll_scan_union) on the same input; with more pieces than that,
  *     overlap counts as possible and nothing merges (a write goes
@@ -14,11 +20,16 @@
  *     collective per call, as ROMIO's own rule needs;
  *   - reads skip the scan (overlap changes nothing for them; the model
  *     gets two-phase's best case, the union merged into one run), and
- *     the PICK_READ_REUSE collective reads after a decision take it again
- *     without any communication: each such sync point costs every rank
+ *     the PICK_READ_REUSE collective reads after a decision (not after an
+ *     exploration, ad_ipvfs_choice.h step 3a) take it again without any
+ *     communication: each such sync point costs every rank
  *     the slowest one's time per call, which for many small calls was a
- *     third of the time here.  Every rank makes the same collective calls
- *     on a file in the same order, so the per-file count (fs->coll_read_*)
+ *     third of the time here.  A collective read with no read decision
+ *     to reuse that follows a write decided independent (not as an
+ *     exploration) takes that decision as a read's (writing an access
+ *     and reading it back pays no exchange on the read; a write that
+ *     overlapped or went two-phase passes nothing on).  Every rank makes
+ *     the same collective calls on a file in the same order, so the per-file count (fs->coll_read_*)
  *     is the same on every rank, and a stale choice for a read costs
  *     speed, never correctness.  Writes decide at every call: a write
  *     may overlap where the previous one did not.
@@ -41,7 +52,11 @@
 #define PICK_READ_REUSE 15
 
 /* One rank's slots in the first Iallgather. */
-enum { S_START, S_END, S_BYTES, S_PAIRS, S_REQS, S_PIECES, S_NOMEM, S_N };
+enum {
+    S_START, S_END, S_LAST_US,
+    S_POFF, S_PSTRIDE, S_PLEN, S_PN,    /* its pieces as a progression; S_PN -1: not one */
+    S_BYTES, S_PAIRS, S_REQS, S_PIECES, S_NOMEM, S_N    /* summed over the ranks */
+};
 
 static enum coll_force force_of(ADIO_File fd, int writing)
 {
@@ -67,8 +82,8 @@ static void shape_of(ADIO_File fd, int nprocs, struct coll_shape *out)
     out->cb = cb > 0 ? (uint64_t) cb : f->layout.unit;
 }
 
-/* The sums over the ranks (S_BYTES...) of the gathered slots, and
- * whether their [start, end] ranges interleave (coll_ranges_interleave). */
+/* The sums over the ranks (S_BYTES...) of the gathered slots, the
+ * slowest rank's S_LAST_US, and whether their [start, end] ranges interleave (coll_ranges_interleave). */
 static int sum_up(const int64_t *all, int nprocs, int64_t sum[S_N])
 {
     int64_t *se = ADIOI_Malloc(2 * (size_t) nprocs * sizeof(*se));
@@ -79,6 +94,8 @@ static int sum_up(const int64_t *all, int nprocs, int64_t sum[S_N])
     for (int i = 0; i < nprocs; i++) {
         for (int k = S_BYTES; k < S_N; k++)
             sum[k] += all[i * S_N + k];
+        if (all[i * S_N + S_LAST_US] > sum[S_LAST_US])
+            sum[S_LAST_US] = all[i * S_N + S_LAST_US];
         se[2 * i] = all[i * S_N + S_START];
         se[2 * i + 1] = all[i * S_N + S_END];
     }
@@ -87,8 +104,23 @@ static int sum_up(const int64_t *all, int nprocs, int64_t sum[S_N])
     return hit;
 }
 
+/* Every rank's pieces, from the progressions of the first allgather. */
+static void expand_all(const int64_t *all, int nprocs, struct coll_pair *out)
+{
+    for (int i = 0; i < nprocs; i++) {
+        const int64_t *v = &all[i * S_N];
+        struct coll_prog g = { (uint64_t) v[S_POFF], (uint64_t) v[S_PSTRIDE],
+            (uint64_t) v[S_PLEN], (uint64_t) v[S_PN] };
+
+        coll_prog_expand(&g, out);
+        out += g.n;
+    }
+}
+
 /* Every rank gets every rank's pieces and finds overlap and the merged
- * pair count (the same inputs everywhere, so the same facts). */
+ * pair count (the same inputs everywhere, so the same facts).  When every
+ * rank's pieces are one progression, the first allgather brought them
+ * already: no second collective, no second wait for the slowest rank. */
 static int scan_all(ADIO_File fd, const struct coll_shape *s, const struct coll_pair *mine,
                     int nmine, const int64_t *all, int nprocs, uint64_t total,
                     struct coll_access *a)
@@ -96,8 +128,17 @@ static int scan_all(ADIO_File fd, const struct coll_shape *s, const struct coll_
     int *counts = ADIOI_Malloc(2 * (size_t) nprocs * sizeof(int)), *displs = counts + nprocs;
     struct coll_pair *every = ADIOI_Malloc((total ? total : 1) * sizeof(*every));
     MPI_Request req;
-    int rc;
+    int rc, regular = 1;
 
+    for (int i = 0; i < nprocs; i++)
+        regular = regular && all[i * S_N + S_PN] >= 0;
+    if (regular) {              /* every rank's pieces are in the first allgather */
+        expand_all(all, nprocs, every);
+        coll_scan_union(s, every, total, &a->overlap, &a->pairs_2p);
+        ADIOI_Free(every);
+        ADIOI_Free(counts);
+        return MPI_SUCCESS;
+    }
     for (int i = 0; i < nprocs; i++) {
         counts[i] = (int) all[i * S_N + S_PIECES] * (int) sizeof(*every);
         displs[i] = i ? displs[i - 1] + counts[i - 1] : 0;
@@ -112,30 +153,61 @@ static int scan_all(ADIO_File fd, const struct coll_shape *s, const struct coll_
     return rc;
 }
 
+/* The previous decided call's time, the slowest rank's (every rank got
+ * the same figure), goes into the file's calibration. */
+static void calibrate(struct ADIOI_IPVFS_coll_timing *t, int64_t slowest_us)
+{
+    if (t->have)
+        coll_calib_note(&t->cal[t->writing], t->path, t->model_us, (double) slowest_us);
+    t->have = 0;
+}
+
+/* Starts timing this call, with the model's figures for its path. */
+static void time_call(struct ADIOI_IPVFS_coll_timing *t, const struct coll_shape *s,
+                      const struct coll_access *a, int writing, int twophase)
+{
+    t->writing = writing;
+    t->path = twophase ? COLL_TWOPHASE : COLL_INDEPENDENT;
+    t->model_us = coll_cost_full(s, a, &COLL_COST_DEFAULTS, t->path);
+    t->pending = 1;
+    t->t0 = MPI_Wtime();
+}
+
 static int pick(ADIO_File fd, int writing, const ADIO_Offset * offs, const ADIO_Offset * lens,
                 MPI_Count n, ADIO_Offset start, ADIO_Offset end, int *out_twophase)
 {
     struct coll_pair *mine = malloc((n > 0 ? (size_t) n : 1) * sizeof(*mine));
     int64_t local[S_N] = { 0 }, sum[S_N], *all;
     struct coll_rank r;
+    struct coll_prog g;
     struct coll_shape s;
     struct coll_access a = { 0 };
     size_t k = 0;
     MPI_Request req;
+    struct ADIOI_IPVFS_fs *fs = fd->fs_ptr;
     int nprocs, rc, interleave;
 
     MPI_Comm_size(fd->comm, &nprocs);
+    fs->coll_time.explored = 0;
     shape_of(fd, nprocs, &s);
     for (MPI_Count i = 0; mine && i < n; i++)
         if (lens[i] > 0)
             mine[k++] = (struct coll_pair) {(uint64_t) offs[i], (uint64_t) lens[i] };
     local[S_START] = (int64_t) start;
     local[S_END] = (int64_t) end;
+    local[S_LAST_US] = fs->coll_time.have ? (int64_t) fs->coll_time.last_us : 0;
     if (mine && coll_count_rank(&s, mine, k, &r) == 0) {
         local[S_BYTES] = (int64_t) r.bytes;
         local[S_PAIRS] = (int64_t) r.pairs;
         local[S_REQS] = (int64_t) r.requests;
         local[S_PIECES] = (int64_t) k;
+        local[S_PN] = -1;
+        if (coll_as_prog(mine, k, &g)) {
+            local[S_POFF] = (int64_t) g.off;
+            local[S_PSTRIDE] = (int64_t) g.stride;
+            local[S_PLEN] = (int64_t) g.len;
+            local[S_PN] = (int64_t) g.n;
+        }
     } else {
         local[S_NOMEM] = 1;
     }
@@ -163,8 +235,11 @@ static int pick(ADIO_File fd, int writing, const ADIO_Offset * offs, const ADIO_
     } else if (interleave) {
         a.overlap = 1;
     }
-    *out_twophase = coll_choose(&s, &a, &COLL_COST_DEFAULTS, writing, COLL_AUTO) ==
-        COLL_TWOPHASE;
+    calibrate(&fs->coll_time, sum[S_LAST_US]);
+    *out_twophase = coll_choose_cal(&s, &a, &COLL_COST_DEFAULTS,
+                                    &fs->coll_time.cal[writing != 0], writing, COLL_AUTO,
+                                    &fs->coll_time.explored) == COLL_TWOPHASE;
+    time_call(&fs->coll_time, &s, &a, writing != 0, *out_twophase);
   free_all:
     ADIOI_Free(all);
     free(mine);
@@ -192,10 +267,33 @@ int ADIOI_IPVFS_Coll_pick(ADIO_File fd, int writing, const ADIO_Offset * offs,
         *out_twophase = fs->coll_read_twophase;
         return MPI_SUCCESS;
     }
+    if (!writing && fs->coll_read_inherit) {
+        /* the first read after a write decided independent (not as an
+         * exploration) reads back the same way, without an exchange */
+        fs->coll_read_inherit = 0;
+        fs->coll_read_twophase = 0;
+        fs->coll_read_left = PICK_READ_REUSE - 1;
+        *out_twophase = 0;
+        return MPI_SUCCESS;
+    }
     rc = pick(fd, writing, offs, lens, n, start, end, out_twophase);
+    if (writing && rc == MPI_SUCCESS)
+        fs->coll_read_inherit = !*out_twophase && !fs->coll_time.explored;
     if (!writing && rc == MPI_SUCCESS) {
         fs->coll_read_twophase = *out_twophase;
-        fs->coll_read_left = PICK_READ_REUSE;
+        /* an exploration is a one-off: the next read decides again */
+        fs->coll_read_left = fs->coll_time.explored ? 0 : PICK_READ_REUSE;
     }
     return rc;
+}
+
+void ADIOI_IPVFS_Coll_done(ADIO_File fd)
+{
+    struct ADIOI_IPVFS_coll_timing *t = &((struct ADIOI_IPVFS_fs *) fd->fs_ptr)->coll_time;
+
+    if (!t->pending)
+        return;
+    t->last_us = (MPI_Wtime() - t->t0) * 1e6;
+    t->pending = 0;
+    t->have = 1;
 }

@@ -9,8 +9,8 @@
  * previous one's return is such a loop (or a program's own MPI_Test loop)
  * and naps, from 20 us growing to 500 us; an MPI_Test after a while of
  * computing runs at once.  The price: a step that could follow at once may
- * wait up to 500 us.  ADIOI_IPVFS_Quiet_wait does the same for the
- * driver's own nonblocking collectives. */
+ * wait up to 500 us.  ADIOI_IPVFS_Quiet_wait naps likewise, capped
+ * shorter, for the driver's own nonblocking collectives. */
 #include "ad_ipvfs.h"
 
 #include <time.h>
@@ -18,6 +18,7 @@
 #define SPIN_GAP 1e-3            /* seconds between polls that count as a loop */
 #define NAP_FIRST_NS (20 * 1000)
 #define NAP_MAX_NS (500 * 1000)
+#define QUIET_NAP_MAX_NS (50 * 1000)
 
 void ADIOI_IPVFS_Pace_poll(struct ADIOI_IPVFS_pace *p)
 {
@@ -41,7 +42,12 @@ void ADIOI_IPVFS_Pace_done(struct ADIOI_IPVFS_pace *p)
  * spinning: clients and servers often share the cores, and a rank that
  * waits for the aggregators' I/O in a blocking MPI call (UCX polls) takes
  * a core from the servers doing that I/O.  So: MPI_Test, then naps that
- * grow from 20 us to 500 us. */
+ * grow from 20 us to QUIET_NAP_MAX_NS.  That cap is short because a
+ * collective moves only when its ranks poll: a rank napping 500 us held
+ * each step of the decision's allgather (and of two-phase's exchanges)
+ * that long, which halved collective-choice.sh's ior-strided writes (64
+ * calls of 64 KiB per rank); at 50 us a waiting rank polls with a few
+ * percent of a core. */
 int ADIOI_IPVFS_Quiet_wait(int rc, MPI_Request * req)
 {
     struct timespec nap = { 0, 20 * 1000 };
@@ -52,8 +58,7 @@ int ADIOI_IPVFS_Quiet_wait(int rc, MPI_Request * req)
         if (rc != MPI_SUCCESS || done)
             break;
         nanosleep(&nap, NULL);
-        if (nap.tv_nsec < 500 * 1000)
-            nap.tv_nsec *= 2;
+        nap.tv_nsec = 2 * nap.tv_nsec < QUIET_NAP_MAX_NS ? 2 * nap.tv_nsec : QUIET_NAP_MAX_NS;
     }
     return rc;
 }

@@ -14,9 +14,12 @@
  * of extents, and a server never gets more than IPVFS_MAX_PAIRS pairs in
  * one request.
  *
- * The nonblocking forms (ad_ipvfs_iostrided.c) walk the same way but start
- * each batch (ipvfs_aio_start copies the pairs and iovecs, not the data)
- * and hand it to a generalized request instead of waiting for it.
+ * The nonblocking forms (ad_ipvfs_iostrided.c, ad_ipvfs_iocontig.c) get a
+ * plan (ADIOI_IPVFS_Plan_new): the same walk, kept with copies of the
+ * flattened types (the program may free its datatype once the I* call
+ * returned), from which the request's window (ad_ipvfs_ireq.c) starts one
+ * batch of at most the piece size at a time (ipvfs_aio_start copies the
+ * pairs and iovecs, not the data).
  *
  * With the hint ipvfs_listio=disable (for comparisons) a batch holds one
  * piece: one call, and so one round trip per contiguous piece.
@@ -31,6 +34,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* A flattened type tiled from origin every extent bytes. */
 struct flat_walk {
@@ -197,29 +201,14 @@ static int batch_alloc(struct list_batch *b, size_t cap)
     return b->ext && b->iov ? 0 : -1;
 }
 
-/* Runs the batch now, or with ireq starts it and hands it over. */
-static int run_batch(ADIO_File fd, struct list_batch *b, int writing,
-                     struct ADIOI_IPVFS_ireq *ireq, uint64_t * io_bytes,
+/* Runs the batch and waits for it. */
+static int run_batch(ADIO_File fd, struct list_batch *b, int writing, uint64_t * io_bytes,
                      struct ipvfs_error *err)
 {
     struct ipvfs_file *file = ADIOI_IPVFS_File(fd);
-    struct ipvfs_aio *aio;
     uint64_t got = 0;
     int rc;
 
-    if (ireq) {
-        rc = ipvfs_aio_start(file, writing, b->ext, b->next, b->iov, b->niov, &aio, err);
-        if (rc == 0 && ADIOI_IPVFS_Ireq_add(ireq, aio) < 0) {
-            /* not handed over: wait for it here; the call fails with
-             * ENOMEM whatever the access's own result */
-            (void) ipvfs_aio_finish(aio, &got, err);
-            err->code = ENOMEM;
-            snprintf(err->msg, sizeof(err->msg), "ipvfs: %s of %.200s failed: out of memory",
-                     writing ? "write" : "read", fd->filename);
-            rc = -ENOMEM;
-        }
-        return rc;
-    }
     if (writing)
         rc = ipvfs_write_list(file, b->ext, b->next, b->iov, b->niov, &got, err);
     else
@@ -230,7 +219,7 @@ static int run_batch(ADIO_File fd, struct list_batch *b, int writing,
 
 void ADIOI_IPVFS_Rdwr_strided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
                               int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
-                              struct ADIOI_IPVFS_ireq *ireq, int writing, int *error_code)
+                              int writing, int *error_code)
 {
     static char myname[] = "ADIOI_IPVFS_RDWR_STRIDED";
     ADIOI_Flatlist_node mem_one, file_one;
@@ -267,7 +256,7 @@ void ADIOI_IPVFS_Rdwr_strided(ADIO_File fd, void *buf, int count, MPI_Datatype d
     }
     while (done < total) {
         end = batch_fill(&b, &mem, &file, total - done);
-        if (run_batch(fd, &b, writing, ireq, &io_bytes, &err) < 0) {
+        if (run_batch(fd, &b, writing, &io_bytes, &err) < 0) {
             *error_code = ADIOI_IPVFS_Error(myname, __LINE__, &err);
             goto free_batch;
         }
@@ -286,11 +275,160 @@ void ADIOI_IPVFS_Rdwr_strided(ADIO_File fd, void *buf, int count, MPI_Datatype d
     free(b.iov);
 }
 
+/* A nonblocking access's plan: the walk where the next piece starts, over
+ * copies of the flattened types. */
+struct strided_plan {
+    ADIO_File fd;
+    int writing;
+    uint64_t left;              /* bytes not yet started */
+    ADIOI_Flatlist_node mem_flat, file_flat;
+    struct flat_walk mem, file;
+    struct list_batch b;
+};
+
+/* dst: a copy of src's blocks (the walk reads count, blocklens, indices). */
+static int flat_keep(const ADIOI_Flatlist_node * src, ADIOI_Flatlist_node * dst)
+{
+    size_t n = (size_t) src->count;
+    ADIO_Offset *a = malloc(2 * (n ? n : 1) * sizeof(*a));
+
+    if (!a)
+        return -1;
+    memcpy(a, src->blocklens, n * sizeof(*a));
+    memcpy(a + n, src->indices, n * sizeof(*a));
+    memset(dst, 0, sizeof(*dst));
+    dst->count = src->count;
+    dst->blocklens = a;
+    dst->indices = a + n;
+    return 0;
+}
+
+static void plan_free(void *plan)
+{
+    struct strided_plan *p = plan;
+
+    if (!p)
+        return;
+    free(p->mem_flat.blocklens);
+    free(p->file_flat.blocklens);
+    free(p->b.ext);
+    free(p->b.iov);
+    free(p);
+}
+
+static int plan_start_next(void *plan, uint64_t max_bytes, struct ipvfs_aio **out_aio,
+                           uint64_t * out_bytes, struct ipvfs_error *out_err)
+{
+    struct strided_plan *p = plan;
+    struct flat_walk mem = p->mem, file = p->file;
+    int rc;
+
+    batch_fill(&p->b, &mem, &file, max_bytes < p->left ? max_bytes : p->left);
+    rc = ipvfs_aio_start(ADIOI_IPVFS_File(p->fd), p->writing, p->b.ext, p->b.next, p->b.iov,
+                         p->b.niov, out_aio, out_err);
+    if (rc < 0)
+        return rc;              /* nothing started: the walk stays */
+    p->mem = mem;
+    p->file = file;
+    p->left -= p->b.bytes;
+    *out_bytes = p->b.bytes;
+    return 0;
+}
+
+const struct ADIOI_IPVFS_plan_ops ADIOI_IPVFS_Plan_ops = {
+    .start_next = plan_start_next,
+    .free = plan_free,
+};
+
+/* The file side of a plan: one run of total bytes at offset (contig), or
+ * the view from the access's first byte.  Returns the end of the access
+ * (one past its last byte), -1 when out of memory. */
+static ADIO_Offset plan_file(struct strided_plan *p, int file_ptr_type, ADIO_Offset offset,
+                             int contig, uint64_t total)
+{
+    ADIO_File fd = p->fd;
+    const ADIOI_Flatlist_node *flat;
+    ADIOI_Flatlist_node one;
+    ADIO_Offset len, idx, start;
+    struct flat_walk last;
+    MPI_Count file_size;
+    MPI_Aint lb, file_extent;
+
+    if (contig) {
+        if (file_ptr_type == ADIO_INDIVIDUAL)
+            offset = fd->fp_ind;
+        if (flat_keep(flat_of(MPI_BYTE, (ADIO_Offset) total, &one, &len, &idx),
+                      &p->file_flat) < 0)
+            return -1;
+        p->file = (struct flat_walk) {.flat = &p->file_flat,.origin = offset,
+            .extent = (ADIO_Offset) total };
+        return offset + (ADIO_Offset) total;
+    }
+    MPI_Type_size_x(fd->filetype, &file_size);
+    MPI_Type_get_extent(fd->filetype, &lb, &file_extent);
+    flat = flat_of(fd->filetype, file_size, &one, &len, &idx);
+    if (flat_keep(flat, &p->file_flat) < 0)
+        return -1;
+    p->file = (struct flat_walk) {.flat = &p->file_flat,.origin = fd->disp,
+        .extent = flat == &one ? file_size : file_extent };
+    start = start_data_offset(fd, &p->file, file_size, file_ptr_type, offset);
+    last = p->file;
+    walk_seek(&last, start + (ADIO_Offset) total - 1, file_size);
+    walk_seek(&p->file, start, file_size);
+    return walk_pos(&last) + 1;
+}
+
+int ADIOI_IPVFS_Plan_new(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                         int file_ptr_type, ADIO_Offset offset, int contig, int writing,
+                         void **out_plan, uint64_t * out_total, struct ipvfs_error *out_err)
+{
+    struct strided_plan *p = calloc(1, sizeof(*p));
+    ADIOI_Flatlist_node one;
+    ADIO_Offset len, idx, end;
+    MPI_Count buf_size, file_size;
+    MPI_Aint lb, buf_extent;
+
+    MPI_Type_size_x(datatype, &buf_size);
+    MPI_Type_size_x(fd->filetype, &file_size);
+    MPI_Type_get_extent(datatype, &lb, &buf_extent);
+    if (!p)
+        goto no_memory;
+    p->fd = fd;
+    p->writing = writing;
+    p->left = (uint64_t) count * (uint64_t) buf_size;
+    if (p->left == 0 || (!contig && file_size == 0)) {
+        p->left = 0;            /* nothing to move: completes at the first test */
+        goto done;
+    }
+    if (flat_keep(flat_of(datatype, (ADIO_Offset) p->left, &one, &len, &idx), &p->mem_flat) < 0)
+        goto no_memory;
+    p->mem = (struct flat_walk) {.flat = &p->mem_flat,.origin = (ADIO_Offset) (intptr_t) buf,
+        .extent = buf_extent };
+    walk_settle(&p->mem);
+    end = plan_file(p, file_ptr_type, offset, contig, p->left);
+    if (end < 0 || batch_alloc(&p->b, ADIOI_IPVFS_Piecewise(fd) ? 1 : ADIOI_IPVFS_LIST_MAX) < 0)
+        goto no_memory;
+    if (file_ptr_type == ADIO_INDIVIDUAL)
+        fd->fp_ind = end;       /* MPI moves it by the amount requested */
+    fd->fp_sys_posn = -1;
+  done:
+    *out_plan = p;
+    *out_total = p->left;
+    return 0;
+
+  no_memory:
+    plan_free(p);
+    out_err->code = ENOMEM;
+    snprintf(out_err->msg, sizeof(out_err->msg), "ipvfs: %s of %.200s failed: out of memory",
+             writing ? "write" : "read", fd->filename);
+    return -ENOMEM;
+}
+
 void ADIOI_IPVFS_ReadStrided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
                              int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
                              int *error_code)
 {
-    ADIOI_IPVFS_Rdwr_strided(fd, buf, count, datatype, file_ptr_type, offset, status, NULL, 0,
+    ADIOI_IPVFS_Rdwr_strided(fd, buf, count, datatype, file_ptr_type, offset, status, 0,
                              error_code);
 }
 
@@ -300,5 +438,5 @@ void ADIOI_IPVFS_WriteStrided(ADIO_File fd, const void *buf, int count, MPI_Data
 {
     /* the worker only reads from buf when writing */
     ADIOI_IPVFS_Rdwr_strided(fd, (void *) buf, count, datatype, file_ptr_type, offset, status,
-                             NULL, 1, error_code);
+                             1, error_code);
 }

@@ -1,7 +1,7 @@
 /* Overlapping collective writes keep their MPI result whichever way the
  * collective path goes (t_e2e_collchoice.sh):
  *
- *   e2e_collchoice PREFIX [--cb automatic|enable|disable] [--rounds N]
+ *   e2e_collchoice PREFIX [--cb automatic|enable|disable] [--rounds N] [--regular 1]
  *
  * Every rank writes, in one MPI_File_write_at_all through an hindexed
  * view, its own private pieces and the same shared pieces as every other
@@ -27,11 +27,27 @@ E2E_GLOBALS;
 #define PRIV_SPAN ((uint64_t) BIG * 2 * PIECE)  /* rank 0's private span */
 #define SHARED_AT (PRIV_SPAN + 64ull * SMALL * 2 * PIECE)
 
+/* --regular: each rank's pieces are one arithmetic progression (the
+ * decision then learns them from its first allgather, no second one):
+ * rank 0's 2048 private pieces and then the shared ones, 1 KiB every
+ * 2 KiB, the other ranks the shared ones only. */
+static int regular;
+
+static uint64_t shared_at(void)
+{
+    return regular ? PRIV_SPAN : SHARED_AT;
+}
+
+static int private_pieces(int r)
+{
+    return r == 0 ? BIG : regular ? 0 : SMALL;
+}
+
 /* File offset of piece k of rank r's view (private ones first). */
 static uint64_t piece_off(int r, int k, int nprivate)
 {
     if (k >= nprivate)
-        return SHARED_AT + (uint64_t) (k - nprivate) * 2 * PIECE;
+        return shared_at() + (uint64_t) (k - nprivate) * 2 * PIECE;
     if (r == 0)
         return (uint64_t) k * 2 * PIECE;
     return PRIV_SPAN + ((uint64_t) r * SMALL + (uint64_t) k) * 2 * PIECE;
@@ -39,14 +55,14 @@ static uint64_t piece_off(int r, int k, int nprivate)
 
 static int one_round(const char *prefix, MPI_Info hints, unsigned seed)
 {
-    int nprivate = e2e_rank == 0 ? BIG : SMALL, n = nprivate + SHARED, bad = 0;
+    int nprivate = private_pieces(e2e_rank), n = nprivate + SHARED, bad = 0;
     int *lens = malloc((size_t) n * sizeof(int));
     MPI_Aint *displs = malloc((size_t) n * sizeof(MPI_Aint));
     unsigned char *mem = malloc((size_t) n * PIECE), *back = NULL;
     MPI_Datatype ftype;
     MPI_File fh;
     char path[512];
-    uint64_t end = SHARED_AT + (uint64_t) SHARED * 2 * PIECE;
+    uint64_t end = shared_at() + (uint64_t) SHARED * 2 * PIECE;
 
     E2E_CHECK(lens && displs && mem, "out of memory");
     if (!lens || !displs || !mem)
@@ -70,14 +86,14 @@ static int one_round(const char *prefix, MPI_Info hints, unsigned seed)
     if (e2e_rank == 0 && (back = calloc(end, 1)) != NULL) {
         E2E_MPI(MPI_File_read_at(fh, 0, back, (int) end, MPI_BYTE, MPI_STATUS_IGNORE));
         for (int r = 0; r < e2e_nprocs; r++)
-            for (int k = 0; k < (r == 0 ? BIG : SMALL); k++) {
-                uint64_t off = piece_off(r, k, r == 0 ? BIG : SMALL);
+            for (int k = 0; k < private_pieces(r); k++) {
+                uint64_t off = piece_off(r, k, private_pieces(r));
 
                 if (e2e_verify(back + off, off, PIECE, seed) >= 0)
                     bad++;
             }
         for (int k = 0; k < SHARED; k++) {
-            uint64_t off = SHARED_AT + (uint64_t) k * 2 * PIECE;
+            uint64_t off = shared_at() + (uint64_t) k * 2 * PIECE;
 
             if (e2e_verify(back + off, off, PIECE, seed + (unsigned) e2e_nprocs) >= 0) {
                 if (bad++ < 3)
@@ -105,7 +121,8 @@ int main(int argc, char **argv)
     e2e_init(&argc, &argv);
     if (argc < 2) {
         if (e2e_rank == 0)
-            fprintf(stderr, "usage: e2e_collchoice PREFIX [--cb MODE] [--rounds N]\n");
+            fprintf(stderr, "usage: e2e_collchoice PREFIX [--cb MODE] [--rounds N] "
+                    "[--regular 1]\n");
         MPI_Finalize();
         return 2;
     }
@@ -116,6 +133,8 @@ int main(int argc, char **argv)
             MPI_Info_set(hints, "romio_cb_read", argv[i + 1]);
         } else if (strcmp(argv[i], "--rounds") == 0) {
             rounds = atoi(argv[i + 1]);
+        } else if (strcmp(argv[i], "--regular") == 0) {
+            regular = atoi(argv[i + 1]);
         }
     }
     for (int i = 0; i < rounds; i++)

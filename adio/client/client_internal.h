@@ -59,7 +59,8 @@ struct xfer_req {
 };
 
 /* Runs a batch: requests to one rank go in order over its connection,
- * pipelined; different ranks are served at once, driven by poll().
+ * pipelined up to the server's window, their replies in any order;
+ * different ranks are served at once, driven by poll().
  * Returns the index of the first failed request, or -1 when all succeeded. */
 long xfer_run(struct ipvfs_client *c, struct xfer_req *reqs, size_t n);
 /* Same, but the client sends one request at a time in batch order (the

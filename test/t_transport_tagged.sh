@@ -9,6 +9,8 @@
 #   go on; a 1 MiB file read back as 4 pipelined pieces matches by tag;
 # - the server reads no more than 8 requests of a connection at once: the
 #   9th request's reply does not come while the first 8 are stuck;
+# - 8 READs of one connection from client id 0xffffffff wait for the I/O
+#   node's READ places and are all answered (no division by zero);
 # - a request body over the stated bound closes that connection with a
 #   logged reason, and the server goes on serving another connection;
 # - a version-4 HELLO is refused with EPROTONOSUPPORT naming both versions.
@@ -124,6 +126,23 @@ finally:
 tags = sorted(reply(s)[2] for _ in range(9))
 assert tags == list(range(400, 409)), tags
 print("ok   all 9 answered once the targets go on")
+
+# READs of one connection waiting for the I/O node's READ places (NT of
+# them) must not trip its read ordering, even from the largest client id
+# (ipvfs-ctl's, once a division by zero)
+big = P.connect(addr, timeout=30)
+assert P.hello(big, secret, client_id=0xFFFFFFFF)[0] == 0
+stop(signal.SIGSTOP)
+try:
+    for k in range(6):
+        P.send(big, P.OP["READ"], io(0x70 + k, [(0, 65536)]), req_id=600 + k)
+    P.send(big, P.OP["READ"], io(0x53, [(0, piece)]), req_id=606)
+    P.send(big, P.OP["READ"], io(0x53, [(piece, piece)]), req_id=607)
+finally:
+    stop(signal.SIGCONT)
+tags = sorted(reply(big)[2] for _ in range(8))
+assert tags == list(range(600, 608)), tags
+print("ok   8 READs waiting for places from client id 0xffffffff all answered")
 
 # a body over the bound closes that connection; others go on
 bad, _ = authed()

@@ -12,13 +12,31 @@
  * - The first request on a connection must be HELLO with the cluster secret
  *   from the server map; a wrong secret gets EACCES and the server closes
  *   the connection.  Any other op before HELLO likewise.
- * - A server answers requests of one connection in the order received.
+ * - Several requests may be in flight on one connection, and their replies
+ *   may come in any order: req_id is the tag that pairs a reply with its
+ *   request (a client keeps the req_ids of a connection's unanswered
+ *   requests distinct; a reply whose req_id names none of them is a
+ *   protocol error: the client closes that connection).  HELLO's reply
+ *   states the server's window (struct ipvfs_hello_rep): at most
+ *   max_inflight requests and window_bytes bytes in flight per connection
+ *   (counted as the request bodies plus the READ data the replies carry),
+ *   except that a lone request may be as large as IPVFS_MAX_BODY.  A
+ *   server stops reading a connection that is at its window (TCP then
+ *   holds the client back), so a client that ignores it only waits.
+ * - Order: a server starts a request only after every earlier request of
+ *   the same connection that it must follow has completed: any request
+ *   follows every earlier one that is not a READ or WRITE (metadata ops,
+ *   HELLO, DF_*, LOCK, control ops are barriers of their connection), and
+ *   a READ or WRITE follows an earlier READ or WRITE of the same handle
+ *   whose byte range overlaps it when either of the two is a WRITE.
+ *   Other READs and WRITEs of a connection run at once and complete in
+ *   any order.  Requests of different connections are not ordered.
  * - A header with a wrong magic or version, an unknown op, or a body_len
  *   over IPVFS_MAX_BODY ends that connection (after an EPROTO,
  *   EPROTONOSUPPORT (version) or EMSGSIZE reply where the header could be
  *   read); other connections go on.
  * - Bodies whose counts or lengths disagree with body_len get EINVAL.
- * - Keepalive: while a request of a connection has been in progress for
+ * - Keepalive: while some request of a connection has been in progress for
  *   IPVFS_PROGRESS_MS or more (a sync of much data, a READ waiting its
  *   turn, a write across a hung iRAID member), the server sends, about
  *   every IPVFS_PROGRESS_MS, a bare header: op IPVFS_OP_PROGRESS |
@@ -50,7 +68,10 @@
  * EPROTONOSUPPORT with a message naming both versions, in a reply header of
  * the request's version (the header is the same in every version), so an
  * older client reads the refusal; then the server closes the connection.
- * 5: READ's io_req.flags may carry the file's read-ahead window
+ * 5: replies of one connection come in any order (tagged by req_id, see
+ * the connection rules), and HELLO's reply states the server's window;
+
+ * READ's io_req.flags may carry the file's read-ahead window
  * (IPVFS_READ_RA_*; unknown flag bits are refused) and struct
  * ipvfs_l1_status grew the readahead_* counters and demotes; struct
  * ipvfs_volume_status counts RAID-5 stripe writes by mode
@@ -140,7 +161,26 @@ struct ipvfs_hello_req {
 struct ipvfs_hello_rep {
     uint32_t rank;
     uint32_t role;       /* enum ipvfs_role bits */
+    uint32_t max_inflight;   /* requests in flight per connection */
+    uint32_t reserved;
+    uint64_t window_bytes;   /* request bodies + READ data in flight per connection */
+    uint64_t max_body;       /* the largest request body (IPVFS_MAX_BODY) */
 };
+static_assert(sizeof(struct ipvfs_hello_rep) == 32, "HELLO reply is 32 bytes");
+
+/* The window an I/O node states (server ranks of this version all state
+ * these).  8 requests: the client's pieces of one large access (64 KiB to
+ * 1 MiB each) reach the I/O node's store together, so it writes piece 1 to
+ * the targets while piece 2 arrives and sends piece 1 of a read while the
+ * targets still deliver piece 2 (Lustre keeps 8 bulk RPCs in flight per
+ * target, OrangeFS 8 flow buffers per transfer).  8 MiB: the largest
+ * single I/O request, or 8 pieces of 1 MiB, which keeps a loopback or
+ * 10 GbE link busy for a round trip many times over.  A server also bounds
+ * all its connections together (IPVFS_SERVER_INFLIGHT_BYTES, enforced the
+ * same way: it stops reading connections while at its bound). */
+#define IPVFS_CONN_MAX_INFLIGHT 8u
+#define IPVFS_CONN_WINDOW_BYTES (8ull << 20)
+#define IPVFS_SERVER_INFLIGHT_BYTES (64ull << 20)
 
 /* LOOKUP: find (and with IPVFS_LOOKUP_CREATE create) a file by path.
  * Missing parent directories are created with the file (mode 0755 plus
@@ -304,8 +344,8 @@ struct ipvfs_io_req {
  *           node's index: at step j client (s + j) mod n (n: one more than
  *           the largest client id seen reading here), skipping clients
  *           with nothing waiting.
- * A connection has at most one request in the server at a time, so each
- * connection's replies keep their order. */
+ * Several READs of one connection may wait here at once (the connection
+ * rules allow them to complete in any order). */
 enum ipvfs_read_order {
     IPVFS_READ_ORDER_FIFO = 0,
     IPVFS_READ_ORDER_FIRST = 1,

@@ -79,6 +79,16 @@ int wire_connect(const char *host, uint16_t port, const uint8_t secret[IPVFS_SEC
                  uint32_t client_id, uint64_t req_id, int connect_ms, int hello_ms, char *msg,
                  size_t msglen)
 {
+    struct ipvfs_hello_rep unused;
+
+    return wire_connect_hello(host, port, secret, client_id, req_id, connect_ms, hello_ms,
+                              &unused, msg, msglen);
+}
+
+int wire_connect_hello(const char *host, uint16_t port, const uint8_t secret[IPVFS_SECRET_LEN],
+                       uint32_t client_id, uint64_t req_id, int connect_ms, int hello_ms,
+                       struct ipvfs_hello_rep *out_rep, char *msg, size_t msglen)
+{
     struct ipvfs_hello_req hello = { .client_id = client_id };
     struct iovec body = { .iov_base = &hello, .iov_len = sizeof(hello) };
     struct wire_reply rep;
@@ -106,6 +116,11 @@ int wire_connect(const char *host, uint16_t port, const uint8_t secret[IPVFS_SEC
         wire_reply_free(&rep);
         goto close_fd;
     }
+    /* a shorter reply states no window: one request at a time */
+    memset(out_rep, 0, sizeof(*out_rep));
+    memcpy(out_rep, rep.body, rep.len < sizeof(*out_rep) ? rep.len : sizeof(*out_rep));
+    if (rep.len < sizeof(*out_rep))
+        out_rep->max_inflight = 1;
     wire_reply_free(&rep);
     return fd;
 

@@ -60,4 +60,11 @@ int wire_connect(const char *host, uint16_t port, const uint8_t secret[IPVFS_SEC
                  uint32_t client_id, uint64_t req_id, int connect_ms, int hello_ms, char *msg,
                  size_t msglen);
 
+/* Same, and fills *out_rep with the server's HELLO reply: its window
+ * (max_inflight 1 and the rest 0 when the reply is shorter than the
+ * struct, as from a test's scripted server). */
+int wire_connect_hello(const char *host, uint16_t port, const uint8_t secret[IPVFS_SECRET_LEN],
+                       uint32_t client_id, uint64_t req_id, int connect_ms, int hello_ms,
+                       struct ipvfs_hello_rep *out_rep, char *msg, size_t msglen);
+
 #endif

@@ -1,15 +1,18 @@
 # tests of the server component: unit tests of the namespace store and the
 # option parser; integration scripts test/t_server_*.sh (run by
 # test/run-suite.sh) start real clusters through test/lib.sh.
-check_PROGRAMS += test/test_server_metadb test/test_server_options
+check_PROGRAMS += test/test_server_metadb test/test_server_options test/test_server_tagged
 test_test_server_metadb_SOURCES = test/test_server_metadb.c
 test_test_server_metadb_LDADD = backend/server/libserver-core.la $(CMOCKA_LIBS)
 test_test_server_metadb_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 test_test_server_options_SOURCES = test/test_server_options.c
 test_test_server_options_LDADD = backend/server/libserver-core.la $(CMOCKA_LIBS)
 test_test_server_options_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+test_test_server_tagged_SOURCES = test/test_server_tagged.c
+test_test_server_tagged_LDADD = backend/server/libserver-core.la $(CMOCKA_LIBS)
+test_test_server_tagged_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 
 dist_noinst_SCRIPTS += test/t_server_basic.sh test/t_server_badinput.sh test/t_server_asan.sh \
 	test/t_server_durability.sh test/t_server_crashloop.sh test/t_server_backoff_stop.sh \
 	test/t_server_logs.sh
-dist_noinst_SCRIPTS += test/t_server_l1cache.sh test/t_server_readahead.sh
+dist_noinst_SCRIPTS += test/t_server_l1cache.sh test/t_server_readahead.sh test/t_transport_tagged.sh

@@ -20,6 +20,7 @@ struct ipvfs_client {
     struct stat map_stat;       /* to notice a rewritten map */
     uint32_t client_id;
     int *fds;                   /* per server rank, -1 when not connected */
+    struct ipvfs_hello_rep *wins;   /* per rank: its HELLO reply (window); NULL: none yet */
     uint64_t next_req_id;
     uint64_t sched_rng;         /* random-IOS generator state */
     int connect_ms;
@@ -53,10 +54,13 @@ struct xfer_req {
     int in_doubt;        /* transport err after it was sent whole: the
                           * server may have done it */
     char msg[256];       /* the server's message or the transport detail */
+    int answered;        /* its reply came (xfer.c's channel bookkeeping) */
+    uint64_t cost;       /* bytes it holds of the server's window */
 };
 
 /* Runs a batch: requests to one rank go in order over its connection,
- * pipelined; different ranks are served at once, driven by poll().
+ * pipelined up to the server's window, their replies in any order;
+ * different ranks are served at once, driven by poll().
  * Returns the index of the first failed request, or -1 when all succeeded. */
 long xfer_run(struct ipvfs_client *c, struct xfer_req *reqs, size_t n);
 /* Same, but the client sends one request at a time in batch order (the
@@ -101,6 +105,11 @@ int conn_get_within(struct ipvfs_client *c, uint32_t rank, int connect_ms, int h
 #define IPVFS_CLIENT_ORPHANS_PER_REMOVE 4u
 /* Environment variable name as a positive number of milliseconds, else dflt. */
 int client_env_ms(const char *name, int dflt);
+/* The window rank's HELLO stated (common/proto.h): at most *out_reqs
+ * requests and *out_bytes bytes (bodies and READ data) in flight on its
+ * connection, a lone request always; 1 and 0 before a HELLO. */
+void conn_window(const struct ipvfs_client *c, uint32_t rank, uint32_t *out_reqs,
+                 uint64_t *out_bytes);
 /* Closes rank's connection (after a transport failure). */
 void conn_drop(struct ipvfs_client *c, uint32_t rank);
 

@@ -72,6 +72,8 @@ static int load_map(struct ipvfs_client *c, char *msg, size_t msglen)
     if (c->fds) {
         close_all(c);
         free(c->fds);
+        free(c->wins);
+        c->wins = NULL;
         ipvfs_map_free(&c->map);
     }
     c->map = map;
@@ -167,6 +169,7 @@ void ipvfs_client_put(struct ipvfs_client *c)
     }
     close_all(c);
     free(c->fds);
+    free(c->wins);
     ipvfs_map_free(&c->map);
     free(c->map_path);
     free(c);
@@ -215,6 +218,7 @@ int conn_get_within(struct ipvfs_client *c, uint32_t rank, int connect_ms, int h
                     char *msg, size_t msglen)
 {
     const struct ipvfs_map_rank *mr;
+    struct ipvfs_hello_rep hello;
     int fd;
 
     if (conn_cached(c, rank))
@@ -224,15 +228,29 @@ int conn_get_within(struct ipvfs_client *c, uint32_t rank, int connect_ms, int h
         return -ENXIO;
     }
     mr = &c->map.ranks[rank];
-    fd = wire_connect(mr->host, mr->port, c->map.secret, c->client_id, ++c->next_req_id,
-                      connect_ms, hello_ms, msg, msglen);
+    fd = wire_connect_hello(mr->host, mr->port, c->map.secret, c->client_id, ++c->next_req_id,
+                            connect_ms, hello_ms, &hello, msg, msglen);
     if (fd == -EACCES)
         snprintf(msg, msglen, "the server rejected the cluster secret of map %s (stale or "
                  "wrong map?)", c->map_path);
     if (fd < 0)
         return fd;
     c->fds[rank] = fd;
+    /* without memory for the windows, requests go one at a time */
+    if (!c->wins)
+        c->wins = calloc(c->map.nranks, sizeof(*c->wins));
+    if (c->wins)
+        c->wins[rank] = hello;
     return fd;
+}
+
+void conn_window(const struct ipvfs_client *c, uint32_t rank, uint32_t *out_reqs,
+                 uint64_t *out_bytes)
+{
+    const struct ipvfs_hello_rep *w = c->wins && rank < c->map.nranks ? &c->wins[rank] : NULL;
+
+    *out_reqs = w && w->max_inflight ? w->max_inflight : 1;
+    *out_bytes = w ? w->window_bytes : 0;
 }
 
 int conn_get(struct ipvfs_client *c, uint32_t rank, char *msg, size_t msglen)

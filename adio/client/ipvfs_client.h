@@ -87,8 +87,9 @@ struct ipvfs_error {
  * A client sends one request at a time: the next request starts when the
  * previous one lies whole in the socket buffer (its reply may still be
  * outstanding, so I/O nodes work in parallel).  READ requests go out in
- * the same order and name the heuristic; each server answers a
- * connection's requests in the order received, and among READs of
+ * the same order and name the heuristic; a server runs a connection's
+ * requests of different bytes at once and answers each when it is done
+ * (tagged replies, at most its window in flight), and among READs of
  * different clients waiting at an I/O node it picks the next by the same
  * heuristic, server side (enum ipvfs_read_order in common/proto.h). */
 enum ipvfs_schedule {

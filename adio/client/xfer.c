@@ -9,8 +9,21 @@
  *            results wait for xfer_finish().
  * Only the head runs because a connection carries one stream of requests
  * and replies: two batches sending on it at once would interleave their
- * requests and could not tell whose reply comes next.  Polling any batch
- * drives the head, so batches behind it move up without their owner.
+ * requests.  Polling any batch drives the head, so batches behind it move
+ * up without their owner.
+ *
+ * Replies are tagged (protocol 5, common/proto.h): a connection's replies
+ * come in any order, and the reader (xfer_rx.c) pairs each with the
+ * unanswered request of that channel whose req_id it carries, then
+ * receives its body straight into that request's iovecs (the user's
+ * buffer).  A reply with a req_id that names no unanswered request of the
+ * channel is a protocol error: the connection is closed and the channel's
+ * unanswered requests fail with a message naming the rank and the tag.
+ * A channel keeps at most the window its server's HELLO stated in flight
+ * (requests sent whole and not answered: their number, and their bodies
+ * plus reply bodies in bytes; a lone request always goes), so a large
+ * access cut into pieces (plan.h: pieces of the schedule block) flows as
+ * several requests at once that the I/O node serves concurrently.
  *
  * A channel (one rank's requests of the running batch) whose connection
  * breaks is reconnected and sends its unanswered requests again, as
@@ -38,16 +51,23 @@
 
 #include "common/net.h"
 
+struct engine;
+
 /* The requests of one rank and how far they got. */
 struct chan {
+    struct engine *e;
     uint32_t rank;
     int fd;
     size_t *idx;           /* indices into the batch, in order */
     size_t n;
-    size_t sent;           /* requests completely sent */
+    size_t sent;           /* requests completely sent: idx[0..sent) */
     int send_start;        /* first unsent iovec of request idx[sent] */
-    size_t done;           /* replies completely received */
-    struct xfer_rx rx;     /* where the reply of idx[done] stands */
+    size_t done;           /* replies completely received (in any order) */
+    size_t first;          /* idx[first] is the first unanswered one */
+    uint32_t win_reqs;     /* the server's window (conn_window) */
+    uint64_t win_bytes;
+    uint64_t out_bytes;    /* cost of the requests sent and unanswered */
+    struct xfer_rx rx;     /* where the reply being read stands */
     uint64_t moved;        /* bytes sent and received, to see progress */
     int64_t deadline_ms;
     /* reconnecting (see the states above) */
@@ -102,26 +122,75 @@ static void turn_skip_failed(struct engine *e)
         e->turn++;
 }
 
+/* Whether the next request of ch fits the server's window (one that is
+ * partly sent goes on). */
+static int chan_window_open(const struct engine *e, const struct chan *ch)
+{
+    size_t out = ch->sent - ch->done;
+    const struct xfer_req *r = &e->reqs[ch->idx[ch->sent]];
+
+    return ch->send_start > 0 || out == 0 ||
+           (out < ch->win_reqs && ch->out_bytes + r->cost <= ch->win_bytes);
+}
+
 /* Whether the channel has a request to send that it may send now. */
 static int chan_may_send(const struct engine *e, const struct chan *ch)
 {
     return ch->fd >= 0 && ch->sent < ch->n &&
-           (!e->in_order || ch->sent < ch->resend_end || ch->idx[ch->sent] == e->turn);
+           (!e->in_order || ch->sent < ch->resend_end || ch->idx[ch->sent] == e->turn) &&
+           chan_window_open(e, ch);
+}
+
+/* The unanswered request of ch that was sent with req_id, or NULL
+ * (xfer_rx.h's lookup). */
+static struct xfer_req *chan_lookup(void *ctx, uint64_t req_id)
+{
+    struct chan *ch = ctx;
+
+    for (size_t i = ch->first; i < ch->sent; i++) {
+        struct xfer_req *r = &ch->e->reqs[ch->idx[i]];
+
+        if (!r->answered && r->hdr.req_id == req_id)
+            return r;
+    }
+    return NULL;
+}
+
+/* r's reply is in: account for it. */
+static void chan_answered(struct chan *ch, struct xfer_req *r)
+{
+    r->answered = 1;
+    ch->done++;
+    ch->out_bytes -= r->cost;
+    while (ch->first < ch->n && ch->e->reqs[ch->idx[ch->first]].answered)
+        ch->first++;
+}
+
+/* Takes the window of ch's server, as its HELLO stated. */
+static void chan_connected(struct engine *e, struct chan *ch, int fd)
+{
+    ch->fd = fd;
+    conn_window(e->c, ch->rank, &ch->win_reqs, &ch->win_bytes);
 }
 
 /* Fails every unanswered request of the channel and closes its connection:
  * the stream can no longer be trusted. */
 static void chan_fail(struct engine *e, struct chan *ch, int code, const char *detail)
 {
-    for (size_t i = ch->done; i < ch->n; i++) {
+    for (size_t i = ch->first; i < ch->n; i++) {
         struct xfer_req *r = &e->reqs[ch->idx[i]];
 
+        if (r->answered)
+            continue;
         r->err = code;
         r->transport = 1;
         r->in_doubt = i < ch->sent;
+        r->answered = 1;
         snprintf(r->msg, sizeof(r->msg), "%s", detail);
     }
     ch->done = ch->n;
+    ch->first = ch->n;
+    ch->out_bytes = 0;
     if (ch->fd >= 0)
         conn_drop(e->c, ch->rank);
     ch->fd = -1;
@@ -140,6 +209,8 @@ static void prepare_req(struct engine *e, struct xfer_req *r)
     r->send_iov[0].iov_base = NULL;
     r->send_iov[0].iov_len = 0;
     r->hdr.body_len = iov_total(r->send_iov, r->send_cnt);
+    r->cost = r->hdr.body_len + iov_total(r->recv_iov, r->recv_cnt);
+    r->answered = 0;
     r->send_iov[0].iov_base = &r->hdr;
     r->send_iov[0].iov_len = sizeof(r->hdr);
     r->err = 0;
@@ -169,6 +240,7 @@ static int chan_send(struct engine *e, struct chan *ch)
         if (ch->send_start >= r->send_cnt) {
             ch->sent++;
             ch->send_start = 0;
+            ch->out_bytes += r->cost;
             if (e->in_order && ri == e->turn) {
                 e->turn++;
                 turn_skip_failed(e);
@@ -183,7 +255,7 @@ static int chan_send(struct engine *e, struct chan *ch)
 static int chan_recv(struct engine *e, struct chan *ch)
 {
     while (ch->done < ch->n) {
-        struct xfer_req *r = &e->reqs[ch->idx[ch->done]];
+        struct xfer_req *r = ch->rx.cur;
         struct iovec scratch, *iov;
         struct msghdr mh = { 0 };
         ssize_t got = 0;
@@ -202,7 +274,8 @@ static int chan_recv(struct engine *e, struct chan *ch)
         rc = rx_advance(&ch->rx, r, (size_t)got);
         if (rc < 0)
             return rc;
-        ch->done += (size_t)rc;
+        if (rc == 1)
+            chan_answered(ch, ch->rx.cur);
     }
     return 0;
 }
@@ -234,13 +307,31 @@ static int save_iovecs(struct engine *e)
 /* Whether every unanswered request of ch may go again (retry.h). */
 static int chan_may_resend(const struct engine *e, const struct chan *ch)
 {
-    for (size_t i = ch->done; i < ch->n; i++) {
+    for (size_t i = ch->first; i < ch->n; i++) {
         const struct xfer_req *r = &e->reqs[ch->idx[i]];
 
-        if (!retry_request_again(r->op, r->once, i < ch->sent))
+        if (!r->answered && !retry_request_again(r->op, r->once, i < ch->sent))
             return 0;
     }
     return 1;
+}
+
+/* Moves ch's answered requests before its unanswered ones, each group in
+ * its order: the requests sent before (answered or not) stay in front of
+ * those never sent, so resend_end keeps meaning "sent before". */
+static void chan_compact(struct engine *e, struct chan *ch)
+{
+    size_t w = ch->first;
+
+    for (size_t i = ch->first; i < ch->n; i++) {
+        size_t ri = ch->idx[i];
+
+        if (!e->reqs[ri].answered)
+            continue;
+        memmove(ch->idx + w + 1, ch->idx + w, (i - w) * sizeof(*ch->idx));
+        ch->idx[w++] = ri;
+    }
+    ch->first = w;
 }
 
 /* Takes ch back to its first unanswered request, without a connection:
@@ -250,6 +341,7 @@ static void chan_rewind(struct engine *e, struct chan *ch)
     if (ch->fd >= 0)
         conn_drop(e->c, ch->rank);
     ch->fd = -1;
+    chan_compact(e, ch);
     for (size_t i = ch->done; i < ch->n; i++) {
         struct xfer_req *r = &e->reqs[ch->idx[i]];
         const struct iovec *src = e->saved + e->saved_at[ch->idx[i]];
@@ -262,7 +354,9 @@ static void chan_rewind(struct engine *e, struct chan *ch)
         ch->resend_end = ch->sent;
     ch->sent = ch->done;
     ch->send_start = 0;
+    ch->out_bytes = 0;
     rx_reset(&ch->rx);
+    rx_set_lookup(&ch->rx, chan_lookup, ch);
 }
 
 /* A reconnect attempt of ch failed with err (detail: the attempt's): the
@@ -310,7 +404,7 @@ static void chan_reconnect(struct engine *e, struct chan *ch)
         chan_retry_later(e, ch, -fd, msg);
         return;
     }
-    ch->fd = fd;
+    chan_connected(e, ch, fd);
     ch->retry_at = 0;
     ch->deadline_ms = now_ms() + e->request_ms;
 }
@@ -344,9 +438,11 @@ static int setup_chans(struct engine *e, size_t n)
                 ch = &e->chans[k];
         if (!ch) {
             ch = &e->chans[e->nchans++];
+            ch->e = e;
             ch->rank = e->reqs[i].rank;
             ch->fd = -1;
             rx_reset(&ch->rx);
+            rx_set_lookup(&ch->rx, chan_lookup, ch);
             ch->idx = calloc(n, sizeof(*ch->idx));
             if (!ch->idx)
                 return -ENOMEM;
@@ -389,7 +485,7 @@ static int setup_chans(struct engine *e, size_t n)
             chan_fail(e, ch, -fd, msg);
             continue;
         }
-        ch->fd = fd;
+        chan_connected(e, ch, fd);
     }
     /* Time limits start once every channel is connected: a connect to a
      * hung server blocks for its own limit, which must not use up the
@@ -409,6 +505,14 @@ static void chan_service(struct engine *e, struct chan *ch, short revents)
         rc = chan_recv(e, ch);
     if (rc == 0 && chan_may_send(e, ch) && (revents & (POLLOUT | POLLERR)))
         rc = chan_send(e, ch);
+    if (rc == -ENOMSG) {
+        char msg[160];
+
+        snprintf(msg, sizeof(msg), "rank %u sent a reply with unknown tag (req_id %llu); "
+                 "connection closed", ch->rank, (unsigned long long)ch->rx.bad_tag);
+        chan_broken(e, ch, EPROTO, msg);
+        return;
+    }
     if (rc < 0) {
         chan_broken(e, ch, -rc, rc == -EPROTO ? "malformed reply" : "");
         return;

@@ -21,6 +21,13 @@ void rx_reset(struct xfer_rx *x)
     x->phase = RX_HDR;
 }
 
+void rx_set_lookup(struct xfer_rx *x, struct xfer_req *(*lookup)(void *ctx, uint64_t req_id),
+                   void *ctx)
+{
+    x->lookup = lookup;
+    x->lookup_ctx = ctx;
+}
+
 /* Checks a reply header and chooses how to read its body. */
 static int start_body(struct xfer_rx *x, const struct xfer_req *r)
 {
@@ -98,6 +105,16 @@ int rx_advance(struct xfer_rx *x, struct xfer_req *r, size_t got)
         if (ipvfs_hdr_is_progress(&x->rhdr)) {
             x->hdr_got = 0;  /* keepalive: the bytes moved the deadline */
             return 0;
+        }
+        if (x->lookup) {
+            /* a reply that is not the next one's may be any unanswered one's */
+            if (x->rhdr.magic != IPVFS_PROTO_MAGIC || x->rhdr.version != IPVFS_PROTO_VERSION)
+                return -EPROTO;
+            if (!(r = x->lookup(x->lookup_ctx, x->rhdr.req_id))) {
+                x->bad_tag = x->rhdr.req_id;
+                return -ENOMSG;
+            }
+            x->cur = r;
         }
         if (start_body(x, r) < 0)
             return -EPROTO;

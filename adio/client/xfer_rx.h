@@ -10,7 +10,15 @@
  * the iovecs to receive into and rx_advance() accounts for the bytes that
  * arrived.  rx_advance() returns 1 when the reply of r is complete (r->err
  * and r->msg then hold a server's refusal) and the reader is ready for the
- * next one. */
+ * next one.
+ *
+ * Tagged replies (protocol 5: a connection's replies come in any order):
+ * after rx_set_lookup() the reader finds the request of each reply itself,
+ * by the req_id of its header, through the lookup function; x->cur is
+ * then that request (NULL between replies), and the r passed to
+ * rx_target() and rx_advance() must be x->cur.  A header whose req_id
+ * names no unanswered request makes rx_advance() return -ENOMSG, its
+ * req_id in x->bad_tag: the stream is out of step, close it. */
 #ifndef IPVFS_XFER_RX_H
 #define IPVFS_XFER_RX_H
 
@@ -34,9 +42,19 @@ struct xfer_rx {
     int recv_start;        /* RX_BODY: first unfilled iovec of recv_iov */
     uint64_t err_left;     /* RX_ERRMSG: bytes still to read */
     size_t msg_len;
+    /* tagged replies (see above) */
+    struct xfer_req *(*lookup)(void *ctx, uint64_t req_id);
+    void *lookup_ctx;
+    struct xfer_req *cur;  /* the request whose reply is being read, or was last */
+    uint64_t bad_tag;
 };
 
+/* Back to "expecting a header", untagged (no lookup). */
 void rx_reset(struct xfer_rx *x);
+/* Turns on tagged replies (after each rx_reset): lookup(ctx, req_id)
+ * returns the unanswered request with that req_id, or NULL. */
+void rx_set_lookup(struct xfer_rx *x, struct xfer_req *(*lookup)(void *ctx, uint64_t req_id),
+                   void *ctx);
 
 /* Points *out_iov and *out_cnt (at most IOV_MAX) where the next bytes of r's
  * reply go: into scratch for a header or message, into r->recv_iov for a
@@ -49,7 +67,8 @@ size_t rx_target(struct xfer_rx *x, struct xfer_req *r, struct iovec *scratch,
 /* Accounts for got bytes received where rx_target pointed.  Returns 1 when
  * r's reply completed, 0 when more is needed, -EPROTO for a header that is
  * not r's reply (wrong magic, version, op or req_id; a body of the wrong
- * size; an error message over XFER_MAX_ERR_BODY). */
+ * size; an error message over XFER_MAX_ERR_BODY), -ENOMSG (tagged) for a
+ * reply to no unanswered request. */
 int rx_advance(struct xfer_rx *x, struct xfer_req *r, size_t got);
 
 #pragma GCC visibility pop

@@ -576,8 +576,8 @@ static uint32_t random_client(struct read_order *ro)
     k = (uint32_t)(rng_next(&ro->rng) % n);
     for (o = ro->head; k; o = o->next_wait)
         k--;
-    /* an op drawn evenly is a client weighted by its waiting READs; each
-     * connection has at most one, so this is even per connection */
+    /* an op drawn evenly is a client weighted by its waiting READs (a
+     * connection may have several waiting since protocol 5) */
     return o->client_id;
 }
 
@@ -636,7 +636,9 @@ static void read_submit(struct io_op *o)
 {
     struct read_order *ro = &o->srv->reads;
 
-    if (o->client_id >= ro->nclients)
+    /* the largest id (ipvfs-ctl's) would wrap n to 0, a division by zero
+     * in HASH: it takes part in the round robin modulo the others' n */
+    if (o->client_id >= ro->nclients && o->client_id != UINT32_MAX)
         ro->nclients = o->client_id + 1;
     if (!ro->head && ro->in_store < ro->places) {
         read_start(o);

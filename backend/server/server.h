@@ -48,6 +48,7 @@ struct iraid_volume;
 struct dfstore;
 struct metadb;
 struct conn;
+struct link;
 struct service;
 
 /* Request and byte counters, per rank and per client id. */
@@ -84,10 +85,13 @@ struct read_order {
 struct conn_layer {
     int listen_fd;
     uint16_t port;
-    struct conn *live;          /* every connection not yet closed */
-    struct conn *dead;          /* closed, waiting for the loop to free them */
+    struct link *live;          /* every connection not yet closed */
+    struct link *dead;          /* closed, waiting for the loop to free them */
     uint64_t reap_id;           /* the deferred call that frees them */
-    uint64_t progress_timer;    /* armed while a connection may be BUSY */
+    uint64_t progress_timer;    /* armed while a request may be BUSY */
+    uint64_t held;              /* bytes all connections hold (reqorder.h) */
+    uint32_t nbusy;             /* requests running, all connections */
+    int want_wake;              /* a connection waits for bytes to free up */
     const struct service *services[SERVER_MAX_SERVICES];
     size_t nservices;
 };

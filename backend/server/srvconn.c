@@ -1,47 +1,6 @@
-/* The connection layer (srvconn.h): one nonblocking state machine per
- * client socket, and dispatch to the registered services.
- *
- * States and transitions (the only ones there are):
- *
- *   READ_HDR  --32 header bytes in, header valid--------------> READ_BODY
- *   READ_HDR  --header invalid (magic/version/op/size)--------> WRITE (close after)
- *   READ_BODY --body_len bytes in (at once if 0)--------------> dispatch:
- *               no HELLO yet and op != HELLO                  -> WRITE (EACCES, close after)
- *               op not served by this rank's roles            -> WRITE (EOPNOTSUPP)
- *               handler replied before returning              -> WRITE
- *               handler went async                            -> BUSY
- *   BUSY      --conn_reply() from the completion-------------> WRITE
- *   WRITE     --reply fully written--------------------------> READ_HDR (or DEAD)
- *   any state --peer hang-up, socket error, EOF--------------> DEAD, except
- *   BUSY      --peer hang-up--------------------------------> ZOMBIE
- *   ZOMBIE    --conn_reply() from the completion-------------> DEAD
- *
- * DEAD (conn_kill) deregisters and closes the socket at once and moves the
- * connection to srv->conns.dead.  A call deferred to the outermost loop
- * level (reap_dead) then runs a pending reply-sent hook and every service's
- * conn_closed hook, and frees the buffers and the connection: never inside
- * a nested run of the loop (the stores run one while they close) and never
- * inside another connection's teardown, so no hook re-enters another.  A
- * connection in BUSY has a completion outstanding that holds a pointer to
- * it, so it is not killed then: it becomes a ZOMBIE that the completion's
- * reply kills.
- *
- * Buffers: the connection owns the request body (c->body, malloc'd per
- * request, freed when the reply is written, so handlers may point into it
- * across async calls, as READ/WRITE do with the pairs and data) and the
- * reply body handed over by conn_reply().  The reply is sent with one
- * writev of header + body, so READ data goes from the store's buffer to
- * the socket without another copy.
- *
- * Replies are never written from inside conn_reply(): it arms EV_WRITE and
- * the loop writes, so a handler never re-enters the state machine.
- *
- * Keepalive (common/proto.h): a connection BUSY for IPVFS_PROGRESS_MS gets
- * a bare PROGRESS header about every IPVFS_PROGRESS_MS until its reply.  In
- * BUSY nothing else is written on the socket, and the header goes out only
- * when the socket's send queue is empty, so its 32 bytes never interleave
- * with a reply.  One timer serves all connections; it runs only while some
- * connection is BUSY. */
+/* The connection layer (srvconn.h states its state machines, ownership
+ * and bounds): links that read requests, run several at once and write
+ * each reply when it is ready. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -56,60 +15,87 @@
 #include <unistd.h>
 
 #include "backend/server/srvconn.h"
+#include "backend/server/reqorder.h"
 #include "common/log.h"
 #include "common/net.h"
 
-enum conn_state { READ_HDR, READ_BODY, BUSY, WRITE, ZOMBIE, DEAD };
+enum link_rx { RX_HDR, RX_BODY, RX_HOLD, RX_OFF };
+enum req_state { REQ_RECEIVING, REQ_PENDING, REQ_BUSY, REQ_QUEUED, REQ_WRITING };
 
+struct link;
+
+/* One request (see the header: what handlers see). */
 struct conn {
-    struct server *srv;
-    int fd;
-    enum conn_state state;
-    int authed;
+    struct link *l;
+    enum req_state state;
     int close_after;
-    uint32_t client_id;
-    char peer[64];
-
     struct ipvfs_hdr hdr;
-    size_t hdr_got;
     uint8_t *body;
-    size_t body_got;
-
-    uint64_t busy_since_ms;       /* when the request in progress arrived */
-    uint64_t progress_sent_ms;    /* last keepalive, 0: none for it yet */
+    struct req_shape shape;
+    uint64_t held;                /* bytes charged to the link and server */
+    uint64_t busy_since_ms;
 
     struct ipvfs_hdr rep_hdr;
     void *rep_body;
-    struct iovec iov[2];
-    int iov_start;
 
     void (*sent_cb)(struct server *srv, void *arg);
     void *sent_arg;
 
-    struct conn *prev, *next;   /* srv->conns.live, or .dead (next only) */
+    struct conn *next;            /* the link's requests, arrival order */
+    struct conn *wnext;           /* the link's queued replies */
+};
+
+struct link {
+    struct server *srv;
+    int fd;
+    int dead;                     /* socket closed; freed when nbusy is 0 */
+    int authed;
+    uint32_t client_id;
+    int events;                   /* what the loop watches now */
+    char peer[64];
+
+    enum link_rx rx;
+    struct ipvfs_hdr rxhdr;       /* the header being read */
+    size_t hdr_got;
+    struct conn *rxreq;           /* RX_BODY: the request being read */
+    size_t body_got;
+
+    struct conn *reqs, *reqs_tail;
+    uint32_t nreqs, nbusy;
+    uint64_t held;
+    struct conn *wq, *wq_tail;    /* queued replies; the head is written */
+    struct iovec wiov[2];
+    int wiov_start;
+    uint64_t last_sent_ms;        /* a reply or keepalive went out */
+
+    struct conn serial;           /* every request that is not READ/WRITE */
+    int serial_taken;
+
+    struct link *prev, *next;     /* srv->conns.live, or .dead (next only) */
 };
 
 struct server *conn_server(const struct conn *c)
 {
-    return c->srv;
+    return c->l->srv;
 }
 
 uint32_t conn_client_id(const struct conn *c)
 {
-    return c->client_id;
+    return c->l->client_id;
 }
 
 struct client_counters *conn_client_counters(struct conn *c)
 {
-    return server_client_counters(c->srv, c->client_id);
+    return server_client_counters(c->l->srv, c->l->client_id);
 }
 
 void conn_count_bytes(struct conn *c, uint64_t in, uint64_t out)
 {
-    struct client_counters *cc = server_client_counters(c->srv, c->client_id);
+    struct server *srv = c->l->srv;
+    struct client_counters *cc = server_client_counters(srv, c->l->client_id);
 
-    c->srv->total.bytes_in += in;
-    c->srv->total.bytes_out += out;
+    srv->total.bytes_in += in;
+    srv->total.bytes_out += out;
     if (cc) {
         cc->c.bytes_in += in;
         cc->c.bytes_out += out;
@@ -118,85 +104,165 @@ void conn_count_bytes(struct conn *c, uint64_t in, uint64_t out)
 
 static void count_request(struct conn *c)
 {
-    struct client_counters *cc = server_client_counters(c->srv, c->client_id);
+    struct client_counters *cc = server_client_counters(c->l->srv, c->l->client_id);
 
-    c->srv->total.requests++;
+    c->l->srv->total.requests++;
     if (cc)
         cc->c.requests++;
 }
 
-/* Runs the hooks of a dead connection and frees it. */
-static void conn_free(struct conn *c)
+/* Gives back what r held of the link's and the server's window. */
+static void release(struct conn *r)
 {
-    struct conn_layer *cl = &c->srv->conns;
-    void (*cb)(struct server *, void *) = c->sent_cb;
+    r->l->held -= r->held;
+    r->l->srv->conns.held -= r->held;
+    r->held = 0;
+}
 
-    c->sent_cb = NULL;
-    if (cb)
-        cb(c->srv, c->sent_arg);
+static void charge(struct conn *r, uint64_t bytes)
+{
+    r->held += bytes;
+    r->l->held += bytes;
+    r->l->srv->conns.held += bytes;
+}
+
+/* Takes r off its link's lists and frees it (the serial one is reset). */
+static void req_free(struct conn *r)
+{
+    struct link *l = r->l;
+    struct conn **pp = &l->reqs;
+
+    while (*pp && *pp != r)
+        pp = &(*pp)->next;
+    if (*pp) {
+        *pp = r->next;
+        if (l->reqs_tail == r) {
+            l->reqs_tail = NULL;
+            for (struct conn *q = l->reqs; q; q = q->next)
+                l->reqs_tail = q;
+        }
+        l->nreqs--;
+    }
+    release(r);
+    free(r->body);
+    free(r->rep_body);
+    r->body = NULL;
+    r->rep_body = NULL;
+    if (r == &l->serial) {
+        memset(&l->serial, 0, sizeof(l->serial));
+        l->serial.l = l;
+        l->serial_taken = 0;
+    } else {
+        free(r);
+    }
+}
+
+/* Runs the hooks of a dead link and frees it with its requests. */
+static void link_free(struct link *l)
+{
+    struct conn_layer *cl = &l->srv->conns;
+
+    while (l->reqs) {
+        struct conn *r = l->reqs;
+        void (*cb)(struct server *, void *) = r->sent_cb;
+
+        r->sent_cb = NULL;
+        if (cb)
+            cb(l->srv, r->sent_arg);
+        req_free(r);
+    }
     for (size_t i = 0; i < cl->nservices; i++)
         if (cl->services[i]->conn_closed)
-            cl->services[i]->conn_closed(c->srv, c);
-    free(c->body);
-    free(c->rep_body);
-    free(c);
+            cl->services[i]->conn_closed(l->srv, &l->serial);
+    free(l);
 }
 
-/* Frees the dead connections, those that die meanwhile included. */
+static void wake_all(struct server *srv);
+
+/* Frees the dead links, those that die meanwhile included. */
 static void reap_dead(struct evloop *loop, uint64_t id, void *user)
 {
-    struct conn_layer *cl = &((struct server *)user)->conns;
+    struct server *srv = user;
+    struct conn_layer *cl = &srv->conns;
 
     while (cl->dead) {
-        struct conn *c = cl->dead;
+        struct link *l = cl->dead;
 
-        cl->dead = c->next;
-        conn_free(c);
+        cl->dead = l->next;
+        link_free(l);
     }
     cl->reap_id = 0;
+    /* what they held is free now */
+    if (cl->want_wake && loop)
+        wake_all(srv);
 }
 
-/* Takes c off its socket now; the loop frees it (see the header). */
-static void conn_kill(struct conn *c)
+/* Moves a closed link without BUSY requests to the dead list. */
+static void link_bury(struct link *l)
 {
-    struct conn_layer *cl = &c->srv->conns;
+    struct conn_layer *cl = &l->srv->conns;
 
-    if (c->state == DEAD)
-        return;
-    evloop_del_fd(c->srv->loop, c->fd);
-    close(c->fd);
-    c->fd = -1;
-    c->state = DEAD;
-    if (c->prev)
-        c->prev->next = c->next;
+    if (l->prev)
+        l->prev->next = l->next;
     else
-        cl->live = c->next;
-    if (c->next)
-        c->next->prev = c->prev;
-    c->prev = NULL;
-    c->next = cl->dead;
-    cl->dead = c;
-    if (!cl->reap_id && !(cl->reap_id = evloop_defer_outer(c->srv->loop, reap_dead, c->srv)))
+        cl->live = l->next;
+    if (l->next)
+        l->next->prev = l->prev;
+    l->prev = NULL;
+    l->next = cl->dead;
+    cl->dead = l;
+    if (!cl->reap_id && !(cl->reap_id = evloop_defer_outer(l->srv->loop, reap_dead, l->srv)))
         log_warn("no memory to schedule freeing closed connections; they wait for the next");
 }
 
-/* Peer gone or socket broken: kill now, or leave it to the completion. */
-static void conn_fail(struct conn *c, const char *why)
+/* Takes l off its socket now; the loop frees it once its BUSY requests
+ * have replied (see the header). */
+static void link_fail(struct link *l, const char *why)
 {
-    log_debug("connection %s: %s", c->peer, why);
-    if (c->state == BUSY) {
-        evloop_del_fd(c->srv->loop, c->fd);
-        c->state = ZOMBIE;
+    if (l->dead)
+        return;
+    log_debug("connection %s: %s", l->peer, why);
+    evloop_del_fd(l->srv->loop, l->fd);
+    close(l->fd);
+    l->fd = -1;
+    l->dead = 1;
+    l->rx = RX_OFF;
+    if (l->nbusy == 0)
+        link_bury(l);
+}
+
+/* Watches the socket for what l can do now. */
+static void link_arm(struct link *l)
+{
+    int want = 0;
+
+    if (l->dead)
+        return;
+    if (l->rx == RX_HDR || l->rx == RX_BODY)
+        want |= EV_READ;
+    if (l->wq)
+        want |= EV_WRITE;
+    if (want == l->events)
+        return;
+    if (evloop_mod_fd(l->srv->loop, l->fd, want) < 0) {
+        link_fail(l, "cannot wait for the socket");
         return;
     }
-    conn_kill(c);
+    l->events = want;
 }
 
 void conn_reply(struct conn *c, uint32_t status, void *body, size_t len)
 {
-    if (c->state == ZOMBIE || c->state == DEAD) {
+    struct link *l = c->l;
+
+    l->nbusy--;
+    l->srv->conns.nbusy--;
+    if (l->dead) {
+        /* a zombie: the reply goes nowhere; link_free runs the hook */
         free(body);
-        conn_kill(c);
+        c->state = REQ_QUEUED;
+        if (l->nbusy == 0)
+            link_bury(l);
         return;
     }
     c->rep_hdr = (struct ipvfs_hdr){
@@ -211,12 +277,14 @@ void conn_reply(struct conn *c, uint32_t status, void *body, size_t len)
         .body_len = len,
     };
     c->rep_body = body;
-    c->iov[0] = (struct iovec){ &c->rep_hdr, sizeof(c->rep_hdr) };
-    c->iov[1] = (struct iovec){ body, len };
-    c->iov_start = 0;
-    c->state = WRITE;
-    if (evloop_mod_fd(c->srv->loop, c->fd, EV_WRITE) < 0)
-        conn_fail(c, "cannot wait for the socket");
+    c->state = REQ_QUEUED;
+    c->wnext = NULL;
+    if (l->wq_tail)
+        l->wq_tail->wnext = c;
+    else
+        l->wq = c;
+    l->wq_tail = c;
+    link_arm(l);
 }
 
 void conn_reply_err(struct conn *c, int status, const char *fmt, ...)
@@ -230,8 +298,8 @@ void conn_reply_err(struct conn *c, int status, const char *fmt, ...)
         va_end(ap);
         /* Clients probe for names all the time: expected misses stay quiet. */
         ipvfs_log(status == ENOENT || status == EEXIST ? IPVFS_LOG_DEBUG : IPVFS_LOG_INFO,
-                  "%s: op %u from %s: %s (%s)", c->authed ? "request failed" : "refused",
-                  c->hdr.op, c->peer, msg, strerror(status));
+                  "%s: op %u from %s: %s (%s)", c->l->authed ? "request failed" : "refused",
+                  c->hdr.op, c->l->peer, msg, strerror(status));
     }
     conn_reply(c, (uint32_t)status, msg, msg ? strlen(msg) + 1 : 0);
 }
@@ -293,19 +361,22 @@ static void handle_hello(struct conn *c, const struct ipvfs_hdr *hdr, const uint
         return;
     }
     memcpy(&req, body, sizeof(req));
-    if (!secret_equal(req.secret, c->srv->secret)) {
+    if (!secret_equal(req.secret, c->l->srv->secret)) {
         conn_close_after_reply(c);
         conn_reply_err(c, EACCES, "wrong cluster secret");
         return;
     }
-    if (!(rep = malloc(sizeof(*rep)))) {
+    if (!(rep = calloc(1, sizeof(*rep)))) {
         conn_reply_err(c, ENOMEM, "out of memory");
         return;
     }
-    c->authed = 1;
-    c->client_id = req.client_id;
-    rep->rank = (uint32_t)c->srv->rank;
-    rep->role = c->srv->role;
+    c->l->authed = 1;
+    c->l->client_id = req.client_id;
+    rep->rank = (uint32_t)c->l->srv->rank;
+    rep->role = c->l->srv->role;
+    rep->max_inflight = IPVFS_CONN_MAX_INFLIGHT;
+    rep->window_bytes = IPVFS_CONN_WINDOW_BYTES;
+    rep->max_body = IPVFS_MAX_BODY;
     conn_reply(c, 0, rep, sizeof(*rep));
 }
 
@@ -315,119 +386,263 @@ static const struct op_entry conn_ops[] = {
     { 0, 0, NULL, NULL },
 };
 
-/* Sends c a keepalive when its request has waited long enough. */
-static void send_progress(struct conn *c, uint64_t now)
+/* The BUSY request of l that started first, or NULL. */
+static const struct conn *oldest_busy(const struct link *l)
 {
+    const struct conn *old = NULL;
+
+    for (const struct conn *r = l->reqs; r; r = r->next)
+        if (r->state == REQ_BUSY && (!old || r->busy_since_ms < old->busy_since_ms))
+            old = r;
+    return old;
+}
+
+/* Sends l a keepalive when its oldest BUSY request has waited long enough
+ * and nothing went out meanwhile. */
+static void send_progress(struct link *l, uint64_t now)
+{
+    const struct conn *r = oldest_busy(l);
     struct ipvfs_hdr h = {
         .magic = IPVFS_PROTO_MAGIC, .version = IPVFS_PROTO_VERSION,
-        .op = IPVFS_OP_PROGRESS | IPVFS_OP_REPLY, .req_id = c->hdr.req_id,
+        .op = IPVFS_OP_PROGRESS | IPVFS_OP_REPLY,
     };
-    uint64_t since = c->progress_sent_ms ? c->progress_sent_ms : c->busy_since_ms;
+    uint64_t since;
     int queued = 0;
     ssize_t n;
 
+    if (!r || l->wq)
+        return;
+    since = r->busy_since_ms > l->last_sent_ms ? r->busy_since_ms : l->last_sent_ms;
     if (now - since < IPVFS_PROGRESS_MS)
         return;
     /* a client that stopped reading: its own limit will end it */
-    if (ioctl(c->fd, SIOCOUTQ, &queued) < 0 || queued != 0)
+    if (ioctl(l->fd, SIOCOUTQ, &queued) < 0 || queued != 0)
         return;
-    n = send(c->fd, &h, sizeof(h), MSG_DONTWAIT | MSG_NOSIGNAL);
+    h.req_id = r->hdr.req_id;
+    n = send(l->fd, &h, sizeof(h), MSG_DONTWAIT | MSG_NOSIGNAL);
     if (n == (ssize_t)sizeof(h))
-        c->progress_sent_ms = now;
+        l->last_sent_ms = now;
     else if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
-        conn_fail(c, n >= 0 ? "keepalive cut short" : strerror(errno));
+        link_fail(l, n >= 0 ? "keepalive cut short" : strerror(errno));
 }
 
 static void progress_tick(struct evloop *loop, uint64_t timer_id, void *user)
 {
     struct conn_layer *cl = &((struct server *)user)->conns;
     uint64_t now = evloop_now_ms();
-    int busy = 0;
+    struct link *next;
 
     cl->progress_timer = 0;
-    for (struct conn *c = cl->live; c; c = c->next) {
-        if (c->state != BUSY)
-            continue;
-        send_progress(c, now);  /* a BUSY connection may turn ZOMBIE, stays listed */
-        busy = 1;
+    for (struct link *l = cl->live; l; l = next) {
+        next = l->next;  /* a link without BUSY requests may die and leave */
+        if (l->nbusy && !l->dead)
+            send_progress(l, now);
     }
-    if (busy)
+    if (cl->nbusy)
         cl->progress_timer = evloop_add_timer(loop, IPVFS_PROGRESS_MS / 4, progress_tick, user);
 }
 
-/* Called when c goes BUSY: keepalives start IPVFS_PROGRESS_MS from now. */
-static void progress_watch(struct conn *c)
+/* Called when r goes BUSY: keepalives start IPVFS_PROGRESS_MS from now. */
+static void progress_watch(struct conn *r)
 {
-    struct conn_layer *cl = &c->srv->conns;
+    struct conn_layer *cl = &r->l->srv->conns;
 
-    c->busy_since_ms = evloop_now_ms();
-    c->progress_sent_ms = 0;
     if (!cl->progress_timer)
-        cl->progress_timer = evloop_add_timer(c->srv->loop, IPVFS_PROGRESS_MS / 4,
-                                              progress_tick, c->srv);
+        cl->progress_timer = evloop_add_timer(r->l->srv->loop, IPVFS_PROGRESS_MS / 4,
+                                              progress_tick, r->l->srv);
     if (!cl->progress_timer)
-        log_warn("connection %s: no keepalive timer; a slow request may time out", c->peer);
+        log_warn("connection %s: no keepalive timer; a slow request may time out", r->l->peer);
 }
 
-static void dispatch(struct conn *c)
+/* Runs r's handler. */
+static void dispatch(struct conn *r)
 {
-    const struct op_entry *e = c->hdr.op == IPVFS_OP_HELLO ? &conn_ops[0] : find_op(c->srv, c->hdr.op);
+    struct link *l = r->l;
+    const struct op_entry *e = r->hdr.op == IPVFS_OP_HELLO ? &conn_ops[0]
+                                                           : find_op(l->srv, r->hdr.op);
 
+    r->state = REQ_BUSY;
+    r->busy_since_ms = evloop_now_ms();
+    l->nbusy++;
+    l->srv->conns.nbusy++;
     /* HELLO counts for the client it names (known only after it) */
-    if (c->hdr.op != IPVFS_OP_HELLO)
-        count_request(c);
-    c->state = BUSY;
-    if (!c->authed && c->hdr.op != IPVFS_OP_HELLO) {
-        conn_close_after_reply(c);
-        conn_reply_err(c, EACCES, "HELLO with the cluster secret must come first");
-    } else if (!(e->roles & c->srv->role)) {
-        conn_reply_err(c, EOPNOTSUPP, "rank %d (%s) does not serve %s", c->srv->rank,
-                       role_name(c->srv->role), e->name);
+    if (r->hdr.op != IPVFS_OP_HELLO)
+        count_request(r);
+    if (!l->authed && r->hdr.op != IPVFS_OP_HELLO) {
+        conn_close_after_reply(r);
+        conn_reply_err(r, EACCES, "HELLO with the cluster secret must come first");
+    } else if (!(e->roles & l->srv->role)) {
+        conn_reply_err(r, EOPNOTSUPP, "rank %d (%s) does not serve %s", l->srv->rank,
+                       role_name(l->srv->role), e->name);
     } else {
-        e->handler(c, &c->hdr, c->body);
+        e->handler(r, &r->hdr, r->body);
     }
-    if (c->hdr.op == IPVFS_OP_HELLO)
-        count_request(c);
+    if (r->hdr.op == IPVFS_OP_HELLO)
+        count_request(r);
     /* Still BUSY: the handler went async and will call conn_reply later. */
-    if (c->state != BUSY)
-        return;
-    if (evloop_mod_fd(c->srv->loop, c->fd, 0) < 0)
-        log_warn("connection %s: cannot quiet the socket", c->peer);
-    progress_watch(c);
+    if (r->state == REQ_BUSY)
+        progress_watch(r);
 }
+
+/* Whether PENDING r may start: no earlier request it must follow is
+ * unfinished, and its READ data fits the windows. */
+static int may_start(const struct link *l, const struct conn *r)
+{
+    const struct conn_layer *cl = &l->srv->conns;
+
+    for (const struct conn *q = l->reqs; q != r; q = q->next)
+        if ((q->state == REQ_PENDING || q->state == REQ_BUSY) &&
+            reqorder_must_wait(&q->shape, &r->shape))
+            return 0;
+    return reqorder_may_start(r->shape.reply_bytes, l->held, l->nbusy, cl->held, cl->nbusy);
+}
+
+/* Starts every PENDING request of l that may start now, in order; the
+ * server wakes every link at its next freed bytes if one had to wait. */
+static void link_start_ready(struct link *l)
+{
+    for (struct conn *r = l->reqs; r && !l->dead; r = r->next) {
+        if (r->state != REQ_PENDING)
+            continue;
+        if (!may_start(l, r)) {
+            l->srv->conns.want_wake = 1;
+            continue;
+        }
+        charge(r, r->shape.reply_bytes);
+        dispatch(r);
+    }
+}
+
 
 /* Returns 0 when the header may be followed, else the errno to reply. */
-static int check_header(struct conn *c)
+static int check_header(struct link *l)
 {
-    const struct ipvfs_hdr *h = &c->hdr;
+    const struct ipvfs_hdr *h = &l->rxhdr;
 
     if (h->magic != IPVFS_PROTO_MAGIC) {
-        log_warn("connection %s: bad magic %#x", c->peer, h->magic);
+        log_warn("connection %s: bad magic %#x", l->peer, h->magic);
         return EPROTO;
     }
     if (h->version != IPVFS_PROTO_VERSION) {
-        log_warn("connection %s: protocol version %u, not %u", c->peer, h->version,
+        log_warn("connection %s: protocol version %u, not %u", l->peer, h->version,
                  IPVFS_PROTO_VERSION);
         return EPROTONOSUPPORT;
     }
-    if (h->op != IPVFS_OP_HELLO && !find_op(c->srv, h->op)) {
-        log_warn("connection %s: unknown op %u", c->peer, h->op);
+    if (h->op != IPVFS_OP_HELLO && !find_op(l->srv, h->op)) {
+        log_warn("connection %s: unknown op %u", l->peer, h->op);
         return EPROTO;
     }
     if (h->body_len > IPVFS_MAX_BODY) {
-        log_warn("connection %s: body of %llu bytes exceeds %llu", c->peer,
+        log_warn("connection %s: request body of %llu bytes exceeds the bound of %llu that "
+                 "HELLO stated; closing the connection", l->peer,
                  (unsigned long long)h->body_len, (unsigned long long)IPVFS_MAX_BODY);
         return EMSGSIZE;
     }
     return 0;
 }
 
+/* Appends r, for the header just read, to l's requests in state. */
+static void link_append(struct link *l, struct conn *r, enum req_state state)
+{
+    r->l = l;
+    r->hdr = l->rxhdr;
+    r->state = state;
+    r->next = NULL;
+    if (l->reqs_tail)
+        l->reqs_tail->next = r;
+    else
+        l->reqs = r;
+    l->reqs_tail = r;
+    l->nreqs++;
+}
+
+/* A request for the header just read, appended; NULL without memory. */
+static struct conn *link_add_req(struct link *l)
+{
+    int data = l->rxhdr.op == IPVFS_OP_READ || l->rxhdr.op == IPVFS_OP_WRITE;
+    struct conn *r = data ? calloc(1, sizeof(*r)) : &l->serial;
+
+    if (!r)
+        return NULL;
+    l->serial_taken |= !data;
+    link_append(l, r, REQ_RECEIVING);
+    return r;
+}
+
+/* Refuses what l sent and stops reading it; the reply goes out after
+ * those queued before it, then the link closes. */
+static void link_refuse(struct link *l, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void link_refuse(struct link *l, int err, const char *fmt, ...)
+{
+    struct conn *r = calloc(1, sizeof(*r));
+    char msg[256];
+    va_list ap;
+
+    l->rx = RX_OFF;
+    if (!r) {
+        link_fail(l, "no memory to refuse a request");
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    link_append(l, r, REQ_BUSY);
+    l->nbusy++;
+    l->srv->conns.nbusy++;
+    conn_close_after_reply(r);
+    conn_reply_err(r, err, "%s", msg);
+}
+
+/* A whole header is in: check it and start reading its body, or hold. */
+static int header_in(struct link *l)
+{
+    int data = l->rxhdr.op == IPVFS_OP_READ || l->rxhdr.op == IPVFS_OP_WRITE;
+    int err = check_header(l);
+
+    if (err == EPROTONOSUPPORT) {
+        link_refuse(l, err, "protocol version %u is not supported: this server speaks "
+                    "version %u (mixed builds?)", l->rxhdr.version, IPVFS_PROTO_VERSION);
+        return -1;
+    }
+    if (err == EMSGSIZE) {
+        link_refuse(l, err, "request body of %llu bytes is over the bound of %llu; closing "
+                    "the connection", (unsigned long long)l->rxhdr.body_len,
+                    (unsigned long long)IPVFS_MAX_BODY);
+        return -1;
+    }
+    if (err) {
+        link_refuse(l, err, "malformed request header; closing the connection");
+        return -1;
+    }
+    if (!data && l->serial_taken) {
+        l->rx = RX_HOLD;        /* the slot frees when its reply is written */
+        return 0;
+    }
+    if (!(l->rxreq = link_add_req(l))) {
+        link_refuse(l, ENOMEM, "no memory for a request");
+        return -1;
+    }
+    l->body_got = 0;
+    l->rxreq->body = l->rxhdr.body_len ? malloc(l->rxhdr.body_len) : NULL;
+    if (l->rxhdr.body_len && !l->rxreq->body) {
+        req_free(l->rxreq);
+        l->rxreq = NULL;
+        link_refuse(l, ENOMEM, "no memory for a %llu-byte request",
+                    (unsigned long long)l->rxhdr.body_len);
+        return -1;
+    }
+    charge(l->rxreq, l->rxhdr.body_len);
+    l->rx = RX_BODY;
+    return 0;
+}
+
 /* Reads into buf[*got..want); 1 when complete, 0 when the socket is dry,
- * -1 when the connection is gone (already handled). */
-static int read_some(struct conn *c, void *buf, size_t want, size_t *got)
+ * -1 when the link is gone (already handled). */
+static int read_some(struct link *l, void *buf, size_t want, size_t *got)
 {
     while (*got < want) {
-        ssize_t n = read(c->fd, (uint8_t *)buf + *got, want - *got);
+        ssize_t n = read(l->fd, (uint8_t *)buf + *got, want - *got);
         if (n > 0) {
             *got += (size_t)n;
             continue;
@@ -436,104 +651,150 @@ static int read_some(struct conn *c, void *buf, size_t want, size_t *got)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             return 0;
-        if (n == 0 && (c->state != READ_HDR || *got))
-            log_warn("connection %s: closed in the middle of a request", c->peer);
-        conn_fail(c, n == 0 ? "closed by peer" : strerror(errno));
+        if (n == 0 && (l->rx != RX_HDR || *got))
+            log_warn("connection %s: closed in the middle of a request", l->peer);
+        link_fail(l, n == 0 ? "closed by peer" : strerror(errno));
         return -1;
     }
     return 1;
 }
 
-static void on_readable(struct conn *c)
+/* Whether l may read another request now (see "room" in the header). */
+static int link_has_room(const struct link *l)
 {
-    int rc, err;
-
-    for (;;) {
-        if (c->state == READ_HDR) {
-            if ((rc = read_some(c, &c->hdr, sizeof(c->hdr), &c->hdr_got)) <= 0)
-                return;
-            if ((err = check_header(c)) != 0) {
-                c->state = BUSY;
-                conn_close_after_reply(c);
-                if (err == EPROTONOSUPPORT)
-                    conn_reply_err(c, err, "protocol version %u is not supported: this server "
-                                   "speaks version %u (mixed builds?)", c->hdr.version,
-                                   IPVFS_PROTO_VERSION);
-                else
-                    conn_reply_err(c, err, "malformed request header; closing the connection");
-                return;
-            }
-            c->body_got = 0;
-            c->body = c->hdr.body_len ? malloc(c->hdr.body_len) : NULL;
-            if (c->hdr.body_len && !c->body) {
-                c->state = BUSY;
-                conn_close_after_reply(c);
-                conn_reply_err(c, ENOMEM, "no memory for a %llu-byte request",
-                               (unsigned long long)c->hdr.body_len);
-                return;
-            }
-            c->state = READ_BODY;
-        }
-        if ((rc = read_some(c, c->body, c->hdr.body_len, &c->body_got)) <= 0)
-            return;
-        dispatch(c);
-        if (c->state != READ_HDR)
-            return;
-    }
+    return reqorder_may_admit(l->nreqs, l->held, l->srv->conns.held);
 }
 
-static void reply_done(struct conn *c)
+static void on_readable(struct link *l)
 {
-    void (*cb)(struct server *, void *) = c->sent_cb;
-    struct server *srv = c->srv;
-    void *arg = c->sent_arg;
+    while (!l->dead && (l->rx == RX_HDR || l->rx == RX_BODY)) {
+        if (l->rx == RX_HDR) {
+            if (!link_has_room(l)) {
+                l->rx = RX_HOLD;
+                l->srv->conns.want_wake = 1;
+                break;
+            }
+            if (read_some(l, &l->rxhdr, sizeof(l->rxhdr), &l->hdr_got) <= 0)
+                break;
+            if (header_in(l) < 0 || l->rx != RX_BODY)
+                break;
+        }
+        if (read_some(l, l->rxreq->body, l->rxhdr.body_len, &l->body_got) <= 0)
+            break;
+        reqorder_describe(&l->rxreq->hdr, l->rxreq->body, &l->rxreq->shape);
+        l->rxreq->state = REQ_PENDING;
+        l->rxreq = NULL;
+        l->hdr_got = 0;
+        l->rx = RX_HDR;
+        link_start_ready(l);
+    }
+    link_arm(l);
+}
 
-    c->sent_cb = NULL;
-    free(c->rep_body);
-    free(c->body);
-    c->rep_body = NULL;
-    c->body = NULL;
-    c->hdr_got = 0;
-    if (c->close_after) {
-        conn_kill(c);
+/* A held link may read again when there is room (and, for a barrier
+ * header waiting, the serial slot is free). */
+static void link_resume(struct link *l)
+{
+    if (l->dead || l->rx != RX_HOLD)
+        return;
+    if (l->hdr_got == sizeof(l->rxhdr)) {
+        if (l->serial_taken)
+            return;
+        /* the body may be in already, or empty: read on at once */
+        if (header_in(l) == 0)
+            on_readable(l);
+        return;
+    } else if (!link_has_room(l)) {
+        l->srv->conns.want_wake = 1;
+        return;
     } else {
-        c->state = READ_HDR;
-        if (evloop_mod_fd(c->srv->loop, c->fd, EV_READ) < 0)
-            conn_fail(c, "cannot wait for the socket");
+        l->rx = RX_HDR;
     }
-    if (cb)
-        cb(srv, arg); /* c may be dead by now */
+    link_arm(l);
 }
 
-static void on_writable(struct conn *c)
+/* Bytes were freed while some link waited for room: every link may go on
+ * (those that still cannot set want_wake again). */
+static void wake_all(struct server *srv)
 {
-    ssize_t n;
+    struct link *next;
 
-    while (c->iov_start < 2) {
-        n = writev(c->fd, c->iov + c->iov_start, 2 - c->iov_start);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-            return;
-        if (n < 0) {
-            conn_fail(c, strerror(errno));
-            return;
-        }
-        c->iov_start = net_iov_advance(c->iov, 2, c->iov_start, (size_t)n);
+    srv->conns.want_wake = 0;
+    for (struct link *l = srv->conns.live; l; l = next) {
+        next = l->next;
+        link_resume(l);
+        if (!l->dead)
+            link_start_ready(l);
     }
-    reply_done(c);
+}
+
+/* r's reply is written: free it, run its hook, read and start more. */
+static void reply_done(struct link *l, struct conn *r)
+{
+    void (*cb)(struct server *, void *) = r->sent_cb;
+    struct server *srv = l->srv;
+    void *arg = r->sent_arg;
+    int close_after = r->close_after;
+
+    l->wq = r->wnext;
+    if (!l->wq)
+        l->wq_tail = NULL;
+    r->sent_cb = NULL;
+    req_free(r);
+    l->last_sent_ms = evloop_now_ms();
+    if (close_after) {
+        link_fail(l, "closed after its reply");
+    } else {
+        link_resume(l);
+        link_start_ready(l);
+    }
+    if (srv->conns.want_wake)
+        wake_all(srv);
+    if (cb)
+        cb(srv, arg); /* l may be dead by now */
+}
+
+static void on_writable(struct link *l)
+{
+    while (l->wq && !l->dead) {
+        struct conn *r = l->wq;
+        ssize_t n;
+
+        if (r->state == REQ_QUEUED) {
+            l->wiov[0] = (struct iovec){ &r->rep_hdr, sizeof(r->rep_hdr) };
+            l->wiov[1] = (struct iovec){ r->rep_body, r->rep_hdr.body_len };
+            l->wiov_start = 0;
+            r->state = REQ_WRITING;
+        }
+        while (l->wiov_start < 2) {
+            n = writev(l->fd, l->wiov + l->wiov_start, 2 - l->wiov_start);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+                return;
+            if (n < 0) {
+                link_fail(l, strerror(errno));
+                return;
+            }
+            l->wiov_start = net_iov_advance(l->wiov, 2, l->wiov_start, (size_t)n);
+        }
+        reply_done(l, r);
+    }
+    link_arm(l);
 }
 
 static void on_conn_event(struct evloop *loop, int fd, int events, void *user)
 {
-    struct conn *c = user;
+    struct link *l = user;
 
-    if (c->state == WRITE && (events & EV_WRITE))
-        on_writable(c);
-    else if ((c->state == READ_HDR || c->state == READ_BODY) && (events & EV_READ))
-        on_readable(c);
-    else if (events & EV_ERROR)
-        conn_fail(c, "socket error or hang-up");
+    if (l->dead)
+        return;
+    if (events & EV_WRITE)
+        on_writable(l);
+    if (!l->dead && (events & EV_READ))
+        on_readable(l);
+    if (!l->dead && (events & EV_ERROR))
+        link_fail(l, "socket error or hang-up");
 }
 
 static void describe_peer(int fd, char *out, size_t outlen)
@@ -559,31 +820,33 @@ static void describe_peer(int fd, char *out, size_t outlen)
 static void on_accept(struct evloop *loop, int fd, int events, void *user)
 {
     struct server *srv = user;
-    struct conn *c;
+    struct link *l;
     int cfd;
 
     while ((cfd = net_accept(fd)) >= 0) {
-        if (net_set_nonblock(cfd, 1) < 0 || !(c = calloc(1, sizeof(*c)))) {
+        if (net_set_nonblock(cfd, 1) < 0 || !(l = calloc(1, sizeof(*l)))) {
             log_warn("dropping a connection: %s", strerror(errno));
             close(cfd);
             continue;
         }
         if (net_set_nodelay(cfd) < 0)
             log_debug("connection fd %d: no TCP_NODELAY", cfd);
-        c->srv = srv;
-        c->fd = cfd;
-        c->state = READ_HDR;
-        describe_peer(cfd, c->peer, sizeof(c->peer));
-        if (evloop_set_fd(loop, cfd, EV_READ, on_conn_event, c) < 0) {
+        l->srv = srv;
+        l->fd = cfd;
+        l->rx = RX_HDR;
+        l->serial.l = l;
+        l->events = EV_READ;
+        describe_peer(cfd, l->peer, sizeof(l->peer));
+        if (evloop_set_fd(loop, cfd, EV_READ, on_conn_event, l) < 0) {
             log_warn("dropping a connection: cannot watch it");
             close(cfd);
-            free(c);
+            free(l);
             continue;
         }
-        c->next = srv->conns.live;
-        if (c->next)
-            c->next->prev = c;
-        srv->conns.live = c;
+        l->next = srv->conns.live;
+        if (l->next)
+            l->next->prev = l;
+        srv->conns.live = l;
     }
     if (cfd != -EAGAIN)
         log_warn("accept failed: %s", strerror(-cfd));
@@ -613,12 +876,19 @@ void srvconn_close_all(struct server *srv)
     evloop_del_timer(srv->loop, cl->progress_timer);
     cl->progress_timer = 0;
     while (cl->live) {
-        cl->live->state = READ_HDR; /* the stores are closed: nothing completes later */
-        conn_kill(cl->live);
+        struct link *l = cl->live;
+
+        /* the stores are closed: nothing in flight completes later */
+        cl->nbusy -= l->nbusy;
+        l->nbusy = 0;
+        if (l->dead)
+            link_bury(l);
+        else
+            link_fail(l, "server stopping");
     }
     /* Outside the loop now: nothing else will reap them. */
     evloop_del_timer(srv->loop, cl->reap_id);
-    reap_dead(srv->loop, 0, srv);
+    reap_dead(NULL, 0, srv);
     if (srv->conns.listen_fd >= 0) {
         evloop_del_fd(srv->loop, srv->conns.listen_fd);
         close(srv->conns.listen_fd);

@@ -6,13 +6,87 @@
  * tells every service when a connection goes away (conn_closed), so that
  * no service needs the layer to know about it.
  *
- * Lifetime of a struct conn: the layer frees it, never a service.  A
- * connection that fails or closes is taken off its socket at once but
- * freed later, from a call deferred to the outermost loop level
- * (evloop_defer_outer), never from a nested evloop_run_once and never from
- * inside another connection's teardown; its conn_closed hooks run there,
- * just before it is freed.  So a conn pointer a service holds stays valid
- * until that service's conn_closed hook has seen it. */
+ A struct conn is one request as its handler sees it; a READ's or
+ * WRITE's is its own and lives until its reply is written, every other
+ * request of a connection runs in the connection's one serial struct conn
+ * (see Ownership below), which names the connection to services.
+ * Lifetime: the layer frees them, never a service.  A connection that
+ * fails or closes is taken off its socket at once but freed later, from a
+ * call deferred to the outermost loop level (evloop_defer_outer), never
+ * from a nested evloop_run_once and never from inside another
+ * connection's teardown; its conn_closed hooks run there, just before it
+ * is freed.  So a (serial) conn pointer a service holds stays valid until
+ * that service's conn_closed hook has seen it.
+ *
+ * ---- The state machines (srvconn.c) ----
+ *
+ * One nonblocking link per client socket reads requests, runs several of
+ * them at once, and writes each reply when it is ready (protocol 5:
+ * replies are tagged by req_id, common/proto.h).
+ *
+ * A link reads one request after another:
+ *
+ *   RX_HDR   --32 header bytes in, header valid, room-------> RX_BODY
+ *   RX_HDR   --no room (reqorder_may_admit)------------------> RX_HOLD
+ *   RX_HDR   --header invalid (magic/version/op/size)--------> RX_OFF (error reply, close after)
+ *   RX_BODY  --body_len bytes in (at once if 0)--------------> RX_HDR (request PENDING)
+ *   RX_HOLD  --a reply written frees room--------------------> RX_HDR
+ *   any      --peer hang-up, socket error, EOF---------------> link dead (below)
+ *
+ * "Room" is the window of common/proto.h: fewer than
+ * IPVFS_CONN_MAX_INFLIGHT requests and IPVFS_CONN_WINDOW_BYTES bytes held
+ * by the link, fewer than IPVFS_SERVER_INFLIGHT_BYTES by all links, and
+ * for a request that is not a READ or WRITE (a barrier) the link's serial
+ * slot free (below).  While a link has no room it does not read its
+ * socket: TCP holds the client back.  Bytes are held from the header
+ * (the body) and from a READ's start (its reply data) until the reply is
+ * written; the rest of the bound is reqorder_may_start's.
+ *
+ * Each request (a struct conn, what handlers see) then goes:
+ *
+ *   RECEIVING --body in----------------------------------------> PENDING
+ *   PENDING   --no earlier PENDING/BUSY request it must follow
+ *               (reqorder_must_wait) and its READ data fits------> BUSY (handler runs)
+ *   BUSY      --conn_reply(), before the handler returns or
+ *               later from a completion------------------------> QUEUED
+ *   QUEUED    --the replies queued before it are written-------> WRITING
+ *   WRITING   --reply fully written----------------------------> freed (hooks run)
+ *
+ * Replies go out whole, one after another in the order they were queued
+ * (one writev of header + body each, READ data straight from the store's
+ * buffer), so a keepalive never lands inside one.  After each write the
+ * link looks for PENDING requests that may start now; so does every
+ * other link when the server-wide bound was reached.  Replies are never
+ * written and handlers never started from inside conn_reply(): it queues
+ * and arms EV_WRITE, and the loop does the rest, so a handler never
+ * re-enters the state machine.
+ *
+ * Ownership: a READ or WRITE gets its own struct conn, malloc'd at its
+ * header and freed when its reply is written.  Every other request runs
+ * in the link's one serial struct conn, which lives as long as the link:
+ * barriers run alone anyway, and services that keep a conn pointer across
+ * requests (locks, control's requesters) keep the serial one, so it names
+ * the connection as before and conn_closed hooks see it.  A barrier whose
+ * header finds the slot still taken (its predecessor's reply not yet
+ * written) waits in RX_HOLD.  The connection owns each request body
+ * (handlers may point into it until their reply is written) and each
+ * reply body handed over by conn_reply().
+ *
+ * Death: a peer hang-up or socket error closes the socket at once
+ * (link_fail).  A link with BUSY requests is a zombie: each completion's
+ * conn_reply() drops its reply, and the last one kills the link.  A dead
+ * link is moved to srv->conns.dead and freed from a call deferred to the
+ * outermost loop level (reap_dead): pending reply-sent hooks run, then
+ * every service's conn_closed hook with the serial conn, then the link and
+ * its requests are freed; never inside a nested run of the loop and never
+ * inside another connection's teardown.
+ *
+ * Keepalive (common/proto.h): while a link has BUSY requests and nothing
+ * to write, and nothing went out for IPVFS_PROGRESS_MS since the oldest
+ * of them started, it gets a bare PROGRESS header about every
+ * IPVFS_PROGRESS_MS, only when the socket's send queue is empty.  One
+ * timer serves all links; it runs only while some request is BUSY. 
+ */
 #ifndef IPVFS_SERVER_SRVCONN_H
 #define IPVFS_SERVER_SRVCONN_H
 

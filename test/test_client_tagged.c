@@ -1,0 +1,230 @@
+/* Tagged replies at the client (adio/client/xfer.c, xfer_rx.c; protocol 5
+ * in common/proto.h), against a scripted one-rank server in a child
+ * process over real sockets:
+ * - a read cut into 4 pieces whose replies come back in reverse order
+ *   lands each piece in its place of the user's buffer;
+ * - the client keeps no more requests in flight than the server's HELLO
+ *   allowed (2 here): the third piece goes only after a reply;
+ * - a reply with a tag (req_id) that names no unanswered request fails
+ *   the read with a message naming the rank and the tag, and the client
+ *   closes that connection. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "adio/client/ipvfs_client.h"
+#include "common/net.h"
+
+#define SECRET_BYTE 0x5A
+#define HANDLE 0x99
+#define PIECE 65536u          /* the default schedule block: one request each */
+#define NPIECES 4u
+#define FILE_LEN (PIECE * NPIECES)
+
+/* A step of the script that does not hold ends the child with the line. */
+#define WANT(cond) do { if (!(cond)) { fprintf(stderr, "server: line %d\n", __LINE__); \
+                                        _exit(100); } } while (0)
+
+struct srv_req {
+    struct ipvfs_hdr h;
+    uint8_t body[4096];
+};
+
+/* The byte the file holds at offset: no two pieces alike. */
+static uint8_t pattern(uint64_t offset)
+{
+    return (uint8_t)(offset * 7 + offset / PIECE * 13 + 1);
+}
+
+static void srv_send(int fd, const struct srv_req *r, uint64_t req_id, const void *body,
+                     size_t len, const void *data, size_t dlen)
+{
+    struct ipvfs_hdr h = { .magic = IPVFS_PROTO_MAGIC, .version = IPVFS_PROTO_VERSION,
+                           .op = (uint16_t)(r->h.op | IPVFS_OP_REPLY), .req_id = req_id,
+                           .body_len = len + dlen };
+
+    WANT(net_write_full(fd, &h, sizeof(h), 5000) == 0);
+    WANT(len == 0 || net_write_full(fd, body, len, 5000) == 0);
+    WANT(dlen == 0 || net_write_full(fd, data, dlen, 5000) == 0);
+}
+
+static void srv_read(int fd, uint16_t op, struct srv_req *r)
+{
+    WANT(net_read_full(fd, &r->h, sizeof(r->h), 5000) == 0);
+    WANT(r->h.op == op && r->h.body_len <= sizeof(r->body));
+    WANT(net_read_full(fd, r->body, r->h.body_len, 5000) == 0);
+}
+
+/* Accepts a connection and answers its HELLO with a window of inflight. */
+static int srv_accept(int l, uint32_t inflight)
+{
+    struct ipvfs_hello_rep rep = { .rank = 0, .role = IPVFS_ROLE_METADATA | IPVFS_ROLE_IO,
+                                   .max_inflight = inflight, .window_bytes = 8u << 20,
+                                   .max_body = IPVFS_MAX_BODY };
+    struct srv_req r;
+    int fd = net_accept(l);
+
+    WANT(fd >= 0);
+    srv_read(fd, IPVFS_OP_HELLO, &r);
+    WANT(r.body[0] == SECRET_BYTE);
+    srv_send(fd, &r, r.h.req_id, &rep, sizeof(rep), NULL, 0);
+    return fd;
+}
+
+/* Answers READ r (one pair) with the pattern, tagged req_id. */
+static void srv_read_reply(int fd, const struct srv_req *r, uint64_t req_id)
+{
+    static uint8_t data[PIECE];
+    struct ipvfs_io_req req;
+    struct ipvfs_pair p;
+    struct ipvfs_io_rep rep = { .df_size = FILE_LEN, .verifier = 5 };
+
+    memcpy(&req, r->body, sizeof(req));
+    WANT(req.handle == HANDLE && req.npairs == 1);
+    memcpy(&p, r->body + sizeof(req), sizeof(p));
+    WANT(p.len <= PIECE && p.offset + p.len <= FILE_LEN);
+    for (uint64_t i = 0; i < p.len; i++)
+        data[i] = pattern(p.offset + i);
+    rep.bytes = p.len;
+    srv_send(fd, r, req_id, &rep, sizeof(rep), data, p.len);
+}
+
+/* 1 when nothing arrives on fd within ms (the client holds back). */
+static int srv_quiet(int fd, int ms)
+{
+    struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+    return poll(&pfd, 1, ms) == 0;
+}
+
+static void server_script(int l)
+{
+    struct srv_req r[NPIECES];
+    int fd;
+
+    /* 1: window 8: all four pieces come at once; answered last first */
+    fd = srv_accept(l, 8);
+    for (unsigned i = 0; i < NPIECES; i++)
+        srv_read(fd, IPVFS_OP_READ, &r[i]);
+    for (unsigned i = NPIECES; i-- > 0;)
+        srv_read_reply(fd, &r[i], r[i].h.req_id);
+    close(fd);
+    /* 2: window 2: the third piece waits for a reply */
+    fd = srv_accept(l, 2);
+    srv_read(fd, IPVFS_OP_READ, &r[0]);
+    srv_read(fd, IPVFS_OP_READ, &r[1]);
+    WANT(srv_quiet(fd, 300));
+    srv_read_reply(fd, &r[1], r[1].h.req_id);
+    srv_read(fd, IPVFS_OP_READ, &r[2]);
+    WANT(srv_quiet(fd, 300));
+    srv_read_reply(fd, &r[0], r[0].h.req_id);
+    srv_read(fd, IPVFS_OP_READ, &r[3]);
+    srv_read_reply(fd, &r[3], r[3].h.req_id);
+    srv_read_reply(fd, &r[2], r[2].h.req_id);
+    close(fd);
+    /* 3: a reply to no request: the client closes the connection */
+    fd = srv_accept(l, 8);
+    for (unsigned i = 0; i < NPIECES; i++)
+        srv_read(fd, IPVFS_OP_READ, &r[i]);
+    srv_read_reply(fd, &r[2], r[3].h.req_id + 1000);
+    {
+        uint8_t b;
+        WANT(net_read_full(fd, &b, 1, 5000) < 0);   /* closed, not timed out */
+    }
+    close(fd);
+    close(l);
+    _exit(0);
+}
+
+/* A map naming one rank (metadata and I/O node 0) at port. */
+static void write_map(const char *path, uint16_t port)
+{
+    struct ipvfs_map_rank rank = { .rank = 0, .role = IPVFS_ROLE_METADATA | IPVFS_ROLE_IO,
+                                   .io_index = 0, .target_index = -1, .host = "127.0.0.1",
+                                   .port = port, .pid = 1 };
+    struct ipvfs_map map = { .nio = 1, .nt = 0, .stripe_unit = 65536, .nranks = 1,
+                             .ranks = &rank };
+
+    memset(map.secret, SECRET_BYTE, sizeof(map.secret));
+    assert_int_equal(ipvfs_map_write(path, &map), 0);
+}
+
+static void check_buffer(const uint8_t *buf)
+{
+    for (uint64_t i = 0; i < FILE_LEN; i++)
+        if (buf[i] != pattern(i))
+            fail_msg("byte %llu is %u, not %u: a reply landed in the wrong place",
+                     (unsigned long long)i, buf[i], pattern(i));
+}
+
+static void test_tagged_script(void **state)
+{
+    struct ipvfs_entry e = { .handle = HANDLE, .stripe_unit = 65536, .stripe_factor = 1,
+                             .type = IPVFS_TYPE_FILE };
+    char dir[] = "/tmp/ipvfs-tagged.XXXXXX", map_path[64];
+    static uint8_t buf[FILE_LEN];
+    struct ipvfs_client *c;
+    struct ipvfs_file *f;
+    struct ipvfs_error err;
+    uint64_t n;
+    uint16_t port;
+    int l, status;
+    pid_t pid;
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    snprintf(map_path, sizeof(map_path), "%s/map", dir);
+    l = net_listen("127.0.0.1", 0, &port);
+    assert_true(l >= 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        server_script(l);
+    close(l);
+    write_map(map_path, port);
+    /* a private client: its connection is closed with it, for the next step */
+    for (int step = 1; step <= 2; step++) {
+        assert_int_equal(ipvfs_client_new(map_path, 0, &c, &err), 0);
+        assert_int_equal(ipvfs_file_attach(c, "/f", &e, &f, &err), 0);
+        memset(buf, 0, sizeof(buf));
+        if (ipvfs_read(f, 0, buf, FILE_LEN, &n, &err) < 0)
+            fail_msg("step %d: read of replies out of order: %s", step, err.msg);
+        assert_int_equal(n, FILE_LEN);
+        check_buffer(buf);
+        ipvfs_file_close(f);
+        ipvfs_client_put(c);
+    }
+    /* 3 */
+    assert_int_equal(ipvfs_client_new(map_path, 0, &c, &err), 0);
+    assert_int_equal(ipvfs_file_attach(c, "/f", &e, &f, &err), 0);
+    assert_int_equal(ipvfs_read(f, 0, buf, FILE_LEN, &n, &err), -EPROTO);
+    printf("reply with an unknown tag: %s\n", err.msg);
+    assert_non_null(strstr(err.msg, "unknown tag"));
+    assert_non_null(strstr(err.msg, "rank 0"));
+    ipvfs_file_close(f);
+    ipvfs_client_put(c);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    unlink(map_path);
+    rmdir(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tagged_script),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

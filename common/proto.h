@@ -70,7 +70,6 @@
  * older client reads the refusal; then the server closes the connection.
  * 5: replies of one connection come in any order (tagged by req_id, see
  * the connection rules), and HELLO's reply states the server's window;
-
  * READ's io_req.flags may carry the file's read-ahead window
  * (IPVFS_READ_RA_*; unknown flag bits are refused) and struct
  * ipvfs_l1_status grew the readahead_* counters and demotes; struct

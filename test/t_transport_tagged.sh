@@ -20,7 +20,9 @@ set -u
 . "$IPVFS_SRCDIR/test/lib.sh"
 command -v python3 >/dev/null || { echo "skip: python3 is needed"; exit 77; }
 
-ipvfs_start_cluster 1 2 --target-size 64M --no-bind --raid 0
+# --cache-l1 0: a WRITE must reach the (stopped) targets to complete; with
+# the L1 on, first writes are absorbed and nothing would be stuck
+ipvfs_start_cluster 1 2 --target-size 64M --no-bind --raid 0 --cache-l1 0
 read -r -a pids <<<"$(ipvfs_serving_pids)" || ipvfs_fail "no serving pids"
 [ "${#pids[@]}" -eq 3 ] || ipvfs_fail "expected 3 ranks, got ${pids[*]}"
 

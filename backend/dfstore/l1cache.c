@@ -58,21 +58,8 @@ struct l1_flush {
     struct l1_flush *next;
 };
 
-/* A read waiting for the fill of its block (read-ahead set up).  ok: the
- * fill's bytes were copied to it; else it reads the volume itself. */
-struct l1_wait {
-    struct l1_wait *next;
-    uint64_t off;               /* volume offset of the read */
-    iraid_cb cb;
-    void *user;
-    int ok;
-    int niov;
-    struct iovec iov[];
-};
-
 static void wb_issue(struct df_l1 *l1, const uint32_t *slots, uint32_t n);
 static void wb_pass(struct df_l1 *l1);
-static void ra_unlink(struct df_l1 *l1, uint32_t slot, int used);
 
 /* ---- set-up ---- */
 
@@ -166,11 +153,6 @@ static void trace_event(struct df_l1 *l1, const char *fmt, ...)
 
 /* ---- slots ---- */
 
-uint8_t *l1_slot_data(struct df_l1 *l1, uint32_t slot)
-{
-    return l1->data + (size_t)slot * DFSTORE_BLOCK;
-}
-
 uint64_t l1_slot_find(const struct df_l1 *l1, uint64_t vb)
 {
     return u64map_get(&l1->slot_of, vb);
@@ -191,7 +173,7 @@ void l1_block_forget(struct df_l1 *l1, uint64_t vb, uint8_t state)
 
     if (s == U64MAP_NONE)
         return;
-    ra_unlink(l1, (uint32_t)s, 0);
+    l1_ra_unlink(l1, (uint32_t)s, 0);
     u64map_del(&l1->slot_of, vb);
     cache_remove(&l1->policy, vb);
     if (l1->slots[s].state == SLOT_FILLING)
@@ -263,45 +245,6 @@ static void slot_dirty(struct df_l1 *l1, uint32_t slot)
     l1->slots[slot].latest_seq = ++l1->wseq;
 }
 
-/* ---- iovecs ---- */
-
-static uint64_t iov_len(const struct iovec *iov, int niov)
-{
-    uint64_t n = 0;
-
-    for (int i = 0; i < niov; i++)
-        n += iov[i].iov_len;
-    return n;
-}
-
-/* Copies src into the buffers of iov, in order, until they are full. */
-static void copy_out(const struct iovec *iov, int niov, const uint8_t *src)
-{
-    for (int i = 0; i < niov; i++) {
-        memcpy(iov[i].iov_base, src, iov[i].iov_len);
-        src += iov[i].iov_len;
-    }
-}
-
-/* Copies len bytes of the iov stream, from byte skip on, to dst. */
-static void copy_in(uint8_t *dst, const struct iovec *iov, int niov, uint64_t skip, uint64_t len)
-{
-    for (int i = 0; i < niov && len > 0; i++) {
-        uint64_t n = iov[i].iov_len;
-        if (skip >= n) {
-            skip -= n;
-            continue;
-        }
-        n -= skip;
-        if (n > len)
-            n = len;
-        memcpy(dst, (const uint8_t *)iov[i].iov_base + skip, n);
-        dst += n;
-        len -= n;
-        skip = 0;
-    }
-}
-
 /* ---- completions without volume I/O ---- */
 
 static void done_run(struct evloop *loop, uint64_t id, void *user)
@@ -329,31 +272,7 @@ static struct done_ctx *done_later(struct df_l1 *l1, iraid_cb cb, void *user)
     return ctx;
 }
 
-/* ---- read-ahead: the pool and reads waiting for fills ---- */
-
-/* Takes a slot out of the pool: used by a read (a readahead hit) or
- * dropped unread (wasted).  Nothing for a slot not in it. */
-static void ra_unlink(struct df_l1 *l1, uint32_t slot, int used)
-{
-    struct l1_slot *s = &l1->slots[slot];
-
-    if (!s->ra)
-        return;
-    if (s->ra_prev != UINT32_MAX)
-        l1->slots[s->ra_prev].ra_next = s->ra_next;
-    else
-        l1->ra_head = s->ra_next;
-    if (s->ra_next != UINT32_MAX)
-        l1->slots[s->ra_next].ra_prev = s->ra_prev;
-    else
-        l1->ra_tail = s->ra_prev;
-    s->ra = 0;
-    l1->ra_held--;
-    if (used)
-        l1->stats.readahead_hits++;
-    else
-        l1->stats.readahead_wasted++;
-}
+/* ---- read-ahead (the pool's list and the waiting reads: l1pool.c) ---- */
 
 /* A read uses a prefetched block: it leaves the pool and becomes an
  * ordinary block at the policy's MRU end (only now may it evict one). */
@@ -361,7 +280,7 @@ void l1_ra_promote(struct df_l1 *l1, uint32_t slot)
 {
     struct cache_victim v;
 
-    ra_unlink(l1, slot, 1);
+    l1_ra_unlink(l1, slot, 1);
     (void)cache_access(&l1->policy, l1->slots[slot].vb, 0, &v);
     if (v.valid)
         victim_out(l1, v.key);
@@ -374,63 +293,6 @@ static void ra_drop_range(struct df_l1 *l1, uint64_t off, uint64_t len)
         uint64_t s = l1_slot_find(l1, vb);
         if (s != U64MAP_NONE && l1->slots[s].ra)
             l1_block_forget(l1, vb, SLOT_STALE);
-    }
-}
-
-/* Queues a read of the block in slot (FILLING) behind its fill. */
-static int wait_fill(struct df_l1 *l1, uint32_t slot, uint64_t off, const struct iovec *iov,
-                     int niov, iraid_cb cb, void *user)
-{
-    struct l1_wait *w = malloc(sizeof(*w) + (size_t)niov * sizeof(*iov));
-
-    if (!w) {
-        l1->stats.bypasses++;
-        return iraid_readv(l1->vol, off, iov, niov, cb, user);
-    }
-    *w = (struct l1_wait){ .next = l1->waiters[slot], .off = off, .cb = cb, .user = user,
-                           .niov = niov };
-    memcpy(w->iov, iov, (size_t)niov * sizeof(*iov));
-    l1->waiters[slot] = w;
-    return 0;
-}
-
-/* The fill of slot completed: its waiters move onto list, each with the
- * bytes copied (valid) or marked to read the volume itself.  Copying now,
- * before any callback runs, since the slot may be freed and reused. */
-struct l1_wait *l1_waiters_copy(struct df_l1 *l1, uint32_t slot, int valid,
-                                struct l1_wait *list)
-{
-    struct l1_wait *w = l1->waiters ? l1->waiters[slot] : NULL, *next;
-
-    if (w)
-        l1->waiters[slot] = NULL;
-    for (; w; w = next) {
-        next = w->next;
-        w->ok = valid;
-        if (valid) {
-            copy_out(w->iov, w->niov, l1_slot_data(l1, slot) + w->off % DFSTORE_BLOCK);
-            l1->stats.hits++;
-        }
-        w->next = list;
-        list = w;
-    }
-    return list;
-}
-
-/* Completes the waiters of waiters_copy (from a volume callback, so cb
- * may run now). */
-void l1_waiters_finish(struct df_l1 *l1, struct l1_wait *list)
-{
-    while (list) {
-        struct l1_wait *w = list;
-        int rc = 0;
-        list = w->next;
-        if (w->ok)
-            w->cb(l1->vol, 0, w->user);
-        else if ((l1->stats.bypasses++,
-                  rc = iraid_readv(l1->vol, w->off, w->iov, w->niov, w->cb, w->user)) < 0)
-            w->cb(l1->vol, rc, w->user);
-        free(w);
     }
 }
 
@@ -455,7 +317,7 @@ static void fill_done(struct iraid_volume *vol, int status, void *user)
     l1->inflight--;
     trace_event(l1, "V %u %d\n", slot, status == 0);
     if (status == 0)
-        copy_out(ctx->iov, ctx->niov, l1_slot_data(l1, slot) + ctx->in);
+        l1_copy_out(ctx->iov, ctx->niov, l1_slot_data(l1, slot) + ctx->in);
     w = l1_waiters_copy(l1, slot, status == 0 && l1->slots[slot].state != SLOT_STALE, NULL);
     if (l1->slots[slot].state != SLOT_FILLING) {
         l1_slot_free(l1, slot);            /* evicted or written meanwhile */
@@ -509,7 +371,7 @@ static int read_hit(struct df_l1 *l1, uint32_t slot, uint64_t off, const struct 
 {
     if (!done_later(l1, cb, user))
         return -ENOMEM;
-    copy_out(iov, niov, l1_slot_data(l1, slot) + off % DFSTORE_BLOCK);
+    l1_copy_out(iov, niov, l1_slot_data(l1, slot) + off % DFSTORE_BLOCK);
     block_touch(l1, slot);
     l1->stats.hits++;
     return 0;
@@ -529,7 +391,7 @@ static int range_dirty(const struct df_l1 *l1, uint64_t off, uint64_t len)
 int df_l1_readv(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int niov, iraid_cb cb,
                 void *user)
 {
-    uint64_t len = iov_len(iov, niov), vb = off / DFSTORE_BLOCK, slot;
+    uint64_t len = l1_iov_len(iov, niov), vb = off / DFSTORE_BLOCK, slot;
 
     if (cb && len)
         trace_event(l1, "R %llu %llu\n", (unsigned long long)off, (unsigned long long)len);
@@ -548,7 +410,7 @@ int df_l1_readv(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int nio
     if (slot == U64MAP_NONE)
         return read_fill(l1, off, iov, niov, cb, user);
     if (l1->slots[slot].state == SLOT_FILLING && l1->waiters)
-        return wait_fill(l1, (uint32_t)slot, off, iov, niov, cb, user);
+        return l1_wait_fill(l1, (uint32_t)slot, off, iov, niov, cb, user);
     if (l1->slots[slot].state == SLOT_FILLING)
         return bypass_read(l1, off, iov, niov, cb, user);  /* clean: the volume has it */
     if (l1->slots[slot].ra)
@@ -614,7 +476,7 @@ static void write_into(struct df_l1 *l1, uint64_t off, const struct iovec *iov, 
         else if (n == DFSTORE_BLOCK && (slot = block_add(l1, vb, SLOT_VALID)) == UINT32_MAX)
             slot = U64MAP_NONE;
         if (slot != U64MAP_NONE) {
-            copy_in(l1_slot_data(l1, (uint32_t)slot) + in, iov, niov, done, n);
+            l1_copy_in(l1_slot_data(l1, (uint32_t)slot) + in, iov, niov, done, n);
             if (absorb || l1->slots[slot].dirty)
                 slot_dirty(l1, (uint32_t)slot);
             l1->stats.write_updates++;
@@ -691,7 +553,7 @@ static void write_done(struct iraid_volume *vol, int status, void *user)
 int df_l1_writev(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int niov, int through,
                  iraid_cb cb, void *user)
 {
-    uint64_t len = iov_len(iov, niov);
+    uint64_t len = l1_iov_len(iov, niov);
     struct write_ctx *ctx;
     int rc;
 

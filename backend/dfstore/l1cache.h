@@ -242,7 +242,10 @@ uint32_t df_l1_prefetch(struct df_l1 *l1, const uint64_t *vbs, uint32_t n);
 /* ---- internals: l1cache.c's slots, for l1prefetch.c only ---- */
 
 enum { SLOT_FREE, SLOT_FILLING, SLOT_VALID, SLOT_ORPHAN, SLOT_STALE, SLOT_EVICTING };
-uint8_t *l1_slot_data(struct df_l1 *l1, uint32_t slot);
+static inline uint8_t *l1_slot_data(struct df_l1 *l1, uint32_t slot)
+{
+    return l1->data + (size_t)slot * CACHE_BLOCK_SIZE;
+}
 /* The slot of volume block vb (FILLING, VALID, EVICTING), or U64MAP_NONE. */
 uint64_t l1_slot_find(const struct df_l1 *l1, uint64_t vb);
 void l1_slot_free(struct df_l1 *l1, uint32_t slot);
@@ -258,6 +261,21 @@ void l1_ra_promote(struct df_l1 *l1, uint32_t slot);
 struct l1_wait *l1_waiters_copy(struct df_l1 *l1, uint32_t slot, int valid,
                                 struct l1_wait *list);
 void l1_waiters_finish(struct df_l1 *l1, struct l1_wait *list);
+
+/* ---- internals: l1pool.c, the leaf helpers of l1cache.c and l1prefetch.c ---- */
+
+uint64_t l1_iov_len(const struct iovec *iov, int niov);
+/* Copies src into the buffers of iov, in order, until they are full. */
+void l1_copy_out(const struct iovec *iov, int niov, const uint8_t *src);
+/* Copies len bytes of the iov stream, from byte skip on, to dst. */
+void l1_copy_in(uint8_t *dst, const struct iovec *iov, int niov, uint64_t skip, uint64_t len);
+/* Takes slot out of the read-ahead pool, counted as a readahead hit
+ * (used) or wasted; nothing for a slot not in it. */
+void l1_ra_unlink(struct df_l1 *l1, uint32_t slot, int used);
+/* Queues a read of the block in slot (FILLING) behind its fill; out of
+ * memory, the read goes to the volume itself.  0 or iraid_readv's error. */
+int l1_wait_fill(struct df_l1 *l1, uint32_t slot, uint64_t off, const struct iovec *iov, int niov,
+                 iraid_cb cb, void *user);
 /* Age (L1_AGE_MS) a dirty block may reach before the store's background
  * commit writes it back when nothing else asks for a round. */
 #define L1_AGE_MS 5000

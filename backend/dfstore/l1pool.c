@@ -1,0 +1,147 @@
+/* The L1's leaf helpers (l1cache.h, "internals"): byte copies between
+ * slots and iovecs, the read-ahead pool's list, and the reads waiting for
+ * a fill.  They touch only the struct df_l1 they are given and call
+ * nothing else of the L1, so l1cache.c and l1prefetch.c both use them
+ * without calling each other in a circle. */
+#include "backend/dfstore/l1cache.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/dfstore/dfstore.h"
+
+/* A read waiting for the fill of its block (read-ahead set up).  ok: the
+ * fill's bytes were copied to it; else it reads the volume itself. */
+struct l1_wait {
+    struct l1_wait *next;
+    uint64_t off;               /* volume offset of the read */
+    iraid_cb cb;
+    void *user;
+    int ok;
+    int niov;
+    struct iovec iov[];
+};
+
+/* ---- iovecs ---- */
+
+uint64_t l1_iov_len(const struct iovec *iov, int niov)
+{
+    uint64_t n = 0;
+
+    for (int i = 0; i < niov; i++)
+        n += iov[i].iov_len;
+    return n;
+}
+
+/* Copies src into the buffers of iov, in order, until they are full. */
+void l1_copy_out(const struct iovec *iov, int niov, const uint8_t *src)
+{
+    for (int i = 0; i < niov; i++) {
+        memcpy(iov[i].iov_base, src, iov[i].iov_len);
+        src += iov[i].iov_len;
+    }
+}
+
+/* Copies len bytes of the iov stream, from byte skip on, to dst. */
+void l1_copy_in(uint8_t *dst, const struct iovec *iov, int niov, uint64_t skip, uint64_t len)
+{
+    for (int i = 0; i < niov && len > 0; i++) {
+        uint64_t n = iov[i].iov_len;
+        if (skip >= n) {
+            skip -= n;
+            continue;
+        }
+        n -= skip;
+        if (n > len)
+            n = len;
+        memcpy(dst, (const uint8_t *)iov[i].iov_base + skip, n);
+        dst += n;
+        len -= n;
+        skip = 0;
+    }
+}
+
+/* ---- the read-ahead pool ---- */
+
+/* Takes a slot out of the pool: used by a read (a readahead hit) or
+ * dropped unread (wasted).  Nothing for a slot not in it. */
+void l1_ra_unlink(struct df_l1 *l1, uint32_t slot, int used)
+{
+    struct l1_slot *s = &l1->slots[slot];
+
+    if (!s->ra)
+        return;
+    if (s->ra_prev != UINT32_MAX)
+        l1->slots[s->ra_prev].ra_next = s->ra_next;
+    else
+        l1->ra_head = s->ra_next;
+    if (s->ra_next != UINT32_MAX)
+        l1->slots[s->ra_next].ra_prev = s->ra_prev;
+    else
+        l1->ra_tail = s->ra_prev;
+    s->ra = 0;
+    l1->ra_held--;
+    if (used)
+        l1->stats.readahead_hits++;
+    else
+        l1->stats.readahead_wasted++;
+}
+
+/* ---- reads waiting for a fill ---- */
+
+/* Queues a read of the block in slot (FILLING) behind its fill. */
+int l1_wait_fill(struct df_l1 *l1, uint32_t slot, uint64_t off, const struct iovec *iov,
+                 int niov, iraid_cb cb, void *user)
+{
+    struct l1_wait *w = malloc(sizeof(*w) + (size_t)niov * sizeof(*iov));
+
+    if (!w) {
+        l1->stats.bypasses++;
+        return iraid_readv(l1->vol, off, iov, niov, cb, user);
+    }
+    *w = (struct l1_wait){ .next = l1->waiters[slot], .off = off, .cb = cb, .user = user,
+                           .niov = niov };
+    memcpy(w->iov, iov, (size_t)niov * sizeof(*iov));
+    l1->waiters[slot] = w;
+    return 0;
+}
+
+/* The fill of slot completed: its waiters move onto list, each with the
+ * bytes copied (valid) or marked to read the volume itself.  Copying now,
+ * before any callback runs, since the slot may be freed and reused. */
+struct l1_wait *l1_waiters_copy(struct df_l1 *l1, uint32_t slot, int valid,
+                                struct l1_wait *list)
+{
+    struct l1_wait *w = l1->waiters ? l1->waiters[slot] : NULL, *next;
+
+    if (w)
+        l1->waiters[slot] = NULL;
+    for (; w; w = next) {
+        next = w->next;
+        w->ok = valid;
+        if (valid) {
+            l1_copy_out(w->iov, w->niov, l1_slot_data(l1, slot) + w->off % DFSTORE_BLOCK);
+            l1->stats.hits++;
+        }
+        w->next = list;
+        list = w;
+    }
+    return list;
+}
+
+/* Completes the waiters of waiters_copy (from a volume callback, so cb
+ * may run now). */
+void l1_waiters_finish(struct df_l1 *l1, struct l1_wait *list)
+{
+    while (list) {
+        struct l1_wait *w = list;
+        int rc = 0;
+        list = w->next;
+        if (w->ok)
+            w->cb(l1->vol, 0, w->user);
+        else if ((l1->stats.bypasses++,
+                  rc = iraid_readv(l1->vol, w->off, w->iov, w->niov, w->cb, w->user)) < 0)
+            w->cb(l1->vol, rc, w->user);
+        free(w);
+    }
+}

@@ -142,7 +142,7 @@ medium_errors() {
     # MEDIUM ERROR, ASC/ASCQ 11h/00h (unrecovered read error)
     grep -q "io error .*Input/output error" "$tdir/tgtd2.log" ||
         ipvfs_fail "tgtd met no read error of faultfs"
-    ipvfs_logs | grep -q "$repl read lba [0-9]*: check condition, sense .* ascq 0x1100" ||
+    ipvfs_logs | grep -q "$repl read lba [0-9]*: check condition, sense MEDIUM ERROR ascq 0x1100" ||
         ipvfs_fail "member 3's failed reads were not a CHECK CONDITION, unrecovered read error"
     repairs=$(ipvfs_logs | grep -c "member 3 (.*) failed a read")
     status_check 'assert vol["missing"] == 0, vol' || ipvfs_fail "member 3 did not stay up"

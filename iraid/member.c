@@ -41,6 +41,17 @@
 
 /* ---- error translation: the one place SCSI/iSCSI status becomes errno ---- */
 
+/* libiscsi names most sense keys but not MEDIUM ERROR (0x3, a disk's
+ * unreadable sector) nor 0xf: it returns NULL for those. */
+static const char *sense_key_name(int key)
+{
+    const char *name = scsi_sense_key_str(key);
+
+    if (name)
+        return name;
+    return key == SCSI_SENSE_MEDIUM_ERROR ? "MEDIUM ERROR" : "unnamed";
+}
+
 int member_errno(const struct iraid_member *m, const char *what, int status,
                         const struct scsi_task *task, uint64_t lba)
 {
@@ -82,7 +93,7 @@ int member_errno(const struct iraid_member *m, const char *what, int status,
     }
     if (status == SCSI_STATUS_CHECK_CONDITION)
         log_error("iraid: %s %s lba %" PRIu64 ": check condition, sense %s ascq 0x%04x: %s",
-                  m->url, what, lba, scsi_sense_key_str(key), ascq, strerror(-err));
+                  m->url, what, lba, sense_key_name(key), ascq, strerror(-err));
     else
         log_error("iraid: %s %s lba %" PRIu64 ": status 0x%x (%s): %s", m->url, what, lba,
                   status, m->iscsi ? iscsi_get_error(m->iscsi) : "no session", strerror(-err));

@@ -47,3 +47,10 @@ noinst_PROGRAMS += benchmarks/iraid-bench
 benchmarks_iraid_bench_SOURCES = benchmarks/iraid-bench.c
 benchmarks_iraid_bench_LDADD = iraid/libiraid.la
 dist_noinst_SCRIPTS += benchmarks/iraid-bench.sh
+
+# faultfs: one file through FUSE with sectors that fail reads until they are
+# written (test/t_raid_tgtd.sh serves a tgtd LUN through it).
+noinst_PROGRAMS += test/faultfs
+test_faultfs_SOURCES = test/faultfs.c
+test_faultfs_CFLAGS = $(AM_CFLAGS) $(FUSE3_CFLAGS)
+test_faultfs_LDADD = $(FUSE3_LIBS)

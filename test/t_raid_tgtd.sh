@@ -15,12 +15,15 @@
 #  4. `ipvfs-ctl rebuild 0 3 URL`: a malformed URL and a LUN smaller than a
 #     member are refused with a clear error (member 3 stays up); a LUN of
 #     the right size is taken, rebuilt, scrubbed clean, files intact.
-#  5. That LUN's backing file is cut short under tgtd (reads past it fail
-#     with a medium error, the target still answers): every file still
+#  5. Medium errors on member 3: with the cluster stopped, that LUN loses
+#     everything past its first 64K (zeros) and tgtd serves it again
+#     through test/faultfs, which fails each read of those sectors with EIO
+#     until they are written, like a disk's bad sectors (tgtd answers CHECK
+#     CONDITION, MEDIUM ERROR; the target still answers).  Every file still
 #     reads back byte-exact, served from the other members, and the I/O
-#     node logs each stripe read it served around member 3 and writes
-#     those rows back to member 3 (md's read repair); reading the files
-#     again then meets no read error.
+#     node logs each stripe read it served around member 3 and writes those
+#     rows back to member 3 (md's read repair); reading the files again
+#     then meets no read error.  Skipped (not the rest) without /dev/fuse.
 set -u
 . "$IPVFS_SRCDIR/test/lib.sh"
 . "$IPVFS_SRCDIR/test/mpi/e2e_lib.sh"
@@ -31,10 +34,14 @@ command -v tgtd >/dev/null && command -v tgtadm >/dev/null || { echo "skip: tgtd
 export E2E_NP=2
 tdir=$(mktemp -d /tmp/ipvfs-tgtd.XXXXXX) || ipvfs_fail "mktemp"
 writer_pid=
+faultfs_mnt=
 ipvfs_test_cleanup() {
     [ -n "$writer_pid" ] && kill -9 -- "-$writer_pid" 2>/dev/null
     writer_pid=
     iraid_targets_stop
+    # after tgtd, which holds the file open
+    [ -n "$faultfs_mnt" ] && fusermount3 -u "$faultfs_mnt"
+    faultfs_mnt=
     rm -rf "$tdir"
 }
 
@@ -101,28 +108,64 @@ scrub_clean "after the rebuild onto the replacement"
 verify_synced /x "rebuilt onto the replacement"
 echo "rebuilt onto a replacement LUN; scrub clean; files intact"
 
-# --- 5. read errors of a live member: the replacement's backing file is cut
-# to its metadata area under tgtd, which then fails every read past it
-# with a MEDIUM ERROR while still answering (the member stays up)
-ipvfs_stop_cluster
-truncate -s 64K "${IRAID_FILES[2]}" || ipvfs_fail "truncate"
-ipvfs_start_cluster 1 4 --target-size 64M --no-bind --member "0:3=$repl"
-verify_synced /x "member 3 failing reads"
-ipvfs_wait_log 'member 3 \(.*\) failed a read' ||
-    ipvfs_fail "no read was served around member 3's read errors"
-repairs=$(ipvfs_logs | grep -c "member 3 (.*) failed a read")
-status_check 'assert vol["missing"] == 0, vol' || ipvfs_fail "member 3 did not stay up"
-echo "$repairs stripe reads served around member 3's medium errors; files intact"
-# each of those reads wrote its rows back to member 3 (tgtd extends the
-# file): reading every file again meets no read error
-ipvfs_wait_log 'rows member 3 \(.*\) failed to read were written back to it' ||
-    ipvfs_fail "the rows member 3 failed to read were not written back"
-rewrites=$(ipvfs_logs | grep -c "rows member 3 (.*) failed to read were written back")
-[ "$rewrites" = "$repairs" ] || ipvfs_fail "$repairs reads repaired, $rewrites rewritten"
-verify_synced /x "after the rewrites"
-[ "$(ipvfs_logs | grep -c "member 3 (.*) failed a read")" = "$repairs" ] ||
-    ipvfs_fail "member 3 failed reads again after its rows were written back"
-status_check 'assert vol["missing"] == 0, vol' || ipvfs_fail "member 3 did not stay up"
-echo "$rewrites repaired reads written back to member 3; read again without an error"
+# --- 5. read errors of a live member (medium errors through test/faultfs)
+# faultfs_serve: tgtd 2 again on its backing file, all of it past the first
+# 64K lost (zeros) and failing reads until written; checks the fixture.
+faultfs_serve() {
+    local img=${IRAID_FILES[2]} raw=$tdir/member2.raw size
+    size=$(stat -c %s "$img") || ipvfs_fail "stat $img"
+    iraid_target_kill 2
+    mv "$img" "$raw" && : >"$img" || ipvfs_fail "cannot move $img aside"
+    truncate -s 64K "$raw" && truncate -s "$size" "$raw" || ipvfs_fail "truncate $raw"
+    "$IPVFS_BUILDDIR/test/faultfs" "$raw" "$img" --bad "64K:$((size - 65536))" ||
+        ipvfs_fail "faultfs did not mount"
+    faultfs_mnt=$img
+    [ "$(stat -c %s "$img")" = "$size" ] || ipvfs_fail "faultfs: wrong size"
+    dd if="$img" bs=64K count=1 2>/dev/null | cmp -s - <(head -c 64K "$raw") ||
+        ipvfs_fail "faultfs: the first 64K do not read back"
+    dd if="$img" of=/dev/null bs=512 skip=128 count=1 2>/dev/null &&
+        ipvfs_fail "faultfs: a read of the first bad sector succeeded"
+    dd if="$img" of=/dev/null bs=512 skip=$((size / 512 - 1)) count=1 2>/dev/null &&
+        ipvfs_fail "faultfs: a read of the last bad sector succeeded"
+    iraid_target_restart 2 || ipvfs_fail "cannot restart tgtd on faultfs"
+}
+
+medium_errors() {
+    local repairs rewrites
+    ipvfs_stop_cluster
+    faultfs_serve
+    ipvfs_start_cluster 1 4 --target-size 64M --no-bind --member "0:3=$repl"
+    verify_synced /x "member 3 failing reads"
+    ipvfs_wait_log 'member 3 \(.*\) failed a read' ||
+        ipvfs_fail "no read was served around member 3's read errors"
+    # tgtd's pread failed with EIO; it answers CHECK CONDITION, sense key
+    # MEDIUM ERROR, ASC/ASCQ 11h/00h (unrecovered read error)
+    grep -q "io error .*Input/output error" "$tdir/tgtd2.log" ||
+        ipvfs_fail "tgtd met no read error of faultfs"
+    ipvfs_logs | grep -q "$repl read lba [0-9]*: check condition, sense MEDIUM ERROR ascq 0x1100" ||
+        ipvfs_fail "member 3's failed reads were not a CHECK CONDITION, unrecovered read error"
+    repairs=$(ipvfs_logs | grep -c "member 3 (.*) failed a read")
+    status_check 'assert vol["missing"] == 0, vol' || ipvfs_fail "member 3 did not stay up"
+    echo "$repairs stripe reads served around member 3's medium errors; files intact"
+    # each of those reads wrote its rows back to member 3, which clears
+    # faultfs' bad sectors: reading every file again meets no read error
+    # (after a restart, so that the reads reach member 3, not a cache)
+    ipvfs_wait_log 'rows member 3 \(.*\) failed to read were written back to it' ||
+        ipvfs_fail "the rows member 3 failed to read were not written back"
+    rewrites=$(ipvfs_logs | grep -c "rows member 3 (.*) failed to read were written back")
+    [ "$rewrites" = "$repairs" ] || ipvfs_fail "$repairs reads repaired, $rewrites rewritten"
+    ipvfs_restart_cluster
+    verify_synced /x "after the rewrites"
+    [ "$(ipvfs_logs | grep -c "member 3 (.*) failed a read")" = "$repairs" ] ||
+        ipvfs_fail "member 3 failed reads again after its rows were written back"
+    status_check 'assert vol["missing"] == 0, vol' || ipvfs_fail "member 3 did not stay up"
+    echo "$rewrites repaired reads written back to member 3; read again without an error"
+}
+
+if [ -c /dev/fuse ] && command -v fusermount3 >/dev/null; then
+    medium_errors
+else
+    echo "step 5 skipped: no /dev/fuse or no fusermount3, so no faultfs for medium errors"
+fi
 ipvfs_stop_cluster
 echo "t_raid_tgtd: ok"

@@ -79,3 +79,11 @@ def hello(s, secret, client_id=4242):
 
 def connect(addr, timeout=10):
     return socket.create_connection(addr, timeout=timeout)
+
+
+def io_node(mapfile, timeout=30):
+    """(secret, addr, socket) of a connection to the map's first I/O node
+    (no HELLO sent yet)."""
+    secret, ranks = read_map(mapfile)
+    addr = [r[:2] for r in ranks.values() if r[2] & 2][0]
+    return secret, addr, connect(addr, timeout=timeout)

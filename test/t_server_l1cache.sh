@@ -24,9 +24,7 @@ import os, random, struct, sys
 sys.path.insert(0, os.environ["IPVFS_SRCDIR"] + "/test")
 import ipvfs_proto as P
 mapfile, mode = sys.argv[1], sys.argv[2]
-secret, ranks = P.read_map(mapfile)
-addr = [r[:2] for r in ranks.values() if r[2] & 2][0]
-s = P.connect(addr, timeout=30)
+secret, addr, s = P.io_node(mapfile)
 def call(op, body):
     status, rbody = P.call(s, op, body)
     assert status == 0, (op, status, rbody)

@@ -26,9 +26,7 @@ import errno, json, os, random, struct, subprocess, sys
 sys.path.insert(0, os.environ["IPVFS_SRCDIR"] + "/test")
 import ipvfs_proto as P
 mapfile, mode = sys.argv[1], sys.argv[2]
-secret, ranks = P.read_map(mapfile)
-addr = [r[:2] for r in ranks.values() if r[2] & 2][0]
-s = P.connect(addr, timeout=30)
+secret, addr, s = P.io_node(mapfile)
 RA_SET, RA_SHIFT = P.D["IPVFS_READ_RA_SET"], P.D["IPVFS_READ_RA_SHIFT"]
 MIB, SIZE = 1 << 20, 24 << 20
 def call(op, body, want=0):

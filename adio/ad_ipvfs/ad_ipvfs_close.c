@@ -29,11 +29,13 @@ static void remove_at_close(ADIO_File fd, int *error_code)
     ADIOI_IPVFS_Note_removed(fd->filename);
 }
 
-/* Writes of this rank since the last sync that an I/O node's restart may
- * have lost fail the close (the write verifier, as MPI_File_sync checks
- * it; no sync here).  Each rank answers for its own writes, without a
- * collective call: ROMIO may close on some ranks only. */
-static void check_lost_writes(ADIO_File fd, int *error_code)
+/* A rank that wrote since its last sync syncs the datafiles it wrote (the
+ * I/O nodes' L1 caches hold them dirty until then or until their
+ * write-back), and writes that an I/O node's restart may have lost fail
+ * the close (the write verifier, as MPI_File_sync checks it).  Each rank
+ * answers for its own writes, without a collective call: ROMIO may close
+ * on some ranks only. */
+static void sync_written(ADIO_File fd, int *error_code)
 {
     static char myname[] = "ADIOI_IPVFS_CLOSE";
     struct ipvfs_error err;
@@ -69,7 +71,7 @@ void ADIOI_IPVFS_Close(ADIO_File fd, int *error_code)
         ADIOI_IPVFS_Nbq_drain(&((struct ADIOI_IPVFS_fs *) fd->fs_ptr)->nbq);
     wrote = ipvfs_file_unsynced(ADIOI_IPVFS_File(fd));
     *error_code = MPI_SUCCESS;
-    check_lost_writes(fd, error_code);
+    sync_written(fd, error_code);
     if (fd->access_mode & ADIO_DELETE_ON_CLOSE)
         remove_at_close(fd, error_code);
     else if (wrote)

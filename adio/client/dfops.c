@@ -177,9 +177,10 @@ int ipvfs_close_check(struct ipvfs_file *f, struct ipvfs_error *out_err)
         skip[i] = !f->verf[i].unsynced;
         unsynced += !skip[i];
     }
-    /* DF_GETSIZE: the cheapest reply that carries the verifier */
+    /* DF_SYNC of the written datafiles only: their dirty blocks leave the
+     * I/O nodes' L1 caches now, and the reply carries the verifier */
     if (unsynced)
-        rc = df_all(f, IPVFS_OP_DF_GETSIZE, "close", NULL, skip, NULL, verf, out_err);
+        rc = df_all(f, IPVFS_OP_DF_SYNC, "close", NULL, skip, NULL, verf, out_err);
     if (unsynced && rc == 0)
         rc = check_verifiers(f, verf, "close", out_err);
 free_all:

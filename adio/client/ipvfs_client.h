@@ -239,11 +239,12 @@ int ipvfs_sync(struct ipvfs_file *file, struct ipvfs_error *out_err);
  * Checks nothing and changes no state of the file. */
 int ipvfs_sync_verf(struct ipvfs_file *file, uint64_t *out_verf, struct ipvfs_error *out_err);
 
-/* At close, without a sync: asks the I/O nodes of the datafiles that this
- * process wrote since its last sync for their verifier (DF_GETSIZE) and
- * fails with EIO as ipvfs_sync when one restarted since (or with the
- * transport's error when one cannot be reached).  0 at once when there
- * were no such writes.  Does not make anything durable. */
+/* At close: syncs the datafiles that this process wrote since its last
+ * sync (DF_SYNC to their I/O nodes only, so their dirty cached blocks are
+ * written to the targets) and fails with EIO as ipvfs_sync when one of
+ * those I/O nodes restarted since (or with the transport's error when one
+ * cannot be reached).  0 at once, with no request, when there were no
+ * such writes. */
 int ipvfs_close_check(struct ipvfs_file *file, struct ipvfs_error *out_err);
 /* 1 when this process wrote to the file since its last sync (or open),
  * else 0: whether its close or sync owes the file an mtime (ad_ipvfs). */

@@ -29,6 +29,12 @@
 # (a size per target, e.g. 12M) adds inclusive-all: an inclusive L2 that
 # holds the whole working set, served from target memory like exclusive
 # but with no DPO drops and no DEMOTE traffic (what DEMOTE costs).
+# UCL_DISK_RIOPS=N (root, cgroup v1 blkio) caps the target ranks' reads of
+# the disk under the cluster directory at N per second (blkio.throttle.
+# read_iops_device): a slower disk, like the paper's, for the same run;
+# without it the disk is this machine's (fio: 64 KiB O_DIRECT random
+# reads ~120 us, comparable to the whole request path, so an L2 hit saves
+# little).  The .txt says which.
 set -u
 IPVFS_SRCDIR=${IPVFS_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 IPVFS_BUILDDIR=$(cd "${1:-${IPVFS_BUILDDIR:-_build}}" && pwd)
@@ -41,7 +47,7 @@ passes=${UCL_PASSES:-5}
 . "$IPVFS_SRCDIR/test/lib.sh"
 mkdir -p "$out"
 fifo=$(mktemp -u /tmp/ucache-live.XXXXXX)
-ipvfs_test_cleanup() { rm -f "$fifo.to" "$fifo.from"; }
+ipvfs_test_cleanup() { rm -f "$fifo.to" "$fifo.from"; [ -d "$blkio" ] && rmdir "$blkio" 2>/dev/null; :; }
 trials_csv=$out/ucache-live-trials.csv
 echo "trial,config,read_MiBps,server_cpu_s_per_GiB,l1_hit,l2_hits,cumulative_hit,ionode_cpu_s_per_GiB,targets_cpu_s_per_GiB,client_cpu_s_per_GiB" >"$trials_csv"
 l1_bytes=$(python3 -c 'import sys; u = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
@@ -104,11 +110,27 @@ l1 = [x["l1"] for x in r if "l1" in x][0]
 print(l1["hits"], l1["hits"] + l1["misses"] + l1["bypasses"], sum(x["l2"]["hits"] for x in r if "l2" in x))'
 }
 
+# throttle_targets PID...: the targets' reads of the cluster's disk at
+# UCL_DISK_RIOPS per second (a blkio cgroup of their own).
+blkio=/sys/fs/cgroup/blkio/ipvfs-ucache-live
+throttle_targets() {
+    local dev p
+    dev=$(findmnt -no MAJ:MIN -T "$IPVFS_CLUSTER_DIR") || return 1
+    # a partition is throttled through its disk
+    [ -e "/sys/dev/block/$dev/partition" ] && dev=$(cat "/sys/dev/block/$dev/../dev")
+    mkdir -p "$blkio" || return 1
+    echo "${dev// /} $UCL_DISK_RIOPS" >"$blkio/blkio.throttle.read_iops_device" || return 1
+    for p in "$@"; do
+        echo "$p" >"$blkio/cgroup.procs" || return 1
+    done
+}
+
 one() {
     local trial=$1 config=$2 pids t0 t1 i0 i1 k0 k1 c0 c1 res line cpid
     shift 2
     ipvfs_start_cluster 1 3 --target-size 256M --no-bind --readahead 0 "$@"
     pids=$(ipvfs_serving_pids)
+    [ -n "${UCL_DISK_RIOPS:-}" ] && { throttle_targets ${pids#* } || ipvfs_fail "blkio throttle"; }
     # The client waits on a pipe between its untimed and timed parts.
     rm -f "$fifo.to" "$fifo.from"
     mkfifo "$fifo.to" "$fifo.from" || ipvfs_fail "mkfifo"
@@ -167,12 +189,14 @@ with open(out + ".csv", "w") as f:
     for c, v in med.items():
         f.write("%s,%.1f,%.3f,%.3f,%d,%.3f,%.3f,%.3f,%.3f\n" % (c, *v))
 with open(out + ".txt", "w") as f:
-    f.write("%sbenchmarks/ucache-live.sh %s   (%s; 1 RAID-5 I/O node x 3 targets, O_DIRECT LUNs; "
+    f.write("%sbenchmarks/ucache-live.sh %s   (%s; 1 RAID-5 I/O node x 3 targets, O_DIRECT LUNs%s; "
             "L1 %s, L2 %s per target; working set %d MiB re-read %s times in 64 KiB reads, "
             "first pass untimed; median of %d trials)\n" % (
-                "".join("%s=%s " % (k, os.environ[k]) for k in ("BENCH_TRIALS", "UCL_L2_ALL")
+                "".join("%s=%s " % (k, os.environ[k]) for k in ("BENCH_TRIALS", "UCL_L2_ALL", "UCL_DISK_RIOPS")
                         if os.environ.get(k)),
-                args or "_build", datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), l1, l2,
+                args or "_build", datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
+                " on a disk throttled to %s reads/s" % os.environ["UCL_DISK_RIOPS"]
+                if os.environ.get("UCL_DISK_RIOPS") else "", l1, l2,
                 int(ws) >> 20, passes, len(rows) // len(med)))
     f.write("config        read_MiBps  server_cpu_s/GiB  l1_hit  l2_hits  cumulative_hit  "
             "(cpu s/GiB: I/O node  targets  client)\n")

@@ -27,7 +27,7 @@
 
 #define SECRET_BYTE 0x5A
 #define HANDLE 0x99
-#define PIECE 65536u          /* the default schedule block: one request each */
+#define PIECE 65536u          /* the schedule block the test sets: one request each */
 #define NPIECES 4u
 #define FILE_LEN (PIECE * NPIECES)
 
@@ -198,6 +198,7 @@ static void test_tagged_script(void **state)
     for (int step = 1; step <= 2; step++) {
         assert_int_equal(ipvfs_client_new(map_path, 0, &c, &err), 0);
         assert_int_equal(ipvfs_file_attach(c, "/f", &e, &f, &err), 0);
+        f->opts.block = PIECE;
         memset(buf, 0, sizeof(buf));
         if (ipvfs_read(f, 0, buf, FILE_LEN, &n, &err) < 0)
             fail_msg("step %d: read of replies out of order: %s", step, err.msg);
@@ -209,6 +210,7 @@ static void test_tagged_script(void **state)
     /* 3 */
     assert_int_equal(ipvfs_client_new(map_path, 0, &c, &err), 0);
     assert_int_equal(ipvfs_file_attach(c, "/f", &e, &f, &err), 0);
+    f->opts.block = PIECE;
     assert_int_equal(ipvfs_read(f, 0, buf, FILE_LEN, &n, &err), -EPROTO);
     printf("reply with an unknown tag: %s\n", err.msg);
     assert_non_null(strstr(err.msg, "unknown tag"));

@@ -98,15 +98,7 @@ enum ipvfs_schedule {
     IPVFS_SCHED_RANDOM = 2,
 };
 
-/* The piece size of a large contiguous access (hint ipvfs_schedule_block).
- * 256 KiB since replies are tagged and a connection carries several
- * requests: pieces then flow through the I/O node concurrently (cut-
- * through), and larger ones cost less CPU.  benchmarks/transport-pieces.sh
- * on a quiet machine, sequential 1 MiB calls, 64K -> 256K -> 1M: RAID-0
- * reads 1139 -> 1437 -> 1601 MiB/s, RAID-5 reads 1021 -> 1564 -> 1780,
- * RAID-5 writes 240 -> 278 -> 228 (1 MiB leaves one piece per I/O node
- * and call: nothing to overlap), RAID-0 writes 369 -> 376 -> 414. */
-#define IPVFS_DEFAULT_SCHED_BLOCK (256u << 10)
+#define IPVFS_DEFAULT_SCHED_BLOCK (64u << 10)
 
 /* Per-file data path options; ipvfs_file_attach() sets the defaults. */
 struct ipvfs_io_opts {

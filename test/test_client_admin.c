@@ -25,48 +25,11 @@
 #include "common/wire.h"
 
 #define SECRET_BYTE 0x5A
+#include "test/script_server.h"
+
 #define CALL_MS 3000
 
 /* ---- the scripted server (child process) ------------------------------ */
-
-#define WANT(cond) do { if (!(cond)) { fprintf(stderr, "server: line %d\n", __LINE__); \
-                                        _exit(100); } } while (0)
-
-struct srv_req {
-    struct ipvfs_hdr h;
-    uint8_t body[512];
-};
-
-static void srv_reply(int fd, const struct srv_req *r, const void *body, size_t len)
-{
-    struct ipvfs_hdr h = { .magic = IPVFS_PROTO_MAGIC, .version = IPVFS_PROTO_VERSION,
-                           .op = (uint16_t)(r->h.op | IPVFS_OP_REPLY), .req_id = r->h.req_id,
-                           .body_len = len };
-
-    WANT(net_write_full(fd, &h, sizeof(h), 5000) == 0);
-    WANT(len == 0 || net_write_full(fd, body, len, 5000) == 0);
-}
-
-/* The next request must be op. */
-static void srv_read(int fd, uint16_t op, struct srv_req *r)
-{
-    WANT(net_read_full(fd, &r->h, sizeof(r->h), 5000) == 0);
-    WANT(r->h.op == op && r->h.body_len <= sizeof(r->body));
-    WANT(net_read_full(fd, r->body, r->h.body_len, 5000) == 0);
-}
-
-static int srv_accept(int l)
-{
-    struct ipvfs_hello_rep rep = { .rank = 0, .role = IPVFS_ROLE_METADATA | IPVFS_ROLE_IO };
-    struct srv_req r;
-    int fd = net_accept(l);
-
-    WANT(fd >= 0);
-    srv_read(fd, IPVFS_OP_HELLO, &r);
-    WANT(r.body[0] == SECRET_BYTE);
-    srv_reply(fd, &r, &rep, sizeof(rep));
-    return fd;
-}
 
 static void server_script(int l)
 {
@@ -107,18 +70,6 @@ static double now_s(void)
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void write_map(const char *path, uint16_t port)
-{
-    struct ipvfs_map_rank rank = { .rank = 0, .role = IPVFS_ROLE_METADATA | IPVFS_ROLE_IO,
-                                   .io_index = 0, .target_index = -1, .host = "127.0.0.1",
-                                   .port = port, .pid = 1 };
-    struct ipvfs_map map = { .nio = 1, .nt = 0, .stripe_unit = 65536, .nranks = 1,
-                             .ranks = &rank };
-
-    memset(map.secret, SECRET_BYTE, sizeof(map.secret));
-    assert_int_equal(ipvfs_map_write(path, &map), 0);
 }
 
 /* One call; its reply body must be want (NULL: the call must fail). */

@@ -27,58 +27,16 @@
 
 #define SECRET_BYTE 0x5A
 #define HANDLE 0x99
+#include "test/script_server.h"
+
 #define PIECE 65536u          /* the schedule block the test sets: one request each */
 #define NPIECES 4u
 #define FILE_LEN (PIECE * NPIECES)
-
-/* A step of the script that does not hold ends the child with the line. */
-#define WANT(cond) do { if (!(cond)) { fprintf(stderr, "server: line %d\n", __LINE__); \
-                                        _exit(100); } } while (0)
-
-struct srv_req {
-    struct ipvfs_hdr h;
-    uint8_t body[4096];
-};
 
 /* The byte the file holds at offset: no two pieces alike. */
 static uint8_t pattern(uint64_t offset)
 {
     return (uint8_t)(offset * 7 + offset / PIECE * 13 + 1);
-}
-
-static void srv_send(int fd, const struct srv_req *r, uint64_t req_id, const void *body,
-                     size_t len, const void *data, size_t dlen)
-{
-    struct ipvfs_hdr h = { .magic = IPVFS_PROTO_MAGIC, .version = IPVFS_PROTO_VERSION,
-                           .op = (uint16_t)(r->h.op | IPVFS_OP_REPLY), .req_id = req_id,
-                           .body_len = len + dlen };
-
-    WANT(net_write_full(fd, &h, sizeof(h), 5000) == 0);
-    WANT(len == 0 || net_write_full(fd, body, len, 5000) == 0);
-    WANT(dlen == 0 || net_write_full(fd, data, dlen, 5000) == 0);
-}
-
-static void srv_read(int fd, uint16_t op, struct srv_req *r)
-{
-    WANT(net_read_full(fd, &r->h, sizeof(r->h), 5000) == 0);
-    WANT(r->h.op == op && r->h.body_len <= sizeof(r->body));
-    WANT(net_read_full(fd, r->body, r->h.body_len, 5000) == 0);
-}
-
-/* Accepts a connection and answers its HELLO with a window of inflight. */
-static int srv_accept(int l, uint32_t inflight)
-{
-    struct ipvfs_hello_rep rep = { .rank = 0, .role = IPVFS_ROLE_METADATA | IPVFS_ROLE_IO,
-                                   .max_inflight = inflight, .window_bytes = 8u << 20,
-                                   .max_body = IPVFS_MAX_BODY };
-    struct srv_req r;
-    int fd = net_accept(l);
-
-    WANT(fd >= 0);
-    srv_read(fd, IPVFS_OP_HELLO, &r);
-    WANT(r.body[0] == SECRET_BYTE);
-    srv_send(fd, &r, r.h.req_id, &rep, sizeof(rep), NULL, 0);
-    return fd;
 }
 
 /* Answers READ r (one pair) with the pattern, tagged req_id. */
@@ -113,14 +71,14 @@ static void server_script(int l)
     int fd;
 
     /* 1: window 8: all four pieces come at once; answered last first */
-    fd = srv_accept(l, 8);
+    fd = srv_accept_window(l, 8);
     for (unsigned i = 0; i < NPIECES; i++)
         srv_read(fd, IPVFS_OP_READ, &r[i]);
     for (unsigned i = NPIECES; i-- > 0;)
         srv_read_reply(fd, &r[i], r[i].h.req_id);
     close(fd);
     /* 2: window 2: the third piece waits for a reply */
-    fd = srv_accept(l, 2);
+    fd = srv_accept_window(l, 2);
     srv_read(fd, IPVFS_OP_READ, &r[0]);
     srv_read(fd, IPVFS_OP_READ, &r[1]);
     WANT(srv_quiet(fd, 300));
@@ -133,7 +91,7 @@ static void server_script(int l)
     srv_read_reply(fd, &r[2], r[2].h.req_id);
     close(fd);
     /* 3: a reply to no request: the client closes the connection */
-    fd = srv_accept(l, 8);
+    fd = srv_accept_window(l, 8);
     for (unsigned i = 0; i < NPIECES; i++)
         srv_read(fd, IPVFS_OP_READ, &r[i]);
     /* a bare header: the client closes on reading it, and a body still
@@ -146,19 +104,6 @@ static void server_script(int l)
     close(fd);
     close(l);
     _exit(0);
-}
-
-/* A map naming one rank (metadata and I/O node 0) at port. */
-static void write_map(const char *path, uint16_t port)
-{
-    struct ipvfs_map_rank rank = { .rank = 0, .role = IPVFS_ROLE_METADATA | IPVFS_ROLE_IO,
-                                   .io_index = 0, .target_index = -1, .host = "127.0.0.1",
-                                   .port = port, .pid = 1 };
-    struct ipvfs_map map = { .nio = 1, .nt = 0, .stripe_unit = 65536, .nranks = 1,
-                             .ranks = &rank };
-
-    memset(map.secret, SECRET_BYTE, sizeof(map.secret));
-    assert_int_equal(ipvfs_map_write(path, &map), 0);
 }
 
 static void check_buffer(const uint8_t *buf)

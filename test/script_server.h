@@ -1,0 +1,98 @@
+/* The scripted server of the client unit tests (test_client_admin.c,
+ * test_client_reconnect.c, test_client_tagged.c): a child process that
+ * plays one server rank, request by request, over a real socket.
+ *
+ * Before including: SECRET_BYTE (every byte of the cluster secret the map
+ * names) and, optionally, SCRIPT_BODY (the largest request body a script
+ * reads; default 4096).  A step that does not hold ends the child with
+ * exit status 100 and the line of the step (WANT), which the test sees in
+ * waitpid. */
+#ifndef IPVFS_TEST_SCRIPT_SERVER_H
+#define IPVFS_TEST_SCRIPT_SERVER_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "adio/client/ipvfs_client.h"
+#include "common/net.h"
+
+#ifndef SCRIPT_BODY
+#define SCRIPT_BODY 4096
+#endif
+
+#define WANT(cond) do { if (!(cond)) { fprintf(stderr, "server: line %d\n", __LINE__); \
+                                        _exit(100); } } while (0)
+
+struct srv_req {
+    struct ipvfs_hdr h;
+    uint8_t body[SCRIPT_BODY];
+};
+
+/* A reply to r tagged req_id: body (len bytes), then data (dlen). */
+static inline void srv_send(int fd, const struct srv_req *r, uint64_t req_id, const void *body,
+                            size_t len, const void *data, size_t dlen)
+{
+    struct ipvfs_hdr h = { .magic = IPVFS_PROTO_MAGIC, .version = IPVFS_PROTO_VERSION,
+                           .op = (uint16_t)(r->h.op | IPVFS_OP_REPLY), .req_id = req_id,
+                           .body_len = len + dlen };
+
+    WANT(net_write_full(fd, &h, sizeof(h), 5000) == 0);
+    WANT(len == 0 || net_write_full(fd, body, len, 5000) == 0);
+    WANT(dlen == 0 || net_write_full(fd, data, dlen, 5000) == 0);
+}
+
+/* The reply to r under its own tag. */
+static inline void srv_reply(int fd, const struct srv_req *r, const void *body, size_t len)
+{
+    srv_send(fd, r, r->h.req_id, body, len, NULL, 0);
+}
+
+/* The next request must be op. */
+static inline void srv_read(int fd, uint16_t op, struct srv_req *r)
+{
+    WANT(net_read_full(fd, &r->h, sizeof(r->h), 5000) == 0);
+    WANT(r->h.op == op && r->h.body_len <= sizeof(r->body));
+    WANT(net_read_full(fd, r->body, r->h.body_len, 5000) == 0);
+}
+
+/* Accepts a connection and answers its HELLO, stating a window of
+ * inflight requests (0: no window, the client sends one at a time). */
+static inline int srv_accept_window(int l, uint32_t inflight)
+{
+    struct ipvfs_hello_rep rep = { .rank = 0, .role = IPVFS_ROLE_METADATA | IPVFS_ROLE_IO };
+    struct srv_req r;
+    int fd = net_accept(l);
+
+    if (inflight) {
+        rep.max_inflight = inflight;
+        rep.window_bytes = 8u << 20;
+        rep.max_body = IPVFS_MAX_BODY;
+    }
+    WANT(fd >= 0);
+    srv_read(fd, IPVFS_OP_HELLO, &r);
+    WANT(r.body[0] == SECRET_BYTE);
+    srv_reply(fd, &r, &rep, sizeof(rep));
+    return fd;
+}
+
+static inline int srv_accept(int l)
+{
+    return srv_accept_window(l, 0);
+}
+
+/* A map naming one rank (metadata and I/O node 0) at port. */
+static inline void write_map(const char *path, uint16_t port)
+{
+    struct ipvfs_map_rank rank = { .rank = 0, .role = IPVFS_ROLE_METADATA | IPVFS_ROLE_IO,
+                                   .io_index = 0, .target_index = -1, .host = "127.0.0.1",
+                                   .port = port, .pid = 1 };
+    struct ipvfs_map map = { .nio = 1, .nt = 0, .stripe_unit = 65536, .nranks = 1,
+                             .ranks = &rank };
+
+    memset(map.secret, SECRET_BYTE, sizeof(map.secret));
+    assert_int_equal(ipvfs_map_write(path, &map), 0);
+}
+
+#endif

@@ -5,6 +5,12 @@ test_test_target_io_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(ISCSI_CFLAGS)
 test_test_target_io_LDADD = backend/iscsi/libipvfs-target.la common/libipvfs-common.la \
 	$(ISCSI_LIBS) $(CMOCKA_LIBS)
 
+check_PROGRAMS += test/test_target_writebehind
+test_test_target_writebehind_SOURCES = test/test_target_writebehind.c test/test_target_helpers.h
+test_test_target_writebehind_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(ISCSI_CFLAGS)
+test_test_target_writebehind_LDADD = backend/iscsi/libipvfs-target.la common/libipvfs-common.la \
+	$(ISCSI_LIBS) $(CMOCKA_LIBS)
+
 check_PROGRAMS += test/test_target_badinput
 test_test_target_badinput_SOURCES = test/test_target_badinput.c test/test_target_helpers.h
 test_test_target_badinput_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(ISCSI_CFLAGS)

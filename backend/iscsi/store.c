@@ -106,6 +106,9 @@ static int sync_exec(int fd, struct tgt_io *io)
     case TGT_IO_PUNCH:
         return fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)io->off,
                          (off_t)io->len) < 0 ? -errno : 0;
+    case TGT_IO_WRITEBACK:
+        return sync_file_range(fd, (off_t)io->off, (off_t)io->len, SYNC_FILE_RANGE_WRITE) < 0
+                   ? -errno : 0;
     }
     return -EINVAL;
 }
@@ -274,6 +277,11 @@ static int ring_prep(struct tgt_aio *aio, int fd, struct tgt_io *io)
     case TGT_IO_PUNCH:
         io_uring_prep_fallocate(sqe, fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
                                 io->off, io->len);
+        break;
+    case TGT_IO_WRITEBACK:
+        /* the SQE's length is 32 bits; 0 means to the end of the file */
+        io_uring_prep_sync_file_range(sqe, fd, io->len > UINT32_MAX ? 0 : (unsigned)io->len,
+                                      io->off, SYNC_FILE_RANGE_WRITE);
         break;
     }
     io_uring_sqe_set_data(sqe, io);
@@ -517,6 +525,72 @@ static int fd_store_flush(struct tgt_lun *lun)
     return fdatasync(lun->fd) < 0 ? -errno : 0;
 }
 
+/* Write-behind.  A buffered WRITE only dirties the page cache, and the
+ * kernel starts writing dirty pages out only past
+ * vm.dirty_background_ratio (10% of memory: gigabytes here) or once they
+ * are 30 s old.  So the SYNCHRONIZE CACHE that ends a large write would
+ * wait for the disk to take all of it, after the transfer instead of
+ * during it.  Every TGT_WRITEBEHIND_BYTES of buffered writes completed on
+ * a LUN, the span they cover is handed to sync_file_range: the disk works
+ * while data still arrives, and the FLUSH finds little left.  Nothing
+ * waits for it and it makes nothing durable (FLUSH and FUA still do);
+ * pages rewritten after their writeback are written again, which is the
+ * cost.  Not for O_DIRECT (an L2) nor for FUA writes, which leave no
+ * dirty pages; the memory store has none either. */
+#define TGT_WRITEBEHIND_BYTES (8u << 20)
+
+static void writebehind_done(struct tgt_io *io, int err);
+
+/* Starts writeback of the span written since the last start, when it
+ * holds enough and no start is in flight. */
+static void writebehind_start(struct tgt_lun *lun)
+{
+    struct tgt_io *io = &lun->wb_io;
+
+    if (lun->wb_busy || lun->wb_off || lun->wb_bytes < TGT_WRITEBEHIND_BYTES)
+        return;
+    *io = (struct tgt_io){ .op = TGT_IO_WRITEBACK, .off = lun->wb_lo,
+                           .len = (size_t)(lun->wb_hi - lun->wb_lo), .lun = lun,
+                           .cb = writebehind_done };
+    lun->wb_starts++;
+    lun->wb_started_bytes += lun->wb_bytes;
+    lun->wb_bytes = 0;
+    lun->wb_busy = 1;
+    tgt_aio_submit(lun->srv->aio, lun->fd, io);
+}
+
+static void writebehind_done(struct tgt_io *io, int err)
+{
+    struct tgt_lun *lun = io->lun;
+
+    lun->wb_busy = 0;
+    if (err < 0) {
+        /* the file system has no writeback to start: FLUSH does it all */
+        log_warn("target: LUN %d: sync_file_range refused (%s): no write-behind", lun->index,
+                 strerror(-err));
+        lun->wb_off = 1;
+        return;
+    }
+    writebehind_start(lun);
+}
+
+/* A buffered WRITE's completion: its span joins the next writeback. */
+static void written(struct tgt_io *io, int err)
+{
+    struct tgt_lun *lun = io->lun;
+
+    io->cb = io->store_cb;
+    if (err == 0 && io->len) {
+        if (lun->wb_bytes == 0 || io->off < lun->wb_lo)
+            lun->wb_lo = io->off;
+        if (lun->wb_bytes == 0 || io->off + io->len > lun->wb_hi)
+            lun->wb_hi = io->off + io->len;
+        lun->wb_bytes += io->len;
+        writebehind_start(lun);
+    }
+    io->cb(io, err);
+}
+
 /* O_DIRECT wants the buffer, offset and length aligned to the device's
  * logical block; 4 KiB covers every device we meet.  Other ios (a
  * connection's odd buffer, a 512-byte write) take the buffered
@@ -528,6 +602,10 @@ static void fd_store_submit(struct tgt_lun *lun, struct tgt_io *io)
     int aligned = ((uintptr_t)io->buf | io->off | io->len) % DIRECT_ALIGN == 0;
     int fd = lun->dfd >= 0 && aligned && io->op != TGT_IO_PUNCH ? lun->dfd : lun->fd;
 
+    if (io->op == TGT_IO_WRITE && !io->fua && !lun->direct && !lun->wb_off) {
+        io->store_cb = io->cb;
+        io->cb = written;
+    }
     tgt_aio_submit(lun->srv->aio, fd, io);
 }
 
@@ -683,73 +761,6 @@ undo_open:
     return rc;
 }
 
-static int mem_open(struct tgt_lun *lun, const struct tgt_lun_config *cfg)
-{
-    void *p;
-
-    if (cfg->size == 0)
-        return -EINVAL;
-    /* Anonymous pages: untouched blocks cost nothing and read as zeros. */
-    p = mmap(NULL, cfg->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-             -1, 0);
-    if (p == MAP_FAILED)
-        return -errno;
-    lun->mem = p;
-    lun->size = cfg->size;
-    lun->can_punch = 1;
-    return 0;
-}
-
-static void mem_close(struct tgt_lun *lun)
-{
-    if (lun->mem)
-        munmap(lun->mem, lun->size);
-    lun->mem = NULL;
-}
-
-/* UNMAP of a memory LUN: whole pages go back to the kernel (they read as
- * zeros afterwards and cost nothing, like a hole); only the partial pages
- * at the edges are cleared by hand.  lun->mem is page aligned (mmap). */
-static void mem_zero(struct tgt_lun *lun, uint64_t off, size_t len)
-{
-    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-    uint64_t first = (off + page - 1) / page * page, end = (off + len) / page * page;
-
-    if (first >= end) {
-        memset(lun->mem + off, 0, len);
-        return;
-    }
-    memset(lun->mem + off, 0, first - off);
-    /* Should the kernel refuse, the range must read as zeros all the same. */
-    if (madvise(lun->mem + first, end - first, MADV_DONTNEED) < 0)
-        memset(lun->mem + first, 0, end - first);
-    memset(lun->mem + end, 0, off + len - end);
-}
-
-static void mem_submit(struct tgt_lun *lun, struct tgt_io *io)
-{
-    switch (io->op) {
-    case TGT_IO_READ:
-        memcpy(io->buf, lun->mem + io->off, io->len);
-        break;
-    case TGT_IO_WRITE:
-        memcpy(lun->mem + io->off, io->buf, io->len);
-        break;
-    case TGT_IO_PUNCH:
-        mem_zero(lun, io->off, io->len);
-        break;
-    case TGT_IO_FLUSH:
-        break;
-    }
-    io->done = io->len;
-    io->cb(io, 0);
-}
-
-static int mem_flush(struct tgt_lun *lun)
-{
-    return 0;
-}
-
 static const struct tgt_store_ops file_store = {
     .name = "file", .open = file_open, .close = fd_store_close,
     .submit = fd_store_submit, .flush = fd_store_flush, .lba_status = file_lba_status,
@@ -758,15 +769,11 @@ static const struct tgt_store_ops block_store = {
     .name = "block", .open = block_open, .close = fd_store_close,
     .submit = fd_store_submit, .flush = fd_store_flush,
 };
-static const struct tgt_store_ops mem_store = {
-    .name = "memory", .open = mem_open, .close = mem_close,
-    .submit = mem_submit, .flush = mem_flush,
-};
 
 static const struct tgt_store_ops *const store_table[] = {
     [TGT_BACKING_FILE] = &file_store,
     [TGT_BACKING_BLOCK] = &block_store,
-    [TGT_BACKING_MEMORY] = &mem_store,
+    [TGT_BACKING_MEMORY] = &tgt_mem_store,
 };
 
 const struct tgt_store_ops *tgt_store_lookup(enum tgt_backing kind)
@@ -857,6 +864,10 @@ void tgt_lun_close(struct tgt_lun *lun)
 
     if (rc < 0)
         log_error("target: LUN %d: flush at close failed: %s", lun->index, strerror(-rc));
+    if (lun->wb_starts)
+        log_info("target: LUN %d: write-behind started writeback %llu times, %llu MiB",
+                 lun->index, (unsigned long long)lun->wb_starts,
+                 (unsigned long long)(lun->wb_started_bytes >> 20));
     if (lun->map && munmap(lun->map, lun->size) < 0)
         log_warn("target: LUN %d: unmapping: %s", lun->index, strerror(errno));
     lun->map = NULL;

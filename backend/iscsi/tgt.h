@@ -116,7 +116,11 @@ struct tgt_scsi_upcalls;
 
 /* ---- asynchronous backing I/O (store.c) ---- */
 
-enum tgt_io_op { TGT_IO_READ, TGT_IO_WRITE, TGT_IO_FLUSH, TGT_IO_PUNCH };
+/* TGT_IO_WRITEBACK starts the kernel's writeback of [off, off + len) of a
+ * buffered descriptor and waits for nothing (sync_file_range with
+ * SYNC_FILE_RANGE_WRITE): it makes nothing durable.  store.c issues it
+ * itself (write-behind, tgt_lun's wb_*); nobody else submits it. */
+enum tgt_io_op { TGT_IO_READ, TGT_IO_WRITE, TGT_IO_FLUSH, TGT_IO_PUNCH, TGT_IO_WRITEBACK };
 
 struct tgt_io;
 /* Called once per submitted io with 0 or a negative errno, always on the
@@ -140,6 +144,7 @@ struct tgt_io {
     struct tgt_io *next;   /* pool queue link */
     int fd;                /* descriptor a pool worker runs it on */
     int res;               /* a pool worker's result */
+    tgt_io_done_fn store_cb; /* a buffered WRITE's own callback (store.c) */
     /* Private to l2cache.c while the io is in flight; fd (which of the
      * LUN's descriptors ran it, -1: none) is read there after it. */
     tgt_io_done_fn l2_cb;
@@ -161,6 +166,8 @@ struct tgt_store_ops {
 };
 
 const struct tgt_store_ops *tgt_store_lookup(enum tgt_backing kind);
+/* The memory store (store_mem.c), an entry of store.c's table. */
+extern const struct tgt_store_ops tgt_mem_store;
 
 /* The descriptor engine.  io_uring is the first choice; without a ring,
  * or when the environment sets IPVFS_TARGET_NO_URING=1, a pool of worker
@@ -237,6 +244,13 @@ struct tgt_lun {
     uint64_t nblocks;
     uint32_t block_size;
     int can_punch;           /* UNMAP / WRITE SAME with UNMAP supported */
+    /* Write-behind (store.c): bytes of buffered WRITEs completed since
+     * the last writeback start and the span they cover; the io that
+     * starts writeback (one at a time: wb_busy); counters for the log. */
+    uint64_t wb_bytes, wb_lo, wb_hi;
+    int wb_busy, wb_off;
+    struct tgt_io wb_io;
+    uint64_t wb_starts, wb_started_bytes;
     char serial[24];
     uint8_t naa[16];         /* NAA type 6 identifier */
     struct tgt_conn *reserved_by; /* RESERVE(6) holder, NULL when free */

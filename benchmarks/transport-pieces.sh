@@ -3,7 +3,7 @@
 # now that a connection carries several requests at once (issue 14).
 # Runs benchmarks/transport.sh --quick with 1 MiB transfers on one build,
 # with the schedule block (the piece size, hint ipvfs_schedule_block given
-# through a ROMIO_HINTS file) at 64 KiB (the default), 256 KiB and 1 MiB,
+# through a ROMIO_HINTS file) at 64 KiB, 256 KiB (the default) and 1 MiB,
 # pieces taking turns in each round, and the baseline build (BASE) in the
 # same round.
 #

@@ -35,7 +35,7 @@
  *   ipvfs_io_schedule     first | random | hash (default hash): the order
  *                    in which a rank sends its pieces to the I/O nodes
  *                    (enum ipvfs_schedule in ipvfs_client.h).
- *   ipvfs_schedule_block  b, a size (default 65536; "64K" as in
+ *   ipvfs_schedule_block  b, a size (default 262144; "256K" as in
  *                    common/size.h): the longest run of
  *                    adjacent bytes one request carries: a large contiguous
  *                    access goes out in pieces of b that the heuristic

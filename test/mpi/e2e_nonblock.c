@@ -287,13 +287,73 @@ static int mode_collwait(const char *path)
     return e2e_finish("e2e_nonblock collwait");
 }
 
+/* Whether every thread of process PID is stopped (state T in
+ * /proc/PID/task/TID/stat); false while one runs or when /proc fails. */
+static bool all_stopped(const char *pid)
+{
+    char dir[64], path[384], line[512];
+    bool stopped = true;
+    struct dirent *d;
+    DIR *tasks;
+
+    snprintf(dir, sizeof(dir), "/proc/%s/task", pid);
+    tasks = opendir(dir);
+    if (tasks == NULL)
+        return false;
+    while (stopped && (d = readdir(tasks)) != NULL) {
+        const char *state;
+        FILE *f;
+
+        if (d->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof(path), "%s/%s/stat", dir, d->d_name);
+        f = fopen(path, "r");
+        if (f == NULL)
+            continue;           /* the thread ended */
+        /* pid (comm) state ...: comm may hold spaces and parentheses */
+        state = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+        stopped = state != NULL && state[1] == ' ' && state[2] == 'T';
+        fclose(f);
+    }
+    closedir(tasks);
+    return stopped;
+}
+
+/* Sends sig to every process of PIDS.  SIGSTOP returns only once every
+ * thread of them has stopped: kill() merely queues the signal, and a
+ * server still running reads and answers what a client sends meanwhile,
+ * so its request would never sit unread there (mode order once failed
+ * that way: the first READ, posted as rank 0 sent SIGSTOP, was served). */
 static void signal_all(const char *pids, int sig)
 {
+    const struct timespec nap = { 0, 1000 * 1000 };
     char *copy = strdup(pids), *save = NULL;
+    double end = now_s() + 30;
 
+    if (copy == NULL) {
+        E2E_FAIL("out of memory");
+        return;
+    }
     for (char *t = strtok_r(copy, " ", &save); t; t = strtok_r(NULL, " ", &save))
         if (kill((pid_t) atol(t), sig) < 0)
             E2E_FAIL("kill(%s, %d) failed", t, sig);
+    free(copy);
+    if (sig != SIGSTOP)
+        return;
+    copy = strdup(pids);
+    save = NULL;
+    if (copy == NULL) {
+        E2E_FAIL("out of memory");
+        return;
+    }
+    for (char *t = strtok_r(copy, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+        while (!all_stopped(t) && now_s() < end)
+            nanosleep(&nap, NULL);
+        if (!all_stopped(t)) {
+            E2E_FAIL("process %s did not stop within 30 s of SIGSTOP", t);
+            break;
+        }
+    }
     free(copy);
 }
 
@@ -604,6 +664,9 @@ static int mode_order(const char *path, const char *pids, const char *stats, con
     snapshot(stats, 0);
     if (e2e_rank == 0)
         signal_all(pids, SIGSTOP);
+    /* nobody posts before the servers have stopped: a READ that arrived
+     * earlier could be read and answered, never to sit at its node */
+    MPI_Barrier(MPI_COMM_WORLD);
     /* one rank at a time, highest first: the arrival order at the nodes;
      * each read's two stripe units are on two I/O nodes */
     for (int r = e2e_nprocs - 1; r >= 0; r--) {

@@ -5,11 +5,35 @@
  * lost them, common/proto.h), and all ranks return the same outcome: the
  * lowest rank's error.  On success the data is durable on all ranks'
  * return, and the file's mtime is set when any rank wrote since the last
- * sync. */
+ * sync.
+ *
+ * Its collectives complete without spinning (ADIOI_IPVFS_Quiet_wait): the
+ * others wait for the root's sync, which takes as long as the I/O nodes'
+ * write-backs and the targets' flushes, and a rank spinning in MPI
+ * meanwhile takes a core from the very servers doing them.  An MPI
+ * failure ends the sync with that error on the rank that saw it. */
 #include "ad_ipvfs.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
+
+/* A failed MPI call of the sync as its error (EIO, MPI's words): 0 when
+ * rc is MPI_SUCCESS, else -1. */
+static int mpi_failed(int rc, struct ipvfs_error *out_err)
+{
+    char why[MPI_MAX_ERROR_STRING];
+    int len = 0;
+
+    if (rc == MPI_SUCCESS)
+        return 0;
+    if (MPI_Error_string(rc, why, &len) != MPI_SUCCESS)
+        snprintf(why, sizeof(why), "MPI error %d", rc);
+    out_err->code = EIO;
+    snprintf(out_err->msg, sizeof(out_err->msg), "MPI_File_sync: exchange between ranks failed: %s",
+             why);
+    return -1;
+}
 
 /* The sync and its verifiers, on root; the sync's error on every rank.
  * When any rank wrote since the last sync, root also sets the file's
@@ -18,6 +42,7 @@ static void sync_at_root(struct ipvfs_file *file, MPI_Comm comm, int root, int a
                          uint64_t *verf, struct ipvfs_error *out_err)
 {
     struct ipvfs_setattr_req req = { .valid = IPVFS_SETATTR_MTIME_NOW };
+    MPI_Request mreq;
     int rank;
 
     MPI_Comm_rank(comm, &rank);
@@ -25,9 +50,13 @@ static void sync_at_root(struct ipvfs_file *file, MPI_Comm comm, int root, int a
         ipvfs_setattr(file->client, file->path, &req, NULL, out_err) < 0 &&
         out_err->code == ENOENT)
         memset(out_err, 0, sizeof(*out_err));   /* removed meanwhile: no mtime to keep */
-    MPI_Bcast(out_err, (int) sizeof(*out_err), MPI_BYTE, root, comm);
+    if (mpi_failed(ADIOI_IPVFS_Quiet_wait(MPI_Ibcast(out_err, (int) sizeof(*out_err), MPI_BYTE,
+                                                     root, comm, &mreq), &mreq), out_err))
+        return;
     if (!out_err->code)
-        MPI_Bcast(verf, (int) file->layout.factor, MPI_UINT64_T, root, comm);
+        (void) mpi_failed(ADIOI_IPVFS_Quiet_wait(MPI_Ibcast(verf, (int) file->layout.factor,
+                                                            MPI_UINT64_T, root, comm, &mreq),
+                                                 &mreq), out_err);
 }
 
 /* Every rank checks its writes; the lowest rank that found a loss tells
@@ -35,14 +64,19 @@ static void sync_at_root(struct ipvfs_file *file, MPI_Comm comm, int root, int a
 static void check_everywhere(struct ipvfs_file *file, MPI_Comm comm, const uint64_t *verf,
                              struct ipvfs_error *out_err)
 {
+    MPI_Request mreq;
     int rank, nprocs, mine, first;
 
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &nprocs);
     mine = ipvfs_sync_check(file, verf, out_err) < 0 ? rank : nprocs;
-    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
+    if (mpi_failed(ADIOI_IPVFS_Quiet_wait(MPI_Iallreduce(&mine, &first, 1, MPI_INT, MPI_MIN,
+                                                         comm, &mreq), &mreq), out_err))
+        return;
     if (first < nprocs)
-        MPI_Bcast(out_err, (int) sizeof(*out_err), MPI_BYTE, first, comm);
+        (void) mpi_failed(ADIOI_IPVFS_Quiet_wait(MPI_Ibcast(out_err, (int) sizeof(*out_err),
+                                                            MPI_BYTE, first, comm, &mreq),
+                                                 &mreq), out_err);
 }
 
 void ADIOI_IPVFS_Flush(ADIO_File fd, int *error_code)
@@ -52,11 +86,14 @@ void ADIOI_IPVFS_Flush(ADIO_File fd, int *error_code)
     struct ipvfs_error err;
     uint64_t *verf = ADIOI_Calloc(file->layout.factor, sizeof(*verf));
     int wrote = ipvfs_file_unsynced(file), any_wrote;
+    MPI_Request mreq;
 
     memset(&err, 0, sizeof(err));
     /* as a barrier, orders everyone's completed writes before the sync */
-    MPI_Allreduce(&wrote, &any_wrote, 1, MPI_INT, MPI_MAX, fd->comm);
-    sync_at_root(file, fd->comm, fd->hints->ranklist[0], any_wrote, verf, &err);
+    if (!mpi_failed(ADIOI_IPVFS_Quiet_wait(MPI_Iallreduce(&wrote, &any_wrote, 1, MPI_INT,
+                                                          MPI_MAX, fd->comm, &mreq), &mreq),
+                    &err))
+        sync_at_root(file, fd->comm, fd->hints->ranklist[0], any_wrote, verf, &err);
     if (!err.code)
         check_everywhere(file, fd->comm, verf, &err);
     ADIOI_Free(verf);

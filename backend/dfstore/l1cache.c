@@ -182,6 +182,35 @@ void l1_block_forget(struct df_l1 *l1, uint64_t vb, uint8_t state)
         l1_slot_free(l1, (uint32_t)s);
 }
 
+/* Slot of vb if dirty with no write-back in flight, else U64MAP_NONE. */
+static uint64_t wb_candidate(const struct df_l1 *l1, uint64_t vb)
+{
+    uint64_t s = l1_slot_find(l1, vb);
+
+    return s != U64MAP_NONE && l1->slots[s].dirty && !l1->slots[s].wb ? s : U64MAP_NONE;
+}
+
+/* Writes back dirty vb with its dirty neighbours (inside its write-behind
+ * unit, if any) in one request.  A dirty block reaches the LRU end when
+ * the rest of its unit comes much later (files written at once interleave
+ * on the volume, one writer runs ahead): alone it is part of a stripe,
+ * which RAID-5 writes after reading the rest; its run is whole stripes. */
+static void wb_around(struct df_l1 *l1, uint64_t vb)
+{
+    uint64_t ub = l1->unit_blocks, run = L1_RUN_BLOCKS, lo = vb, hi = vb;
+    uint64_t first = ub ? vb / ub * ub : vb - (vb < run - 1 ? vb : run - 1);
+    uint64_t last = ub ? first + ub - 1 : vb + run - 1;
+    uint32_t slots[L1_RUN_BLOCKS], n = 0;
+
+    while (lo > first && wb_candidate(l1, lo - 1) != U64MAP_NONE)
+        lo--;
+    while (hi < last && hi - lo + 1 < run && wb_candidate(l1, hi + 1) != U64MAP_NONE)
+        hi++;
+    for (uint64_t b = lo; b <= hi; b++)
+        slots[n++] = (uint32_t)l1_slot_find(l1, b);
+    wb_issue(l1, slots, n);
+}
+
 /* The policy evicted vb: a dirty block stays mapped (EVICTING) until its
  * write-back completes; a clean one goes. */
 static void victim_out(struct df_l1 *l1, uint64_t vb)
@@ -192,10 +221,9 @@ static void victim_out(struct df_l1 *l1, uint64_t vb)
     if (s == U64MAP_NONE)
         return;
     if (l1->slots[s].dirty) {
-        const uint32_t one[1] = { (uint32_t)s };
         l1->slots[s].state = SLOT_EVICTING;
         if (!l1->slots[s].wb)
-            wb_issue(l1, one, 1);
+            wb_around(l1, vb);
         return;
     }
     /* A clean block goes down to the targets' L2 (exclusive caching): a
@@ -603,12 +631,19 @@ static void round_count(struct df_l1 *l1, uint32_t slot, int status)
     }
 }
 
-/* A buffer for the copy of n blocks: a spare one for a whole run. */
+/* A buffer for the copy of n blocks: a spare one for a whole run.  64-byte
+ * aligned: RAID-5 computes a stripe's parity straight from its chunks
+ * only where they are 32-byte aligned (iraid/raid5.c chunk_src), else it
+ * copies every chunk once more first; malloc gives 16. */
 static uint8_t *copy_get(struct df_l1 *l1, uint32_t n)
 {
+    void *mem;
+
     if (n == L1_RUN_BLOCKS && l1->nspare_copies > 0)
         return l1->spare_copies[--l1->nspare_copies];
-    return malloc((size_t)n * DFSTORE_BLOCK);
+    if (posix_memalign(&mem, 64, (size_t)n * DFSTORE_BLOCK) != 0)
+        return NULL;
+    return mem;
 }
 
 static void copy_put(struct df_l1 *l1, uint8_t *copy, uint32_t n)

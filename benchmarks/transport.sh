@@ -207,6 +207,10 @@ run_layout() {
         phase "$t" rand "$layout" read 4K -f ipvfs:/transport-rand -b "$per_rank" -t 4k -F -r -z
     done
     ipvfs_stop_cluster
+    # the next layout starts a cluster of its own: this one's directory
+    # (its targets' backing files) goes now, not at exit, which sees only
+    # the last one
+    [ -n "${IPVFS_KEEP:-}" ] || rm -rf "$IPVFS_CLUSTER_DIR"
     unset IPVFS_CLUSTER_DIR
 }
 

@@ -21,11 +21,14 @@
  *   FLUSH  straight to the store (fdatasync): the L2 holds no dirty data.
  * So SYNCHRONIZE CACHE and FUA mean what they meant without an L2.
  *
- * A read from the store that raced a write (one started or finished
- * while it was in flight: wgen moved) is not cached, since its bytes may
- * predate the write; the write's own completion updated what was cached.
- * A DEMOTE is ignored only when a write of an overlapping range was in
- * flight, or started, since it arrived: its bytes may predate that write.
+ * A read from the store is not offered to the policy when a write of an
+ * overlapping range was in flight, or started, while it was (its bytes
+ * may predate the write; the write's own completion updated what was
+ * cached); likewise a DEMOTE is ignored when a write of an overlapping
+ * range was in flight, or started, since it arrived.  Writes to other
+ * ranges do not matter: checking any write (wgen moved) skipped most of
+ * RAID-5's read-modify-write reads, since the stripe before's writes are
+ * in flight, and so at random, which ipvfs-cachesim cannot replay.
  * The writes are remembered in a ring of the last L2_WRITE_LOG (start and
  * end generations); when the ring no longer covers the DEMOTE's arrival,
  * it is ignored too (conservative).  Writes to other blocks no longer
@@ -204,13 +207,36 @@ static void drop_pages(struct tgt_io *io)
         io->lun->fadvise_failed++;
 }
 
+/* Whether a write of [off, off + len) of lun was in flight at gen or
+ * started since (see the header comment): the check of a DEMOTE and of a
+ * READ's fill. */
+static int write_raced(const struct tgt_l2 *l2, int lun, uint64_t off, uint64_t len,
+                       uint64_t gen)
+{
+    if (l2->writes_busy >= L2_WRITE_LOG)
+        return 1;
+    for (uint32_t i = 0; i < L2_WRITE_LOG; i++) {
+        const struct l2_write *w = &l2->wlog[i];
+
+        if (w->seq == 0 || w->lun != lun || w->off >= off + len || off >= w->off + w->len)
+            continue;
+        if (w->end_gen == 0 || w->end_gen > gen)
+            return 1;
+    }
+    /* the oldest write still remembered started after gen: older ones
+     * that ended after gen may be gone */
+    return l2->wseq > L2_WRITE_LOG &&
+           l2->wlog[(l2->wseq + 1) % L2_WRITE_LOG].start_gen > gen;
+}
+
 static void l2_io_done(struct tgt_io *io, int err)
 {
     struct tgt_l2 *l2 = io->lun->srv->l2;
 
     io->cb = io->l2_cb;
     if (err == 0 && l2) {
-        if (io->op == TGT_IO_READ && io->l2_gen == l2->wgen)
+        if (io->op == TGT_IO_READ &&
+            !write_raced(l2, io->lun->index, io->off, io->len, io->l2_gen))
             read_fill(l2, io);
         else if (io->op != TGT_IO_READ)
             write_apply(l2, io);
@@ -265,27 +291,6 @@ uint64_t tgt_l2_gen(const struct tgt_server *srv)
     return srv->l2 ? srv->l2->wgen : 0;
 }
 
-/* Whether a write of [off, off + len) of lun was in flight at gen or
- * started since (see the header comment). */
-static int demote_raced(const struct tgt_l2 *l2, int lun, uint64_t off, uint64_t len,
-                        uint64_t gen)
-{
-    if (l2->writes_busy >= L2_WRITE_LOG)
-        return 1;
-    for (uint32_t i = 0; i < L2_WRITE_LOG; i++) {
-        const struct l2_write *w = &l2->wlog[i];
-
-        if (w->seq == 0 || w->lun != lun || w->off >= off + len || off >= w->off + w->len)
-            continue;
-        if (w->end_gen == 0 || w->end_gen > gen)
-            return 1;
-    }
-    /* the oldest write still remembered started after gen: older ones
-     * that ended after gen may be gone */
-    return l2->wseq > L2_WRITE_LOG &&
-           l2->wlog[(l2->wseq + 1) % L2_WRITE_LOG].start_gen > gen;
-}
-
 uint32_t tgt_l2_demote(struct tgt_lun *lun, uint64_t off, const uint8_t *buf, size_t len,
                        uint64_t gen)
 {
@@ -295,7 +300,7 @@ uint32_t tgt_l2_demote(struct tgt_lun *lun, uint64_t off, const uint8_t *buf, si
 
     if (!l2)
         return 0;
-    if (demote_raced(l2, lun->index, off, len, gen)) {
+    if (write_raced(l2, lun->index, off, len, gen)) {
         l2->demotes_raced++;
         return 0;
     }

@@ -25,8 +25,9 @@
  * reads (without DPO) are modelled.  The volume's writes are the L1's W
  * events it did not absorb and its write-backs (S events, one volume write
  * per run).  What is not modelled, because the trace does not say it: a
- * degraded volume, an L2 fill skipped because a write raced the read, and
- * a DEMOTE refused because a write was in flight at the target. */
+ * degraded volume, an L2 fill skipped because a write of an overlapping
+ * range raced the read, and a DEMOTE refused because such a write was in
+ * flight at the target. */
 #include "tools/cachesim/cachesim.h"
 
 #include <errno.h>

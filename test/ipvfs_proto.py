@@ -73,6 +73,13 @@ def call(s, op, body=b"", flags=0):
     return r[1], r[3]
 
 
+def call_ok(s, op, body=b""):
+    """The body of the reply to one request that must succeed."""
+    status, rbody = call(s, op, body)
+    assert status == 0, (op, status, rbody)
+    return rbody
+
+
 def hello(s, secret, client_id=4242):
     return call(s, OP["HELLO"], secret + struct.pack("<II", client_id, 0))
 

@@ -25,9 +25,7 @@ import ipvfs_proto as P
 mapfile, mode = sys.argv[1], sys.argv[2]
 secret, addr, s = P.io_node(mapfile)
 def call(op, body):
-    status, rbody = P.call(s, op, body)
-    assert status == 0, (op, status, rbody)
-    return rbody
+    return P.call_ok(s, op, body)
 def io(handle, off, n):
     return struct.pack("<QII", handle, 1, 0) + struct.pack("<QQ", off, n)
 def write(handle, off, data):

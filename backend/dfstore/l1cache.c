@@ -631,29 +631,6 @@ static void round_count(struct df_l1 *l1, uint32_t slot, int status)
     }
 }
 
-/* A buffer for the copy of n blocks: a spare one for a whole run.  64-byte
- * aligned: RAID-5 computes a stripe's parity straight from its chunks
- * only where they are 32-byte aligned (iraid/raid5.c chunk_src), else it
- * copies every chunk once more first; malloc gives 16. */
-static uint8_t *copy_get(struct df_l1 *l1, uint32_t n)
-{
-    void *mem;
-
-    if (n == L1_RUN_BLOCKS && l1->nspare_copies > 0)
-        return l1->spare_copies[--l1->nspare_copies];
-    if (posix_memalign(&mem, 64, (size_t)n * DFSTORE_BLOCK) != 0)
-        return NULL;
-    return mem;
-}
-
-static void copy_put(struct df_l1 *l1, uint8_t *copy, uint32_t n)
-{
-    if (copy && n == L1_RUN_BLOCKS && l1->nspare_copies < L1_SPARE_COPIES)
-        l1->spare_copies[l1->nspare_copies++] = copy;
-    else
-        free(copy);
-}
-
 static void wb_done(struct iraid_volume *vol, int status, void *user)
 {
     struct wb_ctx *ctx = user;
@@ -686,7 +663,7 @@ static void wb_done(struct iraid_volume *vol, int status, void *user)
         }
     }
     l1->stats.writeback_ios++;
-    copy_put(l1, ctx->copy, ctx->n);
+    l1_copy_put(l1, ctx->copy, ctx->n);
     free(ctx);
     /* A failed block waits for the next round (within about a second). */
     if (again)
@@ -701,7 +678,7 @@ static void wb_issue(struct df_l1 *l1, const uint32_t *slots, uint32_t n)
     struct iovec iov;
     int rc = -ENOMEM;
 
-    if (ctx && (ctx->copy = copy_get(l1, n))) {
+    if (ctx && (ctx->copy = l1_copy_get(l1, n))) {
         ctx->l1 = l1;
         ctx->n = n;
         for (uint32_t i = 0; i < n; i++) {
@@ -725,7 +702,7 @@ static void wb_issue(struct df_l1 *l1, const uint32_t *slots, uint32_t n)
         round_count(l1, slots[i], rc);
     }
     if (ctx)
-        copy_put(l1, ctx->copy, n);
+        l1_copy_put(l1, ctx->copy, n);
     free(ctx);
     round_check(l1);
 }

@@ -269,6 +269,10 @@ uint64_t l1_iov_len(const struct iovec *iov, int niov);
 void l1_copy_out(const struct iovec *iov, int niov, const uint8_t *src);
 /* Copies len bytes of the iov stream, from byte skip on, to dst. */
 void l1_copy_in(uint8_t *dst, const struct iovec *iov, int niov, uint64_t skip, uint64_t len);
+/* A buffer for a write-back copy of n blocks (a spare one for a whole
+ * run), NULL when out of memory; l1_copy_put gives it back. */
+uint8_t *l1_copy_get(struct df_l1 *l1, uint32_t n);
+void l1_copy_put(struct df_l1 *l1, uint8_t *copy, uint32_t n);
 /* Takes slot out of the read-ahead pool, counted as a readahead hit
  * (used) or wasted; nothing for a slot not in it. */
 void l1_ra_unlink(struct df_l1 *l1, uint32_t slot, int used);

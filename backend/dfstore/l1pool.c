@@ -145,3 +145,26 @@ void l1_waiters_finish(struct df_l1 *l1, struct l1_wait *list)
         free(w);
     }
 }
+
+/* A buffer for the copy of n blocks: a spare one for a whole run.  64-byte
+ * aligned: RAID-5 computes a stripe's parity straight from its chunks
+ * only where they are 32-byte aligned (iraid/raid5.c chunk_src), else it
+ * copies every chunk once more first; malloc gives 16. */
+uint8_t *l1_copy_get(struct df_l1 *l1, uint32_t n)
+{
+    void *mem;
+
+    if (n == L1_RUN_BLOCKS && l1->nspare_copies > 0)
+        return l1->spare_copies[--l1->nspare_copies];
+    if (posix_memalign(&mem, 64, (size_t)n * DFSTORE_BLOCK) != 0)
+        return NULL;
+    return mem;
+}
+
+void l1_copy_put(struct df_l1 *l1, uint8_t *copy, uint32_t n)
+{
+    if (copy && n == L1_RUN_BLOCKS && l1->nspare_copies < L1_SPARE_COPIES)
+        l1->spare_copies[l1->nspare_copies++] = copy;
+    else
+        free(copy);
+}

@@ -41,12 +41,17 @@ unsigned df_ra_feed(struct df_ra *ra, uint64_t off, uint64_t end, uint64_t max,
     if ((i = stream_find(ra, off)) == DF_RA_STREAMS) {
         /* a seek, or a new reader: a new stream, nothing ahead yet */
         i = stream_oldest(ra);
-        ra->s[i] = (struct df_ra_stream){ .next = end, .ahead = end, .used = ra->tick };
+        ra->s[i] = (struct df_ra_stream){ .next = end, .ahead = end, .used = ra->tick,
+                                          .seen = end - off };
         return i;
     }
     s = &ra->s[i];
     s->used = ra->tick;
-    s->window = s->window ? min_u64(2 * s->window, max) : min_u64(DF_RA_MIN, max);
+    s->seen += end - off;
+    if (s->window)
+        s->window = min_u64(2 * s->window, max);
+    else if (off == s->next || s->seen >= DF_RA_MIN)
+        s->window = min_u64(DF_RA_MIN, max);
     if (end > s->next)
         s->next = end;
     if (s->ahead < end)

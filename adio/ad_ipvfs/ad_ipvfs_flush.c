@@ -35,6 +35,26 @@ static int mpi_failed(int rc, struct ipvfs_error *out_err)
     return -1;
 }
 
+/* MPI_Bcast and MPI_Allreduce completed by ADIOI_IPVFS_Quiet_wait; a
+ * failure becomes the sync's error (mpi_failed): 0 or -1. */
+static int quiet_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm,
+                       struct ipvfs_error *out_err)
+{
+    MPI_Request mreq;
+
+    return mpi_failed(ADIOI_IPVFS_Quiet_wait(MPI_Ibcast(buf, count, type, root, comm, &mreq),
+                                             &mreq), out_err);
+}
+
+static int quiet_allreduce(const int *in, int *out, MPI_Op op, MPI_Comm comm,
+                           struct ipvfs_error *out_err)
+{
+    MPI_Request mreq;
+
+    return mpi_failed(ADIOI_IPVFS_Quiet_wait(MPI_Iallreduce(in, out, 1, MPI_INT, op, comm, &mreq),
+                                             &mreq), out_err);
+}
+
 /* The sync and its verifiers, on root; the sync's error on every rank.
  * When any rank wrote since the last sync, root also sets the file's
  * mtime (one SETATTR per sync, see ad_ipvfs_close.c). */
@@ -42,7 +62,6 @@ static void sync_at_root(struct ipvfs_file *file, MPI_Comm comm, int root, int a
                          uint64_t *verf, struct ipvfs_error *out_err)
 {
     struct ipvfs_setattr_req req = { .valid = IPVFS_SETATTR_MTIME_NOW };
-    MPI_Request mreq;
     int rank;
 
     MPI_Comm_rank(comm, &rank);
@@ -50,13 +69,10 @@ static void sync_at_root(struct ipvfs_file *file, MPI_Comm comm, int root, int a
         ipvfs_setattr(file->client, file->path, &req, NULL, out_err) < 0 &&
         out_err->code == ENOENT)
         memset(out_err, 0, sizeof(*out_err));   /* removed meanwhile: no mtime to keep */
-    if (mpi_failed(ADIOI_IPVFS_Quiet_wait(MPI_Ibcast(out_err, (int) sizeof(*out_err), MPI_BYTE,
-                                                     root, comm, &mreq), &mreq), out_err))
+    if (quiet_bcast(out_err, (int) sizeof(*out_err), MPI_BYTE, root, comm, out_err) < 0)
         return;
     if (!out_err->code)
-        (void) mpi_failed(ADIOI_IPVFS_Quiet_wait(MPI_Ibcast(verf, (int) file->layout.factor,
-                                                            MPI_UINT64_T, root, comm, &mreq),
-                                                 &mreq), out_err);
+        (void) quiet_bcast(verf, (int) file->layout.factor, MPI_UINT64_T, root, comm, out_err);
 }
 
 /* Every rank checks its writes; the lowest rank that found a loss tells
@@ -64,19 +80,15 @@ static void sync_at_root(struct ipvfs_file *file, MPI_Comm comm, int root, int a
 static void check_everywhere(struct ipvfs_file *file, MPI_Comm comm, const uint64_t *verf,
                              struct ipvfs_error *out_err)
 {
-    MPI_Request mreq;
     int rank, nprocs, mine, first;
 
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &nprocs);
     mine = ipvfs_sync_check(file, verf, out_err) < 0 ? rank : nprocs;
-    if (mpi_failed(ADIOI_IPVFS_Quiet_wait(MPI_Iallreduce(&mine, &first, 1, MPI_INT, MPI_MIN,
-                                                         comm, &mreq), &mreq), out_err))
+    if (quiet_allreduce(&mine, &first, MPI_MIN, comm, out_err) < 0)
         return;
     if (first < nprocs)
-        (void) mpi_failed(ADIOI_IPVFS_Quiet_wait(MPI_Ibcast(out_err, (int) sizeof(*out_err),
-                                                            MPI_BYTE, first, comm, &mreq),
-                                                 &mreq), out_err);
+        (void) quiet_bcast(out_err, (int) sizeof(*out_err), MPI_BYTE, first, comm, out_err);
 }
 
 void ADIOI_IPVFS_Flush(ADIO_File fd, int *error_code)
@@ -86,13 +98,10 @@ void ADIOI_IPVFS_Flush(ADIO_File fd, int *error_code)
     struct ipvfs_error err;
     uint64_t *verf = ADIOI_Calloc(file->layout.factor, sizeof(*verf));
     int wrote = ipvfs_file_unsynced(file), any_wrote;
-    MPI_Request mreq;
 
     memset(&err, 0, sizeof(err));
     /* as a barrier, orders everyone's completed writes before the sync */
-    if (!mpi_failed(ADIOI_IPVFS_Quiet_wait(MPI_Iallreduce(&wrote, &any_wrote, 1, MPI_INT,
-                                                          MPI_MAX, fd->comm, &mreq), &mreq),
-                    &err))
+    if (quiet_allreduce(&wrote, &any_wrote, MPI_MAX, fd->comm, &err) == 0)
         sync_at_root(file, fd->comm, fd->hints->ranklist[0], any_wrote, verf, &err);
     if (!err.code)
         check_everywhere(file, fd->comm, verf, &err);

@@ -14,12 +14,16 @@
 # takes the median of N trials (default 3, --quick 1).
 # Cases (each rank's data checked byte for byte by the programs):
 #   tile2x2-32B, tile4x1-32B, tile2x2-1K, tile4x1-1K: mpi-tile-io shapes
-#       (ipvfs-patterns ctile), 8 MiB per rank (--quick: 2 MiB), 2 calls
+#       (ipvfs-patterns ctile), 32 MiB per rank (--quick: 2 MiB), 2 calls
 #   narrow-32B: 4 x 1 tiles one 32-byte element wide: 32-byte pieces of
-#       the ranks take turns (the case two-phase is for), 1 MiB per rank
-#   btio: ipvfs-patterns btio, N = 64 (--quick 32), 40-byte cells
-#   ior-strided: ipvfs-ior -c -b 64k -t 64k -s 64 (--quick -s 16): one
+#       the ranks take turns (the case two-phase is for), 2 MiB per rank
+#       (--quick: 512 KiB)
+#   btio: ipvfs-patterns btio, N = 96 (--quick 32), 40-byte cells
+#   ior-strided: ipvfs-ior -c -b 64k -t 64k -s 256 (--quick -s 16): one
 #       block per rank per segment, hints through ROMIO_HINTS
+# The full sizes make each timed phase last 0.2 s or more on this 2-core
+# VM: with the 4x smaller ones of before (50-150 ms), one variant's run
+# differed from the next by up to 30%, more than the rule decides on.
 # Median of 3 trials (--quick: 1), variants taking turns, their order
 # rotated from trial to trial.  Writes
 # DIR/collective-choice.csv (case,variant,op,mib_s and, on auto rows,
@@ -59,9 +63,9 @@ trials=${ntrials:-$([ $quick = 1 ] && echo 1 || echo 3)}
 case $trials in
 '' | *[!0-9]* | 0) echo "collective-choice.sh: --trials wants a positive integer" >&2; exit 1 ;;
 esac
-rows=$([ $quick = 1 ] && echo 256 || echo 512)
-btio_n=$([ $quick = 1 ] && echo 32 || echo 64)
-segs=$([ $quick = 1 ] && echo 16 || echo 64)
+rows=$([ $quick = 1 ] && echo 256 || echo 1024)
+btio_n=$([ $quick = 1 ] && echo 32 || echo 96)
+segs=$([ $quick = 1 ] && echo 16 || echo 256)
 {
     echo "# $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname), $(nproc) cores"
     echo "# command: benchmarks/collective-choice.sh $([ $quick = 1 ] && echo --quick)$([ -n "$only" ] && echo " --cases \"$only\"")$([ -n "$ntrials" ] && echo " --trials $ntrials")"

@@ -5,7 +5,10 @@
 #    shared byte the last rank's data, nothing torn (e2e_collchoice, 3
 #    rounds), and so does forced two-phase (romio_cb_*=enable); also when
 #    every rank's pieces are one progression (the decision finds the
-#    overlap without the pieces' allgather);
+#    overlap without the pieces' allgather); and when disjoint collective
+#    writes of the same handle came first, so that its list I/O already
+#    ran while the choice was made (the two-phase write that follows must
+#    write over it);
 #  - a collective tile write and read of 4.5 MiB (1024 rows of 1152
 #    bytes per rank), whose pieces do not overlap and are too long to gain
 #    from merging, goes each rank's own way: every client rank moves data to
@@ -27,6 +30,9 @@ done
 echo "--- overlapping collective writes, each rank's pieces one progression"
 e2e_run 90 e2e_collchoice "ipvfs:/choice/overlap-regular" --rounds 3 --regular 1 ||
     ipvfs_fail "overlapping collective writes (progressions)"
+echo "--- an overlapping collective write after disjoint ones (its list I/O ran during the decision)"
+e2e_run 90 e2e_collchoice "ipvfs:/choice/overlap-after" --rounds 3 --disjoint-first 2 ||
+    ipvfs_fail "an overlapping collective write after disjoint ones"
 
 stats=$IPVFS_CLUSTER_DIR/stats-choice
 for cb in automatic enable; do

@@ -122,7 +122,8 @@ struct ADIOI_IPVFS_coll_timing {
     int writing;                /* its direction, path and model */
     enum coll_path path;
     double model_us;
-    double t0;                  /* MPI_Wtime at its decision */
+    double t0;                  /* MPI_Wtime at its decision (at its start when
+                                 * its I/O ran during the decision) */
     double last_us;             /* its wall time on this rank */
 };
 
@@ -134,6 +135,8 @@ struct ADIOI_IPVFS_fs {
     int coll_read_twophase;     /* the last collective read's choice (ad_ipvfs_collpick.c) */
     int coll_read_left;         /* collective reads that take it again */
     int coll_read_inherit;      /* the next read may take the last write's choice */
+    int coll_write_spec;        /* the next write may run its list I/O during its
+                                 * decision (ad_ipvfs_collpick.c) */
     struct ADIOI_IPVFS_nbq nbq; /* its nonblocking requests (ad_ipvfs_ireq.c) */
     struct ADIOI_IPVFS_coll_timing coll_time;   /* ad_ipvfs_collpick.c */
 };
@@ -297,14 +300,26 @@ void ADIOI_IPVFS_Irdwr(ADIO_File fd, void *buf, int count, MPI_Datatype datatype
 
 /* Whether this collective call goes two-phase (*out_twophase 1) or each
  * rank's own list I/O (0), the same answer on every rank
- * (ad_ipvfs_collpick.c, the rule in ad_ipvfs_choice.h).  offs/lens: the
- * rank's n file pieces, start/end its first and last byte (end < start:
- * nothing), as ADIOI_Calc_my_off_len gives them.  Collective over
- * fd->comm unless a hint or atomic mode decides.  Returns an MPI code (a
- * failed MPI call). */
-int ADIOI_IPVFS_Coll_pick(ADIO_File fd, int writing, const ADIO_Offset * offs,
-                          const ADIO_Offset * lens, MPI_Count n, ADIO_Offset start,
-                          ADIO_Offset end, int *out_twophase);
+ * (ad_ipvfs_collpick.c, the rule in ad_ipvfs_choice.h), in two steps.
+ * Coll_pick_begin: offs/lens are the rank's n file pieces, start/end its
+ * first and last byte (end < start: nothing), as ADIOI_Calc_my_off_len
+ * gives them.  When a hint, atomic mode or an earlier read's decision
+ * decides, *out_pick is NULL and *out_twophase the answer, with no
+ * communication.  Else *out_pick is a decision under way (its exchange
+ * posted) that the caller must pass to Coll_pick_end, which completes the
+ * exchange (collective over fd->comm), sets *out_twophase and frees it;
+ * *out_speculate 1 then says the caller may run the rank's own list I/O
+ * in between (a write, after a write of the file went that way): its
+ * result stands when the answer is 0; when it is 1, the two-phase write
+ * that follows writes every byte again, so overlapping pieces still end
+ * with the highest rank's data.  Both return an MPI code (a failed MPI
+ * call); after a failed begin there is nothing to end. */
+struct ADIOI_IPVFS_pick;
+int ADIOI_IPVFS_Coll_pick_begin(ADIO_File fd, int writing, const ADIO_Offset * offs,
+                                const ADIO_Offset * lens, MPI_Count n, ADIO_Offset start,
+                                ADIO_Offset end, struct ADIOI_IPVFS_pick **out_pick,
+                                int *out_twophase, int *out_speculate);
+int ADIOI_IPVFS_Coll_pick_end(ADIO_File fd, struct ADIOI_IPVFS_pick *pick, int *out_twophase);
 /* At the end of every collective read or write: times the call for the
  * calibration when Coll_pick decided it by exchange. */
 void ADIOI_IPVFS_Coll_done(ADIO_File fd);

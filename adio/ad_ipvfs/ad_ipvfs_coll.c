@@ -20,7 +20,7 @@
  * stops the rounds at the next check, and every rank returns the error of
  * the lowest failing rank.  Whether a call goes two-phase or each rank
  * does its own list I/O is decided per call, the same on every rank, by
- * ADIOI_IPVFS_Coll_pick (ad_ipvfs_collpick.c; the rule, its cost model and
+ * ADIOI_IPVFS_Coll_pick_begin/end (ad_ipvfs_collpick.c; the rule, its cost model and
  * calibration in ad_ipvfs_choice.h): romio_cb_write/read=enable forces
  * two-phase, =disable independent, and atomic mode, whose byte-range
  * locks live there, goes independent.  The hint
@@ -706,10 +706,11 @@ static void rdwr_coll(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
 {
     static char myname[] = "ADIOI_IPVFS_RDWR_COLL";
     struct coll_op op = {.fd = fd,.writing = writing };
-    ADIO_Offset *offs = NULL, *lens = NULL, start, end, orig_fp = fd->fp_ind;
+    ADIO_Offset *offs = NULL, *lens = NULL, start, end, orig_fp = fd->fp_ind, calc_fp;
     MPI_Count size, n = 0;
     uint64_t total, io_bytes = 0;
-    int mrc, nacc = 0, twophase = 0;
+    struct ADIOI_IPVFS_pick *pick;
+    int mrc, nacc = 0, twophase = 0, speculate = 0;
 
     MPI_Comm_size(fd->comm, &op.nprocs);
     MPI_Comm_rank(fd->comm, &op.rank);
@@ -718,17 +719,29 @@ static void rdwr_coll(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
     ADIOI_Calc_my_off_len(fd, count, datatype, file_ptr_type, offset, &offs, &lens, &start,
                           &end, &nacc);
     n = nacc;
-    mrc = ADIOI_IPVFS_Coll_pick(fd, writing, offs, lens, n, start, end, &twophase);
+    calc_fp = fd->fp_ind;
+    mrc = ADIOI_IPVFS_Coll_pick_begin(fd, writing, offs, lens, n, start, end, &pick, &twophase,
+                                      &speculate);
+    if (mrc == MPI_SUCCESS && speculate) {
+        fd->fp_ind = orig_fp;
+        run_independent(fd, buf, count, datatype, file_ptr_type, offset, status, writing,
+                        error_code);
+    }
+    if (mrc == MPI_SUCCESS && pick)
+        mrc = ADIOI_IPVFS_Coll_pick_end(fd, pick, &twophase);
     if (mrc != MPI_SUCCESS) {
         *error_code = mrc;
         goto free_lists;
     }
     if (!twophase) {
-        fd->fp_ind = orig_fp;
-        run_independent(fd, buf, count, datatype, file_ptr_type, offset, status, writing,
-                        error_code);
+        if (!speculate) {
+            fd->fp_ind = orig_fp;
+            run_independent(fd, buf, count, datatype, file_ptr_type, offset, status, writing,
+                            error_code);
+        }
         goto free_lists;
     }
+    fd->fp_ind = calc_fp;       /* where the list I/O, if it ran, left it too */
     mrc = two_phase(&op, buf, count, datatype, offs, lens, n, total, &io_bytes);
     *error_code = mrc != MPI_SUCCESS ? mrc : op.failed ?
         ADIOI_IPVFS_Error(myname, __LINE__, &op.err) : MPI_SUCCESS;

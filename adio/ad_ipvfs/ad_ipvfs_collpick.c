@@ -32,7 +32,18 @@
  *     the same collective calls on a file in the same order, so the per-file count (fs->coll_read_*)
  *     is the same on every rank, and a stale choice for a read costs
  *     speed, never correctness.  Writes decide at every call: a write
- *     may overlap where the previous one did not.
+ *     may overlap where the previous one did not;
+ *   - but a write that follows a write of the file decided independent
+ *     (not as an exploration) runs its list I/O while the exchange is
+ *     under way (Coll_pick_begin's *out_speculate): the decision then
+ *     costs the rank no wait of its own, only the wait for the slowest
+ *     rank to enter the call.  Each rank waiting for the others' first
+ *     allgather before its own I/O made collective-choice.sh's ior-strided
+ *     writes (256 calls of 64 KiB per rank) 0.77x those of forced
+ *     independent I/O, with a call's p50 of 750 us against 230 us.  When
+ *     such a write decides two-phase after all (it overlaps, or the model
+ *     says so), the two-phase write writes all its bytes again after every
+ *     rank's list I/O returned, so the result is two-phase's.
  * Every rank then calls the pure coll_choose on identical inputs, so all
  * take the same path.  A forcing hint or atomic mode decides without
  * communication (the same on every rank).  The collectives are nonblocking
@@ -162,47 +173,59 @@ static void calibrate(struct ADIOI_IPVFS_coll_timing *t, int64_t slowest_us)
     t->have = 0;
 }
 
-/* Starts timing this call, with the model's figures for its path. */
+/* Starts timing this call (from t0), with the model's figures for its
+ * path. */
 static void time_call(struct ADIOI_IPVFS_coll_timing *t, const struct coll_shape *s,
-                      const struct coll_access *a, int writing, int twophase)
+                      const struct coll_access *a, int writing, int twophase, double t0)
 {
     t->writing = writing;
     t->path = twophase ? COLL_TWOPHASE : COLL_INDEPENDENT;
     t->model_us = coll_cost_full(s, a, &COLL_COST_DEFAULTS, t->path);
     t->pending = 1;
-    t->t0 = MPI_Wtime();
+    t->t0 = t0;
 }
 
-static int pick(ADIO_File fd, int writing, const ADIO_Offset * offs, const ADIO_Offset * lens,
-                MPI_Count n, ADIO_Offset start, ADIO_Offset end, int *out_twophase)
+/* A decision under way: the rank's figures, posted in the first
+ * Iallgather by Coll_pick_begin, decided by Coll_pick_end. */
+struct ADIOI_IPVFS_pick {
+    int writing;
+    int speculate;              /* the caller may run its list I/O meanwhile */
+    double t0;                  /* the call's start */
+    struct coll_pair *mine;     /* its pieces (NULL: out of memory) */
+    size_t k;
+    struct coll_shape s;
+    int64_t local[S_N];
+    int64_t *all;
+    MPI_Request req;
+};
+
+/* The rank's figures into the first allgather's slots, and the allgather
+ * posted. */
+static int pick_post(ADIO_File fd, struct ADIOI_IPVFS_pick *p, const ADIO_Offset * offs,
+                     const ADIO_Offset * lens, MPI_Count n, ADIO_Offset start, ADIO_Offset end)
 {
-    struct coll_pair *mine = malloc((n > 0 ? (size_t) n : 1) * sizeof(*mine));
-    int64_t local[S_N] = { 0 }, sum[S_N], *all;
+    struct ADIOI_IPVFS_fs *fs = fd->fs_ptr;
+    int64_t *local = p->local;
     struct coll_rank r;
     struct coll_prog g;
-    struct coll_shape s;
-    struct coll_access a = { 0 };
-    size_t k = 0;
-    MPI_Request req;
-    struct ADIOI_IPVFS_fs *fs = fd->fs_ptr;
-    int nprocs, rc, interleave;
+    int nprocs;
 
     MPI_Comm_size(fd->comm, &nprocs);
-    fs->coll_time.explored = 0;
-    shape_of(fd, nprocs, &s);
-    for (MPI_Count i = 0; mine && i < n; i++)
+    shape_of(fd, nprocs, &p->s);
+    p->mine = malloc((n > 0 ? (size_t) n : 1) * sizeof(*p->mine));
+    for (MPI_Count i = 0; p->mine && i < n; i++)
         if (lens[i] > 0)
-            mine[k++] = (struct coll_pair) {(uint64_t) offs[i], (uint64_t) lens[i] };
+            p->mine[p->k++] = (struct coll_pair) {(uint64_t) offs[i], (uint64_t) lens[i] };
     local[S_START] = (int64_t) start;
     local[S_END] = (int64_t) end;
     local[S_LAST_US] = fs->coll_time.have ? (int64_t) fs->coll_time.last_us : 0;
-    if (mine && coll_count_rank(&s, mine, k, &r) == 0) {
+    if (p->mine && coll_count_rank(&p->s, p->mine, p->k, &r) == 0) {
         local[S_BYTES] = (int64_t) r.bytes;
         local[S_PAIRS] = (int64_t) r.pairs;
         local[S_REQS] = (int64_t) r.requests;
-        local[S_PIECES] = (int64_t) k;
+        local[S_PIECES] = (int64_t) p->k;
         local[S_PN] = -1;
-        if (coll_as_prog(mine, k, &g)) {
+        if (coll_as_prog(p->mine, p->k, &g)) {
             local[S_POFF] = (int64_t) g.off;
             local[S_PSTRIDE] = (int64_t) g.stride;
             local[S_PLEN] = (int64_t) g.len;
@@ -211,49 +234,63 @@ static int pick(ADIO_File fd, int writing, const ADIO_Offset * offs, const ADIO_
     } else {
         local[S_NOMEM] = 1;
     }
-    all = ADIOI_Malloc((size_t) nprocs * S_N * sizeof(*all));
-    rc = ADIOI_IPVFS_Quiet_wait(MPI_Iallgather(local, S_N, MPI_INT64_T, all, S_N, MPI_INT64_T,
-                                               fd->comm, &req), &req);
-    if (rc != MPI_SUCCESS)
-        goto free_all;
-    interleave = sum_up(all, nprocs, sum);
+    p->all = ADIOI_Malloc((size_t) nprocs * S_N * sizeof(*p->all));
+    return MPI_Iallgather(local, S_N, MPI_INT64_T, p->all, S_N, MPI_INT64_T, fd->comm, &p->req);
+}
+
+/* Completes the allgather and decides, the same on every rank. */
+static int pick_decide(ADIO_File fd, struct ADIOI_IPVFS_pick *p, int *out_twophase)
+{
+    struct ADIOI_IPVFS_fs *fs = fd->fs_ptr;
+    int64_t sum[S_N];
+    struct coll_access a = { 0 };
+    int nprocs, rc, interleave, writing = p->writing;
+
+    MPI_Comm_size(fd->comm, &nprocs);
+    fs->coll_time.explored = 0;
+    if ((rc = ADIOI_IPVFS_Quiet_wait(MPI_SUCCESS, &p->req)) != MPI_SUCCESS)
+        return rc;
+    interleave = sum_up(p->all, nprocs, sum);
     a = (struct coll_access) {.bytes = (uint64_t) sum[S_BYTES],
         .pairs_ind = (uint64_t) sum[S_PAIRS],.requests_ind = (uint64_t) sum[S_REQS],
         .pairs_2p = (uint64_t) sum[S_PAIRS],.overlap = 0 };
     if (sum[S_NOMEM]) {         /* nothing known: ROMIO's choice */
         *out_twophase = 1;
-        goto free_all;
+        return MPI_SUCCESS;
     }
     if (interleave && !writing) {
         /* overlap does not matter to a read: no scan, the fewest pairs
          * the union could merge into (two-phase's best case) */
-        uint64_t least = coll_cut_pairs(&s, 0, a.bytes);
+        uint64_t least = coll_cut_pairs(&p->s, 0, a.bytes);
 
         a.pairs_2p = least < a.pairs_ind ? least : a.pairs_ind;
     } else if (interleave && (uint64_t) sum[S_PIECES] <= PICK_SCAN_MAX) {
-        rc = scan_all(fd, &s, mine, (int) k, all, nprocs, (uint64_t) sum[S_PIECES], &a);
+        rc = scan_all(fd, &p->s, p->mine, (int) p->k, p->all, nprocs, (uint64_t) sum[S_PIECES],
+                      &a);
     } else if (interleave) {
         a.overlap = 1;
     }
     calibrate(&fs->coll_time, sum[S_LAST_US]);
-    *out_twophase = coll_choose_cal(&s, &a, &COLL_COST_DEFAULTS,
+    *out_twophase = coll_choose_cal(&p->s, &a, &COLL_COST_DEFAULTS,
                                     &fs->coll_time.cal[writing != 0], writing, COLL_AUTO,
                                     &fs->coll_time.explored) == COLL_TWOPHASE;
-    time_call(&fs->coll_time, &s, &a, writing != 0, *out_twophase);
-  free_all:
-    ADIOI_Free(all);
-    free(mine);
+    time_call(&fs->coll_time, &p->s, &a, writing != 0, *out_twophase,
+              p->speculate ? p->t0 : MPI_Wtime());
     return rc;
 }
 
-int ADIOI_IPVFS_Coll_pick(ADIO_File fd, int writing, const ADIO_Offset * offs,
-                          const ADIO_Offset * lens, MPI_Count n, ADIO_Offset start,
-                          ADIO_Offset end, int *out_twophase)
+int ADIOI_IPVFS_Coll_pick_begin(ADIO_File fd, int writing, const ADIO_Offset * offs,
+                                const ADIO_Offset * lens, MPI_Count n, ADIO_Offset start,
+                                ADIO_Offset end, struct ADIOI_IPVFS_pick **out_pick,
+                                int *out_twophase, int *out_speculate)
 {
     struct ADIOI_IPVFS_fs *fs = fd->fs_ptr;
     enum coll_force force = force_of(fd, writing);
+    struct ADIOI_IPVFS_pick *p;
     int rc;
 
+    *out_pick = NULL;
+    *out_speculate = 0;
     if (fd->atomicity || force == COLL_FORCE_INDEPENDENT) {
         *out_twophase = 0;      /* atomic mode's locks live on the independent path */
         return MPI_SUCCESS;
@@ -276,14 +313,38 @@ int ADIOI_IPVFS_Coll_pick(ADIO_File fd, int writing, const ADIO_Offset * offs,
         *out_twophase = 0;
         return MPI_SUCCESS;
     }
-    rc = pick(fd, writing, offs, lens, n, start, end, out_twophase);
-    if (writing && rc == MPI_SUCCESS)
+    p = ADIOI_Calloc(1, sizeof(*p));
+    p->writing = writing;
+    p->speculate = writing && fs->coll_write_spec;
+    p->t0 = MPI_Wtime();
+    if ((rc = pick_post(fd, p, offs, lens, n, start, end)) != MPI_SUCCESS) {
+        ADIOI_Free(p->all);
+        free(p->mine);
+        ADIOI_Free(p);
+        return rc;
+    }
+    *out_speculate = p->speculate;
+    *out_pick = p;
+    return MPI_SUCCESS;
+}
+
+int ADIOI_IPVFS_Coll_pick_end(ADIO_File fd, struct ADIOI_IPVFS_pick *p, int *out_twophase)
+{
+    struct ADIOI_IPVFS_fs *fs = fd->fs_ptr;
+    int rc = pick_decide(fd, p, out_twophase);
+
+    if (p->writing && rc == MPI_SUCCESS) {
         fs->coll_read_inherit = !*out_twophase && !fs->coll_time.explored;
-    if (!writing && rc == MPI_SUCCESS) {
+        fs->coll_write_spec = fs->coll_read_inherit;
+    }
+    if (!p->writing && rc == MPI_SUCCESS) {
         fs->coll_read_twophase = *out_twophase;
         /* an exploration is a one-off: the next read decides again */
         fs->coll_read_left = fs->coll_time.explored ? 0 : PICK_READ_REUSE;
     }
+    ADIOI_Free(p->all);
+    free(p->mine);
+    ADIOI_Free(p);
     return rc;
 }
 

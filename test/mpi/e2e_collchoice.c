@@ -2,6 +2,7 @@
  * collective path goes (t_e2e_collchoice.sh):
  *
  *   e2e_collchoice PREFIX [--cb automatic|enable|disable] [--rounds N] [--regular 1]
+ *                  [--disjoint-first N]
  *
  * Every rank writes, in one MPI_File_write_at_all through an hindexed
  * view, its own private pieces and the same shared pieces as every other
@@ -12,7 +13,14 @@
  * two-phase path that the choice sends overlapping writes to, like ROMIO's)
  * gives each shared byte the data of the highest rank, with no piece torn
  * between ranks.  The check: private pieces hold their rank's data, every
- * shared piece the last rank's, each of N rounds with new data. */
+ * shared piece the last rank's, each of N rounds with new data.
+ *
+ * --disjoint-first N: before the overlapping write, the same file handle
+ * takes N collective writes of one 64 KiB block per rank, disjoint, past
+ * the pieces: the choice sends them each rank's own way, so the
+ * overlapping write that follows runs its list I/O while the ranks'
+ * figures are exchanged (ad_ipvfs_collpick.c), then finds the overlap and
+ * must write two-phase after all, over what the list I/O left. */
 #include "e2e_util.h"
 
 #include <stdlib.h>
@@ -32,6 +40,7 @@ E2E_GLOBALS;
  * rank 0's 2048 private pieces and then the shared ones, 1 KiB every
  * 2 KiB, the other ranks the shared ones only. */
 static int regular;
+static int disjoint_first;
 
 static uint64_t shared_at(void)
 {
@@ -51,6 +60,24 @@ static uint64_t piece_off(int r, int k, int nprivate)
     if (r == 0)
         return (uint64_t) k * 2 * PIECE;
     return PRIV_SPAN + ((uint64_t) r * SMALL + (uint64_t) k) * 2 * PIECE;
+}
+
+/* --disjoint-first: one 64 KiB block per rank per call, from byte from on
+ * (the file's view is the bytes). */
+static void disjoint_writes(MPI_File fh, uint64_t from, unsigned seed)
+{
+    const int block = 64 << 10;
+    unsigned char *mem = malloc(block);
+
+    E2E_CHECK(mem != NULL, "out of memory");
+    for (int i = 0; mem && i < disjoint_first; i++) {
+        uint64_t off = from + ((uint64_t) i * (uint64_t) e2e_nprocs + (uint64_t) e2e_rank) * block;
+
+        e2e_fill(mem, off, block, seed);
+        E2E_MPI(MPI_File_write_at_all(fh, (MPI_Offset) off, mem, block, MPI_BYTE,
+                                      MPI_STATUS_IGNORE));
+    }
+    free(mem);
 }
 
 static int one_round(const char *prefix, MPI_Info hints, unsigned seed)
@@ -79,6 +106,7 @@ static int one_round(const char *prefix, MPI_Info hints, unsigned seed)
     E2E_MPI(MPI_Type_create_hindexed(n, lens, displs, MPI_BYTE, &ftype));
     E2E_MPI(MPI_Type_commit(&ftype));
     E2E_MPI(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, hints, &fh));
+    disjoint_writes(fh, end, seed);
     E2E_MPI(MPI_File_set_view(fh, 0, MPI_BYTE, ftype, "native", hints));
     E2E_MPI(MPI_File_write_at_all(fh, 0, mem, n * PIECE, MPI_BYTE, MPI_STATUS_IGNORE));
     E2E_MPI(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", hints));
@@ -122,7 +150,7 @@ int main(int argc, char **argv)
     if (argc < 2) {
         if (e2e_rank == 0)
             fprintf(stderr, "usage: e2e_collchoice PREFIX [--cb MODE] [--rounds N] "
-                    "[--regular 1]\n");
+                    "[--regular 1] [--disjoint-first N]\n");
         MPI_Finalize();
         return 2;
     }
@@ -135,6 +163,8 @@ int main(int argc, char **argv)
             rounds = atoi(argv[i + 1]);
         } else if (strcmp(argv[i], "--regular") == 0) {
             regular = atoi(argv[i + 1]);
+        } else if (strcmp(argv[i], "--disjoint-first") == 0) {
+            disjoint_first = atoi(argv[i + 1]);
         }
     }
     for (int i = 0; i < rounds; i++)

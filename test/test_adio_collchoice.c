@@ -189,6 +189,64 @@ static void test_no_exploring_clear_wins(void **state)
     assert_int_equal(coll_choose_cal(&shape, &a, &c, &cal, 0, COLL_AUTO, NULL), COLL_INDEPENDENT);
 }
 
+/* coll_scan_progs gives what the scan of the expanded pieces gives, on
+ * random sets of progressions: overlapping or not, adjacent, equal
+ * offsets, ranks with no pieces, one piece, up to 9 ranks (a heap of
+ * more than one level); and sets whose strides all look alike (its
+ * one-stride answer): pieces apart, overlapping, joining the next
+ * stride's, columns tiling the stride whole or with one left out. */
+static void test_scan_progs(void **state)
+{
+    enum { MAXK = 9, MAXN = 16 };
+    struct coll_prog g[MAXK];
+    struct coll_pair *all = malloc(MAXK * MAXN * sizeof(*all));
+    unsigned char scratch[COLL_SCAN_PROGS_SCRATCH(MAXK)];
+    uint64_t x = 2463534242ull, p1, p2;
+    int ov1, ov2, overlapping = 0, disjoint = 0;
+
+    (void) state;
+    assert_non_null(all);
+    for (int round = 0; round < 2000; round++) {
+        size_t k, total = 0;
+
+        uint64_t n, S, base, shape_kind;
+
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        k = 1 + x % MAXK;
+        shape_kind = (x >> 40) % 3;
+        n = 2 + (x >> 8) % (MAXN - 1);
+        S = (1 + (x >> 16) % 2) * 64 * KIB;
+        base = (x >> 24) % 4 * 64 * KIB + (x >> 48) % 3 * 4096;
+        for (size_t i = 0; i < k; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            if (shape_kind == 0) {          /* anything */
+                g[i].n = x % 5 == 0 ? 0 : 1 + (x >> 8) % MAXN;
+                g[i].len = 1 + (x >> 16) % 96;
+                g[i].stride = g[i].len + (x >> 24) % 4 * 32;   /* 0: back to back */
+                g[i].off = (x >> 32) % 4096;
+            } else if (shape_kind == 1) {   /* every stride alike: scan_periodic */
+                g[i] = (struct coll_prog) { base + (x >> 8) % (S / 2), S, 1 + (x >> 24) % (S / 2),
+                                            x % 7 == 0 ? 0 : n };
+            } else {                        /* columns that tile the stride, maybe one left out */
+                g[i] = (struct coll_prog) { base + i * (S / k), S, S / k,
+                                            (x >> 8) % 4 == 0 ? 0 : n };
+                if (i == k - 1)
+                    g[i].len = S - i * (S / k);
+            }
+            coll_prog_expand(&g[i], &all[total]);
+            total += g[i].n;
+        }
+        coll_scan_union(&shape, all, total, &ov1, &p1);
+        coll_scan_progs(&shape, g, k, scratch, &ov2, &p2);
+        assert_int_equal(ov1, ov2);
+        assert_int_equal(p1, p2);
+        overlapping += ov1;
+        disjoint += !ov1 && total > 0;
+    }
+    assert_true(overlapping > 100 && disjoint > 100);   /* both kinds were tried */
+    free(all);
+}
+
 /* Progressions: the tiny pieces of each rank are one (32 bytes every
  * 128); their expansion gives the pieces back, and the union scan of the
  * expanded ranks finds what the scan of the pieces finds.  Uneven
@@ -380,6 +438,7 @@ int main(void)
         cmocka_unit_test(test_many_small_requests),
         cmocka_unit_test(test_overlap),
         cmocka_unit_test(test_scan_union),
+        cmocka_unit_test(test_scan_progs),
         cmocka_unit_test(test_cut_and_count),
         cmocka_unit_test(test_ranges),
         cmocka_unit_test(test_sort_runs),

@@ -135,30 +135,171 @@ static void sort_pairs(struct coll_pair *p, size_t n)
     free(tmp);
 }
 
+/* The union of pieces fed in offset order: overlap, and the pairs of its
+ * runs once cut (adjacent or overlapping pieces merge into one run). */
+struct union_scan {
+    uint64_t start, end, total;
+    int overlap, any;
+};
+
+static void scan_add(struct union_scan *u, const struct coll_shape *s, uint64_t off, uint64_t len)
+{
+    if (u->any && off < u->end)
+        u->overlap = 1;
+    if (u->any && off <= u->end) {
+        if (off + len > u->end)
+            u->end = off + len;
+        return;
+    }
+    if (u->any)
+        u->total += coll_cut_pairs(s, u->start, u->end - u->start);
+    u->start = off;
+    u->end = off + len;
+    u->any = 1;
+}
+
+static void scan_end(struct union_scan *u, const struct coll_shape *s, int *out_overlap,
+                     uint64_t *out_pairs)
+{
+    if (u->any)
+        u->total += coll_cut_pairs(s, u->start, u->end - u->start);
+    *out_overlap = u->overlap;
+    *out_pairs = u->total;
+}
+
 void coll_scan_union(const struct coll_shape *s, struct coll_pair *p, size_t n,
                      int *out_overlap, uint64_t *out_pairs)
 {
-    uint64_t start = 0, end = 0, total = 0;
-    int overlap = 0;
+    struct union_scan u = { 0 };
 
     sort_pairs(p, n);
-    for (size_t i = 0; i < n; i++) {
-        if (i > 0 && p[i].off < end)
-            overlap = 1;
-        if (i > 0 && p[i].off <= end) {
-            if (p[i].off + p[i].len > end)
-                end = p[i].off + p[i].len;
-            continue;
-        }
-        if (i > 0)
-            total += coll_cut_pairs(s, start, end - start);
-        start = p[i].off;
-        end = p[i].off + p[i].len;
+    for (size_t i = 0; i < n; i++)
+        scan_add(&u, s, p[i].off, p[i].len);
+    scan_end(&u, s, out_overlap, out_pairs);
+}
+
+/* coll_scan_progs's scratch (COLL_SCAN_PROGS_SCRATCH) holds k pairs or
+ * the heap's k indices and k positions. */
+_Static_assert(sizeof(struct coll_pair) >= sizeof(uint64_t) + sizeof(size_t),
+               "coll_scan_progs's scratch");
+
+/* A min-heap of progressions by the offset of their next piece. */
+struct prog_heap {
+    const struct coll_prog *g;
+    uint64_t *next;             /* per progression: index of its next piece */
+    size_t *h, n;
+};
+
+static uint64_t heap_key(const struct prog_heap *ph, size_t i)
+{
+    return ph->g[ph->h[i]].off + ph->next[ph->h[i]] * ph->g[ph->h[i]].stride;
+}
+
+static void heap_down(struct prog_heap *ph, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, m = i, t;
+
+        if (l < ph->n && heap_key(ph, l) < heap_key(ph, m))
+            m = l;
+        if (l + 1 < ph->n && heap_key(ph, l + 1) < heap_key(ph, m))
+            m = l + 1;
+        if (m == i)
+            return;
+        t = ph->h[i];
+        ph->h[i] = ph->h[m];
+        ph->h[m] = t;
+        i = m;
     }
-    if (n > 0)
-        total += coll_cut_pairs(s, start, end - start);
+}
+
+/* coll_scan_progs's answer in O(k log k) when every stride looks alike:
+ * the non-empty progressions share count n > 1 and stride S, a multiple
+ * of the grain, and their first pieces lie within one stride (the tiles'
+ * rows, the narrow columns: every rank one piece per stride).  Then one
+ * stride's sorted pieces give the overlap (none crosses into the next
+ * stride) and its runs, each cut alike in every stride, and the last run
+ * of a stride joins the first of the next when they touch.  0 (nothing
+ * set) when g has another shape. */
+static int scan_periodic(const struct coll_shape *s, const struct coll_prog *g, size_t k,
+                         struct coll_pair *one, int *out_overlap, uint64_t *out_pairs)
+{
+    uint64_t n = 0, S = 0, lo = UINT64_MAX, hi = 0, per = 0, first, last;
+    size_t m = 0, runs = 0;
+    int overlap = 0;
+
+    for (size_t i = 0; i < k; i++) {
+        if (g[i].n == 0 || g[i].len == 0)
+            continue;
+        if (m == 0) {
+            n = g[i].n;
+            S = g[i].stride;
+        }
+        if (g[i].n != n || g[i].stride != S)
+            return 0;
+        one[m++] = (struct coll_pair) {g[i].off, g[i].len };
+        lo = g[i].off < lo ? g[i].off : lo;
+        hi = g[i].off + g[i].len > hi ? g[i].off + g[i].len : hi;
+    }
+    if (m == 0 || n < 2 || S == 0 || S % grain(s) != 0 || hi - lo > S)
+        return 0;
+    qsort(one, m, sizeof(*one), pair_order);
+    for (size_t i = 1; i < m; i++) {             /* merge one stride's pieces into runs */
+        uint64_t end = one[runs].off + one[runs].len;
+
+        if (one[i].off < end)
+            overlap = 1;
+        if (one[i].off <= end) {
+            if (one[i].off + one[i].len > end)
+                one[runs].len = one[i].off + one[i].len - one[runs].off;
+        } else {
+            one[++runs] = one[i];
+        }
+    }
+    runs++;
+    first = coll_cut_pairs(s, one[0].off, one[0].len);
+    last = coll_cut_pairs(s, one[runs - 1].off, one[runs - 1].len);
+    for (size_t i = 0; i < runs; i++)
+        per += coll_cut_pairs(s, one[i].off, one[i].len);
     *out_overlap = overlap;
-    *out_pairs = total;
+    if (one[runs - 1].off + one[runs - 1].len < one[0].off + S) {
+        *out_pairs = n * per;                        /* strides apart */
+    } else if (runs == 1) {
+        *out_pairs = coll_cut_pairs(s, one[0].off, n * S);  /* one run throughout */
+    } else {
+        /* each stride's last run and the next stride's first are one */
+        uint64_t joined = coll_cut_pairs(s, one[runs - 1].off, one[runs - 1].len + one[0].len);
+
+        *out_pairs = n * (per - first - last) + first + last + (n - 1) * joined;
+    }
+    return 1;
+}
+
+void coll_scan_progs(const struct coll_shape *s, const struct coll_prog *g, size_t k,
+                     void *scratch, int *out_overlap, uint64_t *out_pairs)
+{
+    struct prog_heap ph = { g, scratch, (size_t *) ((uint64_t *) scratch + k), 0 };
+    struct union_scan u = { 0 };
+
+    if (scan_periodic(s, g, k, scratch, out_overlap, out_pairs))
+        return;
+
+    for (size_t i = 0; i < k; i++) {
+        ph.next[i] = 0;
+        if (g[i].n > 0 && g[i].len > 0)
+            ph.h[ph.n++] = i;
+    }
+    for (size_t i = ph.n; i-- > 0;)
+        heap_down(&ph, i);
+    while (ph.n > 0) {
+        size_t top = ph.h[0];
+
+        scan_add(&u, s, heap_key(&ph, 0), g[top].len);
+        if (++ph.next[top] == g[top].n)
+            ph.h[0] = ph.h[--ph.n];
+        heap_down(&ph, 0);
+    }
+    scan_end(&u, s, out_overlap, out_pairs);
 }
 
 int coll_as_prog(const struct coll_pair *p, size_t n, struct coll_prog *out)

@@ -115,17 +115,23 @@ static int sum_up(const int64_t *all, int nprocs, int64_t sum[S_N])
     return hit;
 }
 
-/* Every rank's pieces, from the progressions of the first allgather. */
-static void expand_all(const int64_t *all, int nprocs, struct coll_pair *out)
+/* Overlap and merged pairs from the progressions of the first allgather
+ * (each rank's pieces are one), without expanding them. */
+static void scan_progs(const struct coll_shape *s, const int64_t *all, int nprocs,
+                       struct coll_access *a)
 {
+    struct coll_prog *g = ADIOI_Malloc((size_t) nprocs * sizeof(*g));
+    void *scratch = ADIOI_Malloc(COLL_SCAN_PROGS_SCRATCH((size_t) nprocs));
+
     for (int i = 0; i < nprocs; i++) {
         const int64_t *v = &all[i * S_N];
-        struct coll_prog g = { (uint64_t) v[S_POFF], (uint64_t) v[S_PSTRIDE],
-            (uint64_t) v[S_PLEN], (uint64_t) v[S_PN] };
 
-        coll_prog_expand(&g, out);
-        out += g.n;
+        g[i] = (struct coll_prog) {(uint64_t) v[S_POFF], (uint64_t) v[S_PSTRIDE],
+            (uint64_t) v[S_PLEN], (uint64_t) v[S_PN] };
     }
+    coll_scan_progs(s, g, (size_t) nprocs, scratch, &a->overlap, &a->pairs_2p);
+    ADIOI_Free(scratch);
+    ADIOI_Free(g);
 }
 
 /* Every rank gets every rank's pieces and finds overlap and the merged
@@ -136,20 +142,20 @@ static int scan_all(ADIO_File fd, const struct coll_shape *s, const struct coll_
                     int nmine, const int64_t *all, int nprocs, uint64_t total,
                     struct coll_access *a)
 {
-    int *counts = ADIOI_Malloc(2 * (size_t) nprocs * sizeof(int)), *displs = counts + nprocs;
-    struct coll_pair *every = ADIOI_Malloc((total ? total : 1) * sizeof(*every));
+    int *counts, *displs;
+    struct coll_pair *every;
     MPI_Request req;
     int rc, regular = 1;
 
     for (int i = 0; i < nprocs; i++)
         regular = regular && all[i * S_N + S_PN] >= 0;
     if (regular) {              /* every rank's pieces are in the first allgather */
-        expand_all(all, nprocs, every);
-        coll_scan_union(s, every, total, &a->overlap, &a->pairs_2p);
-        ADIOI_Free(every);
-        ADIOI_Free(counts);
+        scan_progs(s, all, nprocs, a);
         return MPI_SUCCESS;
     }
+    counts = ADIOI_Malloc(2 * (size_t) nprocs * sizeof(int));
+    displs = counts + nprocs;
+    every = ADIOI_Malloc((total ? total : 1) * sizeof(*every));
     for (int i = 0; i < nprocs; i++) {
         counts[i] = (int) all[i * S_N + S_PIECES] * (int) sizeof(*every);
         displs[i] = i ? displs[i - 1] + counts[i - 1] : 0;

@@ -6,7 +6,8 @@
 # and --trace runs ipvfs-ior through ROMIO: a 12 MiB file (1.5 x
 # L1) written in 96 KiB calls (partial blocks: the store's read-modify-write
 # reads, absorbed and through writes), read twice in 64 KiB calls and once
-# at random places, then removed.  The trace, replayed live
+# at random places, then removed; also read in 1 MiB calls, streams the L1
+# does not fill (B events).  The trace, replayed live
 # (ipvfs-cachesim --trace, version 2), gives L1 and L2 hit ratios within 2
 # percentage points of the live counters (ipvfs-ctl stats --json, over the
 # same run); the same trace replayed with the inclusive L2 policy does not
@@ -50,10 +51,12 @@ c0=$(counters)
 ior -f ipvfs:/simlive/a -b 6m -t 96k -w -e -k
 ior -f ipvfs:/simlive/a -b 6m -t 64k -r -k
 ior -f ipvfs:/simlive/a -b 6m -t 64k -r -k
+ior -f ipvfs:/simlive/a -b 6m -t 1m -r -k
 ior -f ipvfs:/simlive/a -b 6m -t 64k -r -z
 c1=$(counters)
 ipvfs_stop_cluster
 trace=$work/trace.io0
+grep -q '^B ' "$trace" || ipvfs_fail "1 MiB reads left no stream read (B) in the trace"
 head -1 "$trace" | grep -q '^#ipvfs-trace 2 io=0 raid=5 members=3 chunk=65536 l1=8388608 l2=8388608 l2_policy=demote ra=0$' ||
     ipvfs_fail "trace header: $(head -1 "$trace")"
 grep -q '^R ' "$trace" && grep -q '^W ' "$trace" && grep -q '^V ' "$trace" ||
@@ -85,6 +88,30 @@ diff_demote=$(compare "$work/live.json") || ipvfs_fail "comparing the replay"
 within "$diff_demote" || ipvfs_fail "replay and live differ by more than 2 points: $diff_demote"
 diff_lru=$(compare "$work/lru.json") || ipvfs_fail "comparing the lru replay"
 within "$diff_lru" && ipvfs_fail "an inclusive L2 replays like the exclusive one ($diff_lru): the check cannot tell"
+
+# Streams on RAID-0, whose large writes go past the L1 (U events): 1 MiB
+# writes, 96 KiB rewrites of part of it (absorbed and through W events),
+# 64 KiB and 1 MiB reads; the L2s (4 MiB each) hold all of it again.
+work0=$work/r0
+mkdir -p "$work0"
+rm -rf "$IPVFS_CLUSTER_DIR"    # a second cluster gets a directory of its own
+unset IPVFS_CLUSTER_DIR
+ipvfs_start_cluster 1 2 --raid 0 --target-size 64M --no-bind --cache-l1 4M \
+    --cache-l2 4M --cache-l2-policy demote --readahead 0 --trace "$work0/trace"
+ipvfs_wait_log 'tracing READ/WRITE to' || ipvfs_fail "the RAID-0 I/O node does not trace"
+c0=$(counters)
+ior -f ipvfs:/simlive/b -b 3m -t 1m -w -e -k
+ior -f ipvfs:/simlive/b -b 1536k -t 96k -w -e -k
+ior -f ipvfs:/simlive/b -b 3m -t 64k -r -k
+ior -f ipvfs:/simlive/b -b 3m -t 1m -r -z
+c1=$(counters)
+ipvfs_stop_cluster
+grep -q '^U ' "$work0/trace.io0" && grep -q '^W ' "$work0/trace.io0" ||
+    ipvfs_fail "the RAID-0 trace lacks stream (U) or other (W) writes"
+ipvfs-cachesim --trace "$work0/trace.io0" --json >"$work0/live.json" ||
+    ipvfs_fail "live replay of the RAID-0 trace failed"
+diff0=$(compare "$work0/live.json") || ipvfs_fail "comparing the RAID-0 replay"
+within "$diff0" || ipvfs_fail "RAID-0: replay and live differ by more than 2 points: $diff0"
 
 # A completion of a slot the replay has not in flight: refused, with its line.
 { head -1 "$trace"; echo "V 3 1"; } >"$work/bad.trace"

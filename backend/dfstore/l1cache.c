@@ -66,6 +66,18 @@ static void wb_pass(struct df_l1 *l1);
 /* The write-behind unit of vol in blocks: its whole stripes (data only)
  * in the largest run a write-back carries; 0 when a stripe is no whole
  * number of blocks or larger than a run. */
+/* Whether vol computes parity (RAID-5): its streams stay in the L1. */
+static int volume_has_parity(const struct iraid_volume *vol)
+{
+    struct iraid_status *st = malloc(sizeof(*st));
+    int parity = 1;
+
+    if (st && iraid_get_status(vol, st) == 0)
+        parity = st->level == 5;
+    free(st);
+    return parity;
+}
+
 static uint32_t stripe_unit_blocks(const struct iraid_volume *vol)
 {
     struct iraid_status *st = malloc(sizeof(*st));
@@ -109,6 +121,7 @@ int df_l1_init(struct df_l1 *l1, struct evloop *loop, struct iraid_volume *vol, 
     l1->nslots = (uint32_t)ns;
     l1->capacity = l1->stats.capacity = n;
     l1->unit_blocks = stripe_unit_blocks(vol);
+    l1->stream_through = !volume_has_parity(vol);
     return 0;
 
 free_all:
@@ -416,13 +429,14 @@ static int range_dirty(const struct df_l1 *l1, uint64_t off, uint64_t len)
     return 0;
 }
 
-int df_l1_readv(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int niov, iraid_cb cb,
-                void *user)
+int df_l1_readv(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int niov, int stream,
+                iraid_cb cb, void *user)
 {
     uint64_t len = l1_iov_len(iov, niov), vb = off / DFSTORE_BLOCK, slot;
 
     if (cb && len)
-        trace_event(l1, "R %llu %llu\n", (unsigned long long)off, (unsigned long long)len);
+        trace_event(l1, "%c %llu %llu\n", stream ? 'B' : 'R', (unsigned long long)off,
+                    (unsigned long long)len);
     if (l1->capacity == 0 || !cb || len == 0)
         return iraid_readv(l1->vol, off, iov, niov, cb, user);
     if ((off + len - 1) / DFSTORE_BLOCK != vb) {
@@ -435,6 +449,8 @@ int df_l1_readv(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int nio
         return bypass_read(l1, off, iov, niov, cb, user);
     }
     slot = l1_slot_find(l1, vb);
+    if (slot == U64MAP_NONE && stream)
+        return bypass_read(l1, off, iov, niov, cb, user);
     if (slot == U64MAP_NONE)
         return read_fill(l1, off, iov, niov, cb, user);
     if (l1->slots[slot].state == SLOT_FILLING && l1->waiters)
@@ -480,7 +496,7 @@ static int absorbable(const struct df_l1 *l1, uint64_t off, uint64_t len)
  * older bytes is followed by one with these), whole blocks are added
  * clean, blocks being filled are forgotten. */
 static void write_into(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int niov,
-                       uint64_t len, int absorb)
+                       uint64_t len, int absorb, int add)
 {
     /* Its cached blocks to the MRU end first, so that adding its whole
      * blocks evicts none of them (an absorbed write has nowhere else to
@@ -501,7 +517,7 @@ static void write_into(struct df_l1 *l1, uint64_t off, const struct iovec *iov, 
         }
         if (slot != U64MAP_NONE)
             block_touch(l1, (uint32_t)slot);
-        else if (n == DFSTORE_BLOCK && (slot = block_add(l1, vb, SLOT_VALID)) == UINT32_MAX)
+        else if (add && n == DFSTORE_BLOCK && (slot = block_add(l1, vb, SLOT_VALID)) == UINT32_MAX)
             slot = U64MAP_NONE;
         if (slot != U64MAP_NONE) {
             l1_copy_in(l1_slot_data(l1, (uint32_t)slot) + in, iov, niov, done, n);
@@ -579,21 +595,22 @@ static void write_done(struct iraid_volume *vol, int status, void *user)
 }
 
 int df_l1_writev(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int niov, int through,
-                 iraid_cb cb, void *user)
+                 int stream, iraid_cb cb, void *user)
 {
     uint64_t len = l1_iov_len(iov, niov);
     struct write_ctx *ctx;
     int rc;
 
+    stream = stream && l1->stream_through;
     if (cb && len)
-        trace_event(l1, "W %llu %llu %d\n", (unsigned long long)off, (unsigned long long)len,
-                    through != 0);
+        trace_event(l1, "%c %llu %llu %d\n", stream ? 'U' : 'W', (unsigned long long)off,
+                    (unsigned long long)len, through != 0);
     if (l1->capacity == 0 || !cb || len == 0)
         return iraid_writev(l1->vol, off, iov, niov, cb, user);
     if (l1->ra_held)
         ra_drop_range(l1, off, len);
-    if (!through && absorbable(l1, off, len) && done_later(l1, cb, user)) {
-        write_into(l1, off, iov, niov, len, 1);
+    if (!through && !stream && absorbable(l1, off, len) && done_later(l1, cb, user)) {
+        write_into(l1, off, iov, niov, len, 1, 1);
         l1->stats.writes_absorbed++;
         write_behind(l1, off, len);
         watermark_check(l1);
@@ -607,7 +624,7 @@ int df_l1_writev(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int ni
         return rc;
     }
     l1->inflight++;
-    write_into(l1, off, iov, niov, len, 0);
+    write_into(l1, off, iov, niov, len, 0, !stream);
     return 0;
 }
 

@@ -43,7 +43,12 @@
  *     R OFF LEN      a volume read through the L1 (the store's own
  *                    read-modify-write reads of partial blocks too: the L1
  *                    treats them alike)
+ *     B OFF LEN      a stream's volume read (DF_L1_STREAM_MIN): a miss
+ *                    reads past the L1, no fill
  *     W OFF LEN T    a volume write, T 1 when it must go through
+ *     U OFF LEN T    a stream's volume write (l1cache.h, DF_L1_STREAM_MIN on
+ *                    a volume without parity): through, and whole blocks
+ *                    not cached stay out of the L1
  *     P OFF LEN      a read-ahead fill of the blocks of the range not
  *                    cached (none while the L1 has no read-ahead)
  *     D VB           volume block VB discarded (its file removed)

@@ -280,7 +280,8 @@ static int range_dirty(const struct live *lv, uint64_t off, uint64_t len)
     return 0;
 }
 
-static void op_read(struct live *lv, uint64_t off, uint64_t len)
+/* R (stream 0) and B (stream 1: a miss is no fill, a bypass). */
+static void op_read(struct live *lv, uint64_t off, uint64_t len, int stream)
 {
     uint64_t vb = off / CACHE_BLOCK_SIZE;
     uint32_t s;
@@ -293,6 +294,8 @@ static void op_read(struct live *lv, uint64_t off, uint64_t len)
         return;
     }
     s = slot_find(lv, vb);
+    if (s == LIVE_NONE && stream)
+        return bypass(lv, off, len);
     if (s == LIVE_NONE) {
         if (block_add(lv, vb, SLOT_FILLING) == LIVE_NONE)
             return bypass(lv, off, len);
@@ -337,7 +340,7 @@ static int absorbable(const struct live *lv, uint64_t off, uint64_t len)
     return need <= lv->nfree;
 }
 
-static void write_into(struct live *lv, uint64_t off, uint64_t len, int absorb)
+static void write_into(struct live *lv, uint64_t off, uint64_t len, int absorb, int add)
 {
     for (uint64_t vb = off / CACHE_BLOCK_SIZE; vb * CACHE_BLOCK_SIZE < off + len; vb++) {
         uint32_t s = slot_find(lv, vb);
@@ -355,7 +358,7 @@ static void write_into(struct live *lv, uint64_t off, uint64_t len, int absorb)
         }
         if (s != LIVE_NONE)
             block_touch(lv, s);
-        else if (n == CACHE_BLOCK_SIZE)
+        else if (add && n == CACHE_BLOCK_SIZE)
             s = block_add(lv, vb, SLOT_VALID);
         if (s != LIVE_NONE && (absorb || lv->slots[s].dirty)) {
             lv->slots[s].dirty = 1;
@@ -365,17 +368,18 @@ static void write_into(struct live *lv, uint64_t off, uint64_t len, int absorb)
     }
 }
 
-static void op_write(struct live *lv, uint64_t off, uint64_t len, int through)
+/* W (stream 0) and U (stream 1: through, and no whole blocks added). */
+static void op_write(struct live *lv, uint64_t off, uint64_t len, int through, int stream)
 {
     if (lv->capacity == 0)
         return volume_write(lv, off, len);
-    if (!through && absorbable(lv, off, len)) {
-        write_into(lv, off, len, 1);
+    if (!through && !stream && absorbable(lv, off, len)) {
+        write_into(lv, off, len, 1, 1);
         lv->res->l1_writes_absorbed++;
         return;
     }
     volume_write(lv, off, len);
-    write_into(lv, off, len, 0);
+    write_into(lv, off, len, 0, !stream);
 }
 
 /* X: a write to the volume failed: its clean cached blocks go. */
@@ -574,9 +578,9 @@ static int live_event(struct live *lv, const char *line)
     unsigned c = 0;
     char op, extra;
     int n = sscanf(line, "%c %llu %llu %u %c", &op, &a, &b, &c, &extra);
-    int want = op == 'W' ? 4 : op == 'D' ? 2 : strchr("RPXVCS", op) ? 3 : 0;
+    int want = op == 'W' || op == 'U' ? 4 : op == 'D' ? 2 : op && strchr("RBPXVCS", op) ? 3 : 0;
 
-    if (want == 0 || n != want || ((op == 'R' || op == 'W' || op == 'P' || op == 'X') &&
+    if (want == 0 || n != want || (strchr("RBWUPX", op) &&
         (b == 0 || a + b < a)) || c > 1 || ((op == 'V' || op == 'C') && b > 1))
         return -1;
     if ((op == 'V' || op == 'S' || op == 'C') && a >= lv->nslots)
@@ -584,8 +588,10 @@ static int live_event(struct live *lv, const char *line)
     if (op != 'S')
         run_issue(lv);
     switch (op) {
-    case 'R': op_read(lv, a, b); return 0;
-    case 'W': op_write(lv, a, b, (int)c); return 0;
+    case 'R': op_read(lv, a, b, 0); return 0;
+    case 'B': op_read(lv, a, b, 1); return 0;
+    case 'W': op_write(lv, a, b, (int)c, 0); return 0;
+    case 'U': op_write(lv, a, b, (int)c, 1); return 0;
     case 'P': op_prefetch(lv, a, b); return 0;
     case 'X': op_write_failed(lv, a, b); return 0;
     case 'D': op_discard(lv, a); return 0;

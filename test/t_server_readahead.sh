@@ -56,11 +56,19 @@ if mode == "write":
 # cold L1 (restarted): sequential 256 KiB reads of 91
 d = data(91)
 b0, h0 = l1("readahead_blocks"), l1("readahead_hits")
+e0, m0 = l1("evictions"), l1("demotes")
 for off in range(0, SIZE, 256 << 10):
     assert read(91, off, 256 << 10) == d[off:off + (256 << 10)], ("sequential read differs", off)
 b1, h1 = l1("readahead_blocks"), l1("readahead_hits")
-print("sequential 24 MiB: %d blocks prefetched, %d read" % (b1 - b0, h1 - h0))
+e1, m1, res = l1("evictions"), l1("demotes"), l1("resident_bytes")
+print("sequential 24 MiB: %d blocks prefetched, %d read; %d evictions, %d demoted, %d KiB left"
+      % (b1 - b0, h1 - h0, e1 - e0, m1 - m0, res >> 10))
 assert h1 - h0 >= SIZE // 65536 * 3 // 4, "too few readahead hits"
+# 256 KiB reads are a stream: each prefetched block leaves the L1 once
+# read to its end (drop-behind), so 24 MiB through a 16 MiB L1 evict and
+# demote nothing, and only the window ahead stays
+assert e1 == e0 and m1 == m0, "a stream's blocks were evicted or demoted"
+assert res <= 4 << 20, "a stream's blocks stayed in the L1"
 # random 4 KiB reads of 92: little or no prefetch
 d, rng = data(92), random.Random(5)
 for _ in range(150):

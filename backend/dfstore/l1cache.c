@@ -418,6 +418,20 @@ static int read_hit(struct df_l1 *l1, uint32_t slot, uint64_t off, const struct 
     return 0;
 }
 
+/* A stream's read to the end of a prefetched block: a hit, and the block
+ * leaves the L1 (drop-behind, l1cache.h). */
+static int read_once(struct df_l1 *l1, uint32_t slot, uint64_t off, const struct iovec *iov,
+                     int niov, iraid_cb cb, void *user)
+{
+    if (!done_later(l1, cb, user))
+        return -ENOMEM;
+    l1_copy_out(iov, niov, l1_slot_data(l1, slot) + off % DFSTORE_BLOCK);
+    l1_ra_unlink(l1, slot, 1);
+    l1_block_forget(l1, l1->slots[slot].vb, SLOT_STALE);
+    l1->stats.hits++;
+    return 0;
+}
+
 /* Whether any block of [off, off + len) holds bytes the volume lacks. */
 static int range_dirty(const struct df_l1 *l1, uint64_t off, uint64_t len)
 {
@@ -457,6 +471,8 @@ int df_l1_readv(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int nio
         return l1_wait_fill(l1, (uint32_t)slot, off, iov, niov, cb, user);
     if (l1->slots[slot].state == SLOT_FILLING)
         return bypass_read(l1, off, iov, niov, cb, user);  /* clean: the volume has it */
+    if (l1->slots[slot].ra && stream && (off + len) % DFSTORE_BLOCK == 0)
+        return read_once(l1, (uint32_t)slot, off, iov, niov, cb, user);
     if (l1->slots[slot].ra)
         l1_ra_promote(l1, (uint32_t)slot);
     return read_hit(l1, (uint32_t)slot, off, iov, niov, cb, user);

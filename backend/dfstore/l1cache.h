@@ -75,7 +75,12 @@
  *   FILLING (its volume read in flight, at most L1_RA_INFLIGHT blocks per
  *       volume) -> VALID, unread, on the pool's FIFO
  *   VALID unread -> the policy's MRU end when a read uses it (a
- *       readahead hit), or FREE when dropped unread (readahead_wasted:
+ *       readahead hit), FREE when a stream's read (df_l1_readv) uses it
+ *       to its last byte (a hit too, and drop-behind: the stream reads it
+ *       once, and keeping it would only push out another block and later
+ *       DEMOTE this one: a 1 MiB stream's blocks went back to the targets
+ *       as 64 KiB DEMOTEs as fast as they came), or FREE when dropped
+ *       unread (readahead_wasted:
  *       the oldest one, unread for L1_RA_STALE_MS, gives way to a new
  *       prefetch when the pool is full; a write to it; a discard)
  *   FILLING -> ORPHAN/STALE as any fill (dropped or written meanwhile).

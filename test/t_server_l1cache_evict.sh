@@ -3,20 +3,25 @@
 # A dirty block that the L1 evicts before its write-behind unit is whole
 # goes out with the dirty blocks next to it, not alone: on one I/O node
 # over 3 targets (RAID-5) with a 4 MiB L1 and no read-ahead, datafile A
-# (8 blocks), B (8 blocks) and C (16 MiB) are written and synced, so that
-# A and B share a unit; then A and C are rewritten (no block map change,
-# so no background commit) and synced.  The unit of A stays partial (B is
+# (8 blocks), B (24 blocks) and C (16 MiB) are written in 64 KiB WRITEs
+# and synced, so that A and B fill one write-behind unit (32 blocks) and
+# C starts the next; then A and C are rewritten (no block map change, so
+# no background commit) and synced.  The unit of A stays partial (B is
 # not rewritten), so A's blocks reach the LRU end dirty, pushed out by C:
 # they must go out as one run of whole stripes (at most a partial stripe
 # at each end), where one by one each was a reconstruct-write
-# (ipvfs-ctl stats --json: iraid counters).  Everything reads back right
-# and scrub finds parity right.
+# (ipvfs-ctl stats --json: iraid counters; 8 with wb_around writing the
+# block alone, 0 with it).  Then D (4 MiB) is written in 1 MiB WRITEs: a
+# stream of whole stripes, which passes the L1 by (l1cache.h: nothing
+# absorbed or taken in) and reads nothing first.  Everything reads back
+# right and scrub finds parity right.
 # Talks the protocol directly (test/ipvfs_proto.py).
 set -u
 . "$IPVFS_SRCDIR/test/lib.sh"
 command -v python3 >/dev/null || { echo "skip: python3 is needed"; exit 77; }
 
-# client MAP MODE: layout (A, B, C, sync), rewrite (A, C, sync) or check.
+# client MAP MODE: layout (A, B, C, sync), rewrite (A, C, sync), stream
+# (D, sync) or check.
 client() {
     python3 - "$@" <<'PYEOF'
 import os, random, struct, sys
@@ -29,21 +34,28 @@ def call(op, body):
 def io(handle, off, n):
     return struct.pack("<QII", handle, 1, 0) + struct.pack("<QQ", off, n)
 def write(handle, off, data):
-    for o in range(0, len(data), 1 << 20):
-        piece = data[o:o + (1 << 20)]
+    # 64 KiB WRITEs: a stream's (128 KiB or more) whole stripes would pass
+    # the L1 by (l1cache.h), and nothing would be evicted dirty
+    for o in range(0, len(data), 1 << 16):
+        piece = data[o:o + (1 << 16)]
         call(P.OP["WRITE"], io(handle, off + o, len(piece)) + piece)
 def content(handle, n, gen):
     return random.Random(handle * 10 + gen).randbytes(n)
 call(P.OP["HELLO"], secret + struct.pack("<II", 9, 0))
-size = {61: 8 << 16, 62: 8 << 16, 63: 16 << 20}
+size = {61: 8 << 16, 62: 24 << 16, 63: 16 << 20}
 if mode == "layout":
     for h in (61, 62, 63):
         write(h, 0, content(h, size[h], 0))
 elif mode == "rewrite":
     for h in (61, 63):
         write(h, 0, content(h, size[h], 1))
+elif mode == "stream":
+    d = content(64, 4 << 20, 0)
+    for o in range(0, len(d), 1 << 20):
+        call(P.OP["WRITE"], io(64, o, 1 << 20) + d[o:o + (1 << 20)])
 else:
-    for h, gen in ((61, 1), (62, 0), (63, 1)):
+    size[64] = 4 << 20
+    for h, gen in ((61, 1), (62, 0), (63, 1), (64, 0)):
         want = content(h, size[h], gen)
         for o in range(0, size[h], 1 << 20):
             n = min(1 << 20, size[h] - o)
@@ -79,6 +91,12 @@ echo "rewrite: $((p1 - p0)) partial-stripe writes, $((ev1 - ev0)) evictions"
 # partial stripes each, where block by block they made 8 (measured).
 [ $((p1 - p0)) -le 4 ] ||
     ipvfs_fail "$((p1 - p0)) partial-stripe writes: evicted dirty blocks went out one by one"
+p2=$(partial) a2=$(ctr l1 writes_absorbed) u2=$(ctr l1 write_updates)
+client "$IPVFS_MAP" stream || ipvfs_fail "writing D"
+p3=$(partial) a3=$(ctr l1 writes_absorbed) u3=$(ctr l1 write_updates)
+echo "stream: $((p3 - p2)) partial-stripe writes, $((a3 - a2)) absorbed, $((u3 - u2)) blocks taken"
+[ $((p3 - p2)) = 0 ] || ipvfs_fail "a stream of whole stripes read before writing"
+[ "$a3" = "$a2" ] && [ "$u3" = "$u2" ] || ipvfs_fail "a stream of whole stripes went into the L1"
 client "$IPVFS_MAP" check || ipvfs_fail "data read back wrong after the write-backs"
 ipvfs-ctl scrub || ipvfs_fail "scrub found parity that disagrees after write-backs"
 ipvfs_stop_cluster

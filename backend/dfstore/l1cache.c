@@ -66,16 +66,18 @@ static void wb_pass(struct df_l1 *l1);
 /* The write-behind unit of vol in blocks: its whole stripes (data only)
  * in the largest run a write-back carries; 0 when a stripe is no whole
  * number of blocks or larger than a run. */
-/* Whether vol computes parity (RAID-5): its streams stay in the L1. */
-static int volume_has_parity(const struct iraid_volume *vol)
+/* What a stream's write must cover whole to go past the L1: 1 (any) on
+ * a volume without parity, a stripe's data on RAID-5 (its parity then
+ * comes from the stripe's own bytes, no old data read); 0: none pass. */
+static uint64_t stream_grain_of(const struct iraid_volume *vol)
 {
     struct iraid_status *st = malloc(sizeof(*st));
-    int parity = 1;
+    uint64_t grain = 0;
 
     if (st && iraid_get_status(vol, st) == 0)
-        parity = st->level == 5;
+        grain = st->level == 5 ? st->chunk * (st->nmembers - 1) : 1;
     free(st);
-    return parity;
+    return grain;
 }
 
 static uint32_t stripe_unit_blocks(const struct iraid_volume *vol)
@@ -121,7 +123,7 @@ int df_l1_init(struct df_l1 *l1, struct evloop *loop, struct iraid_volume *vol, 
     l1->nslots = (uint32_t)ns;
     l1->capacity = l1->stats.capacity = n;
     l1->unit_blocks = stripe_unit_blocks(vol);
-    l1->stream_through = !volume_has_parity(vol);
+    l1->stream_grain = stream_grain_of(vol);
     return 0;
 
 free_all:
@@ -617,7 +619,8 @@ int df_l1_writev(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int ni
     struct write_ctx *ctx;
     int rc;
 
-    stream = stream && l1->stream_through;
+    stream = stream && l1->stream_grain && off % l1->stream_grain == 0 &&
+             len % l1->stream_grain == 0;
     if (cb && len)
         trace_event(l1, "%c %llu %llu %d\n", stream ? 'U' : 'W', (unsigned long long)off,
                     (unsigned long long)len, through != 0);

@@ -164,7 +164,8 @@ struct df_l1 {
     struct iraid_volume *vol;
     uint64_t capacity;          /* blocks; 0 = off */
     uint32_t unit_blocks;       /* write-behind unit (whole stripes); 0: none */
-    int stream_through;         /* streams go through (a volume without parity) */
+    uint64_t stream_grain;      /* a stream's write that covers whole multiples
+                                 * of it goes through (df_l1_writev); 0: none */
     uint32_t nslots;
     struct cache policy;
     uint8_t *data;              /* nslots x DFSTORE_BLOCK */
@@ -209,13 +210,14 @@ int df_l1_readv(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int nio
                 iraid_cb cb, void *user);
 /* df_l1_writev's stream: part of a large write (the store's
  * DF_L1_STREAM_MIN bytes or more).  On a volume without parity (RAID-0,
- * RAID-1) it goes through to the volume as a `through` write does, and
- * whole blocks it finds uncached stay out of the L1: a stream's blocks
- * are seldom read back while cached, and taking them costs a copy in and
- * a copy out for the write-back, 20% of a 1 MiB stream's throughput on
- * the 2-core development host.  Cached blocks take its bytes as any
- * write's.  RAID-5 streams are absorbed as before: the L1 gathers them
- * into whole stripes (no reads of old data or parity). */
+ * RAID-1), and on RAID-5 when it covers whole stripes, it goes through to
+ * the volume as a `through` write does, and whole blocks it finds
+ * uncached stay out of the L1: a stream's blocks are seldom read back
+ * while cached, and taking them costs a copy in and a copy out for the
+ * write-back, 20% of a 1 MiB stream's throughput on the 2-core
+ * development host.  Cached blocks take its bytes as any write's.  Other
+ * RAID-5 streams are absorbed as before: the L1 gathers them into whole
+ * stripes (no reads of old data or parity). */
 int df_l1_writev(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int niov, int through,
                  int stream, iraid_cb cb, void *user);
 /* Writes back every block dirty now (gathered), then flushes the volume;
@@ -237,7 +239,7 @@ void df_l1_get_stats(const struct df_l1 *l1, struct df_l1_stats *out);
  *   R OFF LEN      df_l1_readv (the store's read-modify-write reads too)
  *   B OFF LEN      the same, a stream's (not filled on a miss: bypass)
  *   W OFF LEN T    df_l1_writev, T 1 when `through`
- *   U OFF LEN T    the same, a stream that goes through (stream_through),
+ *   U OFF LEN T    the same, a stream that goes through (stream_grain),
  *                  whole blocks left uncached
  *   V SLOT OK      a fill into SLOT completed (OK 1) or failed (OK 0)
  *   S SLOT K       a write-back of SLOT's block started, the K-th block

@@ -38,9 +38,8 @@ for f in "$lib" "$ior"; do
 done
 block=${BREAKDOWN_BLOCK:-64m}
 mkdir -p "$out" || exit 1
-    line=$(grep '^RESULT' <<<"$o")
-    grep -q ' errors=0 ' <<<"$line" || ipvfs_fail "ipvfs-ior $* reported errors: $line"
-$(mktemp -d "${TMPDIR:-/tmp}/ipvfs-breakdown.XXXXXX") || exit 1
+. "$srcdir/test/lib.sh"
+work=$(mktemp -d "${TMPDIR:-/tmp}/ipvfs-breakdown.XXXXXX") || exit 1
 perf_pid=
 ipvfs_test_cleanup() {
     [ -z "$perf_pid" ] || kill -INT "$perf_pid" 2>/dev/null
@@ -89,7 +88,9 @@ for op in write read; do
         perf report -i "$work/$op.data" --stdio --sort pid,sym 2>/dev/null >"$work/$op.report"
     fi
     io1=$(cpu_of $ionode_pids) t1=$(cpu_of $target_pids)
-    echo "$o" | grep '^RESULT'
+    line=$(grep '^RESULT' <<<"$o")
+    grep -q ' errors=0 ' <<<"$line" || ipvfs_fail "ipvfs-ior reported errors: $line"
+    echo "$line"
     python3 - "$op" "$(grep '^RESULT' <<<"$o")" "$io0" "$io1" "$t0" "$t1" \
         "$work/$op.report" "$ionode_pids" "$target_pids" >>"$out/transport-breakdown.csv" <<'EOF'
 import re, sys

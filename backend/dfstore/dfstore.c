@@ -475,7 +475,8 @@ static int submit(struct dfstore *ds, uint64_t handle, enum op_kind kind, struct
     return 0;
 }
 
-static int check_pairs(const struct ipvfs_pair *pairs, uint32_t npairs, const void *buf)
+static int check_pairs(const struct ipvfs_pair *pairs, uint32_t npairs, const void *buf,
+                       uint64_t *out_total)
 {
     uint64_t total = 0;
 
@@ -488,19 +489,22 @@ static int check_pairs(const struct ipvfs_pair *pairs, uint32_t npairs, const vo
     }
     if (total > IPVFS_MAX_IO_BYTES)
         return -EINVAL;
+    *out_total = total;
     return total && !buf ? -EINVAL : 0;
 }
 
 int dfstore_write(struct dfstore *ds, uint64_t handle, const struct ipvfs_pair *pairs,
                   uint32_t npairs, const void *data, dfstore_cb cb, void *user)
 {
+    uint64_t total;
     int rc;
 
     if (!ds || !handle || !cb)
         return -EINVAL;
-    if ((rc = check_pairs(pairs, npairs, data)) < 0)
+    if ((rc = check_pairs(pairs, npairs, data, &total)) < 0)
         return rc;
     rc = submit(ds, handle, OP_WRITE, (struct df_op){ .pairs = pairs, .npairs = npairs,
+                                                       .stream = total >= DF_L1_STREAM_MIN,
                                                        .wdata = data, .cb = cb, .user = user });
     if (rc == 0)
         ds->writes++;
@@ -510,15 +514,17 @@ int dfstore_write(struct dfstore *ds, uint64_t handle, const struct ipvfs_pair *
 int dfstore_read_ra(struct dfstore *ds, uint64_t handle, const struct ipvfs_pair *pairs,
                     uint32_t npairs, uint64_t ra_max, void *out, dfstore_cb cb, void *user)
 {
+    uint64_t total;
     int rc;
 
     if (!ds || !handle || !cb)
         return -EINVAL;
-    if ((rc = check_pairs(pairs, npairs, out)) < 0)
+    if ((rc = check_pairs(pairs, npairs, out, &total)) < 0)
         return rc;
     if (ra_max == DFSTORE_RA_DEFAULT || ds->ra_default == 0)
         ra_max = ds->ra_default;    /* a server without read-ahead takes no hint */
     return submit(ds, handle, OP_READ, (struct df_op){ .pairs = pairs, .npairs = npairs,
+                                                        .stream = total >= DF_L1_STREAM_MIN,
                                                         .ra_max = ra_max, .rdata = out,
                                                         .cb = cb, .user = user });
 }

@@ -120,6 +120,7 @@ struct df_op {
     struct df_op *done_next;         /* delivery list */
     const struct ipvfs_pair *pairs;
     uint32_t npairs;
+    int stream;                      /* read/write of DF_L1_STREAM_MIN bytes or more */
     const uint8_t *wdata;
     uint8_t *rdata;
     uint64_t arg;                    /* truncate/prealloc size */

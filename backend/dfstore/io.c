@@ -51,21 +51,11 @@ static int op_allocates(const struct df_op *op)
     return 0;
 }
 
-/* Whether op reads or writes DF_L1_STREAM_MIN bytes or more (l1cache.h). */
-static int op_streams(const struct df_op *op)
-{
-    uint64_t n = 0;
-
-    for (uint32_t p = 0; p < op->npairs && n < DF_L1_STREAM_MIN; p++)
-        n += op->pairs[p].len;
-    return n >= DF_L1_STREAM_MIN;
-}
-
 static void op_io(struct df_op *op, int write, uint64_t off, struct iovec *iov, int niov)
 {
-    int rc = write ? df_l1_writev(&op->ds->l1, off, iov, niov, op_allocates(op), op_streams(op),
+    int rc = write ? df_l1_writev(&op->ds->l1, off, iov, niov, op_allocates(op), op->stream,
                                   blk_cb, op)
-                   : df_l1_readv(&op->ds->l1, off, iov, niov, op_streams(op), blk_cb, op);
+                   : df_l1_readv(&op->ds->l1, off, iov, niov, op->stream, blk_cb, op);
 
     if (rc < 0) {
         if (op->status == 0)

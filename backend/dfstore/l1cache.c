@@ -63,39 +63,6 @@ static void wb_pass(struct df_l1 *l1);
 
 /* ---- set-up ---- */
 
-/* The write-behind unit of vol in blocks: its whole stripes (data only)
- * in the largest run a write-back carries; 0 when a stripe is no whole
- * number of blocks or larger than a run. */
-/* What a stream's write must cover whole to go past the L1: 1 (any) on
- * a volume without parity, a stripe's data on RAID-5 (its parity then
- * comes from the stripe's own bytes, no old data read); 0: none pass. */
-static uint64_t stream_grain_of(const struct iraid_volume *vol)
-{
-    struct iraid_status *st = malloc(sizeof(*st));
-    uint64_t grain = 0;
-
-    if (st && iraid_get_status(vol, st) == 0)
-        grain = st->level == 5 ? st->chunk * (st->nmembers - 1) : 1;
-    free(st);
-    return grain;
-}
-
-static uint32_t stripe_unit_blocks(const struct iraid_volume *vol)
-{
-    struct iraid_status *st = malloc(sizeof(*st));
-    uint64_t data = 0;
-
-    if (!st)
-        return 0;
-    if (iraid_get_status(vol, st) == 0)
-        data = st->level == 5 ? st->chunk * (st->nmembers - 1)
-               : st->level == 1 ? st->chunk : st->chunk * st->nmembers;
-    free(st);
-    if (data == 0 || data % DFSTORE_BLOCK || data > (uint64_t)L1_RUN_BLOCKS * DFSTORE_BLOCK)
-        return 0;
-    return (uint32_t)((uint64_t)L1_RUN_BLOCKS * DFSTORE_BLOCK / data * data / DFSTORE_BLOCK);
-}
-
 int df_l1_init(struct df_l1 *l1, struct evloop *loop, struct iraid_volume *vol, uint64_t bytes)
 {
     uint64_t n = bytes / DFSTORE_BLOCK, ns;
@@ -122,8 +89,7 @@ int df_l1_init(struct df_l1 *l1, struct evloop *loop, struct iraid_volume *vol, 
     l1->nfree = ns;
     l1->nslots = (uint32_t)ns;
     l1->capacity = l1->stats.capacity = n;
-    l1->unit_blocks = stripe_unit_blocks(vol);
-    l1->stream_grain = stream_grain_of(vol);
+    l1_volume_shape(vol, &l1->unit_blocks, &l1->stream_grain);
     return 0;
 
 free_all:
@@ -409,27 +375,21 @@ static int read_fill(struct df_l1 *l1, uint64_t off, const struct iovec *iov, in
     return 0;
 }
 
+/* A hit: the bytes copied out, the completion deferred to the loop.
+ * drop: a stream's read to the end of a prefetched block, which then
+ * leaves the L1 (drop-behind, l1cache.h); else the block is touched. */
 static int read_hit(struct df_l1 *l1, uint32_t slot, uint64_t off, const struct iovec *iov,
-                    int niov, iraid_cb cb, void *user)
+                    int niov, int drop, iraid_cb cb, void *user)
 {
     if (!done_later(l1, cb, user))
         return -ENOMEM;
     l1_copy_out(iov, niov, l1_slot_data(l1, slot) + off % DFSTORE_BLOCK);
-    block_touch(l1, slot);
-    l1->stats.hits++;
-    return 0;
-}
-
-/* A stream's read to the end of a prefetched block: a hit, and the block
- * leaves the L1 (drop-behind, l1cache.h). */
-static int read_once(struct df_l1 *l1, uint32_t slot, uint64_t off, const struct iovec *iov,
-                     int niov, iraid_cb cb, void *user)
-{
-    if (!done_later(l1, cb, user))
-        return -ENOMEM;
-    l1_copy_out(iov, niov, l1_slot_data(l1, slot) + off % DFSTORE_BLOCK);
-    l1_ra_unlink(l1, slot, 1);
-    l1_block_forget(l1, l1->slots[slot].vb, SLOT_STALE);
+    if (drop) {
+        l1_ra_unlink(l1, slot, 1);
+        l1_block_forget(l1, l1->slots[slot].vb, SLOT_STALE);
+    } else {
+        block_touch(l1, slot);
+    }
     l1->stats.hits++;
     return 0;
 }
@@ -474,10 +434,10 @@ int df_l1_readv(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int nio
     if (l1->slots[slot].state == SLOT_FILLING)
         return bypass_read(l1, off, iov, niov, cb, user);  /* clean: the volume has it */
     if (l1->slots[slot].ra && stream && (off + len) % DFSTORE_BLOCK == 0)
-        return read_once(l1, (uint32_t)slot, off, iov, niov, cb, user);
+        return read_hit(l1, (uint32_t)slot, off, iov, niov, 1, cb, user);
     if (l1->slots[slot].ra)
         l1_ra_promote(l1, (uint32_t)slot);
-    return read_hit(l1, (uint32_t)slot, off, iov, niov, cb, user);
+    return read_hit(l1, (uint32_t)slot, off, iov, niov, 0, cb, user);
 }
 
 /* ---- writes ---- */

@@ -292,6 +292,14 @@ void l1_waiters_finish(struct df_l1 *l1, struct l1_wait *list);
 /* ---- internals: l1pool.c, the leaf helpers of l1cache.c and l1prefetch.c ---- */
 
 uint64_t l1_iov_len(const struct iovec *iov, int niov);
+/* From vol's level, chunk and members: the write-behind unit in blocks
+ * (its whole stripes, data only, in the largest run a write-back carries;
+ * 0 when a stripe is no whole number of blocks or larger than a run) and
+ * the stream grain (what a stream's write must cover whole to go past the
+ * L1: 1 without parity, a stripe's data on RAID-5, whose parity then
+ * comes from its own bytes).  Both 0 when the status is not known. */
+void l1_volume_shape(const struct iraid_volume *vol, uint32_t *out_unit_blocks,
+                     uint64_t *out_stream_grain);
 /* Copies src into the buffers of iov, in order, until they are full. */
 void l1_copy_out(const struct iovec *iov, int niov, const uint8_t *src);
 /* Copies len bytes of the iov stream, from byte skip on, to dst. */

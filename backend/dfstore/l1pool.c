@@ -1,6 +1,6 @@
-/* The L1's leaf helpers (l1cache.h, "internals"): byte copies between
- * slots and iovecs, the read-ahead pool's list, and the reads waiting for
- * a fill.  They touch only the struct df_l1 they are given and call
+/* The L1's leaf helpers (l1cache.h, "internals"): the volume's shape,
+ * byte copies between slots and iovecs, the write-back copy buffers, the
+ * read-ahead pool's list, and the reads waiting for a fill.  They touch only the struct df_l1 they are given and call
  * nothing else of the L1, so l1cache.c and l1prefetch.c both use them
  * without calling each other in a circle. */
 #include "backend/dfstore/l1cache.h"
@@ -21,6 +21,30 @@ struct l1_wait {
     int niov;
     struct iovec iov[];
 };
+
+/* ---- the volume's shape ---- */
+
+void l1_volume_shape(const struct iraid_volume *vol, uint32_t *out_unit_blocks,
+                     uint64_t *out_stream_grain)
+{
+    struct iraid_status *st = malloc(sizeof(*st));
+    uint64_t data = 0;
+
+    *out_unit_blocks = 0;
+    *out_stream_grain = 0;
+    if (!st || iraid_get_status(vol, st) != 0) {
+        free(st);
+        return;
+    }
+    /* a stripe's data */
+    data = st->level == 5 ? st->chunk * (st->nmembers - 1)
+           : st->level == 1 ? st->chunk : st->chunk * st->nmembers;
+    *out_stream_grain = st->level == 5 ? data : 1;
+    free(st);
+    if (data && data % DFSTORE_BLOCK == 0 && data <= (uint64_t)L1_RUN_BLOCKS * DFSTORE_BLOCK)
+        *out_unit_blocks =
+            (uint32_t)((uint64_t)L1_RUN_BLOCKS * DFSTORE_BLOCK / data * data / DFSTORE_BLOCK);
+}
 
 /* ---- iovecs ---- */
 

@@ -514,7 +514,8 @@ struct ipvfs_l1_status {
     uint64_t capacity;       /* blocks of 64 KiB */
     uint64_t resident;       /* blocks cached now */
     uint64_t hits, misses;   /* volume reads served from L1, and filled */
-    uint64_t bypasses;       /* reads that went around it */
+    uint64_t bypasses;       /* reads that went around it (streams, misses
+                              * not admitted to a fill, reads across blocks) */
     uint64_t evictions;
     uint64_t write_updates;  /* cached blocks writes updated or added */
     uint64_t dirty;          /* blocks not yet written back, now */

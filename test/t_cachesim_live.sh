@@ -4,11 +4,13 @@
 # (1 x 3 targets) with both caches (8 MiB L1, 8 MiB exclusive L2 per
 # target, which holds all of its blocks of the file: it evicts nothing)
 # and --trace runs ipvfs-ior through ROMIO: a 12 MiB file (1.5 x
-# L1) written in 96 KiB calls (partial blocks: the store's read-modify-write
-# reads, absorbed and through writes), read twice in 64 KiB calls and once
-# at random places, then removed; also read in 1 MiB calls, streams the L1
-# does not fill (B events).  The trace, replayed live
-# (ipvfs-cachesim --trace, version 2), gives L1 and L2 hit ratios within 2
+# L1) written in 96 KiB calls (partial blocks: absorbed and through
+# writes), read in 64 KiB calls, partly rewritten in 3000-byte calls (the
+# store's read-modify-write reads of old sectors, M events), read again,
+# in 4 KiB calls at random places (misses that fill only when admitted,
+# cache/cache.h) and in 64 KiB ones, then removed; also read in 1 MiB calls,
+# streams the L1 does not fill (B events).  The trace, replayed live
+# (ipvfs-cachesim --trace, version 3), gives L1 and L2 hit ratios within 2
 # percentage points of the live counters (ipvfs-ctl stats --json, over the
 # same run); the same trace replayed with the inclusive L2 policy does not
 # (so the comparison can tell a wrong model).  A trace whose completions do
@@ -50,17 +52,19 @@ ipvfs_wait_log 'tracing READ/WRITE to' || ipvfs_fail "the I/O node does not trac
 c0=$(counters)
 ior -f ipvfs:/simlive/a -b 6m -t 96k -w -e -k
 ior -f ipvfs:/simlive/a -b 6m -t 64k -r -k
+ior -f ipvfs:/simlive/a -b 768000 -t 3000 -w -e -k
 ior -f ipvfs:/simlive/a -b 6m -t 64k -r -k
+ior -f ipvfs:/simlive/a -b 6m -t 4k -r -z -k
 ior -f ipvfs:/simlive/a -b 6m -t 1m -r -k
 ior -f ipvfs:/simlive/a -b 6m -t 64k -r -z
 c1=$(counters)
 ipvfs_stop_cluster
 trace=$work/trace.io0
 grep -q '^B ' "$trace" || ipvfs_fail "1 MiB reads left no stream read (B) in the trace"
-head -1 "$trace" | grep -q '^#ipvfs-trace 2 io=0 raid=5 members=3 chunk=65536 l1=8388608 l2=8388608 l2_policy=demote ra=0$' ||
+head -1 "$trace" | grep -q '^#ipvfs-trace 3 io=0 raid=5 members=3 chunk=65536 l1=8388608 l2=8388608 l2_policy=demote ra=0$' ||
     ipvfs_fail "trace header: $(head -1 "$trace")"
-grep -q '^R ' "$trace" && grep -q '^W ' "$trace" && grep -q '^V ' "$trace" ||
-    ipvfs_fail "the trace lacks read, write or fill events"
+grep -q '^R ' "$trace" && grep -q '^W ' "$trace" && grep -q '^V ' "$trace" &&
+    grep -q '^M ' "$trace" || ipvfs_fail "the trace lacks read, write, fill or old-bytes read events"
 ipvfs-cachesim --trace "$trace" --json >"$work/live.json" || ipvfs_fail "live replay failed"
 ipvfs-cachesim --trace "$trace" --l2-policy lru --json >"$work/lru.json" ||
     ipvfs_fail "replay with an inclusive L2 failed"

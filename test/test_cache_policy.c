@@ -288,6 +288,78 @@ static void test_exclusive_demote_mq(void **state)
     check_exclusive("demote-mq");
 }
 
+/* Admission on reuse: a key's first miss is refused, its second admitted
+ * (and forgotten); only the last cap refusals are remembered. */
+static void test_admit_reuse(void **state)
+{
+    struct cache_admit a;
+
+    (void)state;
+    assert_int_equal(cache_admit_init(&a, 0), -EINVAL);
+    assert_int_equal(cache_admit_init(&a, 3), 0);
+    assert_int_equal(cache_admit(&a, A), 0);
+    assert_int_equal(cache_admit(&a, A), 1);
+    assert_int_equal(cache_admit(&a, A), 0);      /* forgotten when admitted */
+    assert_int_equal(cache_admit(&a, B), 0);
+    assert_int_equal(cache_admit(&a, C), 0);
+    assert_int_equal(cache_admit(&a, D), 0);      /* pushes A's refusal out */
+    assert_int_equal(cache_admit(&a, A), 0);
+    assert_int_equal(cache_admit(&a, C), 1);      /* still within the last 3 */
+    assert_int_equal(cache_admit(&a, B), 0);      /* gone: C, D, A refused since */
+    assert_int_equal(a.refused, 7);
+    cache_admit_fini(&a);
+}
+
+/* Admits key (two misses) and reports the fill; 1 if it was admitted. */
+static int admit_fill(struct cache_admit *a, uint64_t key)
+{
+    if (cache_admit(a, key) || !cache_admit(a, key))
+        return 0;
+    cache_admit_filled(a);
+    return 1;
+}
+
+/* The yield gate: an epoch of fills without hits shuts it (one in
+ * CACHE_ADMIT_SAMPLE of the misses the reuse rule passes fill, the others
+ * are remembered again and ask at their next miss); an epoch with
+ * CACHE_ADMIT_YIELD hits per fill opens it. */
+static void test_admit_yield(void **state)
+{
+    struct cache_admit a;
+    uint64_t key = 100, passed = 0;
+
+    (void)state;
+    assert_int_equal(cache_admit_init(&a, 4096), 0);
+    for (unsigned i = 0; i < CACHE_ADMIT_EPOCH; i++)
+        assert_int_equal(admit_fill(&a, key++), 1);       /* open: all fill */
+    for (unsigned i = 0; i < CACHE_ADMIT_SAMPLE * 4; i++)
+        passed += admit_fill(&a, key++);
+    assert_int_equal(passed, 4);
+    assert_int_equal(a.gated, CACHE_ADMIT_SAMPLE * 4 - 4);
+    /* The epoch ends with enough hits: the gate opens. */
+    for (unsigned i = 0; i < CACHE_ADMIT_YIELD * CACHE_ADMIT_EPOCH; i++)
+        cache_admit_hit(&a);
+    while (a.epoch_fills != 0) {
+        while (!admit_fill(&a, key++))
+            ;
+    }
+    passed = 0;
+    for (unsigned i = 0; i < CACHE_ADMIT_SAMPLE * 4; i++)
+        passed += admit_fill(&a, key++);
+    assert_int_equal(passed, CACHE_ADMIT_SAMPLE * 4);
+    /* One hit short of the yield shuts it again. */
+    for (unsigned i = 0; i + 1 < CACHE_ADMIT_YIELD * CACHE_ADMIT_EPOCH; i++)
+        cache_admit_hit(&a);
+    while (a.epoch_fills != 0) {
+        while (!admit_fill(&a, key++))
+            ;
+    }
+    assert_int_equal(admit_fill(&a, key++), 0);
+    assert_int_equal(admit_fill(&a, key++), 0);
+    assert_int_equal(a.fill_hits, 2 * CACHE_ADMIT_YIELD * CACHE_ADMIT_EPOCH - 1);
+    cache_admit_fini(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -301,6 +373,8 @@ int main(void)
         cmocka_unit_test(test_demote_mq),
         cmocka_unit_test(test_exclusive_demote),
         cmocka_unit_test(test_exclusive_demote_mq),
+        cmocka_unit_test(test_admit_reuse),
+        cmocka_unit_test(test_admit_yield),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -55,7 +55,10 @@ static void op_io(struct df_op *op, int write, uint64_t off, struct iovec *iov, 
 {
     int rc = write ? df_l1_writev(&op->ds->l1, off, iov, niov, op_allocates(op), op->stream,
                                   blk_cb, op)
-                   : df_l1_readv(&op->ds->l1, off, iov, niov, op->stream, blk_cb, op);
+                   : df_l1_readv(&op->ds->l1, off, iov, niov,
+                                 (op->stream ? DF_L1_STREAM : 0) |
+                                     (op->kind == OP_WRITE ? DF_L1_OLD : 0),
+                                 blk_cb, op);
 
     if (rc < 0) {
         if (op->status == 0)

@@ -78,6 +78,10 @@ int df_l1_init(struct df_l1 *l1, struct evloop *loop, struct iraid_volume *vol, 
     ns = n + n / 8 + 4;
     if (cache_init(&l1->policy, cache_policy_find("lru"), n) < 0)
         return -ENOMEM;
+    if (cache_admit_init(&l1->admit, (uint32_t)n) < 0) {
+        cache_fini(&l1->policy);
+        return -ENOMEM;
+    }
     /* calloc: pages are committed as blocks are first used. */
     l1->data = calloc(ns, DFSTORE_BLOCK);
     l1->slots = calloc(ns, sizeof(*l1->slots));
@@ -103,6 +107,7 @@ void df_l1_fini(struct df_l1 *l1)
         free(l1->spare_copies[--l1->nspare_copies]);
     if (l1->ndirty)
         log_error("dfstore: L1 closed with %llu dirty blocks", (unsigned long long)l1->ndirty);
+    cache_admit_fini(&l1->admit);
     cache_fini(&l1->policy);
     u64map_free(&l1->slot_of);
     free(l1->waiters);
@@ -343,8 +348,9 @@ static void fill_done(struct iraid_volume *vol, int status, void *user)
     l1_waiters_finish(l1, w);
 }
 
+/* admitted: the fill cache_admit allowed (its hits count for the yield). */
 static int read_fill(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int niov,
-                     iraid_cb cb, void *user)
+                     int admitted, iraid_cb cb, void *user)
 {
     struct fill_ctx *ctx = malloc(sizeof(*ctx) + (size_t)niov * sizeof(*iov));
     uint64_t vb = off / DFSTORE_BLOCK;
@@ -357,6 +363,10 @@ static int read_fill(struct df_l1 *l1, uint64_t off, const struct iovec *iov, in
     if ((slot = block_add(l1, vb, SLOT_FILLING)) == UINT32_MAX) {
         free(ctx);
         return bypass_read(l1, off, iov, niov, cb, user);
+    }
+    if (admitted) {
+        l1->slots[slot].admitted = 1;
+        cache_admit_filled(&l1->admit);
     }
     *ctx = (struct fill_ctx){ .l1 = l1, .slot = slot, .in = (uint32_t)(off % DFSTORE_BLOCK),
                               .cb = cb, .user = user, .niov = niov };
@@ -390,6 +400,8 @@ static int read_hit(struct df_l1 *l1, uint32_t slot, uint64_t off, const struct 
     } else {
         block_touch(l1, slot);
     }
+    if (l1->slots[slot].admitted)
+        cache_admit_hit(&l1->admit);
     l1->stats.hits++;
     return 0;
 }
@@ -405,14 +417,19 @@ static int range_dirty(const struct df_l1 *l1, uint64_t off, uint64_t len)
     return 0;
 }
 
-int df_l1_readv(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int niov, int stream,
+int df_l1_readv(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int niov, unsigned how,
                 iraid_cb cb, void *user)
 {
     uint64_t len = l1_iov_len(iov, niov), vb = off / DFSTORE_BLOCK, slot;
+    int stream = (how & DF_L1_STREAM) != 0;
+    /* A miss of less than the block would read more than asked for: it
+     * fills only when admitted (cache/cache.h), unless a write needs the
+     * block next; a whole block costs the fill nothing. */
+    int gated = !stream && !(how & DF_L1_OLD) && len < DFSTORE_BLOCK;
 
     if (cb && len)
-        trace_event(l1, "%c %llu %llu\n", stream ? 'B' : 'R', (unsigned long long)off,
-                    (unsigned long long)len);
+        trace_event(l1, "%c %llu %llu\n", stream ? 'B' : (how & DF_L1_OLD) ? 'M' : 'R',
+                    (unsigned long long)off, (unsigned long long)len);
     if (l1->capacity == 0 || !cb || len == 0)
         return iraid_readv(l1->vol, off, iov, niov, cb, user);
     if ((off + len - 1) / DFSTORE_BLOCK != vb) {
@@ -425,10 +442,10 @@ int df_l1_readv(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int nio
         return bypass_read(l1, off, iov, niov, cb, user);
     }
     slot = l1_slot_find(l1, vb);
-    if (slot == U64MAP_NONE && stream)
+    if (slot == U64MAP_NONE && (stream || (gated && !cache_admit(&l1->admit, vb))))
         return bypass_read(l1, off, iov, niov, cb, user);
     if (slot == U64MAP_NONE)
-        return read_fill(l1, off, iov, niov, cb, user);
+        return read_fill(l1, off, iov, niov, gated, cb, user);
     if (l1->slots[slot].state == SLOT_FILLING && l1->waiters)
         return l1_wait_fill(l1, (uint32_t)slot, off, iov, niov, cb, user);
     if (l1->slots[slot].state == SLOT_FILLING)

@@ -7,7 +7,10 @@
  * exactly once later from the loop, or a negative errno and no cb).
  *
  * Reads within one block: a hit is copied out (completion deferred on the
- * loop); a miss reads the whole block in (a fill) and copies from it.
+ * loop); a miss reads the whole block in (a fill) and copies from it when
+ * cache/cache.h's admission lets it (the block was missed before, not
+ * long ago, and such fills have been paying for themselves in hits),
+ * else reads just its bytes past the L1 (a bypass).
  * Writes are absorbed when every block they touch is cached (or covered
  * whole, and a slot is free): the bytes go into the slots, the blocks
  * become dirty, and the write completes from the loop without volume I/O.
@@ -62,7 +65,7 @@
  * bypasses the cache.
  *
  * Memory: slots x (64 KiB + 64 bytes of state and map) + the policy's 78
- * bytes per block at most, plus a context per request in flight, the
+ * bytes and the admission's 54 per block at most, plus a context per request in flight, the
  * copies of the write-backs in flight (at most the dirty blocks) and
  * L1_SPARE_COPIES runs kept for them (16 MiB).
  *
@@ -151,6 +154,7 @@ struct l1_slot {
     uint8_t wb;                 /* a write-back in flight */
     uint8_t in_round;           /* counted by the running flush round */
     uint8_t ra;                 /* prefetched, unread: in the pool, not the policy */
+    uint8_t admitted;           /* filled by a small read's miss (cache_admit) */
     uint32_t ra_prev, ra_next;  /* the pool's FIFO (UINT32_MAX ends it) */
     uint64_t ra_ms;             /* when it was prefetched (CLOCK_MONOTONIC) */
 };
@@ -168,6 +172,7 @@ struct df_l1 {
                                  * of it goes through (df_l1_writev); 0: none */
     uint32_t nslots;
     struct cache policy;
+    struct cache_admit admit;   /* which small reads' misses fill */
     uint8_t *data;              /* nslots x DFSTORE_BLOCK */
     struct l1_slot *slots;
     uint32_t *free_slots;       /* stack */
@@ -202,11 +207,18 @@ int df_l1_init(struct df_l1 *l1, struct evloop *loop, struct iraid_volume *vol, 
 /* Frees everything; nothing may be in flight and nothing dirty (a flush
  * completed after the last write). */
 void df_l1_fini(struct df_l1 *l1);
-/* stream: part of a large read (DF_L1_STREAM_MIN bytes or more): a block
- * not cached is read from the volume straight into iov, not filled into
- * the L1 (a fill costs a copy out, and the eviction of another block, a
- * DEMOTE to the L2); cached blocks, read-ahead's included, are hits. */
-int df_l1_readv(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int niov, int stream,
+/* how: DF_L1_STREAM, a part of a large read or write (DF_L1_STREAM_MIN
+ * bytes or more): a block not cached is read from the volume straight
+ * into iov, not filled into the L1 (a fill costs a copy out, and the
+ * eviction of another block, a DEMOTE to the L2); cached blocks, read-
+ * ahead's included, are hits.  DF_L1_OLD, a write's read of the old bytes
+ * it keeps (read-modify-write): a miss fills the block (the write then
+ * lands in the L1), without asking cache/cache.h's admission, which
+ * other reads of less than a block do (the write is the block's second
+ * use).  Neither: a plain read. */
+#define DF_L1_STREAM 1u
+#define DF_L1_OLD 2u
+int df_l1_readv(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int niov, unsigned how,
                 iraid_cb cb, void *user);
 /* df_l1_writev's stream: part of a large write (the store's
  * DF_L1_STREAM_MIN bytes or more).  On a volume without parity (RAID-0,
@@ -234,10 +246,11 @@ void df_l1_get_stats(const struct df_l1 *l1, struct df_l1_stats *out);
 /* --trace (the server's option): from now on every event that decides
  * what the cache holds is appended to trace as one line, in the volume
  * event format of ipvfs-cachesim (tools/cachesim/cachesim.h, trace
- * version 2), so that the simulator can replay this cache and the
+ * version 3), so that the simulator can replay this cache and the
  * targets' L2 below it exactly:
- *   R OFF LEN      df_l1_readv (the store's read-modify-write reads too)
+ *   R OFF LEN      df_l1_readv
  *   B OFF LEN      the same, a stream's (not filled on a miss: bypass)
+ *   M OFF LEN      the same, a write's read of old bytes (DF_L1_OLD)
  *   W OFF LEN T    df_l1_writev, T 1 when `through`
  *   U OFF LEN T    the same, a stream that goes through (stream_grain),
  *                  whole blocks left uncached

@@ -149,7 +149,7 @@ static int trace_open(struct server *srv)
         return rc;
     }
     if ((rc = iraid_get_status(srv->vol, &st)) < 0 ||
-        fprintf(srv->trace, "#ipvfs-trace 2 io=%u raid=%d members=%u chunk=%llu l1=%llu l2=%llu "
+        fprintf(srv->trace, "#ipvfs-trace 3 io=%u raid=%d members=%u chunk=%llu l1=%llu l2=%llu "
                 "l2_policy=%s ra=%llu\n", srv->io_index, st.level, st.nmembers,
                 (unsigned long long)st.chunk, (unsigned long long)srv->opts.cache_l1,
                 (unsigned long long)srv->opts.cache_l2,

@@ -28,11 +28,12 @@
  * bytes (0 < LENGTH <= 1 GiB, OFFSET + LENGTH <= 2^50), OP is r or w.
  * Every 64 KiB block the byte range touches is one access.  A malformed
  * line is refused with its line number.  Lines that start with a capital
- * letter are version-2 events (below), which this request model skips.
+ * letter are version-2/3 events (below), which this request model skips.
  *
- * Version 2 (what a live I/O node's --trace writes, one file per I/O
- * node): a header line
- *   #ipvfs-trace 2 io=N raid=L members=M chunk=BYTES l1=BYTES l2=BYTES l2_policy=P ra=BYTES
+ * Version 3 (what a live I/O node's --trace writes, one file per I/O
+ * node; version 2, the same lines, was written by I/O nodes whose L1
+ * filled every R miss, and is replayed so): a header line
+ *   #ipvfs-trace 3 io=N raid=L members=M chunk=BYTES l1=BYTES l2=BYTES l2_policy=P ra=BYTES
  * (the volume's iRAID level, members and chunk, the server's --cache-l1,
  * --cache-l2 per target, --cache-l2-policy and --readahead (0 when the L1
  * is off); the replay refuses ra > 0: the read-ahead pool beside the L1
@@ -40,9 +41,12 @@
  * a restarted I/O node), the requests as they arrive (the lines above,
  * FILE the datafile handle modulo 2^24), and the L1's events, volume
  * offsets in bytes (backend/dfstore/l1cache.h, df_l1_set_trace):
- *     R OFF LEN      a volume read through the L1 (the store's own
- *                    read-modify-write reads of partial blocks too: the L1
- *                    treats them alike)
+ *     R OFF LEN      a volume read through the L1; a miss of less than
+ *                    a block fills only when cache/cache.h's admission
+ *                    lets it (version 3; version 2 filled every miss, and
+ *                    wrote the store's read-modify-write reads as R)
+ *     M OFF LEN      the store's read of old bytes a write keeps (read-
+ *                    modify-write): a miss fills, admission not asked
  *     B OFF LEN      a stream's volume read (DF_L1_STREAM_MIN): a miss
  *                    reads past the L1, no fill
  *     W OFF LEN T    a volume write, T 1 when it must go through
@@ -150,6 +154,7 @@ int wl_next(struct wl *w, struct sim_req *out);
 
 /* Version-2 traces (live.c). */
 struct live_config {
+    unsigned version;                   /* of the trace: 2 or 3 */
     int raid;
     uint32_t members;
     uint64_t chunk;
@@ -162,7 +167,7 @@ struct live_result {
     uint64_t l1_evictions, l1_demotes, l1_writes_absorbed, l1_prefetches;
     uint64_t l2_hits, l2_misses, l2_demotes_kept;  /* all targets */
 };
-/* Parses a version-2 header line (no newline); 0 or -1. */
+/* Parses a version-2 or 3 header line (no newline); 0 or -1. */
 int live_header(const char *line, struct live_config *out);
 /* Replays a version-2 trace from in; the L2's size and policy may be
  * overridden (nonzero l2_bytes, non-NULL l2_policy in overrides; the L1's

@@ -1,4 +1,4 @@
-/* tools/cachesim/live.c: the replay of a version-2 trace (cachesim.h):
+/* tools/cachesim/live.c: the replay of a version-2 or 3 trace (cachesim.h):
  * the I/O node's L1 exactly as backend/dfstore/l1cache.c runs it, and the
  * targets' L2s under it as backend/iscsi/l2cache.c runs them, both on the
  * cache/ policies the servers link.
@@ -51,12 +51,14 @@ struct live_slot {
     uint64_t vb;
     uint64_t latest_seq, wb_seq;
     uint8_t state, dirty, wb;
+    uint8_t admitted;               /* filled by an R miss cache_admit let in */
 };
 
 struct live {
     struct live_config cfg;
     /* L1 */
     struct cache l1;
+    struct cache_admit admit;       /* version 3: R misses fill only if admitted */
     uint64_t capacity;              /* blocks; 0 = off */
     uint32_t nslots;
     struct live_slot *slots;
@@ -280,11 +282,13 @@ static int range_dirty(const struct live *lv, uint64_t off, uint64_t len)
     return 0;
 }
 
-/* R (stream 0) and B (stream 1: a miss is no fill, a bypass). */
-static void op_read(struct live *lv, uint64_t off, uint64_t len, int stream)
+/* R (stream 0), B (stream 1: a miss is no fill, a bypass) and M (old 1:
+ * a miss fills without asking the admission, as in a version-2 trace). */
+static void op_read(struct live *lv, uint64_t off, uint64_t len, int stream, int old)
 {
     uint64_t vb = off / CACHE_BLOCK_SIZE;
     uint32_t s;
+    int gated;
 
     if (lv->capacity == 0)
         return volume_read(lv, off, len, 0);
@@ -294,17 +298,24 @@ static void op_read(struct live *lv, uint64_t off, uint64_t len, int stream)
         return;
     }
     s = slot_find(lv, vb);
-    if (s == LIVE_NONE && stream)
+    gated = lv->cfg.version >= 3 && !stream && !old && len < CACHE_BLOCK_SIZE;
+    if (s == LIVE_NONE && (stream || (gated && !cache_admit(&lv->admit, vb))))
         return bypass(lv, off, len);
     if (s == LIVE_NONE) {
-        if (block_add(lv, vb, SLOT_FILLING) == LIVE_NONE)
+        if ((s = block_add(lv, vb, SLOT_FILLING)) == LIVE_NONE)
             return bypass(lv, off, len);
+        if (gated) {
+            lv->slots[s].admitted = 1;
+            cache_admit_filled(&lv->admit);
+        }
         lv->res->l1_misses++;
         return volume_read(lv, vb * CACHE_BLOCK_SIZE, CACHE_BLOCK_SIZE, 1);
     }
     if (lv->slots[s].state == SLOT_FILLING)
         return bypass(lv, off, len);
     block_touch(lv, s);
+    if (lv->slots[s].admitted)
+        cache_admit_hit(&lv->admit);
     lv->res->l1_hits++;
 }
 
@@ -475,6 +486,8 @@ static int op_wb_done(struct live *lv, uint32_t slot, int ok)
 
 static void l1_fini(struct live *lv)
 {
+    if (lv->admit.ring)
+        cache_admit_fini(&lv->admit);
     cache_fini(&lv->l1);
     u64map_free(&lv->slot_of);
     free(lv->slots);
@@ -494,7 +507,8 @@ static int l1_init(struct live *lv, char *err, size_t errlen)
     lv->slot_of = (struct u64map){ 0 };
     if (n == 0)
         return 0;
-    if (n >= (1ull << 31) || cache_init(&lv->l1, cache_policy_find("lru"), n) < 0)
+    if (n >= (1ull << 31) || cache_init(&lv->l1, cache_policy_find("lru"), n) < 0 ||
+        cache_admit_init(&lv->admit, (uint32_t)n) < 0)
         goto fail;
     lv->capacity = n;
     lv->nslots = (uint32_t)ns;
@@ -553,15 +567,16 @@ int live_header(const char *line, struct live_config *out)
 {
     char policy[32];
     unsigned long long chunk, l1, l2, ra;
-    unsigned io, members;
+    unsigned version, io, members;
     int raid, n = 0;
 
-    if (sscanf(line, "#ipvfs-trace 2 io=%u raid=%d members=%u chunk=%llu l1=%llu l2=%llu "
-               "l2_policy=%31s ra=%llu%n", &io, &raid, &members, &chunk, &l1, &l2, policy, &ra,
-               &n) != 8 ||
-        line[n] != '\0' || members == 0 || members > 64 || chunk == 0 ||
-        !(out->l2_policy = cache_policy_find(policy)))
+    if (sscanf(line, "#ipvfs-trace %u io=%u raid=%d members=%u chunk=%llu l1=%llu l2=%llu "
+               "l2_policy=%31s ra=%llu%n", &version, &io, &raid, &members, &chunk, &l1, &l2,
+               policy, &ra, &n) != 9 ||
+        line[n] != '\0' || version < 2 || version > 3 || members == 0 || members > 64 ||
+        chunk == 0 || !(out->l2_policy = cache_policy_find(policy)))
         return -1;
+    out->version = version;
     out->raid = raid;
     out->members = members;
     out->chunk = chunk;
@@ -578,9 +593,9 @@ static int live_event(struct live *lv, const char *line)
     unsigned c = 0;
     char op, extra;
     int n = sscanf(line, "%c %llu %llu %u %c", &op, &a, &b, &c, &extra);
-    int want = op == 'W' || op == 'U' ? 4 : op == 'D' ? 2 : op && strchr("RBPXVCS", op) ? 3 : 0;
+    int want = op == 'W' || op == 'U' ? 4 : op == 'D' ? 2 : op && strchr("RBMPXVCS", op) ? 3 : 0;
 
-    if (want == 0 || n != want || (strchr("RBWUPX", op) &&
+    if (want == 0 || n != want || (strchr("RBMWUPX", op) &&
         (b == 0 || a + b < a)) || c > 1 || ((op == 'V' || op == 'C') && b > 1))
         return -1;
     if ((op == 'V' || op == 'S' || op == 'C') && a >= lv->nslots)
@@ -588,8 +603,9 @@ static int live_event(struct live *lv, const char *line)
     if (op != 'S')
         run_issue(lv);
     switch (op) {
-    case 'R': op_read(lv, a, b, 0); return 0;
-    case 'B': op_read(lv, a, b, 1); return 0;
+    case 'R': op_read(lv, a, b, 0, 0); return 0;
+    case 'B': op_read(lv, a, b, 1, 0); return 0;
+    case 'M': op_read(lv, a, b, 0, 1); return 0;
     case 'W': op_write(lv, a, b, (int)c, 0); return 0;
     case 'U': op_write(lv, a, b, (int)c, 1); return 0;
     case 'P': op_prefetch(lv, a, b); return 0;
@@ -606,8 +622,8 @@ static int live_setup(struct live *lv, const char *line, const struct live_confi
                       char *err, size_t errlen)
 {
     if (live_header(line, &lv->cfg) < 0) {
-        snprintf(err, errlen, "line 1: not a version-2 header (#ipvfs-trace 2 io=N raid=L "
-                 "members=N chunk=B l1=B l2=B l2_policy=P ra=B)");
+        snprintf(err, errlen, "line 1: not a version-2 or 3 header (#ipvfs-trace 3 io=N "
+                 "raid=L members=N chunk=B l1=B l2=B l2_policy=P ra=B)");
         return -1;
     }
     /* the read-ahead pool lives beside the L1's policy, with its own aging:
@@ -632,7 +648,8 @@ static int live_line(struct live *lv, char *line, uint64_t lineno, char *err, si
     if (strncmp(line, "#ipvfs-trace", 12) == 0) {
         /* a restarted I/O node: same volume, a fresh L1 */
         if (live_header(line, &again) < 0 || again.members != lv->cfg.members ||
-            again.raid != lv->cfg.raid || again.chunk != lv->cfg.chunk) {
+            again.raid != lv->cfg.raid || again.chunk != lv->cfg.chunk ||
+            again.version != lv->cfg.version) {
             snprintf(err, errlen, "line %" PRIu64 ": a header for another volume", lineno);
             return -1;
         }

@@ -286,7 +286,7 @@ static int live_wanted(const struct opts *o)
     if (!fgets(line, sizeof(line), in))
         line[0] = '\0';
     fclose(in);
-    return strncmp(line, "#ipvfs-trace 2 ", 15) == 0;
+    return strncmp(line, "#ipvfs-trace 2 ", 15) == 0 || strncmp(line, "#ipvfs-trace 3 ", 15) == 0;
 }
 
 static void print_live(const struct opts *o, const struct live_config *c,

@@ -343,7 +343,9 @@ int iraid_demote(struct iraid_volume *vol, uint64_t offset, const void *buf, siz
         return rc;
     }
     /* A refused start ends req without its callback: the copy is ours. */
-    if ((rc = req_start(req)) < 0)
+    if ((rc = req_start(req)) < 0) {
         free(copy);
-    return rc;
+        return rc;
+    }
+    return 1;
 }

@@ -152,9 +152,10 @@ int iraid_flush(struct iraid_volume *vol, iraid_cb cb, void *user);
  * - iraid_demote(): a clean block the caller evicts is handed to the L2 of
  *   the members that hold its data chunks (parity is never demoted), from
  *   a copy of buf, without waiting and without a callback: a hint, whose
- *   failure changes nothing but a later hit.  0 (also when no member
- *   takes it), -EINVAL for a range iraid_readv() refuses, -ECANCELED when
- *   closing, -ENOMEM.
+ *   failure changes nothing but a later hit.  1 when it went down to at
+ *   least one member, 0 when no member takes it (or none is live),
+ *   -EINVAL for a range iraid_readv() refuses, -ECANCELED when closing,
+ *   -ENOMEM.
  * Against other targets (tgtd, an external LUN) both are plain reads and
  * nothing. */
 #define IRAID_READ_DPO 1u

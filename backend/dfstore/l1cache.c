@@ -215,7 +215,7 @@ static void victim_out(struct df_l1 *l1, uint64_t vb)
     /* A clean block goes down to the targets' L2 (exclusive caching): a
      * hint, whose failure costs only a later hit. */
     if (l1->slots[s].state == SLOT_VALID &&
-        iraid_demote(l1->vol, vb * DFSTORE_BLOCK, l1_slot_data(l1, s), DFSTORE_BLOCK) == 0)
+        iraid_demote(l1->vol, vb * DFSTORE_BLOCK, l1_slot_data(l1, s), DFSTORE_BLOCK) == 1)
         l1->stats.demotes++;
     l1_block_forget(l1, vb, SLOT_ORPHAN);
 }

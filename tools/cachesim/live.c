@@ -183,9 +183,9 @@ static void volume_demote(struct live *lv, uint64_t vb)
     struct iraid_loc loc;
     struct cache_victim v;
 
-    lv->res->l1_demotes++;
     if (!lv->l2 || !lv->dpo)
-        return;
+        return;     /* no target takes DEMOTE: iraid_demote sends nothing */
+    lv->res->l1_demotes++;
     iraid_layout_map(&lv->vol, vb * CACHE_BLOCK_SIZE, &loc);
     (void)cache_demote(&lv->l2[loc.member],
                        cache_key(loc.member, (lv->data_off + loc.member_off) / CACHE_BLOCK_SIZE),

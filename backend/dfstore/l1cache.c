@@ -107,6 +107,11 @@ void df_l1_fini(struct df_l1 *l1)
         free(l1->spare_copies[--l1->nspare_copies]);
     if (l1->ndirty)
         log_error("dfstore: L1 closed with %llu dirty blocks", (unsigned long long)l1->ndirty);
+    if (l1->capacity)
+        log_info("dfstore: L1 admission of small reads' fills: %llu filled (%llu hits on them), "
+                 "%llu first misses and %llu low-yield ones read around",
+                 (unsigned long long)l1->admit.fills, (unsigned long long)l1->admit.fill_hits,
+                 (unsigned long long)l1->admit.refused, (unsigned long long)l1->admit.gated);
     cache_admit_fini(&l1->admit);
     cache_fini(&l1->policy);
     u64map_free(&l1->slot_of);
@@ -872,26 +877,7 @@ int df_l1_flush(struct df_l1 *l1, iraid_cb cb, void *user)
     return 0;
 }
 
-int df_l1_dirty_young(const struct df_l1 *l1)
-{
-    uint64_t now = evloop_now_ms();
-
-    if (l1->ndirty == 0)
-        return 0;
-    for (uint32_t s = 0; s < l1->nslots; s++)
-        if (l1->slots[s].dirty && now - l1->slots[s].dirty_ms >= L1_AGE_MS)
-            return 0;
-    return 1;
-}
-
 int df_l1_busy(const struct df_l1 *l1)
 {
     return l1->inflight > 0 || l1->round_state != ROUND_IDLE || l1->next_waiters;
-}
-
-void df_l1_get_stats(const struct df_l1 *l1, struct df_l1_stats *out)
-{
-    *out = l1->stats;
-    out->resident = l1->policy.resident + l1->ra_held;
-    out->dirty = l1->ndirty;
 }

@@ -1,6 +1,7 @@
 /* The L1's leaf helpers (l1cache.h, "internals"): the volume's shape,
  * byte copies between slots and iovecs, the write-back copy buffers, the
- * read-ahead pool's list, and the reads waiting for a fill.  They touch only the struct df_l1 they are given and call
+ * read-ahead pool's list, the reads waiting for a fill, and the public
+ * queries of the L1's state.  They touch only the struct df_l1 they are given and call
  * nothing else of the L1, so l1cache.c and l1prefetch.c both use them
  * without calling each other in a circle. */
 #include "backend/dfstore/l1cache.h"
@@ -191,4 +192,25 @@ void l1_copy_put(struct df_l1 *l1, uint8_t *copy, uint32_t n)
         l1->spare_copies[l1->nspare_copies++] = copy;
     else
         free(copy);
+}
+
+/* ---- queries (l1cache.h) ---- */
+
+int df_l1_dirty_young(const struct df_l1 *l1)
+{
+    uint64_t now = evloop_now_ms();
+
+    if (l1->ndirty == 0)
+        return 0;
+    for (uint32_t s = 0; s < l1->nslots; s++)
+        if (l1->slots[s].dirty && now - l1->slots[s].dirty_ms >= L1_AGE_MS)
+            return 0;
+    return 1;
+}
+
+void df_l1_get_stats(const struct df_l1 *l1, struct df_l1_stats *out)
+{
+    *out = l1->stats;
+    out->resident = l1->policy.resident + l1->ra_held;
+    out->dirty = l1->ndirty;
 }

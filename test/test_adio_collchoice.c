@@ -194,7 +194,10 @@ static void test_no_exploring_clear_wins(void **state)
  * offsets, ranks with no pieces, one piece, up to 9 ranks (a heap of
  * more than one level); and sets whose strides all look alike (its
  * one-stride answer): pieces apart, overlapping, joining the next
- * stride's, columns tiling the stride whole or with one left out. */
+ * stride's, columns tiling the stride whole or with one left out, in
+ * strides of 64 KiB multiples and in narrow ones (32-byte columns, a
+ * stride no multiple of the grain: one run throughout, or, one left out,
+ * the heap). */
 static void test_scan_progs(void **state)
 {
     enum { MAXK = 9, MAXN = 16 };
@@ -213,7 +216,7 @@ static void test_scan_progs(void **state)
 
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
         k = 1 + x % MAXK;
-        shape_kind = (x >> 40) % 3;
+        shape_kind = (x >> 40) % 4;
         n = 2 + (x >> 8) % (MAXN - 1);
         S = (1 + (x >> 16) % 2) * 64 * KIB;
         base = (x >> 24) % 4 * 64 * KIB + (x >> 48) % 3 * 4096;
@@ -228,10 +231,12 @@ static void test_scan_progs(void **state)
                 g[i] = (struct coll_prog) { base + (x >> 8) % (S / 2), S, 1 + (x >> 24) % (S / 2),
                                             x % 7 == 0 ? 0 : n };
             } else {                        /* columns that tile the stride, maybe one left out */
-                g[i] = (struct coll_prog) { base + i * (S / k), S, S / k,
+                uint64_t St = shape_kind == 2 ? S : 32 * k + (x >> 32) % 3 * 8;   /* narrow */
+
+                g[i] = (struct coll_prog) { base + i * (St / k), St, St / k,
                                             (x >> 8) % 4 == 0 ? 0 : n };
                 if (i == k - 1)
-                    g[i].len = S - i * (S / k);
+                    g[i].len = St - i * (St / k);
             }
             coll_prog_expand(&g[i], &all[total]);
             total += g[i].n;

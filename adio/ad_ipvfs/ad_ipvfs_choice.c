@@ -214,9 +214,10 @@ static void heap_down(struct prog_heap *ph, size_t i)
 }
 
 /* coll_scan_progs's answer in O(k log k) when every stride looks alike:
- * the non-empty progressions share count n > 1 and stride S, a multiple
- * of the grain, and their first pieces lie within one stride (the tiles'
- * rows, the narrow columns: every rank one piece per stride).  Then one
+ * the non-empty progressions share count n > 1 and stride S, and their
+ * first pieces lie within one stride (the tiles' rows, the narrow
+ * columns: every rank one piece per stride), and S is a multiple of the
+ * grain or the pieces cover each stride whole (one run throughout).  Then one
  * stride's sorted pieces give the overlap (none crosses into the next
  * stride) and its runs, each cut alike in every stride, and the last run
  * of a stride joins the first of the next when they touch.  0 (nothing
@@ -241,7 +242,7 @@ static int scan_periodic(const struct coll_shape *s, const struct coll_prog *g, 
         lo = g[i].off < lo ? g[i].off : lo;
         hi = g[i].off + g[i].len > hi ? g[i].off + g[i].len : hi;
     }
-    if (m == 0 || n < 2 || S == 0 || S % grain(s) != 0 || hi - lo > S)
+    if (m == 0 || n < 2 || S == 0 || hi - lo > S)
         return 0;
     qsort(one, m, sizeof(*one), pair_order);
     for (size_t i = 1; i < m; i++) {             /* merge one stride's pieces into runs */
@@ -257,6 +258,11 @@ static int scan_periodic(const struct coll_shape *s, const struct coll_prog *g, 
         }
     }
     runs++;
+    /* Strides that are no multiple of the grain are cut differently from
+     * one to the next; only a union that is one run throughout (the
+     * stride covered whole: narrow columns) is counted without them. */
+    if (S % grain(s) != 0 && !(runs == 1 && one[0].len == S))
+        return 0;
     first = coll_cut_pairs(s, one[0].off, one[0].len);
     last = coll_cut_pairs(s, one[runs - 1].off, one[runs - 1].len);
     for (size_t i = 0; i < runs; i++)

@@ -57,6 +57,7 @@ struct iraid_member {
     struct iscsi_context *iscsi;   /* NULL while DOWN */
     int lun;
     int fd;                        /* registered on the loop, or -1 */
+    uint64_t flush_id;             /* member_kick's deferred write, or 0 */
     uint64_t nblocks;
     uint32_t block_size;
     enum iraid_member_state state;
@@ -281,6 +282,10 @@ int member_errno(const struct iraid_member *m, const char *what, int status,
 int member_live(const struct iraid_member *m);
 int member_ok(const struct iraid_member *m, uint64_t stripe);
 void member_watch(struct iraid_member *m, int force);
+/* Commands were queued on m: libiscsi writes them once the running
+ * callback returns (outside libiscsi), and the socket is watched for
+ * writing only if they do not all fit (member.c). */
+void member_kick(struct iraid_member *m);
 void member_fail(struct iraid_member *m, const char *why);
 void member_rebuilt(struct iraid_member *m);
 void member_needs_rebuild(struct iraid_member *m);

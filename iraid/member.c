@@ -161,6 +161,9 @@ void member_watch(struct iraid_member *m, int force)
     int fd = on ? iscsi_get_fd(m->iscsi) : -1;
     int mask = on ? iscsi_to_ev(iscsi_which_events(m->iscsi)) : 0;
 
+    if (m->flush_id && mask)
+        mask = (mask & ~EV_WRITE) | EV_READ;  /* member_flush writes them */
+
     if (!force && mask && fd == m->fd && fd >= 0 && evloop_mod_fd(loop, fd, mask) == 0)
         return;
     if (m->fd >= 0)
@@ -212,6 +215,14 @@ void member_fail(struct iraid_member *m, const char *why)
         vol->member_stale(vol, m->idx, 1);
 }
 
+/* Cancels a pending member_flush (the member's session or volume goes). */
+static void member_unkick(struct iraid_member *m)
+{
+    if (m->flush_id)
+        evloop_del_timer(m->vol->loop, m->flush_id);
+    m->flush_id = 0;
+}
+
 /* Drops a failed member's session: commands still queued complete with
  * SCSI_STATUS_CANCELLED (an I/O error for them), then the context goes.
  * Never call it from inside libiscsi. */
@@ -222,6 +233,7 @@ static void member_teardown(struct iraid_member *m)
     if (!m->teardown)
         return;
     m->teardown = 0;
+    member_unkick(m);
     if (m->fd >= 0)
         evloop_del_fd(m->vol->loop, m->fd);
     m->fd = -1;
@@ -249,6 +261,30 @@ static void member_io(struct evloop *loop, int fd, int events, void *user)
                   (events & EV_ERROR ? POLLERR | POLLHUP : 0);
 
     member_service(user, revents);
+}
+
+static void member_flush(struct evloop *loop, uint64_t id, void *user)
+{
+    struct iraid_member *m = user;
+
+    (void)loop;
+    (void)id;
+    m->flush_id = 0;
+    member_service(m, POLLOUT);
+}
+
+/* Writing at once saves what arming EV_WRITE costs for every command (an
+ * epoll_ctl each way and a loop round: 3.5 epoll_ctl calls per 4 KiB read
+ * at an I/O node, with the replies'); only a logged-in session is written
+ * this way (during login, POLLOUT means the connect completed). */
+void member_kick(struct iraid_member *m)
+{
+    if (m->flush_id)
+        return;
+    if (!m->iscsi || m->teardown || m->state == IRAID_MEMBER_DOWN ||
+        !iscsi_is_logged_in(m->iscsi) ||
+        !(m->flush_id = evloop_defer_outer(m->vol->loop, member_flush, m)))
+        member_watch(m, 0);
 }
 
 /* ---- reconnect ---- */
@@ -561,6 +597,7 @@ destroy_context:
 
 static void member_logout(struct iraid_member *m)
 {
+    member_unkick(m);
     if (m->fd >= 0)
         evloop_del_fd(m->vol->loop, m->fd);
     m->fd = -1;

@@ -383,7 +383,7 @@ static int req_submit(struct iraid_req *req)
     }
     for (uint32_t i = 0; i < vol->nmembers; i++)
         if (!vol->members[i].teardown)
-            member_watch(&vol->members[i], 0);
+            member_kick(&vol->members[i]);
     /* Only an empty round gets here with nothing pending. */
     if (--req->pending == 0)
         req_round_done(req);

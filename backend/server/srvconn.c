@@ -52,6 +52,7 @@ struct link {
     int authed;
     uint32_t client_id;
     int events;                   /* what the loop watches now */
+    uint64_t flush_id;            /* a deferred write of the queued replies */
     char peer[64];
 
     enum link_rx rx;
@@ -222,6 +223,9 @@ static void link_fail(struct link *l, const char *why)
     if (l->dead)
         return;
     log_debug("connection %s: %s", l->peer, why);
+    if (l->flush_id)
+        evloop_del_timer(l->srv->loop, l->flush_id);
+    l->flush_id = 0;
     evloop_del_fd(l->srv->loop, l->fd);
     close(l->fd);
     l->fd = -1;
@@ -249,6 +253,31 @@ static void link_arm(struct link *l)
         return;
     }
     l->events = want;
+}
+
+static void on_writable(struct link *l);
+
+static void link_flush_run(struct evloop *loop, uint64_t id, void *user)
+{
+    struct link *l = user;
+
+    (void)loop;
+    (void)id;
+    l->flush_id = 0;
+    if (!l->dead)
+        on_writable(l);
+}
+
+/* Writes the queued replies once the running callback returns, at once
+ * rather than after the loop has seen the socket writable: the socket is
+ * watched for writing only when it fills (arming and disarming EV_WRITE
+ * for every reply cost two epoll_ctl calls and a loop round each). */
+static void link_flush_soon(struct link *l)
+{
+    if (l->flush_id || (l->events & EV_WRITE))
+        return;     /* a flush, or the socket's readiness, writes them */
+    if (!(l->flush_id = evloop_defer(l->srv->loop, link_flush_run, l)))
+        link_arm(l);    /* no memory: wait for the socket instead */
 }
 
 void conn_reply(struct conn *c, uint32_t status, void *body, size_t len)
@@ -284,7 +313,7 @@ void conn_reply(struct conn *c, uint32_t status, void *body, size_t len)
     else
         l->wq = c;
     l->wq_tail = c;
-    link_arm(l);
+    link_flush_soon(l);
 }
 
 void conn_reply_err(struct conn *c, int status, const char *fmt, ...)

@@ -58,8 +58,10 @@
  * link looks for PENDING requests that may start now; so does every
  * other link when the server-wide bound was reached.  Replies are never
  * written and handlers never started from inside conn_reply(): it queues
- * and arms EV_WRITE, and the loop does the rest, so a handler never
- * re-enters the state machine.
+ * and defers the write to right after the running callback (evloop_defer,
+ * one per link), which writes what the socket takes and arms EV_WRITE
+ * only for the rest, so a handler never re-enters the state machine and
+ * a reply costs no epoll_ctl while the socket has room.
  *
  * Ownership: a READ or WRITE gets its own struct conn, malloc'd at its
  * header and freed when its reply is written.  Every other request runs

@@ -282,7 +282,7 @@ int member_errno(const struct iraid_member *m, const char *what, int status,
 int member_live(const struct iraid_member *m);
 int member_ok(const struct iraid_member *m, uint64_t stripe);
 void member_watch(struct iraid_member *m, int force);
-/* Commands were queued on m: libiscsi writes them once the running
+/* Commands were queued on m: libiscsi writes them once the loop's running
  * callback returns (outside libiscsi), and the socket is watched for
  * writing only if they do not all fit (member.c). */
 void member_kick(struct iraid_member *m);

@@ -276,14 +276,19 @@ static void member_flush(struct evloop *loop, uint64_t id, void *user)
 /* Writing at once saves what arming EV_WRITE costs for every command (an
  * epoll_ctl each way and a loop round: 3.5 epoll_ctl calls per 4 KiB read
  * at an I/O node, with the replies'); only a logged-in session is written
- * this way (during login, POLLOUT means the connect completed). */
+ * this way (during login, POLLOUT means the connect completed).  The write
+ * runs after the loop's callback now running returns, so outside
+ * libiscsi (commands are queued from its callbacks), and in nested runs
+ * too (a sync wait inside a callback, such as the final sync at
+ * shutdown, must see its commands written: evloop_defer_outer would hold
+ * them until the outer callback returns). */
 void member_kick(struct iraid_member *m)
 {
     if (m->flush_id)
         return;
     if (!m->iscsi || m->teardown || m->state == IRAID_MEMBER_DOWN ||
         !iscsi_is_logged_in(m->iscsi) ||
-        !(m->flush_id = evloop_defer_outer(m->vol->loop, member_flush, m)))
+        !(m->flush_id = evloop_defer(m->vol->loop, member_flush, m)))
         member_watch(m, 0);
 }
 

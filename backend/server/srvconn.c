@@ -800,7 +800,7 @@ static void on_writable(struct link *l)
             if (n < 0 && errno == EINTR)
                 continue;
             if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-                return;
+                goto arm;   /* full: the rest when the loop sees room */
             if (n < 0) {
                 link_fail(l, strerror(errno));
                 return;
@@ -809,6 +809,7 @@ static void on_writable(struct link *l)
         }
         reply_done(l, r);
     }
+arm:
     link_arm(l);
 }
 

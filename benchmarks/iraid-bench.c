@@ -9,6 +9,7 @@
  * address nobody answers, so reads reconstruct). */
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +75,8 @@ int main(int argc, char **argv)
         return 2;
     }
     ipvfs_log_set_ident("iraid-bench");
+    if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)  /* iraid/volume.h: libiscsi writes with writev() */
+        return 2;
     cfg = (struct iraid_config){ .level = atoi(argv[1]), .chunk_size = strtoull(argv[2], NULL, 0),
                                  .nmembers = (uint32_t)(argc - 4),
                                  .urls = (const char *const *)argv + 4, .timeout_ms = 3000 };

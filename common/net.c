@@ -1,5 +1,6 @@
 #include "common/net.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -214,4 +215,25 @@ int net_read_full(int fd, void *buf, size_t len, int timeout_ms)
     struct iovec iov = { .iov_base = buf, .iov_len = len };
 
     return xfer_iov(fd, &iov, 1, timeout_ms, 0);
+}
+
+void net_peer_name(int fd, char *out, size_t outlen)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof(ss);
+    char host[64] = "?";
+    unsigned port = 0;
+
+    if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0) {
+        if (ss.ss_family == AF_INET) {
+            struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+            inet_ntop(AF_INET, &s4->sin_addr, host, sizeof(host));
+            port = ntohs(s4->sin_port);
+        } else if (ss.ss_family == AF_INET6) {
+            struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+            inet_ntop(AF_INET6, &s6->sin6_addr, host, sizeof(host));
+            port = ntohs(s6->sin6_port);
+        }
+    }
+    snprintf(out, outlen, "%s:%u", host, port);
 }

@@ -34,4 +34,7 @@ int net_writev_full(int fd, struct iovec *iov, int iovcnt, int timeout_ms);
 /* Advance an iovec array by n consumed bytes; returns the new start index. */
 int net_iov_advance(struct iovec *iov, int iovcnt, int start, size_t n);
 
+/* "host:port" of fd's peer into out ("?:0" when unknown). */
+void net_peer_name(int fd, char *out, size_t outlen);
+
 #endif

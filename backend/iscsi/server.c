@@ -17,27 +17,6 @@
 #include "common/log.h"
 #include "common/net.h"
 
-static void peer_name(int fd, char *buf, size_t len)
-{
-    struct sockaddr_storage ss;
-    socklen_t sl = sizeof(ss);
-    char host[64] = "?";
-    unsigned port = 0;
-
-    if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0) {
-        if (ss.ss_family == AF_INET) {
-            struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
-            inet_ntop(AF_INET, &s4->sin_addr, host, sizeof(host));
-            port = ntohs(s4->sin_port);
-        } else if (ss.ss_family == AF_INET6) {
-            struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
-            inet_ntop(AF_INET6, &s6->sin6_addr, host, sizeof(host));
-            port = ntohs(s6->sin6_port);
-        }
-    }
-    snprintf(buf, len, "%s:%u", host, port);
-}
-
 static void accept_event(struct evloop *loop, int lfd, int events, void *user)
 {
     struct tgt_server *srv = user;
@@ -60,7 +39,7 @@ static void accept_event(struct evloop *loop, int lfd, int events, void *user)
             close(fd);
             continue;
         }
-        peer_name(fd, c->peer, sizeof(c->peer));
+        net_peer_name(fd, c->peer, sizeof(c->peer));
         log_debug("target: connection from %s", c->peer);
     }
 }

@@ -1,9 +1,7 @@
 /* The connection layer (srvconn.h states its state machines, ownership
  * and bounds): links that read requests, run several at once and write
  * each reply when it is ready. */
-#include <arpa/inet.h>
 #include <errno.h>
-#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -179,6 +177,7 @@ static void link_free(struct link *l)
 }
 
 static void wake_all(struct server *srv);
+static void on_writable(struct link *l);
 
 /* Frees the dead links, those that die meanwhile included. */
 static void reap_dead(struct evloop *loop, uint64_t id, void *user)
@@ -255,23 +254,18 @@ static void link_arm(struct link *l)
     l->events = want;
 }
 
-static void on_writable(struct link *l);
-
 static void link_flush_run(struct evloop *loop, uint64_t id, void *user)
 {
     struct link *l = user;
 
-    (void)loop;
-    (void)id;
+    (void)loop, (void)id;
     l->flush_id = 0;
     if (!l->dead)
         on_writable(l);
 }
 
-/* Writes the queued replies once the running callback returns, at once
- * rather than after the loop has seen the socket writable: the socket is
- * watched for writing only when it fills (arming and disarming EV_WRITE
- * for every reply cost two epoll_ctl calls and a loop round each). */
+/* Writes the queued replies after the running callback; EV_WRITE is armed
+ * only when the socket fills (per reply it cost two epoll_ctl calls). */
 static void link_flush_soon(struct link *l)
 {
     if (l->flush_id || (l->events & EV_WRITE))
@@ -827,26 +821,6 @@ static void on_conn_event(struct evloop *loop, int fd, int events, void *user)
         link_fail(l, "socket error or hang-up");
 }
 
-static void describe_peer(int fd, char *out, size_t outlen)
-{
-    struct sockaddr_storage ss;
-    socklen_t sl = sizeof(ss);
-    char host[48] = "?";
-    unsigned port = 0;
-
-    memset(&ss, 0, sizeof(ss));
-    if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0 && ss.ss_family == AF_INET) {
-        struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
-        inet_ntop(AF_INET, &sin->sin_addr, host, sizeof(host));
-        port = ntohs(sin->sin_port);
-    } else if (ss.ss_family == AF_INET6) {
-        struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
-        inet_ntop(AF_INET6, &sin6->sin6_addr, host, sizeof(host));
-        port = ntohs(sin6->sin6_port);
-    }
-    snprintf(out, outlen, "%s:%u", host, port);
-}
-
 static void on_accept(struct evloop *loop, int fd, int events, void *user)
 {
     struct server *srv = user;
@@ -866,7 +840,7 @@ static void on_accept(struct evloop *loop, int fd, int events, void *user)
         l->rx = RX_HDR;
         l->serial.l = l;
         l->events = EV_READ;
-        describe_peer(cfd, l->peer, sizeof(l->peer));
+        net_peer_name(cfd, l->peer, sizeof(l->peer));
         if (evloop_set_fd(loop, cfd, EV_READ, on_conn_event, l) < 0) {
             log_warn("dropping a connection: cannot watch it");
             close(cfd);

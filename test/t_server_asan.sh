@@ -54,8 +54,17 @@ ipvfs-ctl stats --json >/dev/null || ipvfs_fail "stats"
 # A scrub runs the iRAID's request rounds to their end, empty ones included
 # (a round that ended inside its own submission was once written after free).
 ipvfs-ctl scrub >/dev/null || ipvfs_fail "scrub"
+# Sequential 1 MiB reads (cp's) take read-ahead's blocks as loans: the
+# replies go out from the L1's slots, which come back when written.
+head -c 40M /dev/urandom >"$IPVFS_CLUSTER_DIR/big.in" || ipvfs_fail "no scratch space"
+ipvfs-ctl cp "$IPVFS_CLUSTER_DIR/big.in" ipvfs:/asan/big || ipvfs_fail "cp in"
+ipvfs-ctl cp ipvfs:/asan/big "$IPVFS_CLUSTER_DIR/big.out" || ipvfs_fail "cp out"
+cmp "$IPVFS_CLUSTER_DIR/big.in" "$IPVFS_CLUSTER_DIR/big.out" || ipvfs_fail "cp out: wrong bytes"
 ipvfs_stop_cluster
 if ipvfs_logs | grep -E "ERROR: (AddressSanitizer|LeakSanitizer)|SUMMARY: AddressSanitizer"; then
     ipvfs_fail "sanitizer report in the server log"
 fi
+lent=$(ipvfs_logs | sed -n 's/.*read (\([0-9]*\) lent to replies).*/\1/p' | head -n 1)
+[ "${lent:-0}" -gt 0 ] || ipvfs_fail "no read-ahead block was lent to a reply (${lent:-no log line})"
+echo "read-ahead blocks lent to replies: $lent"
 echo "t_server_asan: ok"

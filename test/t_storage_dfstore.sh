@@ -2,8 +2,9 @@
 # Datafile store over a RAID-0 volume on two real iSCSI targets (tgtd):
 # write/read/holes/truncate/prealloc/remove/ordering, reopen after close,
 # no zero-fill of new blocks on an all-zero volume (but of reused ones),
-# ENOSPC on a full volume, reopen after SIGKILL following a sync, and clean
-# errors (no hang) when a target dies under the store.
+# ENOSPC on a full volume, read-ahead's blocks lent to stream reads (no
+# copy), reopen after SIGKILL following a sync, and clean errors (no
+# hang) when a target dies under the store.
 # timeout: 240
 set -u
 src=${IPVFS_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -26,6 +27,9 @@ echo "== new blocks of a volume that is all zeros (first, while the targets are)
 
 echo "== basic"
 "$tool" basic "$dir/meta1" "${IRAID_URLS[@]}" || { echo "FAILED: basic"; exit 1; }
+
+echo "== read-ahead's blocks lent to stream reads"
+"$tool" lend "$dir/meta4" "${IRAID_URLS[@]}" || { echo "FAILED: lend"; exit 1; }
 
 echo "== crash after sync"
 "$tool" crash "$dir/meta2" "${IRAID_URLS[@]}"

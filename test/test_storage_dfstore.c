@@ -10,6 +10,10 @@
  *   storage-dfstore-tool zeroed DIR URL...  on targets that are all zeros:
  *                                           new blocks are written without
  *                                           zero-fill, reused ones with it
+ *   storage-dfstore-tool lend DIR URL...    sequential reads with read-ahead
+ *                                           take prefetched blocks as loans
+ *                                           (no copy), given back after the
+ *                                           store closed too
  *   storage-dfstore-tool dead DIR URL...    prints "ready", waits for a line
  *                                           (a target is killed meanwhile):
  *                                           write and sync fail, close returns
@@ -624,10 +628,83 @@ static void zeroed(int argc, char **argv)
     printf("zeroed: all passed\n");
 }
 
+/* Checks a read of [off, off + len) into out (filled with 0xEE before):
+ * each loan's block holds the model's bytes and its place in out was left
+ * alone (no copy); the rest of out holds the model's bytes. */
+static void check_lent(const uint8_t *out, uint64_t off, uint64_t len,
+                       const struct df_l1_loans *loans)
+{
+    static uint8_t lent_at[MODEL_MAX / B];
+
+    memset(lent_at, 0, sizeof(lent_at));
+    for (uint32_t i = 0; i < loans->n; i++) {
+        uint64_t at = (uint64_t)(loans->v[i].dst - out);
+        if (at % B || at + B > len || lent_at[at / B]++)
+            FAIL("loan %u at %" PRIu64 " of a %" PRIu64 "-byte read", i, at, len);
+        if (memcmp(loans->v[i].src, models[4].bytes + off + at, B) != 0)
+            FAIL("lent block at %" PRIu64 ": wrong bytes", off + at);
+        for (uint64_t j = 0; j < B; j++)
+            if (out[at + j] != 0xEE)
+                FAIL("lent block at %" PRIu64 " was copied as well", off + at);
+    }
+    for (uint64_t at = 0; at < len; at += B)
+        if (!lent_at[at / B] && memcmp(out + at, models[4].bytes + off + at, B) != 0)
+            FAIL("copied block at %" PRIu64 ": wrong bytes", off + at);
+}
+
+/* Loans (l1cache.h): a stream of 256 KiB reads through the L1 with
+ * read-ahead.  The reads after the first ones find their blocks prefetched
+ * and take them as loans; one read's loans are kept across dfstore_close
+ * and must still hold the bytes (the slots' memory outlives the store). */
+static void lend(int argc, char **argv)
+{
+    enum { RD = 4 * B };
+    static uint8_t out[RD];
+    struct df_l1_loans keep = { 0 };
+    struct dfstore_stats st;
+    uint64_t keep_off = 0, lent = 0;
+    int rc;
+
+    open_all(argc, argv);
+    if ((rc = dfstore_set_l1(ds, 16u << 20)) < 0 || (rc = dfstore_set_readahead(ds, 1u << 20)) < 0)
+        FAIL("L1 with read-ahead: %s", strerror(-rc));
+    write1(4, 0, MODEL_MAX, 61);
+    sync_all();
+    for (uint64_t off = 0; off < MODEL_MAX; off += RD) {
+        struct ipvfs_pair p = { off, RD };
+        struct df_l1_loans loans = { 0 };
+        struct wait w = { 1, 0, 0 };
+        memset(out, 0xEE, sizeof(out));
+        rc = finish(&w, dfstore_read_lend(ds, 4, &p, 1, DFSTORE_RA_DEFAULT, out, &loans,
+                                          wait_cb, &w));
+        if (rc < 0)
+            FAIL("read at %" PRIu64 ": %s", off, strerror(-rc));
+        check_lent(out, off, RD, &loans);
+        lent += loans.n;
+        if (keep.n == 0 && loans.n > 0 && off >= MODEL_MAX / 2) {
+            keep = loans;
+            keep_off = off;
+        } else {
+            df_l1_loans_settle(&loans);
+            if (memcmp(out, models[4].bytes + off, RD) != 0)
+                FAIL("read at %" PRIu64 ": wrong bytes once its loans were copied", off);
+        }
+    }
+    dfstore_stats(ds, &st);
+    if (lent == 0 || keep.n == 0 || st.l1.readahead_lent != lent)
+        FAIL("%" PRIu64 " blocks lent (the L1 counted %" PRIu64 "), %u kept", lent,
+             st.l1.readahead_lent, keep.n);
+    close_all();
+    memset(out, 0xEE, sizeof(out));
+    check_lent(out, keep_off, RD, &keep);    /* the store is closed: still valid */
+    df_l1_loans_return(&keep);
+    printf("lend: %" PRIu64 " of %u blocks lent, all passed\n", lent, MODEL_MAX / B);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: %s basic|crash|verify|zeroed|dead DIR URL...\n", argv[0]);
+        fprintf(stderr, "usage: %s basic|crash|verify|zeroed|lend|dead DIR URL...\n", argv[0]);
         return 2;
     }
     ipvfs_log_set_ident("dfstore-test");
@@ -645,6 +722,8 @@ int main(int argc, char **argv)
         verify(argc - 3, argv + 3);
     else if (strcmp(argv[1], "zeroed") == 0)
         zeroed(argc - 3, argv + 3);
+    else if (strcmp(argv[1], "lend") == 0)
+        lend(argc - 3, argv + 3);
     else if (strcmp(argv[1], "dead") == 0)
         dead(argc - 3, argv + 3);
     else

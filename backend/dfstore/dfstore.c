@@ -511,8 +511,9 @@ int dfstore_write(struct dfstore *ds, uint64_t handle, const struct ipvfs_pair *
     return rc;
 }
 
-int dfstore_read_ra(struct dfstore *ds, uint64_t handle, const struct ipvfs_pair *pairs,
-                    uint32_t npairs, uint64_t ra_max, void *out, dfstore_cb cb, void *user)
+int dfstore_read_lend(struct dfstore *ds, uint64_t handle, const struct ipvfs_pair *pairs,
+                      uint32_t npairs, uint64_t ra_max, void *out, struct df_l1_loans *loans,
+                      dfstore_cb cb, void *user)
 {
     uint64_t total;
     int rc;
@@ -526,7 +527,14 @@ int dfstore_read_ra(struct dfstore *ds, uint64_t handle, const struct ipvfs_pair
     return submit(ds, handle, OP_READ, (struct df_op){ .pairs = pairs, .npairs = npairs,
                                                         .stream = total >= DF_L1_STREAM_MIN,
                                                         .ra_max = ra_max, .rdata = out,
-                                                        .cb = cb, .user = user });
+                                                        .loans = loans, .cb = cb,
+                                                        .user = user });
+}
+
+int dfstore_read_ra(struct dfstore *ds, uint64_t handle, const struct ipvfs_pair *pairs,
+                    uint32_t npairs, uint64_t ra_max, void *out, dfstore_cb cb, void *user)
+{
+    return dfstore_read_lend(ds, handle, pairs, npairs, ra_max, out, NULL, cb, user);
 }
 
 int dfstore_read(struct dfstore *ds, uint64_t handle, const struct ipvfs_pair *pairs,

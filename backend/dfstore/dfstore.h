@@ -108,6 +108,15 @@ int dfstore_read(struct dfstore *ds, uint64_t handle, const struct ipvfs_pair *p
 #define DFSTORE_RA_DEFAULT UINT64_MAX
 int dfstore_read_ra(struct dfstore *ds, uint64_t handle, const struct ipvfs_pair *pairs,
                     uint32_t npairs, uint64_t ra_max, void *out, dfstore_cb cb, void *user);
+/* The same, letting the L1 lend the read whole prefetched blocks instead
+ * of copying them into out (l1cache.h, "Loans"): loans (zeroed by the
+ * caller) gets one loan per block left uncopied in out.  From the call on,
+ * the caller owns them, whatever the status: it sends (or copies) each
+ * from its src, then gives them back with df_l1_loans_return (or copies
+ * them all with df_l1_loans_settle); that may come after dfstore_close. */
+int dfstore_read_lend(struct dfstore *ds, uint64_t handle, const struct ipvfs_pair *pairs,
+                      uint32_t npairs, uint64_t ra_max, void *out, struct df_l1_loans *loans,
+                      dfstore_cb cb, void *user);
 int dfstore_truncate(struct dfstore *ds, uint64_t handle, uint64_t size, dfstore_cb cb,
                      void *user);
 int dfstore_prealloc(struct dfstore *ds, uint64_t handle, uint64_t size, dfstore_cb cb,

@@ -123,6 +123,7 @@ struct df_op {
     int stream;                      /* read/write of DF_L1_STREAM_MIN bytes or more */
     const uint8_t *wdata;
     uint8_t *rdata;
+    struct df_l1_loans *loans;       /* read: the caller's, or NULL (copies) */
     uint64_t arg;                    /* truncate/prealloc size */
     uint64_t ra_max;                 /* read: read-ahead window limit, 0 = off */
     dfstore_cb cb;

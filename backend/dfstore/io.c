@@ -58,7 +58,7 @@ static void op_io(struct df_op *op, int write, uint64_t off, struct iovec *iov, 
                    : df_l1_readv(&op->ds->l1, off, iov, niov,
                                  (op->stream ? DF_L1_STREAM : 0) |
                                      (op->kind == OP_WRITE ? DF_L1_OLD : 0),
-                                 blk_cb, op);
+                                 op->kind == OP_READ ? op->loans : NULL, blk_cb, op);
 
     if (rc < 0) {
         if (op->status == 0)

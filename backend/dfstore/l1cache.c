@@ -82,11 +82,10 @@ int df_l1_init(struct df_l1 *l1, struct evloop *loop, struct iraid_volume *vol, 
         cache_fini(&l1->policy);
         return -ENOMEM;
     }
-    /* calloc: pages are committed as blocks are first used. */
-    l1->data = calloc(ns, DFSTORE_BLOCK);
     l1->slots = calloc(ns, sizeof(*l1->slots));
     l1->free_slots = calloc(ns, sizeof(*l1->free_slots));
-    if (!l1->data || !l1->slots || !l1->free_slots || u64map_reserve(&l1->slot_of, ns) < 0)
+    if (l1_lender_open(l1, ns) < 0 || !l1->slots || !l1->free_slots ||
+        u64map_reserve(&l1->slot_of, ns) < 0)
         goto free_all;
     for (uint64_t i = 0; i < ns; i++)
         l1->free_slots[i] = (uint32_t)(ns - 1 - i);
@@ -109,14 +108,19 @@ void df_l1_fini(struct df_l1 *l1)
         log_error("dfstore: L1 closed with %llu dirty blocks", (unsigned long long)l1->ndirty);
     if (l1->capacity)
         log_info("dfstore: L1 admission of small reads' fills: %llu filled (%llu hits on them), "
-                 "%llu first misses and %llu low-yield ones read around",
+                 "%llu first misses and %llu low-yield ones read around; read-ahead: %llu "
+                 "blocks prefetched, %llu read (%llu lent to replies), %llu dropped unread",
                  (unsigned long long)l1->admit.fills, (unsigned long long)l1->admit.fill_hits,
-                 (unsigned long long)l1->admit.refused, (unsigned long long)l1->admit.gated);
+                 (unsigned long long)l1->admit.refused, (unsigned long long)l1->admit.gated,
+                 (unsigned long long)l1->stats.readahead_blocks,
+                 (unsigned long long)l1->stats.readahead_hits,
+                 (unsigned long long)l1->stats.readahead_lent,
+                 (unsigned long long)l1->stats.readahead_wasted);
     cache_admit_fini(&l1->admit);
     cache_fini(&l1->policy);
     u64map_free(&l1->slot_of);
     free(l1->waiters);
-    free(l1->data);
+    l1_lender_close(l1);
     free(l1->slots);
     free(l1->free_slots);
     memset(l1, 0, sizeof(*l1));
@@ -147,12 +151,6 @@ static void trace_event(struct df_l1 *l1, const char *fmt, ...)
 uint64_t l1_slot_find(const struct df_l1 *l1, uint64_t vb)
 {
     return u64map_get(&l1->slot_of, vb);
-}
-
-void l1_slot_free(struct df_l1 *l1, uint32_t slot)
-{
-    l1->slots[slot] = (struct l1_slot){ .state = SLOT_FREE };
-    l1->free_slots[l1->nfree++] = slot;
 }
 
 /* Takes a clean block out of the map and the policy.  Its slot is freed,
@@ -390,14 +388,19 @@ static int read_fill(struct df_l1 *l1, uint64_t off, const struct iovec *iov, in
     return 0;
 }
 
-/* A hit: the bytes copied out, the completion deferred to the loop.
- * drop: a stream's read to the end of a prefetched block, which then
- * leaves the L1 (drop-behind, l1cache.h); else the block is touched. */
+/* A hit: the bytes copied out (or the slot lent), the completion
+ * deferred to the loop.  drop: a stream's read to the end of a prefetched
+ * block, which then leaves the L1 (drop-behind, l1cache.h), lent to the
+ * read when it asked for loans; else the block is touched. */
 static int read_hit(struct df_l1 *l1, uint32_t slot, uint64_t off, const struct iovec *iov,
-                    int niov, int drop, iraid_cb cb, void *user)
+                    int niov, int drop, struct df_l1_loans *loans, iraid_cb cb, void *user)
 {
     if (!done_later(l1, cb, user))
         return -ENOMEM;
+    if (drop && l1_lend(l1, slot, iov, niov, loans)) {
+        l1->stats.hits++;
+        return 0;
+    }
     l1_copy_out(iov, niov, l1_slot_data(l1, slot) + off % DFSTORE_BLOCK);
     if (drop) {
         l1_ra_unlink(l1, slot, 1);
@@ -423,10 +426,13 @@ static int range_dirty(const struct df_l1 *l1, uint64_t off, uint64_t len)
 }
 
 int df_l1_readv(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int niov, unsigned how,
-                iraid_cb cb, void *user)
+                struct df_l1_loans *loans, iraid_cb cb, void *user)
 {
     uint64_t len = l1_iov_len(iov, niov), vb = off / DFSTORE_BLOCK, slot;
     int stream = (how & DF_L1_STREAM) != 0;
+    /* a stream's read to the block's end drops a prefetched block (and may
+     * take it: loans) */
+    int drop = stream && (off + len) % DFSTORE_BLOCK == 0;
     /* A miss of less than the block would read more than asked for: it
      * fills only when admitted (cache/cache.h), unless a write needs the
      * block next; a whole block costs the fill nothing. */
@@ -452,14 +458,14 @@ int df_l1_readv(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int nio
     if (slot == U64MAP_NONE)
         return read_fill(l1, off, iov, niov, gated, cb, user);
     if (l1->slots[slot].state == SLOT_FILLING && l1->waiters)
-        return l1_wait_fill(l1, (uint32_t)slot, off, iov, niov, cb, user);
+        return l1_wait_fill(l1, (uint32_t)slot, off, iov, niov, drop ? loans : NULL, cb, user);
     if (l1->slots[slot].state == SLOT_FILLING)
         return bypass_read(l1, off, iov, niov, cb, user);  /* clean: the volume has it */
-    if (l1->slots[slot].ra && stream && (off + len) % DFSTORE_BLOCK == 0)
-        return read_hit(l1, (uint32_t)slot, off, iov, niov, 1, cb, user);
+    if (l1->slots[slot].ra && drop)
+        return read_hit(l1, (uint32_t)slot, off, iov, niov, 1, loans, cb, user);
     if (l1->slots[slot].ra)
         l1_ra_promote(l1, (uint32_t)slot);
-    return read_hit(l1, (uint32_t)slot, off, iov, niov, 0, cb, user);
+    return read_hit(l1, (uint32_t)slot, off, iov, niov, 0, NULL, cb, user);
 }
 
 /* ---- writes ---- */

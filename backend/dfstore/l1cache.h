@@ -82,11 +82,16 @@
  *       to its last byte (a hit too, and drop-behind: the stream reads it
  *       once, and keeping it would only push out another block and later
  *       DEMOTE this one: a 1 MiB stream's blocks went back to the targets
- *       as 64 KiB DEMOTEs as fast as they came), or FREE when dropped
- *       unread (readahead_wasted:
+ *       as 64 KiB DEMOTEs as fast as they came), or LENT instead when
+ *       that read is of the whole block and asked for loans (below), or
+ *       FREE when dropped unread (readahead_wasted:
  *       the oldest one, unread for L1_RA_STALE_MS, gives way to a new
  *       prefetch when the pool is full; a write to it; a discard)
- *   FILLING -> ORPHAN/STALE as any fill (dropped or written meanwhile).
+ *   FILLING -> ORPHAN/STALE as any fill (dropped or written meanwhile);
+ *       -> LENT when its fill completes and its one waiting read is such
+ *       a stream read (l1_waiter_lend)
+ *   LENT (out of the map, the pool and the policy) -> FREE when the loan
+ *       is given back (df_l1_loans_return).
  * A write into a prefetched block drops it before anything else (writes
  * only ever update policy blocks).  With read-ahead set up, a read that
  * finds its block FILLING (a prefetch or another read's fill) waits for
@@ -142,6 +147,7 @@ struct df_l1_stats {
     uint64_t readahead_blocks;  /* blocks prefetched (volume reads issued) */
     uint64_t readahead_hits;    /* of them, used by a read */
     uint64_t readahead_wasted;  /* of them, dropped unread */
+    uint64_t readahead_lent;    /* of the hits, slots lent to the reader */
 };
 
 struct l1_slot {
@@ -163,6 +169,37 @@ struct l1_wait;                 /* a read waiting for a fill */
 
 struct l1_flush;                /* a waiting df_l1_flush */
 
+/* Loans (zero-copy stream reads).  A stream's read of a whole prefetched
+ * block (the read drops it anyway: drop-behind) may take the slot itself
+ * instead of a copy of its bytes: the slot leaves the map at once (state
+ * LENT: no write, eviction or discard can reach it), the read completes
+ * with its destination untouched, and the caller sends the bytes from
+ * the slot and gives it back (df_l1_loans_return), which frees it.  A
+ * caller asks for loans by passing a struct df_l1_loans, zeroed, to
+ * df_l1_readv; the L1 appends one loan per lent block; the caller owns
+ * them from then on, also when its read fails.  At most L1_LEND_MAX of the
+ * L1's slots are lent at a time (beyond, reads copy).  The slots' memory
+ * belongs to a lender that outlives df_l1_fini while loans are out: a
+ * loan given back after the store closed frees it with the last one. */
+struct df_l1_lender;
+struct df_l1_loan {
+    uint8_t *dst;               /* where the read would have copied the block */
+    const uint8_t *src;         /* the block's bytes (DFSTORE_BLOCK of them) */
+    uint32_t slot;
+};
+struct df_l1_loans {
+    struct df_l1_lender *lender;    /* set with the first loan */
+    struct df_l1_loan *v;           /* malloc'd, n used of cap */
+    uint32_t n, cap;
+};
+#define L1_LEND_MAX(l1) ((l1)->capacity / 8)
+/* Gives every loan of loans back to its L1 (or frees the slots' memory
+ * after the L1 closed) and empties loans.  Any thread state: none. */
+void df_l1_loans_return(struct df_l1_loans *loans);
+/* Copies each lent block to its dst, then gives the loans back: for a
+ * caller that cannot send from the slots after all. */
+void df_l1_loans_settle(struct df_l1_loans *loans);
+
 struct df_l1 {
     struct evloop *loop;
     struct iraid_volume *vol;
@@ -173,7 +210,8 @@ struct df_l1 {
     uint32_t nslots;
     struct cache policy;
     struct cache_admit admit;   /* which small reads' misses fill */
-    uint8_t *data;              /* nslots x DFSTORE_BLOCK */
+    uint8_t *data;              /* nslots x DFSTORE_BLOCK (the lender's) */
+    struct df_l1_lender *lender;    /* owns data; counts the slots lent */
     struct l1_slot *slots;
     uint32_t *free_slots;       /* stack */
     uint64_t nfree;
@@ -218,8 +256,10 @@ void df_l1_fini(struct df_l1 *l1);
  * use).  Neither: a plain read. */
 #define DF_L1_STREAM 1u
 #define DF_L1_OLD 2u
+/* loans: NULL, or where a stream's read of whole prefetched blocks takes
+ * them without a copy (see "Loans" above). */
 int df_l1_readv(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int niov, unsigned how,
-                iraid_cb cb, void *user);
+                struct df_l1_loans *loans, iraid_cb cb, void *user);
 /* df_l1_writev's stream: part of a large write (the store's
  * DF_L1_STREAM_MIN bytes or more).  On a volume without parity (RAID-0,
  * RAID-1), and on RAID-5 when it covers whole stripes, it goes through to
@@ -281,14 +321,13 @@ uint32_t df_l1_prefetch(struct df_l1 *l1, const uint64_t *vbs, uint32_t n);
 
 /* ---- internals: l1cache.c's slots, for l1prefetch.c only ---- */
 
-enum { SLOT_FREE, SLOT_FILLING, SLOT_VALID, SLOT_ORPHAN, SLOT_STALE, SLOT_EVICTING };
+enum { SLOT_FREE, SLOT_FILLING, SLOT_VALID, SLOT_ORPHAN, SLOT_STALE, SLOT_EVICTING, SLOT_LENT };
 static inline uint8_t *l1_slot_data(struct df_l1 *l1, uint32_t slot)
 {
     return l1->data + (size_t)slot * CACHE_BLOCK_SIZE;
 }
 /* The slot of volume block vb (FILLING, VALID, EVICTING), or U64MAP_NONE. */
 uint64_t l1_slot_find(const struct df_l1 *l1, uint64_t vb);
-void l1_slot_free(struct df_l1 *l1, uint32_t slot);
 /* Takes a clean block out of the map, the policy and the pool; its slot
  * is freed, or, while a fill is in flight, left in state (ORPHAN or
  * STALE) for the fill's completion to free. */
@@ -321,13 +360,30 @@ void l1_copy_in(uint8_t *dst, const struct iovec *iov, int niov, uint64_t skip, 
  * run), NULL when out of memory; l1_copy_put gives it back. */
 uint8_t *l1_copy_get(struct df_l1 *l1, uint32_t n);
 void l1_copy_put(struct df_l1 *l1, uint8_t *copy, uint32_t n);
+void l1_slot_free(struct df_l1 *l1, uint32_t slot);
+/* The slots' memory and its lender (df_l1_init, df_l1_fini): 0 or -ENOMEM. */
+int l1_lender_open(struct df_l1 *l1, uint64_t nslots);
+void l1_lender_close(struct df_l1 *l1);
+/* Lends prefetched slot (VALID, or FILLING with its fill just done) to a
+ * read of the whole block into iov, appending the loan to loans: 1 when
+ * lent (the slot is LENT, out of the pool and the map), 0 when the read
+ * must copy (no loans asked for, not one whole block, L1_LEND_MAX
+ * reached, no memory). */
+int l1_lend(struct df_l1 *l1, uint32_t slot, const struct iovec *iov, int niov,
+            struct df_l1_loans *loans);
+/* The fill of prefetched slot completed well: when its one waiting read
+ * asked for loans and takes it (l1_lend), that read moves onto *list as
+ * served and 1 is returned; else 0 and nothing changed. */
+int l1_waiter_lend(struct df_l1 *l1, uint32_t slot, struct l1_wait **list);
 /* Takes slot out of the read-ahead pool, counted as a readahead hit
  * (used) or wasted; nothing for a slot not in it. */
 void l1_ra_unlink(struct df_l1 *l1, uint32_t slot, int used);
 /* Queues a read of the block in slot (FILLING) behind its fill; out of
- * memory, the read goes to the volume itself.  0 or iraid_readv's error. */
+ * memory, the read goes to the volume itself.  0 or iraid_readv's error.
+ * loans: NULL, or a stream's read to the block's end that may take the
+ * slot (l1_waiter_lend). */
 int l1_wait_fill(struct df_l1 *l1, uint32_t slot, uint64_t off, const struct iovec *iov, int niov,
-                 iraid_cb cb, void *user);
+                 struct df_l1_loans *loans, iraid_cb cb, void *user);
 /* Age (L1_AGE_MS) a dirty block may reach before the store's background
  * commit writes it back when nothing else asks for a round. */
 #define L1_AGE_MS 5000

@@ -1,11 +1,12 @@
 /* The L1's leaf helpers (l1cache.h, "internals"): the volume's shape,
  * byte copies between slots and iovecs, the write-back copy buffers, the
- * read-ahead pool's list, the reads waiting for a fill, and the public
- * queries of the L1's state.  They touch only the struct df_l1 they are given and call
+ * slots' memory and its loans, the read-ahead pool's list, the reads
+ * waiting for a fill, and the public queries of the L1's state.  They touch only the struct df_l1 they are given and call
  * nothing else of the L1, so l1cache.c and l1prefetch.c both use them
  * without calling each other in a circle. */
 #include "backend/dfstore/l1cache.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,11 +17,20 @@
 struct l1_wait {
     struct l1_wait *next;
     uint64_t off;               /* volume offset of the read */
+    struct df_l1_loans *loans;  /* it may take the slot (l1_waiter_lend) */
     iraid_cb cb;
     void *user;
     int ok;
     int niov;
     struct iovec iov[];
+};
+
+/* The slots' memory (l1cache.h, "Loans"): the L1's while it is open,
+ * then its last loan's. */
+struct df_l1_lender {
+    struct df_l1 *l1;           /* NULL once df_l1_fini ran */
+    uint8_t *data;
+    uint64_t nlent;             /* slots lent now */
 };
 
 /* ---- the volume's shape ---- */
@@ -86,6 +96,96 @@ void l1_copy_in(uint8_t *dst, const struct iovec *iov, int niov, uint64_t skip, 
     }
 }
 
+/* ---- slots and loans ---- */
+
+void l1_slot_free(struct df_l1 *l1, uint32_t slot)
+{
+    l1->slots[slot] = (struct l1_slot){ .state = SLOT_FREE };
+    l1->free_slots[l1->nfree++] = slot;
+}
+
+int l1_lender_open(struct df_l1 *l1, uint64_t nslots)
+{
+    struct df_l1_lender *le = calloc(1, sizeof(*le));
+
+    /* calloc: pages are committed as blocks are first used. */
+    if (!le || !(le->data = calloc(nslots, DFSTORE_BLOCK))) {
+        free(le);
+        return -ENOMEM;
+    }
+    le->l1 = l1;
+    l1->lender = le;
+    l1->data = le->data;
+    return 0;
+}
+
+static void lender_free(struct df_l1_lender *le)
+{
+    free(le->data);
+    free(le);
+}
+
+void l1_lender_close(struct df_l1 *l1)
+{
+    struct df_l1_lender *le = l1->lender;
+
+    if (!le)
+        return;
+    if (le->nlent)
+        le->l1 = NULL;          /* the last loan given back frees it */
+    else
+        lender_free(le);
+    l1->lender = NULL;
+    l1->data = NULL;
+}
+
+int l1_lend(struct df_l1 *l1, uint32_t slot, const struct iovec *iov, int niov,
+            struct df_l1_loans *loans)
+{
+    struct l1_slot *s = &l1->slots[slot];
+
+    if (!loans || !s->ra || niov != 1 || iov[0].iov_len != DFSTORE_BLOCK ||
+        l1->lender->nlent >= L1_LEND_MAX(l1) || (loans->lender && loans->lender != l1->lender))
+        return 0;
+    if (loans->n == loans->cap) {
+        uint32_t cap = loans->cap ? 2 * loans->cap : 16;
+        struct df_l1_loan *v = realloc(loans->v, cap * sizeof(*v));
+        if (!v)
+            return 0;
+        loans->v = v;
+        loans->cap = cap;
+    }
+    loans->v[loans->n++] = (struct df_l1_loan){ iov[0].iov_base, l1_slot_data(l1, slot), slot };
+    loans->lender = l1->lender;
+    l1->lender->nlent++;
+    l1_ra_unlink(l1, slot, 1);
+    u64map_del(&l1->slot_of, s->vb);
+    s->state = SLOT_LENT;
+    l1->stats.readahead_lent++;
+    return 1;
+}
+
+void df_l1_loans_return(struct df_l1_loans *loans)
+{
+    struct df_l1_lender *le = loans->lender;
+
+    for (uint32_t i = 0; i < loans->n; i++) {
+        if (le->l1)
+            l1_slot_free(le->l1, loans->v[i].slot);
+        if (--le->nlent == 0 && !le->l1)
+            lender_free(le);
+    }
+    free(loans->v);
+    *loans = (struct df_l1_loans){ 0 };
+}
+
+void df_l1_loans_settle(struct df_l1_loans *loans)
+{
+    for (uint32_t i = 0; i < loans->n; i++)
+        memcpy(loans->v[i].dst, loans->v[i].src, DFSTORE_BLOCK);
+    df_l1_loans_return(loans);
+}
+
 /* ---- the read-ahead pool ---- */
 
 /* Takes a slot out of the pool: used by a read (a readahead hit) or
@@ -116,7 +216,7 @@ void l1_ra_unlink(struct df_l1 *l1, uint32_t slot, int used)
 
 /* Queues a read of the block in slot (FILLING) behind its fill. */
 int l1_wait_fill(struct df_l1 *l1, uint32_t slot, uint64_t off, const struct iovec *iov,
-                 int niov, iraid_cb cb, void *user)
+                 int niov, struct df_l1_loans *loans, iraid_cb cb, void *user)
 {
     struct l1_wait *w = malloc(sizeof(*w) + (size_t)niov * sizeof(*iov));
 
@@ -124,11 +224,25 @@ int l1_wait_fill(struct df_l1 *l1, uint32_t slot, uint64_t off, const struct iov
         l1->stats.bypasses++;
         return iraid_readv(l1->vol, off, iov, niov, cb, user);
     }
-    *w = (struct l1_wait){ .next = l1->waiters[slot], .off = off, .cb = cb, .user = user,
-                           .niov = niov };
+    *w = (struct l1_wait){ .next = l1->waiters[slot], .off = off, .loans = loans, .cb = cb,
+                           .user = user, .niov = niov };
     memcpy(w->iov, iov, (size_t)niov * sizeof(*iov));
     l1->waiters[slot] = w;
     return 0;
+}
+
+int l1_waiter_lend(struct df_l1 *l1, uint32_t slot, struct l1_wait **list)
+{
+    struct l1_wait *w = l1->waiters[slot];
+
+    if (!w || w->next || !w->loans || !l1_lend(l1, slot, w->iov, w->niov, w->loans))
+        return 0;
+    l1->waiters[slot] = NULL;
+    l1->stats.hits++;
+    w->ok = 1;
+    w->next = *list;
+    *list = w;
+    return 1;
 }
 
 /* The fill of slot completed: its waiters move onto list, each with the

@@ -88,6 +88,8 @@ static void ra_done(struct iraid_volume *vol, int status, void *user)
         struct l1_slot *s = &l1->slots[slot];
         int waited = l1->waiters[slot] != NULL;
 
+        if (status == 0 && s->state == SLOT_FILLING && l1_waiter_lend(l1, slot, &list))
+            continue;           /* LENT to the stream's read that waited */
         list = l1_waiters_copy(l1, slot, status == 0 && s->state != SLOT_STALE, list);
         if (s->state != SLOT_FILLING) {
             l1_slot_free(l1, slot);        /* dropped or written meanwhile */

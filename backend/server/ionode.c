@@ -67,6 +67,7 @@ struct io_op {
     const struct ipvfs_pair *rd_pairs;  /* what to read: pairs, or the span */
     uint32_t rd_npairs;
     uint8_t *rd_buf;
+    struct df_l1_loans loans;   /* blocks the L1 lent instead of copying */
     uint32_t order;             /* enum ipvfs_read_order the client named */
     uint64_t ra_max;            /* read-ahead window (DFSTORE_RA_DEFAULT: --readahead) */
     uint32_t client_id;
@@ -476,6 +477,51 @@ static void sieve_pick(struct io_op *o)
     }
 }
 
+static void loans_back(struct server *srv, void *arg)
+{
+    (void)srv;
+    df_l1_loans_return(arg);
+    free(arg);
+}
+
+static int by_dst(const void *a, const void *b)
+{
+    const struct df_l1_loan *x = a, *y = b;
+
+    return x->dst < y->dst ? -1 : x->dst > y->dst;
+}
+
+/* Replies to a READ of len bytes (o->rep) whose lent blocks go out from
+ * the L1's slots, not copied (dfstore_read_lend); they go back once the
+ * reply is written or dropped.  0, or -ENOMEM with nothing done. */
+static int reply_lent(struct io_op *o, size_t len)
+{
+    struct df_l1_loans *held = malloc(sizeof(*held));
+    struct iovec *iov = malloc((2 * (size_t)o->loans.n + 1) * sizeof(*iov));
+    uint8_t *at = o->rep;
+    int n = 0, rc = -ENOMEM;
+
+    if (held && iov) {
+        qsort(o->loans.v, o->loans.n, sizeof(*o->loans.v), by_dst);
+        for (uint32_t i = 0; i < o->loans.n; i++) {
+            iov[n++] = (struct iovec){ at, (size_t)(o->loans.v[i].dst - at) };
+            iov[n++] = (struct iovec){ (void *)o->loans.v[i].src, DFSTORE_BLOCK };
+            at = o->loans.v[i].dst + DFSTORE_BLOCK;
+        }
+        iov[n++] = (struct iovec){ at, (size_t)(o->rep + len - at) };
+        *held = o->loans;
+        conn_on_reply_sent(o->c, loans_back, held);
+        if ((rc = conn_reply_iov(o->c, 0, o->rep, iov, n)) == 0)
+            o->loans = (struct df_l1_loans){ 0 };
+        else
+            conn_on_reply_sent(o->c, NULL, NULL);
+    }
+    if (rc < 0)
+        free(held);
+    free(iov);
+    return rc;
+}
+
 static void read_next(struct server *srv);
 static void read_next_deferred(struct evloop *loop, uint64_t id, void *user);
 
@@ -497,6 +543,7 @@ static void io_done(int status, uint64_t value, void *user)
         sieve_pick(o);
     free(o->sieve);
     if (status < 0) {
+        df_l1_loans_return(&o->loans);
         free(o->rep);
         conn_reply_err(o->c, -status, "%s of handle %llu failed: %s",
                        o->op == IPVFS_OP_READ ? "READ" : "WRITE",
@@ -505,6 +552,7 @@ static void io_done(int status, uint64_t value, void *user)
         return;
     }
     if (!o->rep && !(o->rep = malloc(sizeof(*rep)))) {
+        df_l1_loans_return(&o->loans);
         conn_reply_err(o->c, ENOMEM, "out of memory");
         free(o);
         return;
@@ -517,6 +565,11 @@ static void io_done(int status, uint64_t value, void *user)
         conn_count_bytes(o->c, 0, o->bytes);
     else
         conn_count_bytes(o->c, o->bytes, 0);
+    if (o->loans.n && reply_lent(o, sizeof(*rep) + o->bytes) == 0) {
+        free(o);
+        return;
+    }
+    df_l1_loans_settle(&o->loans);      /* none, or no memory to send them */
     conn_reply(o->c, 0, o->rep, sizeof(*rep) + (o->op == IPVFS_OP_READ ? o->bytes : 0));
     free(o);
 }
@@ -534,8 +587,9 @@ static void read_start(struct io_op *o)
     }
     o->in_store = 1;
     srv->reads.in_store++;
-    rc = dfstore_read_ra(srv->ds, o->handle, o->rd_pairs, o->rd_npairs, o->ra_max, o->rd_buf,
-                         io_done, o);
+    /* a sieved read picks its pairs out of the span: no loans */
+    rc = dfstore_read_lend(srv->ds, o->handle, o->rd_pairs, o->rd_npairs, o->ra_max, o->rd_buf,
+                           o->sieve ? NULL : &o->loans, io_done, o);
     if (rc < 0)
         io_done(rc, 0, o);
 }

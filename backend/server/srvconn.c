@@ -2,6 +2,7 @@
  * and bounds): links that read requests, run several at once and write
  * each reply when it is ready. */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,8 @@ struct conn {
 
     struct ipvfs_hdr rep_hdr;
     void *rep_body;
+    struct iovec *rep_iov;        /* conn_reply_iov: [0] the header, then the body */
+    int rep_niov;
 
     void (*sent_cb)(struct server *srv, void *arg);
     void *sent_arg;
@@ -63,8 +66,9 @@ struct link {
     uint32_t nreqs, nbusy;
     uint64_t held;
     struct conn *wq, *wq_tail;    /* queued replies; the head is written */
-    struct iovec wiov[2];
-    int wiov_start;
+    struct iovec wiov[2];         /* its header and body (not conn_reply_iov's) */
+    struct iovec *wv;             /* what is written: wiov or its rep_iov */
+    int wn, wiov_start;
     uint64_t last_sent_ms;        /* a reply or keepalive went out */
 
     struct conn serial;           /* every request that is not READ/WRITE */
@@ -145,8 +149,10 @@ static void req_free(struct conn *r)
     release(r);
     free(r->body);
     free(r->rep_body);
+    free(r->rep_iov);
     r->body = NULL;
     r->rep_body = NULL;
+    r->rep_iov = NULL;
     if (r == &l->serial) {
         memset(&l->serial, 0, sizeof(l->serial));
         l->serial.l = l;
@@ -274,6 +280,20 @@ static void link_flush_soon(struct link *l)
         link_arm(l);    /* no memory: wait for the socket instead */
 }
 
+int conn_reply_iov(struct conn *c, uint32_t status, void *body, const struct iovec *iov,
+                   int niov)
+{
+    size_t len = 0;
+
+    if (!(c->rep_iov = malloc((size_t)(niov + 1) * sizeof(*iov))))
+        return -ENOMEM;
+    for (int i = 0; i < niov; i++)
+        len += (c->rep_iov[i + 1] = iov[i]).iov_len;
+    c->rep_niov = niov + 1;
+    conn_reply(c, status, body, len);
+    return 0;
+}
+
 void conn_reply(struct conn *c, uint32_t status, void *body, size_t len)
 {
     struct link *l = c->l;
@@ -338,6 +358,12 @@ void conn_close_after_reply(struct conn *c)
     c->close_after = 1;
 }
 
+void conn_set_client(struct conn *c, uint32_t client_id)
+{
+    c->l->authed = 1;
+    c->l->client_id = client_id;
+}
+
 int srvconn_register(struct server *srv, const struct service *svc)
 {
     struct conn_layer *cl = &srv->conns;
@@ -361,53 +387,6 @@ static const struct op_entry *find_op(const struct server *srv, uint16_t op)
                 return e;
     return NULL;
 }
-
-/* Compares in time independent of where the secrets differ. */
-static int secret_equal(const uint8_t *a, const uint8_t *b)
-{
-    uint8_t diff = 0;
-
-    for (size_t i = 0; i < IPVFS_SECRET_LEN; i++)
-        diff |= (uint8_t)(a[i] ^ b[i]);
-    return diff == 0;
-}
-
-static void handle_hello(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body)
-{
-    struct ipvfs_hello_rep *rep;
-    struct ipvfs_hello_req req;
-
-    if (hdr->body_len != sizeof(req)) {
-        conn_close_after_reply(c);
-        conn_reply_err(c, EINVAL, "HELLO body is %llu bytes, not %zu",
-                       (unsigned long long)hdr->body_len, sizeof(req));
-        return;
-    }
-    memcpy(&req, body, sizeof(req));
-    if (!secret_equal(req.secret, c->l->srv->secret)) {
-        conn_close_after_reply(c);
-        conn_reply_err(c, EACCES, "wrong cluster secret");
-        return;
-    }
-    if (!(rep = calloc(1, sizeof(*rep)))) {
-        conn_reply_err(c, ENOMEM, "out of memory");
-        return;
-    }
-    c->l->authed = 1;
-    c->l->client_id = req.client_id;
-    rep->rank = (uint32_t)c->l->srv->rank;
-    rep->role = c->l->srv->role;
-    rep->max_inflight = IPVFS_CONN_MAX_INFLIGHT;
-    rep->window_bytes = IPVFS_CONN_WINDOW_BYTES;
-    rep->max_body = IPVFS_MAX_BODY;
-    conn_reply(c, 0, rep, sizeof(*rep));
-}
-
-static const struct op_entry conn_ops[] = {
-    { IPVFS_OP_HELLO, IPVFS_ROLE_METADATA | IPVFS_ROLE_IO | IPVFS_ROLE_TARGET, handle_hello,
-      "HELLO" },
-    { 0, 0, NULL, NULL },
-};
 
 /* The BUSY request of l that started first, or NULL. */
 static const struct conn *oldest_busy(const struct link *l)
@@ -481,7 +460,7 @@ static void progress_watch(struct conn *r)
 static void dispatch(struct conn *r)
 {
     struct link *l = r->l;
-    const struct op_entry *e = r->hdr.op == IPVFS_OP_HELLO ? &conn_ops[0]
+    const struct op_entry *e = r->hdr.op == IPVFS_OP_HELLO ? &srvconn_hello_op
                                                            : find_op(l->srv, r->hdr.op);
 
     r->state = REQ_BUSY;
@@ -784,13 +763,17 @@ static void on_writable(struct link *l)
         ssize_t n;
 
         if (r->state == REQ_QUEUED) {
-            l->wiov[0] = (struct iovec){ &r->rep_hdr, sizeof(r->rep_hdr) };
-            l->wiov[1] = (struct iovec){ r->rep_body, r->rep_hdr.body_len };
+            l->wv = r->rep_iov ? r->rep_iov : l->wiov;
+            l->wn = r->rep_iov ? r->rep_niov : 2;
+            l->wv[0] = (struct iovec){ &r->rep_hdr, sizeof(r->rep_hdr) };
+            if (!r->rep_iov)
+                l->wv[1] = (struct iovec){ r->rep_body, r->rep_hdr.body_len };
             l->wiov_start = 0;
             r->state = REQ_WRITING;
         }
-        while (l->wiov_start < 2) {
-            n = writev(l->fd, l->wiov + l->wiov_start, 2 - l->wiov_start);
+        while (l->wiov_start < l->wn) {
+            int cnt = l->wn - l->wiov_start < IOV_MAX ? l->wn - l->wiov_start : IOV_MAX;
+            n = writev(l->fd, l->wv + l->wiov_start, cnt);
             if (n < 0 && errno == EINTR)
                 continue;
             if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
@@ -799,7 +782,7 @@ static void on_writable(struct link *l)
                 link_fail(l, strerror(errno));
                 return;
             }
-            l->wiov_start = net_iov_advance(l->wiov, 2, l->wiov_start, (size_t)n);
+            l->wiov_start = net_iov_advance(l->wv, l->wn, l->wiov_start, (size_t)n);
         }
         reply_done(l, r);
     }

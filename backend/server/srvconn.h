@@ -54,8 +54,9 @@
  *
  * Replies go out whole, one after another in the order they were queued
  * (one writev of header + body each, READ data straight from the store's
- * buffer), so a keepalive never lands inside one.  After each write the
- * link looks for PENDING requests that may start now; so does every
+ * buffer, or from the L1's lent blocks: conn_reply_iov), so a keepalive
+ * never lands inside one.  After each write the link looks for PENDING
+ * requests that may start now; so does every
  * other link when the server-wide bound was reached.  Replies are never
  * written and handlers never started from inside conn_reply(): it queues
  * and defers the write to right after the running callback (evloop_defer,
@@ -94,6 +95,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "backend/server/server.h"
 
@@ -131,12 +133,22 @@ void srvconn_close_all(struct server *srv);
  * conn_reply takes ownership of body (malloc'd, or NULL with len 0).  The
  * request body given to the handler stays valid until the reply is sent. */
 void conn_reply(struct conn *c, uint32_t status, void *body, size_t len);
+/* conn_reply with the body in pieces: iov[0..niov) (copied; they may
+ * point outside body, which is freed with the request: a READ's lent
+ * blocks, kept alive until conn_on_reply_sent's hook).  -ENOMEM: nothing
+ * done, the request still wants its reply. */
+int conn_reply_iov(struct conn *c, uint32_t status, void *body, const struct iovec *iov,
+                   int niov);
 /* Error reply: status is a positive errno; the message (printf format) is
  * logged and sent as the NUL-terminated body. */
 void conn_reply_err(struct conn *c, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* After this request's reply is written (or the connection dies), run cb. */
 void conn_on_reply_sent(struct conn *c, void (*cb)(struct server *srv, void *arg), void *arg);
+/* HELLO (hello.c), which the layer dispatches before any service. */
+extern const struct op_entry srvconn_hello_op;
+/* HELLO's: the secret matched; the link serves client_id from now on. */
+void conn_set_client(struct conn *c, uint32_t client_id);
 /* Closes the connection after the reply instead of reading the next one. */
 void conn_close_after_reply(struct conn *c);
 struct server *conn_server(const struct conn *c);

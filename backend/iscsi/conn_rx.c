@@ -9,8 +9,9 @@
  *               SCSI write data, else into rx_seg (or discarded)
  *   RX_TRAILER  padding + data digest -> pdu_done(): act on the PDU
  * then back to RX_BHS.  What each opcode does is tgt_pdu_ops[] (ffp.c).
- * Small PDUs are read through a 64 KiB read-ahead buffer; large data
- * segments bypass it.
+ * Small PDUs are read through a 64 KiB read-ahead buffer (of which a
+ * header's read takes 4 KiB: RX_STAGE_AT_BHS); large data segments
+ * bypass it.
  */
 #include "config.h"
 
@@ -89,6 +90,15 @@ static void pdu_done(struct tgt_conn *c)
         tgt_conn_fail(c, "%s", strerror(-rc));
 }
 
+/* What a header's read takes into the stage at most: the headers of 85
+ * small PDUs in one recv, yet little of a large data segment behind it
+ * (those bytes are copied out of the stage; the rest is received straight
+ * into the task's buffer).  A whole 64 KiB stage here cost every 256 KiB
+ * Data-Out up to a quarter of its bytes in an extra copy: 6.6% of the
+ * target's CPU samples were that memmove during 1 MiB sequential writes,
+ * 0.5% with this bound. */
+#define RX_STAGE_AT_BHS 4096u
+
 /* Moves up to need bytes to dst (NULL: discard); *seen points at them.
  * Returns bytes moved, -EAGAIN, or another negative errno. */
 static ssize_t rx_read(struct tgt_conn *c, uint8_t *dst, size_t need, const uint8_t **seen)
@@ -105,7 +115,8 @@ static ssize_t rx_read(struct tgt_conn *c, uint8_t *dst, size_t need, const uint
         return n;
     }
     if (avail == 0) {
-        n = c->tp->recv(c, c->rx_stage, sizeof(c->rx_stage));
+        n = c->tp->recv(c, c->rx_stage, c->rx_phase == RX_BHS ? RX_STAGE_AT_BHS
+                                                              : sizeof(c->rx_stage));
         if (n <= 0)
             return n == 0 ? -ECONNRESET : n;
         c->rx_stage_pos = 0;

@@ -3,8 +3,11 @@
  * Response) or a bad PDU (Reject).
  *
  * A queued PDU (struct tgt_txpdu) is its header, its data (copied into
- * `owned`, pointing into a task's buffer with a reference on the task, or
- * into a LUN's mapping) and its padding and digests, as up to three iovs.
+ * `owned`, pointing into a task's buffer with a reference on the task,
+ * into a LUN's mapping, or a range of a LUN's descriptor that sendfile
+ * sends: tgt_conn_queue_file) and its padding and digests, as up to three
+ * iovs.  A send stops before a file range (the headers before it go with
+ * MSG_MORE), which the next send moves by sendfile.
  * It goes: queued on c->tx_head..tx_tail -> partly written (iov_pos, the
  * first iov not fully sent) -> retired and freed once fully written, when
  * a PDU marked close_after closes the connection.  While the socket is
@@ -45,17 +48,15 @@ void tgt_conn_fill_sn(struct tgt_conn *c, uint8_t *h, int advance)
     put_be32(h + 32, c->max_cmdsn);
 }
 
-int tgt_conn_queue(struct tgt_conn *c, const uint8_t *h, const void *data, uint32_t dlen,
-                   struct tgt_task *task, int copy)
+/* A PDU with header h (its digest too) for dlen bytes of data, not yet
+ * queued; NULL when out of memory. */
+static struct tgt_txpdu *pdu_new(struct tgt_conn *c, const uint8_t *h, uint32_t dlen)
 {
-    struct tgt_txpdu *p;
-    uint32_t pad = pad4(dlen);
+    struct tgt_txpdu *p = calloc(1, sizeof(*p));
 
-    if (c->state == CONN_CLOSED)
-        return 0;
-    p = calloc(1, sizeof(*p));
     if (!p)
-        return -ENOMEM;
+        return NULL;
+    p->file_fd = -1;
     memcpy(p->hdr, h, ISCSI_BHS_LEN);
     put_be24(p->hdr + 5, dlen);
     p->iov[0] = (struct iovec){ p->hdr, ISCSI_BHS_LEN };
@@ -64,6 +65,45 @@ int tgt_conn_queue(struct tgt_conn *c, const uint8_t *h, const void *data, uint3
         p->iov[0].iov_len += ISCSI_DIGEST_LEN;
     }
     p->iovcnt = 1;
+    return p;
+}
+
+static void pdu_append(struct tgt_conn *c, struct tgt_txpdu *p)
+{
+    if (c->tx_tail)
+        c->tx_tail->next = p;
+    else
+        c->tx_head = p;
+    c->tx_tail = p;
+}
+
+int tgt_conn_queue_file(struct tgt_conn *c, const uint8_t *h, int fd, uint64_t off, uint32_t dlen)
+{
+    struct tgt_txpdu *p;
+
+    if (c->state == CONN_CLOSED)
+        return 0;
+    if (!(p = pdu_new(c, h, dlen)))
+        return -ENOMEM;
+    p->file_fd = fd;
+    p->file_off = off;
+    p->iov[1] = (struct iovec){ NULL, dlen };
+    p->iov[2] = (struct iovec){ p->trailer, pad4(dlen) };
+    p->iovcnt = p->iov[2].iov_len ? 3 : 2;
+    pdu_append(c, p);
+    return 0;
+}
+
+int tgt_conn_queue(struct tgt_conn *c, const uint8_t *h, const void *data, uint32_t dlen,
+                   struct tgt_task *task, int copy)
+{
+    struct tgt_txpdu *p;
+    uint32_t pad = pad4(dlen);
+
+    if (c->state == CONN_CLOSED)
+        return 0;
+    if (!(p = pdu_new(c, h, dlen)))
+        return -ENOMEM;
     if (dlen) {
         const void *src = data;
         if (copy) {
@@ -88,11 +128,7 @@ int tgt_conn_queue(struct tgt_conn *c, const uint8_t *h, const void *data, uint3
         }
         p->iovcnt = p->iov[2].iov_len ? 3 : 2;
     }
-    if (c->tx_tail)
-        c->tx_tail->next = p;
-    else
-        c->tx_head = p;
-    c->tx_tail = p;
+    pdu_append(c, p);
     return 0;
 }
 
@@ -110,7 +146,10 @@ static int tx_advance(struct tgt_conn *c, size_t n)
         }
         if (p->iov_pos < p->iovcnt) {
             struct iovec *v = &p->iov[p->iov_pos];
-            v->iov_base = (uint8_t *)v->iov_base + n;
+            if (p->iov_pos == 1 && p->file_fd >= 0)
+                p->file_off += n;
+            else
+                v->iov_base = (uint8_t *)v->iov_base + n;
             v->iov_len -= n;
             return close_now;
         }
@@ -123,19 +162,36 @@ static int tx_advance(struct tgt_conn *c, size_t n)
     return close_now;
 }
 
+/* Gathers the queue's unsent iovs from its head, up to TX_BATCH PDUs or
+ * the first file range (*out_file: its PDU, else NULL). */
+static int tx_gather(struct tgt_conn *c, struct iovec *iov, struct tgt_txpdu **out_file)
+{
+    int cnt = 0, npdu = 0;
+
+    *out_file = NULL;
+    for (struct tgt_txpdu *p = c->tx_head; p && npdu < TX_BATCH; p = p->next, npdu++)
+        for (int i = p->iov_pos; i < p->iovcnt; i++) {
+            if (i == 1 && p->file_fd >= 0 && p->iov[1].iov_len) {
+                *out_file = p;
+                return cnt;
+            }
+            if (p->iov[i].iov_len)
+                iov[cnt++] = p->iov[i];
+        }
+    return cnt;
+}
+
 void tgt_conn_tx(struct tgt_conn *c)
 {
     struct iovec iov[TX_BATCH * 3];
 
     while (c->tx_head && c->state != CONN_CLOSED) {
-        int cnt = 0, npdu = 0;
-        ssize_t n;
+        struct tgt_txpdu *file;
+        int cnt = tx_gather(c, iov, &file);
+        ssize_t n = cnt ? c->tp->sendv(c, iov, cnt, file != NULL)
+                        : c->tp->sendfile(c, file->file_fd, file->file_off,
+                                          file->iov[1].iov_len);
 
-        for (struct tgt_txpdu *p = c->tx_head; p && npdu < TX_BATCH; p = p->next, npdu++)
-            for (int i = p->iov_pos; i < p->iovcnt; i++)
-                if (p->iov[i].iov_len)
-                    iov[cnt++] = p->iov[i];
-        n = c->tp->sendv(c, iov, cnt);
         if (n == -EAGAIN || n == -EWOULDBLOCK) {
             if (!c->tx_blocked && c->fd >= 0 &&
                 evloop_mod_fd(c->srv->loop, c->fd, EV_READ | EV_WRITE) == 0)
@@ -144,6 +200,10 @@ void tgt_conn_tx(struct tgt_conn *c)
         }
         if (n < 0) {
             tgt_conn_fail(c, "send failed: %s", strerror((int)-n));
+            return;
+        }
+        if (n == 0 && !cnt) {   /* the file ended before its range */
+            tgt_conn_fail(c, "LUN store shorter than a READ's data");
             return;
         }
         if (tx_advance(c, (size_t)n)) {
@@ -277,10 +337,17 @@ static uint32_t send_data_in(struct tgt_conn *c, struct tgt_task *t, uint32_t le
         tgt_conn_fill_sn(c, h, last && collapse);
         put_be32(h + 36, datasn++);
         put_be32(h + 40, off);
-        /* A mapped payload needs no task reference: the mapping lives
-         * until the LUN closes, after every connection. */
-        if (tgt_conn_queue_or_fail(c, h, src + off, n, t->data_in_mapped ? NULL : t, 0) < 0)
+        /* A mapped payload needs no task reference: the mapping and the
+         * descriptor live until the LUN closes, after every connection. */
+        if (t->data_in_mapped && c->tp->sendfile) {
+            if (tgt_conn_queue_file(c, h, t->lun->fd, t->lba * t->lun->block_size + off, n) < 0) {
+                tgt_conn_fail(c, "out of memory queueing a response");
+                break;
+            }
+        } else if (tgt_conn_queue_or_fail(c, h, src + off, n, t->data_in_mapped ? NULL : t, 0) <
+                   0) {
             break;
+        }
         off += n;
     }
     c->srv->stats.bytes_read += len;

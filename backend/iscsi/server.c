@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <arpa/inet.h>
@@ -55,15 +56,23 @@ static ssize_t sock_recv(struct tgt_conn *c, void *buf, size_t len)
     return n < 0 ? -errno : n;
 }
 
-static ssize_t sock_sendv(struct tgt_conn *c, const struct iovec *iov, int iovcnt)
+static ssize_t sock_sendv(struct tgt_conn *c, const struct iovec *iov, int iovcnt, int more)
 {
     struct msghdr m = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)iovcnt };
-    ssize_t n = sendmsg(c->fd, &m, MSG_NOSIGNAL);
+    ssize_t n = sendmsg(c->fd, &m, MSG_NOSIGNAL | (more ? MSG_MORE : 0));
 
     return n < 0 ? -errno : n;
 }
 
-static const struct tgt_transport sock_transport = { sock_recv, sock_sendv };
+static ssize_t sock_sendfile(struct tgt_conn *c, int fd, uint64_t off, size_t len)
+{
+    off_t pos = (off_t)off;
+    ssize_t n = sendfile(c->fd, fd, &pos, len);
+
+    return n < 0 ? -errno : n;
+}
+
+static const struct tgt_transport sock_transport = { sock_recv, sock_sendv, sock_sendfile };
 
 static void conn_event(struct evloop *loop, int fd, int events, void *user)
 {

@@ -74,8 +74,13 @@
  * a connection without data digest, reads nothing into a buffer: the task
  * completes at once with data_in_mapped set and its Data-In PDUs point into
  * the mapping, so the socket send is the only copy and many PDUs still go
- * out in one sendmsg().  Such a PDU holds no task reference: the mapping
- * outlives every connection (LUNs close after connections at shutdown).
+ * out in one sendmsg().  Where the transport offers sendfile (sockets),
+ * such a PDU's data is sent from the LUN's descriptor instead: the socket
+ * takes the page cache's pages without copying them (over loopback the
+ * receiver's copy is then the only one), at the cost of one more system
+ * call per data segment.  Such a PDU holds no task reference: the mapping
+ * and the descriptor outlive every connection (LUNs close after
+ * connections at shutdown).
  * The bytes sent are those in the page cache at send time, which differs
  * from a buffered read only for a write racing the READ, whose order SCSI
  * leaves open.  Ranges not in the page cache take the buffered path
@@ -296,9 +301,15 @@ enum tgt_conn_state { CONN_LOGIN, CONN_FULL, CONN_LOGOUT, CONN_CLOSED };
 /* How a connection moves bytes: the socket, or a memory feeder in the fuzz
  * harness.  Both return bytes moved, 0 on end of stream (recv), or a
  * negative errno (-EAGAIN when nothing can move now). */
+/* How a connection moves bytes: each returns bytes moved or -errno
+ * (-EAGAIN when the socket is full or dry).  sendv's more: more data
+ * follows at once (a file segment: MSG_MORE, so a header does not go out
+ * alone).  sendfile (NULL: not offered) sends len bytes of fd from off
+ * straight from the page cache, without a copy into the socket. */
 struct tgt_transport {
     ssize_t (*recv)(struct tgt_conn *c, void *buf, size_t len);
-    ssize_t (*sendv)(struct tgt_conn *c, const struct iovec *iov, int iovcnt);
+    ssize_t (*sendv)(struct tgt_conn *c, const struct iovec *iov, int iovcnt, int more);
+    ssize_t (*sendfile)(struct tgt_conn *c, int fd, uint64_t off, size_t len);
 };
 
 struct tgt_params {
@@ -316,9 +327,12 @@ struct tgt_txpdu {
     struct tgt_txpdu *next;
     uint8_t hdr[ISCSI_BHS_LEN + ISCSI_DIGEST_LEN];
     uint8_t trailer[3 + ISCSI_DIGEST_LEN];
-    struct iovec iov[3];
+    struct iovec iov[3];     /* header, data (file_fd >= 0: its length
+                              * only), padding and digest */
     int iovcnt;
     int iov_pos;             /* first iov not fully sent */
+    int file_fd;             /* data sent by sendfile from here, or -1 */
+    uint64_t file_off;       /* its next byte */
     struct tgt_task *task;   /* buffer owner, or NULL */
     uint8_t *owned;          /* data freed after sending */
     int close_after;         /* logout/login reject: close when written */
@@ -536,6 +550,11 @@ void tgt_conn_tx(struct tgt_conn *c);
  * owned is NULL and task is NULL). Returns 0 or -ENOMEM. */
 int tgt_conn_queue(struct tgt_conn *c, const uint8_t *h, const void *data, uint32_t dlen,
                    struct tgt_task *task, int copy);
+/* The same for a Data-In whose dlen bytes are sent from fd at off by the
+ * transport's sendfile (which c->tp must offer; no data digest: the
+ * bytes are read at send time).  fd must stay open until the PDU is
+ * sent or dropped. */
+int tgt_conn_queue_file(struct tgt_conn *c, const uint8_t *h, int fd, uint64_t off, uint32_t dlen);
 /* StatSN (advanced when advance), ExpCmdSN and MaxCmdSN of a response. */
 void tgt_conn_fill_sn(struct tgt_conn *c, uint8_t *h, int advance);
 /* Sends the response of a command that has its status (ffp.c calls it;

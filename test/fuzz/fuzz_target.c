@@ -40,7 +40,7 @@ static ssize_t feed_recv(struct tgt_conn *c, void *buf, size_t len)
     return (ssize_t)len;
 }
 
-static ssize_t feed_sendv(struct tgt_conn *c, const struct iovec *iov, int iovcnt)
+static ssize_t feed_sendv(struct tgt_conn *c, const struct iovec *iov, int iovcnt, int more)
 {
     size_t n = 0;
 
@@ -49,7 +49,7 @@ static ssize_t feed_sendv(struct tgt_conn *c, const struct iovec *iov, int iovcn
     return (ssize_t)n;
 }
 
-static const struct tgt_transport feed_transport = { feed_recv, feed_sendv };
+static const struct tgt_transport feed_transport = { feed_recv, feed_sendv, NULL };
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

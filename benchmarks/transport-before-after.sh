@@ -15,7 +15,9 @@
 # load that changes between runs: the limits are measured in every run;
 # then each build's CPU seconds per GiB and the p99 latency of one call,
 # medians too), transport-before-after.txt (the table, the commands, the
-# date, the load) and transport-before-after.png (MiB/s of both builds).
+# date, the load), transport-before-after-runs.csv (every phase of every
+# run: build a/b, run, then transport.sh's trial columns) and
+# transport-before-after.png (MiB/s of both builds).
 set -u
 srcdir=$(cd "$(dirname "$0")/.." && pwd)
 runs=2 quick=--quick out=$srcdir/benchmarks/results
@@ -48,6 +50,14 @@ for ((r = 1; r <= runs; r++)); do
     done
 done
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
+# every run's every phase, for the spread behind the medians
+for l in a b; do
+    for ((r = 1; r <= runs; r++)); do
+        awk -F, -v OFS=, -v l=$l -v r=$r -v first=$([ $l$r = a1 ] && echo 1) \
+            'NR == 1 { if (first) print "build,run," $0; next } { print l, r, $0 }' \
+            "$work/$l$r/transport-trials.csv"
+    done
+done >"$out/transport-before-after-runs.csv"
 python3 - "$work" "$runs" "$out/transport-before-after.csv" <<'EOF'
 import csv, statistics, sys
 work, runs, dest = sys.argv[1], int(sys.argv[2]), sys.argv[3]

@@ -1,7 +1,7 @@
 /* HELLO (common/proto.h), the first request on every connection: it
  * proves the cluster secret, names the client and learns the connection's
- * bounds.  The connection layer dispatches it itself (srvconn_hello_op),
- * ahead of every registered service, and refuses anything else before it. */
+ * bounds.  Every rank registers it first (serve.c), a down one too; the
+ * connection layer refuses any other op before it. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +49,10 @@ static void handle_hello(struct conn *c, const struct ipvfs_hdr *hdr, const uint
     conn_reply(c, 0, rep, sizeof(*rep));
 }
 
-const struct op_entry srvconn_hello_op = {
-    IPVFS_OP_HELLO, IPVFS_ROLE_METADATA | IPVFS_ROLE_IO | IPVFS_ROLE_TARGET, handle_hello, "HELLO"
+static const struct op_entry hello_ops[] = {
+    { IPVFS_OP_HELLO, IPVFS_ROLE_METADATA | IPVFS_ROLE_IO | IPVFS_ROLE_TARGET, handle_hello,
+      "HELLO" },
+    { 0, 0, NULL, NULL },
 };
+
+const struct service hello_service = { .name = "HELLO", .ops = hello_ops };

@@ -40,13 +40,15 @@
 #include "backend/server/locks.h"
 #include "backend/server/metasvc.h"
 #include "backend/server/serve.h"
+#include "backend/server/srvconn.h"
 #include "backend/server/server.h"
 #include "common/log.h"
 
 /* Every rank registers every service: a request for an op that this rank's
- * role does not serve gets EOPNOTSUPP, not a protocol error. */
+ * role does not serve gets EOPNOTSUPP, not a protocol error.  A rank that
+ * stays down serves the first two (HELLO, then control's). */
 static const struct service *const services[] = {
-    &control_service, &metasvc_service, &locks_service, &ionode_service,
+    &hello_service, &control_service, &metasvc_service, &locks_service, &ionode_service,
 };
 
 static int start_target(struct server *srv)
@@ -78,7 +80,7 @@ static int start_target(struct server *srv)
 
 static int set_up(struct server *srv)
 {
-    size_t n = srv->down_reason[0] ? 1 : sizeof(services) / sizeof(services[0]);
+    size_t n = srv->down_reason[0] ? 2 : sizeof(services) / sizeof(services[0]);
     int rc;
 
     for (size_t i = 0; i < n; i++)

@@ -460,8 +460,7 @@ static void progress_watch(struct conn *r)
 static void dispatch(struct conn *r)
 {
     struct link *l = r->l;
-    const struct op_entry *e = r->hdr.op == IPVFS_OP_HELLO ? &srvconn_hello_op
-                                                           : find_op(l->srv, r->hdr.op);
+    const struct op_entry *e = find_op(l->srv, r->hdr.op);
 
     r->state = REQ_BUSY;
     r->busy_since_ms = evloop_now_ms();
@@ -530,7 +529,7 @@ static int check_header(struct link *l)
                  IPVFS_PROTO_VERSION);
         return EPROTONOSUPPORT;
     }
-    if (h->op != IPVFS_OP_HELLO && !find_op(l->srv, h->op)) {
+    if (!find_op(l->srv, h->op)) {
         log_warn("connection %s: unknown op %u", l->peer, h->op);
         return EPROTO;
     }

@@ -145,8 +145,9 @@ void conn_reply_err(struct conn *c, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* After this request's reply is written (or the connection dies), run cb. */
 void conn_on_reply_sent(struct conn *c, void (*cb)(struct server *srv, void *arg), void *arg);
-/* HELLO (hello.c), which the layer dispatches before any service. */
-extern const struct op_entry srvconn_hello_op;
+/* HELLO (hello.c): every rank registers it first; the layer refuses any
+ * other op on a connection before it. */
+extern const struct service hello_service;
 /* HELLO's: the secret matched; the link serves client_id from now on. */
 void conn_set_client(struct conn *c, uint32_t client_id);
 /* Closes the connection after the reply instead of reading the next one. */

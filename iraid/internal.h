@@ -169,7 +169,8 @@ struct stripe_op {
     enum sop_kind kind;
     uint64_t stripe;
     uint64_t nstripes;             /* stripes locked from stripe on: 1, or a
-                                    * multi-stripe WRITE of whole stripes */
+                                    * multi-stripe WRITE or UNMAP of whole
+                                    * RAID-5 stripes */
     uint64_t seq;                  /* start order (vol->sop_seq): lock order */
     struct iov_cursor cur;         /* READ/WRITE: caller's bytes of this op */
     uint64_t lo[IRAID_MAX_MEMBERS], hi[IRAID_MAX_MEMBERS]; /* per data index, in-chunk */

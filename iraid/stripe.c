@@ -24,7 +24,7 @@
  *
  * Multi-stripe ops and the lock order: an op locks stripes [stripe,
  * stripe + nstripes) (nstripes > 1 only for a WRITE of whole RAID-5
- * stripes, io.c).  It takes its whole range at once or none of it: the
+ * stripes, io.c, and an UNMAP of them, unmap.c).  It takes its whole range at once or none of it: the
  * loop is single-threaded, so sop_acquire() sees every holder, and an op
  * that overlaps an older op (holding or waiting; op->seq is the start
  * order) waits behind it holding nothing.  A waiter handed the lock when

@@ -272,16 +272,19 @@ void tgt_conn_reject(struct tgt_conn *c, const uint8_t *bad, uint8_t reason)
         tgt_conn_fail(c, "out of memory queueing a reject");
 }
 
-/* Returns 0, or -ENOMEM after the connection was closed (which frees the
- * tasks nobody holds: see tgt_task_hold()). */
+/* rc, a queueing call's result; on -ENOMEM the connection is failed
+ * first (which frees the tasks nobody holds: see tgt_task_hold()). */
+static int fail_unqueued(struct tgt_conn *c, int rc)
+{
+    if (rc < 0)
+        tgt_conn_fail(c, "out of memory queueing a response");
+    return rc;
+}
+
 int tgt_conn_queue_or_fail(struct tgt_conn *c, const uint8_t *h, const void *data,
                            uint32_t dlen, struct tgt_task *t, int copy)
 {
-    if (tgt_conn_queue(c, h, data, dlen, t, copy) < 0) {
-        tgt_conn_fail(c, "out of memory queueing a response");
-        return -ENOMEM;
-    }
-    return 0;
+    return fail_unqueued(c, tgt_conn_queue(c, h, data, dlen, t, copy));
 }
 
 static void residual(const struct tgt_task *t, uint32_t spdtl, uint8_t *flags, uint32_t *count)
@@ -339,15 +342,12 @@ static uint32_t send_data_in(struct tgt_conn *c, struct tgt_task *t, uint32_t le
         put_be32(h + 40, off);
         /* A mapped payload needs no task reference: the mapping and the
          * descriptor live until the LUN closes, after every connection. */
-        if (t->data_in_mapped && c->tp->sendfile) {
-            if (tgt_conn_queue_file(c, h, t->lun->fd, t->lba * t->lun->block_size + off, n) < 0) {
-                tgt_conn_fail(c, "out of memory queueing a response");
-                break;
-            }
-        } else if (tgt_conn_queue_or_fail(c, h, src + off, n, t->data_in_mapped ? NULL : t, 0) <
-                   0) {
+        if (fail_unqueued(c, t->data_in_mapped && c->tp->sendfile
+                          ? tgt_conn_queue_file(c, h, t->lun->fd,
+                                                t->lba * t->lun->block_size + off, n)
+                          : tgt_conn_queue(c, h, src + off, n,
+                                           t->data_in_mapped ? NULL : t, 0)) < 0)
             break;
-        }
         off += n;
     }
     c->srv->stats.bytes_read += len;

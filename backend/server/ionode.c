@@ -497,29 +497,28 @@ static int by_dst(const void *a, const void *b)
 static int reply_lent(struct io_op *o, size_t len)
 {
     struct df_l1_loans *held = malloc(sizeof(*held));
-    struct iovec *iov = malloc((2 * (size_t)o->loans.n + 1) * sizeof(*iov));
+    /* [0] the reply header, then the runs between the loans and the loans */
+    struct iovec *iov = malloc((2 * (size_t)o->loans.n + 2) * sizeof(*iov));
     uint8_t *at = o->rep;
-    int n = 0, rc = -ENOMEM;
+    int n = 1;
 
-    if (held && iov) {
-        qsort(o->loans.v, o->loans.n, sizeof(*o->loans.v), by_dst);
-        for (uint32_t i = 0; i < o->loans.n; i++) {
-            iov[n++] = (struct iovec){ at, (size_t)(o->loans.v[i].dst - at) };
-            iov[n++] = (struct iovec){ (void *)o->loans.v[i].src, DFSTORE_BLOCK };
-            at = o->loans.v[i].dst + DFSTORE_BLOCK;
-        }
-        iov[n++] = (struct iovec){ at, (size_t)(o->rep + len - at) };
-        *held = o->loans;
-        conn_on_reply_sent(o->c, loans_back, held);
-        if ((rc = conn_reply_iov(o->c, 0, o->rep, iov, n)) == 0)
-            o->loans = (struct df_l1_loans){ 0 };
-        else
-            conn_on_reply_sent(o->c, NULL, NULL);
-    }
-    if (rc < 0)
+    if (!held || !iov) {
+        free(iov);
         free(held);
-    free(iov);
-    return rc;
+        return -ENOMEM;
+    }
+    qsort(o->loans.v, o->loans.n, sizeof(*o->loans.v), by_dst);
+    for (uint32_t i = 0; i < o->loans.n; i++) {
+        iov[n++] = (struct iovec){ at, (size_t)(o->loans.v[i].dst - at) };
+        iov[n++] = (struct iovec){ (void *)o->loans.v[i].src, DFSTORE_BLOCK };
+        at = o->loans.v[i].dst + DFSTORE_BLOCK;
+    }
+    iov[n++] = (struct iovec){ at, (size_t)(o->rep + len - at) };
+    *held = o->loans;
+    o->loans = (struct df_l1_loans){ 0 };
+    conn_on_reply_sent(o->c, loans_back, held);
+    conn_reply_iov(o->c, 0, o->rep, iov, n);
+    return 0;
 }
 
 static void read_next(struct server *srv);

@@ -280,18 +280,15 @@ static void link_flush_soon(struct link *l)
         link_arm(l);    /* no memory: wait for the socket instead */
 }
 
-int conn_reply_iov(struct conn *c, uint32_t status, void *body, const struct iovec *iov,
-                   int niov)
+void conn_reply_iov(struct conn *c, uint32_t status, void *body, struct iovec *iov, int niov)
 {
     size_t len = 0;
 
-    if (!(c->rep_iov = malloc((size_t)(niov + 1) * sizeof(*iov))))
-        return -ENOMEM;
-    for (int i = 0; i < niov; i++)
-        len += (c->rep_iov[i + 1] = iov[i]).iov_len;
-    c->rep_niov = niov + 1;
+    for (int i = 1; i < niov; i++)
+        len += iov[i].iov_len;
+    c->rep_iov = iov;
+    c->rep_niov = niov;
     conn_reply(c, status, body, len);
-    return 0;
 }
 
 void conn_reply(struct conn *c, uint32_t status, void *body, size_t len)

@@ -133,12 +133,11 @@ void srvconn_close_all(struct server *srv);
  * conn_reply takes ownership of body (malloc'd, or NULL with len 0).  The
  * request body given to the handler stays valid until the reply is sent. */
 void conn_reply(struct conn *c, uint32_t status, void *body, size_t len);
-/* conn_reply with the body in pieces: iov[0..niov) (copied; they may
- * point outside body, which is freed with the request: a READ's lent
- * blocks, kept alive until conn_on_reply_sent's hook).  -ENOMEM: nothing
- * done, the request still wants its reply. */
-int conn_reply_iov(struct conn *c, uint32_t status, void *body, const struct iovec *iov,
-                   int niov);
+/* conn_reply with the body in pieces iov[1..niov), which may point
+ * outside body (freed with the request): a READ's lent blocks, kept alive
+ * until conn_on_reply_sent's hook.  iov is malloc'd by the caller with
+ * iov[0] left for the reply header, and freed with the request. */
+void conn_reply_iov(struct conn *c, uint32_t status, void *body, struct iovec *iov, int niov);
 /* Error reply: status is a positive errno; the message (printf format) is
  * logged and sent as the NUL-terminated body. */
 void conn_reply_err(struct conn *c, int status, const char *fmt, ...)

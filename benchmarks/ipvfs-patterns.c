@@ -34,6 +34,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "benchmarks/quiet.h"
+
 static int rank, nprocs;
 
 static unsigned char pattern_byte(uint64_t off)
@@ -142,25 +144,9 @@ static uint64_t count_bad(const struct shape *s, const unsigned char *mem, uint6
     return bad;
 }
 
-/* A barrier that naps instead of spinning: the clients share the cores
- * with the servers here, and a rank done early that polls in MPI_Barrier
- * (UCX spins) takes a core from the servers still doing the others' I/O,
- * which would measure the barrier, not the I/O. */
 static void quiet_barrier(void)
 {
-    struct timespec nap = { 0, 20 * 1000 };
-    MPI_Request req;
-    int done = 0;
-
-    CHECK("ibarrier", MPI_Ibarrier(MPI_COMM_WORLD, &req));
-    for (;;) {
-        CHECK("barrier test", MPI_Test(&req, &done, MPI_STATUS_IGNORE));
-        if (done)
-            return;
-        nanosleep(&nap, NULL);
-        if (nap.tv_nsec < 500 * 1000)
-            nap.tv_nsec *= 2;
-    }
+    CHECK("barrier", bench_quiet_barrier(MPI_COMM_WORLD));
 }
 
 /* Writes then reads through the view, timing both; checks the data. */

@@ -25,6 +25,13 @@
 
 #define IRAID_TICK_MS 100
 #define IRAID_DEFAULT_TIMEOUT_MS 10000
+/* Liveness (member.c, member_check_alive): a member that owes answers and
+ * has sent nothing for IRAID_PING_AFTER_MS gets a NOP-Out; one silent for
+ * the volume's timeout_ms is down.  A command of a member that keeps
+ * answering may take up to cmd_timeout_ms (iraid_config; default below:
+ * Linux's SCSI command timeout) before it fails with ETIMEDOUT. */
+#define IRAID_PING_AFTER_MS 1000
+#define IRAID_DEFAULT_CMD_TIMEOUT_MS 30000
 #define IRAID_DEFAULT_IQN "iqn.2024-01.org.ipvfs:initiator"
 /* One SCSI command moves at most this much (CDB lengths are 32-bit). */
 #define IRAID_MAX_PART (16u << 20)
@@ -64,6 +71,9 @@ struct iraid_member {
     int teardown;                  /* failed: drop the session outside libiscsi */
     uint64_t retry_at;             /* DOWN: next login attempt (ms) */
     uint64_t deadline;             /* RECONNECTING: give up at (ms) */
+    uint64_t heard_ms;             /* live: the target last sent something, or
+                                    * its session last owed nothing */
+    uint64_t ping_ms;              /* a NOP-Out of ours in flight since; 0: none */
     uint32_t backoff_ms;
     uint64_t rebuild_next;         /* REBUILDING: stripes below are current */
     uint32_t epoch;                /* bumped on every return: stale sweeps stop */
@@ -246,6 +256,7 @@ struct iraid_volume {
     uint32_t block_size;
     uint64_t data_off;             /* member bytes before stripe 0 (metadata) */
     int timeout_ms;
+    int cmd_timeout_ms;
     char *iqn;
     uint64_t timer;
     struct iraid_req *inflight;

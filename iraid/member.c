@@ -7,8 +7,8 @@
  * Member states (struct iraid_member.state; volume.h names them):
  *
  *   (open)  login and READ CAPACITY good --> UP; else DOWN, retried
- *   UP --session breaks / command times out / replace--> DOWN
- *   REBUILDING --session breaks / command times out / replace--> DOWN
+ *   UP --session breaks / silent / command times out / replace--> DOWN
+ *   REBUILDING --session breaks / silent / command times out / replace--> DOWN
  *   DOWN --retry time reached (tick)--> RECONNECTING   (async login started)
  *   RECONNECTING --login and READ CAPACITY good--> REBUILDING (RAID-1/5;
  *                rebuild_mode UNDECIDED if it went down current but for
@@ -18,6 +18,11 @@
  *                                              (backoff doubles, at most 5 s)
  *   REBUILDING --every stripe rebuilt and flushed (sweep.c)--> UP
  *   (open, meta_open.c) UP, but the superblock calls it stale --> REBUILDING
+ *
+ * "Silent": it owes answers and has sent nothing for the volume's
+ * timeout_ms, a NOP-Out included (member_check_alive); a command times
+ * out after cmd_timeout_ms, which only a member that keeps answering the
+ * NOP-Outs (slow, not dead) reaches.
  *
  * Cleanup: DOWN with teardown set means "session still to drop";
  * member_teardown() cancels its commands and destroys the context, never
@@ -246,6 +251,8 @@ static void member_teardown(struct iraid_member *m)
 
 static void member_service(struct iraid_member *m, int revents)
 {
+    if (revents & POLLIN)
+        m->heard_ms = evloop_now_ms();
     if (m->iscsi && !m->teardown && m->state != IRAID_MEMBER_DOWN &&
         iscsi_service(m->iscsi, revents) < 0)
         member_fail(m, iscsi_get_error(m->iscsi));
@@ -318,10 +325,23 @@ struct iscsi_context *member_context(struct iraid_member *m, struct iscsi_url **
     return iscsi;
 }
 
+/* A session just logged in (and its capacity read) for I/O: its commands
+ * get the long command timeout from now on (login and READ CAPACITY had
+ * the short one: a target that does not answer those is not there), and
+ * the liveness watch starts afresh. */
+static void member_session_up(struct iraid_member *m)
+{
+    /* libiscsi counts whole seconds */
+    iscsi_set_timeout(m->iscsi, (m->vol->cmd_timeout_ms + 999) / 1000);
+    m->heard_ms = evloop_now_ms();
+    m->ping_ms = 0;
+}
+
 static void member_returned(struct iraid_member *m)
 {
     struct iraid_volume *vol = m->vol;
 
+    member_session_up(m);
     m->backoff_ms = 0;
     m->epoch++;
     if (!vol->meta) {
@@ -417,11 +437,56 @@ static void member_reconnect(struct iraid_member *m)
         member_watch(m, 1);
 }
 
+static void ping_done(struct iscsi_context *iscsi, int status, void *data, void *priv)
+{
+    struct iraid_member *m = priv;
+
+    (void)iscsi;
+    (void)data;
+    m->ping_ms = 0;
+    if (status == SCSI_STATUS_GOOD)
+        m->heard_ms = evloop_now_ms();
+}
+
+/* A live member's session owes answers (commands or a NOP-Out in flight
+ * or queued) and its target has sent nothing for IRAID_PING_AFTER_MS: ask
+ * with a NOP-Out (immediate: no CmdSN window holds it back); still nothing
+ * once the silence reaches the volume's timeout_ms: the member is down.
+ * A target whose disk is slow answers and keeps its member. */
+static void member_check_alive(struct iraid_member *m, uint64_t now)
+{
+    char why[96];
+
+    if (!member_live(m) || !m->iscsi || m->teardown)
+        return;
+    if (!m->ping_ms && iscsi_queue_length(m->iscsi) == 0 &&
+        iscsi_out_queue_length(m->iscsi) == 0) {
+        m->heard_ms = now;      /* owes nothing: silence is fine */
+        return;
+    }
+    if (now - m->heard_ms < IRAID_PING_AFTER_MS)
+        return;
+    if (!m->ping_ms) {
+        if (iscsi_nop_out_async(m->iscsi, ping_done, NULL, 0, m) == 0) {
+            m->ping_ms = now;
+            member_kick(m);
+        }
+        return;
+    }
+    if (now - m->heard_ms < (uint64_t)m->vol->timeout_ms)
+        return;
+    snprintf(why, sizeof(why), "silent for %" PRIu64 " ms with commands in flight, "
+             "a NOP-Out unanswered", now - m->heard_ms);
+    member_fail(m, why);
+    member_teardown(m);
+}
+
 void member_tick(struct iraid_member *m)
 {
     uint64_t now = evloop_now_ms();
 
     member_service(m, 0);
+    member_check_alive(m, now);
     if (m->state == IRAID_MEMBER_RECONNECTING && now >= m->deadline) {
         member_fail(m, "login timed out");
         member_teardown(m);
@@ -586,6 +651,7 @@ static int member_login(struct iraid_member *m)
     if ((rc = member_capacity(m)) < 0)
         goto logout;
     member_probe_ucache(m);
+    member_session_up(m);
     m->state = IRAID_MEMBER_UP;
     return 0;
 

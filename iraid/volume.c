@@ -380,6 +380,10 @@ int iraid_open(struct evloop *loop, const struct iraid_config *cfg, struct iraid
     vol->ops = ops_for_level(level);
     vol->nmembers = cfg->nmembers;
     vol->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : IRAID_DEFAULT_TIMEOUT_MS;
+    vol->cmd_timeout_ms = cfg->cmd_timeout_ms > 0 ? cfg->cmd_timeout_ms
+                                                  : IRAID_DEFAULT_CMD_TIMEOUT_MS;
+    if (vol->cmd_timeout_ms < vol->timeout_ms)
+        vol->cmd_timeout_ms = vol->timeout_ms;
     vol->assume_clean = cfg->assume_clean != 0;
     vol->start_dirty_degraded = cfg->start_dirty_degraded != 0;
     if (!(vol->iqn = strdup(cfg->initiator_iqn ? cfg->initiator_iqn : IRAID_DEFAULT_IQN))) {

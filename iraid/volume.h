@@ -47,9 +47,14 @@
  *   a tick apart: a breaking session is reported before its member is
  *   marked down); a member that keeps failing those reads fails the write
  *   with -EIO.
- * - A member whose session breaks, or that leaves a command unanswered for
- *   cfg->timeout_ms, is marked down: its commands in flight fail with -EIO
- *   at once.  RAID-0: requests touching it fail with -EIO.  RAID-1/5:
+ * - A member whose session breaks, or that sends nothing for
+ *   cfg->timeout_ms while it owes answers (its commands in flight, and a
+ *   NOP-Out sent after IRAID_PING_AFTER_MS of silence), is marked down:
+ *   its commands in flight fail with -EIO at once.  A member that answers
+ *   the NOP-Outs is slow, not dead (a disk behind on writeback, a
+ *   filesystem frozen for a snapshot): its commands may take up to
+ *   cfg->cmd_timeout_ms, past which the command fails and the member is
+ *   marked down as well.  RAID-0: requests touching it fail with -EIO.  RAID-1/5:
  *   reads reconstruct its data from the others and writes go on without
  *   it (degraded); a request needing data that no live member holds (two
  *   members missing in RAID-5, every mirror in RAID-1) fails with -EIO,
@@ -105,7 +110,8 @@ struct iraid_config {
     const char *const *urls;   /* iscsi://host:port/iqn/lun, one per member */
     uint64_t chunk_size;       /* bytes per chunk on one member; 0: default */
     const char *initiator_iqn;
-    int timeout_ms;            /* per command and per login */
+    int timeout_ms;            /* silence of a member owing answers, and a login */
+    int cmd_timeout_ms;        /* one command of a member that answers; 0: 30 s */
     /* RAID-1/5: the caller vouches that every member is brand new and all
      * zeros (e.g. sparse files it has just created), so mirrors and parity
      * already agree.  Honoured only when no member holds any superblock

@@ -65,19 +65,22 @@ start_target 1 "$dir/member1.img"
 
 coproc SLOW { exec timeout 90 "$tool" --slow 0 65536 "${urls[@]}" 2>"$dir/tool.err"; }
 tool_pid=$SLOW_PID
-read -r -t 30 line <&"${SLOW[0]}"
+# Our own copies of the pipes: bash drops SLOW once the tool has exited,
+# which it may do before its output is read.
+exec 5<&"${SLOW[0]}" 6>&"${SLOW[1]}"
+read -r -t 30 line <&5
 [ "$line" = ready ] || fail "the tool did not start: $line"
 fsfreeze -f "$dir/mnt" || fail "fsfreeze -f"
 frozen=1
 start=$(date +%s%N)
-echo go >&"${SLOW[1]}"
+echo go >&6
 # Hold the freeze past the 5 s liveness timeout: the point of the test,
 # not a wait for a condition.
 sleep 7
 fsfreeze -u "$dir/mnt" || fail "fsfreeze -u"
 frozen=
 held=$(( ($(date +%s%N) - start) / 1000000 ))
-out=$(cat <&"${SLOW[0]}")
+out=$(cat <&5)
 wait "$tool_pid" || fail "the write across the frozen member failed: $out $(cat "$dir/tool.err")"
 echo "$out"
 took=$(sed -n 's/^slow write completed after \([0-9]*\) ms$/\1/p' <<<"$out")

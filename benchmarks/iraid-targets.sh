@@ -11,6 +11,7 @@
 #                                           backing file, its data kept)
 #   iraid_ipvfs_targets_start DIR COUNT SIZE_MB  the same with our own
 #                                           ipvfs-target (LUN 0) instead of tgtd
+#   iraid_ipvfs_target_one DIR INDEX SIZE_MB [LUN_FILE]  one of those
 #
 # Portals are taken from 13500-13999, skipping ports somebody listens on.
 
@@ -73,11 +74,11 @@ iraid_tgtd_serve() {
     IRAID_FILES[$i]=$file
 }
 
-# iraid_ipvfs_target_one DIR INDEX SIZE_MB: ipvfs-target serving one LUN.
+# iraid_ipvfs_target_one DIR INDEX SIZE_MB [LUN_FILE]: ipvfs-target serving
+# one LUN, LUN_FILE (default DIR/member<INDEX>.img); its log in DIR.
 iraid_ipvfs_target_one() {
-    local dir=$1 i=$2 size=$3 port pid iqn file
+    local dir=$1 i=$2 size=$3 port pid iqn file=${4:-$1/member$2.img}
     port=$(iraid_free_port) || { echo "no free port in 13500-13999" >&2; return 1; }
-    file=$dir/member$i.img
     iqn=$IRAID_IQN_PREFIX:own$i
     rm -f "$file"
     truncate -s "${size}M" "$file" || return 1

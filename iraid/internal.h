@@ -73,7 +73,7 @@ struct iraid_member {
     uint64_t deadline;             /* RECONNECTING: give up at (ms) */
     uint64_t heard_ms;             /* live: the target last sent something, or
                                     * its session last owed nothing */
-    uint64_t ping_ms;              /* a NOP-Out of ours in flight since; 0: none */
+    int pinging;                   /* a NOP-Out of ours is in flight */
     uint32_t backoff_ms;
     uint64_t rebuild_next;         /* REBUILDING: stripes below are current */
     uint32_t epoch;                /* bumped on every return: stale sweeps stop */

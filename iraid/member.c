@@ -334,7 +334,7 @@ static void member_session_up(struct iraid_member *m)
     /* libiscsi counts whole seconds */
     iscsi_set_timeout(m->iscsi, (m->vol->cmd_timeout_ms + 999) / 1000);
     m->heard_ms = evloop_now_ms();
-    m->ping_ms = 0;
+    m->pinging = 0;
 }
 
 static void member_returned(struct iraid_member *m)
@@ -453,7 +453,7 @@ static void ping_done(struct iscsi_context *iscsi, int status, void *data, void 
 
     (void)iscsi;
     (void)data;
-    m->ping_ms = 0;
+    m->pinging = 0;
     if (status == SCSI_STATUS_GOOD)
         m->heard_ms = evloop_now_ms();
 }
@@ -469,16 +469,16 @@ static void member_check_alive(struct iraid_member *m, uint64_t now)
 
     if (!member_live(m) || !m->iscsi || m->teardown)
         return;
-    if (!m->ping_ms && iscsi_queue_length(m->iscsi) == 0 &&
+    if (!m->pinging && iscsi_queue_length(m->iscsi) == 0 &&
         iscsi_out_queue_length(m->iscsi) == 0) {
         m->heard_ms = now;      /* owes nothing: silence is fine */
         return;
     }
     if (now - m->heard_ms < IRAID_PING_AFTER_MS)
         return;
-    if (!m->ping_ms) {
+    if (!m->pinging) {
         if (iscsi_nop_out_async(m->iscsi, ping_done, NULL, 0, m) == 0) {
-            m->ping_ms = now;
+            m->pinging = 1;
             member_kick(m);
         }
         return;

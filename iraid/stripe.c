@@ -24,10 +24,11 @@
  *
  * Multi-stripe ops and the lock order: an op locks stripes [stripe,
  * stripe + nstripes) (nstripes > 1 only for a WRITE of whole RAID-5
- * stripes, io.c, and an UNMAP of them, unmap.c).  It takes its whole range at once or none of it: the
- * loop is single-threaded, so sop_acquire() sees every holder, and an op
- * that overlaps an older op (holding or waiting; op->seq is the start
- * order) waits behind it holding nothing.  A waiter handed the lock when
+ * stripes, io.c, and an UNMAP of them, unmap.c).  It takes its whole
+ * range at once or none of it: the loop is single-threaded, so
+ * sop_acquire() sees every holder, and an op that overlaps an older op
+ * (holding or waiting; op->seq is the start order) waits behind it
+ * holding nothing.  A waiter handed the lock when
  * its holder ends is checked again and queued (with the waiters behind
  * it, in order) behind the first older op that still overlaps.  Only
  * holders hold, holders never wait for a lock, and an op waits only for

@@ -54,9 +54,9 @@
  *   the NOP-Outs is slow, not dead (a disk behind on writeback, a
  *   filesystem frozen for a snapshot): its commands may take up to
  *   cfg->cmd_timeout_ms, past which the command fails and the member is
- *   marked down as well.  RAID-0: requests touching it fail with -EIO.  RAID-1/5:
- *   reads reconstruct its data from the others and writes go on without
- *   it (degraded); a request needing data that no live member holds (two
+ *   marked down as well.  RAID-0: requests touching it fail with -EIO.
+ *   RAID-1/5: reads reconstruct its data from the others and writes go on
+ *   without it (degraded); a request needing data that no live member holds (two
  *   members missing in RAID-5, every mirror in RAID-1) fails with -EIO,
  *   never with wrong data.
  * - Reconnect: a down member is logged in again from the event loop with

@@ -15,8 +15,8 @@ set -u
 src=${IPVFS_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 build=${IPVFS_BUILDDIR:-$src/_build}
 tool=$build/test/storage-volume-tool
-target=$(command -v ipvfs-target || echo "$build/backend/ipvfs-target")
-[ -x "$tool" ] && [ -x "$target" ] || { echo "build storage-volume-tool and ipvfs-target first"; exit 1; }
+[ -x "$tool" ] && command -v ipvfs-target >/dev/null ||
+    { echo "build storage-volume-tool and ipvfs-target first"; exit 1; }
 for p in losetup mkfs.ext4 fsfreeze mount umount; do
     command -v $p >/dev/null || { echo "$p not installed"; exit 77; }
 done
@@ -24,10 +24,10 @@ done
 . "$src/benchmarks/iraid-targets.sh"
 
 dir=$(mktemp -d /tmp/ipvfs-slow.XXXXXX)
-dev= mounted= frozen= pids=()
+dev= mounted= frozen=
 cleanup() {
     [ -n "$frozen" ] && fsfreeze -u "$dir/mnt"
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
+    iraid_targets_stop
     [ -n "$mounted" ] && umount "$dir/mnt"
     [ -n "$dev" ] && losetup -d "$dev"
     rm -rf "$dir"
@@ -43,25 +43,11 @@ mkfs.ext4 -q -F "$dev" || fail "mkfs.ext4 $dev"
 mkdir "$dir/mnt" && mount "$dev" "$dir/mnt" || fail "mounting $dev"
 mounted=1
 
-# start_target I LUN_FILE: one ipvfs-target, its log outside the frozen
-# filesystem (a log write would stall the target as a whole).
-urls=()
-start_target() {
-    local i=$1 file=$2 port
-    port=$(iraid_free_port) || fail "no free port"
-    truncate -s 16M "$file" || fail "creating $file"
-    "$target" --portal "127.0.0.1:$port" --iqn "$IRAID_IQN_PREFIX:slow$i" --lun "$file:16M" \
-        >"$dir/target$i.log" 2>&1 &
-    pids+=($!)
-    for _ in $(seq 100); do
-        grep -q "listening on" "$dir/target$i.log" && break
-        sleep 0.1
-    done
-    grep -q "listening on" "$dir/target$i.log" || fail "target $i did not start"
-    urls+=("iscsi://127.0.0.1:$port/$IRAID_IQN_PREFIX:slow$i/0:-")
-}
-start_target 0 "$dir/mnt/member0.img"
-start_target 1 "$dir/member1.img"
+# Member 0's LUN on the filesystem to freeze; the targets' logs stay
+# outside it (a log write would stall a target as a whole).
+iraid_ipvfs_target_one "$dir" 0 16 "$dir/mnt/member0.img" || fail "starting target 0"
+iraid_ipvfs_target_one "$dir" 1 16 || fail "starting target 1"
+urls=("${IRAID_URLS[0]}:-" "${IRAID_URLS[1]}:-")
 
 coproc SLOW { exec timeout 90 "$tool" --slow 0 65536 "${urls[@]}" 2>"$dir/tool.err"; }
 tool_pid=$SLOW_PID

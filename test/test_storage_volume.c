@@ -270,17 +270,25 @@ static void throughput(void)
     free(buf);
 }
 
-static int dead_member(void)
+/* Says "ready" and waits for the caller's line: it changes a target
+ * meanwhile (kills it, stalls its store). */
+static void wait_go(void)
 {
-    static uint8_t buf[1 << 20];
     char line[16];
-    uint64_t t0;
-    int rc;
 
     printf("ready\n");
     fflush(stdout);
     if (!fgets(line, sizeof(line), stdin))
         FAIL("no go-ahead on stdin");
+}
+
+static int dead_member(void)
+{
+    static uint8_t buf[1 << 20];
+    uint64_t t0;
+    int rc;
+
+    wait_go();
     t0 = evloop_now_ms();
     rc = iraid_write_sync(vol, 0, buf, sizeof(buf));
     if (rc == 0)
@@ -295,15 +303,11 @@ static int dead_member(void)
 static int slow_member(void)
 {
     static uint8_t buf[1 << 20], back[1 << 20];
-    char line[16];
     uint64_t t0;
     int rc;
 
     fill(buf, 0, sizeof(buf), 42);
-    printf("ready\n");
-    fflush(stdout);
-    if (!fgets(line, sizeof(line), stdin))
-        FAIL("no go-ahead on stdin");
+    wait_go();
     t0 = evloop_now_ms();
     if ((rc = iraid_write_sync(vol, 0, buf, sizeof(buf))) < 0)
         FAIL("write to a volume with a slow member: %s", strerror(-rc));

@@ -314,6 +314,7 @@ static uint32_t send_data_in(struct tgt_conn *c, struct tgt_task *t, uint32_t le
 {
     uint32_t seg = c->p.peer_mrdsl, burst = c->p.max_burst, off = 0, datasn = 0;
     const uint8_t *src = data_in_src(t);
+    int rc;
 
     while (off < len) {
         uint8_t h[ISCSI_BHS_LEN] = { 0 };
@@ -342,11 +343,11 @@ static uint32_t send_data_in(struct tgt_conn *c, struct tgt_task *t, uint32_t le
         put_be32(h + 40, off);
         /* A mapped payload needs no task reference: the mapping and the
          * descriptor live until the LUN closes, after every connection. */
-        if (fail_unqueued(c, t->data_in_mapped && c->tp->sendfile
-                          ? tgt_conn_queue_file(c, h, t->lun->fd,
-                                                t->lba * t->lun->block_size + off, n)
-                          : tgt_conn_queue(c, h, src + off, n,
-                                           t->data_in_mapped ? NULL : t, 0)) < 0)
+        if (t->data_in_mapped && c->tp->sendfile)
+            rc = tgt_conn_queue_file(c, h, t->lun->fd, t->lba * t->lun->block_size + off, n);
+        else
+            rc = tgt_conn_queue(c, h, src + off, n, t->data_in_mapped ? NULL : t, 0);
+        if (fail_unqueued(c, rc) < 0)
             break;
         off += n;
     }

@@ -35,9 +35,10 @@
 
 /* A member that answers nothing for this long (not even a NOP-Out) is
  * marked down and the volume goes on degraded; one that answers but is
- * slow gets iRAID's command timeout (IRAID_DEFAULT_CMD_TIMEOUT_MS, 30 s).  Shorter than the clients' request timeout
- * (IPVFS_CLIENT_REQUEST_MS), so a write across a hung target still
- * completes for the client instead of failing there first. */
+ * slow gets iRAID's command timeout (IRAID_DEFAULT_CMD_TIMEOUT_MS, 30 s).
+ * Shorter than the clients' request timeout (IPVFS_CLIENT_REQUEST_MS), so
+ * a write across a hung target still completes for the client instead of
+ * failing there first. */
 #define IONODE_ISCSI_TIMEOUT_MS 5000
 
 /* A READ of many pairs lying close together (a tile, a strided view) is

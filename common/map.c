@@ -42,26 +42,20 @@ int ipvfs_hex_decode(const char *in, uint8_t *out, size_t len)
     return 0;
 }
 
-int ipvfs_map_write(const char *path, const struct ipvfs_map *map)
+int ipvfs_map_format(const struct ipvfs_map *map, int with_secret, char **out_text,
+                     size_t *out_len)
 {
-    char tmp[4096], hex[2 * IPVFS_SECRET_LEN + 1];
+    char hex[2 * IPVFS_SECRET_LEN + 1];
     FILE *f;
-    int fd, rc = 0;
 
-    if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= sizeof(tmp))
-        return -ENAMETOOLONG;
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0)
+    *out_text = NULL;
+    if (!(f = open_memstream(out_text, out_len)))
         return -errno;
-    f = fdopen(fd, "w");
-    if (!f) {
-        rc = -errno;
-        close(fd);
-        goto unlink_tmp;
+    fprintf(f, "ipvfs-map 1\n");
+    if (with_secret) {
+        ipvfs_hex_encode(map->secret, IPVFS_SECRET_LEN, hex);
+        fprintf(f, "# written by ipvfs-server; keep it private (mode 0600)\nsecret %s\n", hex);
     }
-    ipvfs_hex_encode(map->secret, IPVFS_SECRET_LEN, hex);
-    fprintf(f, "ipvfs-map 1\n# written by ipvfs-server; keep it private (mode 0600)\n");
-    fprintf(f, "secret %s\n", hex);
     fprintf(f, "layout %u %u %u %llu\n", map->nio, map->nt, map->raid_level,
             (unsigned long long)map->stripe_unit);
     for (uint32_t i = 0; i < map->nranks; i++) {
@@ -73,16 +67,39 @@ int ipvfs_map_write(const char *path, const struct ipvfs_map *map)
         fprintf(f, "rank %u %u %u %s %s %u %u %u\n", r->rank, r->role, r->io_index, tindex,
                 r->host, r->port, r->iscsi_port, r->pid);
     }
-    if (fflush(f) != 0 || fsync(fd) != 0)
+    if (fclose(f) != 0) {
+        free(*out_text);
+        *out_text = NULL;
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+int ipvfs_map_write(const char *path, const struct ipvfs_map *map)
+{
+    char tmp[4096], *text;
+    size_t len;
+    int fd, rc;
+
+    if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= sizeof(tmp))
+        return -ENAMETOOLONG;
+    if ((rc = ipvfs_map_format(map, 1, &text, &len)) < 0)
+        return rc;
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) {
         rc = -errno;
-    if (fclose(f) != 0 && rc == 0)
+        goto free_text;
+    }
+    if (write(fd, text, len) != (ssize_t)len || fsync(fd) != 0)
+        rc = errno ? -errno : -EIO;
+    if (close(fd) != 0 && rc == 0)
         rc = -errno;
     if (rc == 0 && rename(tmp, path) != 0)
         rc = -errno;
-    if (rc == 0)
-        return 0;
-unlink_tmp:
-    unlink(tmp);
+    if (rc < 0)
+        unlink(tmp);
+free_text:
+    free(text);
     return rc;
 }
 
@@ -116,7 +133,7 @@ static int parse_line(const char *line, struct ipvfs_map *map, int *have_secret)
     unsigned nio, nt, level;
     unsigned long long unit;
 
-    if (line[0] == '#' || line[0] == '\n' || line[0] == '\0')
+    if (line[0] == '#' || line[0] == '\0')
         return 0;
     if (strncmp(line, "secret ", 7) == 0) {
         if (sscanf(line + 7, "%65s", hex) != 1 ||
@@ -142,43 +159,69 @@ static int parse_line(const char *line, struct ipvfs_map *map, int *have_secret)
     return -EINVAL;
 }
 
-int ipvfs_map_read(const char *path, struct ipvfs_map *out_map, char *errbuf, size_t errlen)
+int ipvfs_map_parse(const char *text, const char *origin, int need_secret,
+                    struct ipvfs_map *out_map, char *errbuf, size_t errlen)
 {
     char line[512];
-    FILE *f;
+    const char *p = text;
     int rc = 0, lineno = 0, have_secret = 0;
 
     memset(out_map, 0, sizeof(*out_map));
-    f = fopen(path, "re");
-    if (!f) {
-        rc = -errno;
-        snprintf(errbuf, errlen, "cannot open server map %s: %s", path, strerror(-rc));
-        return rc;
-    }
-    while (rc == 0 && fgets(line, sizeof(line), f)) {
+    while (rc == 0 && *p) {
+        size_t n = strcspn(p, "\n");
+
         lineno++;
-        if (lineno == 1) {
-            if (strcmp(line, "ipvfs-map 1\n") != 0)
-                rc = -EINVAL;
-            continue;
+        if (n >= sizeof(line)) {
+            rc = -EINVAL;
+            break;
         }
-        rc = parse_line(line, out_map, &have_secret);
+        memcpy(line, p, n);
+        line[n] = '\0';
+        p += n + (p[n] == '\n');
+        if (lineno == 1)
+            rc = strcmp(line, "ipvfs-map 1") == 0 ? 0 : -EINVAL;
+        else
+            rc = parse_line(line, out_map, &have_secret);
     }
-    fclose(f);
-    if (rc == 0 && (!have_secret || !out_map->ranks))
+    if (rc == 0 && ((need_secret && !have_secret) || !out_map->ranks))
         rc = -EINVAL, lineno = 0;
     for (uint32_t i = 0; rc == 0 && i < out_map->nranks; i++)
         if (out_map->ranks[i].port == 0)
             rc = -EINVAL, lineno = 0;
     if (rc < 0) {
         if (lineno)
-            snprintf(errbuf, errlen, "server map %s: malformed line %d", path, lineno);
+            snprintf(errbuf, errlen, "%s: malformed line %d", origin, lineno);
         else
-            snprintf(errbuf, errlen, "server map %s: incomplete (secret, layout or a rank missing)",
-                     path);
+            snprintf(errbuf, errlen, "%s: incomplete (%slayout or a rank missing)", origin,
+                     need_secret ? "secret, " : "");
         ipvfs_map_free(out_map);
     }
     return rc;
+}
+
+int ipvfs_map_read(const char *path, struct ipvfs_map *out_map, char *errbuf, size_t errlen)
+{
+    char origin[1100], text[1 << 16];
+    ssize_t n;
+    int fd, rc;
+
+    memset(out_map, 0, sizeof(*out_map));
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+        rc = -errno;
+        snprintf(errbuf, errlen, "cannot open server map %s: %s", path, strerror(-rc));
+        return rc;
+    }
+    n = read(fd, text, sizeof(text) - 1);
+    rc = n < 0 ? -errno : 0;
+    close(fd);
+    if (rc < 0 || n == (ssize_t)sizeof(text) - 1) {
+        snprintf(errbuf, errlen, "cannot read server map %s: %s", path,
+                 rc < 0 ? strerror(-rc) : "larger than 64 KiB");
+        return rc < 0 ? rc : -EFBIG;
+    }
+    text[n] = '\0';
+    snprintf(origin, sizeof(origin), "server map %s", path);
+    return ipvfs_map_parse(text, origin, 1, out_map, errbuf, errlen);
 }
 
 void ipvfs_map_free(struct ipvfs_map *map)

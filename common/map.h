@@ -44,7 +44,19 @@ struct ipvfs_map {
 /* Writes map to path atomically with mode 0600.  Returns 0 or -errno. */
 int ipvfs_map_write(const char *path, const struct ipvfs_map *map);
 
-/* Reads and validates a map.  On failure returns -errno and puts a message
+/* The map as text, in the file's format; the secret line only when
+ * with_secret (the map rank 0 hands out over the wire has none).
+ * *out_text is malloc'd (the caller frees it) and NUL-terminated. */
+int ipvfs_map_format(const struct ipvfs_map *map, int with_secret, char **out_text,
+                     size_t *out_len);
+
+/* Parses and validates a map's text; origin names it in errbuf ("server
+ * map FILE", "the map from HOST:PORT").  need_secret: a map without a
+ * secret line is incomplete.  Returns 0 or -errno (message in errbuf). */
+int ipvfs_map_parse(const char *text, const char *origin, int need_secret,
+                    struct ipvfs_map *out_map, char *errbuf, size_t errlen);
+
+/* Reads and validates a map file.  On failure returns -errno and puts a message
  * naming the file and the problem into errbuf. */
 int ipvfs_map_read(const char *path, struct ipvfs_map *out_map, char *errbuf, size_t errlen);
 

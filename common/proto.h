@@ -74,8 +74,10 @@
  * (IPVFS_READ_RA_*; unknown flag bits are refused) and struct
  * ipvfs_l1_status grew the readahead_* counters and demotes; struct
  * ipvfs_volume_status counts RAID-5 stripe writes by mode
- * (full_stripe_writes ...). */
-#define IPVFS_PROTO_VERSION 5
+ * (full_stripe_writes ...).
+ * 6: MAP (the map without its secret, from the metadata rank, before
+ * HELLO); struct ipvfs_status_rep grew node and cpus. */
+#define IPVFS_PROTO_VERSION 6
 #define IPVFS_SECRET_LEN    32
 
 /* One READ/WRITE request moves at most this much data and this many pairs;
@@ -118,6 +120,11 @@ enum ipvfs_op {
     IPVFS_OP_REBUILD = 33,
     /* server to client only: keepalive of a request in progress */
     IPVFS_OP_PROGRESS = 34,
+    /* MAP: the metadata rank's copy of the server map, without the secret
+     * (the text of common/map.h), for clients on hosts that do not share
+     * the map file (IPVFS_MAP=HOST:PORT).  Empty body; the only request
+     * besides HELLO that a connection may send before HELLO. */
+    IPVFS_OP_MAP = 35,
     /* metadata rank: MPI-IO shared file pointers and atomic-mode locks */
     IPVFS_OP_SHFP = 40,
     IPVFS_OP_LOCK = 41,
@@ -436,8 +443,10 @@ struct ipvfs_status_rep {
     uint64_t uptime_ms;      /* of the serving process that answers */
     char last_exit[64];      /* how the previous one ended; "" if none did */
     char reason[96];         /* state DOWN: why; "" otherwise */
+    char node[64];           /* the host's name (gethostname) */
+    char cpus[32];           /* the PUs the rank is bound to (hwloc list); "" unbound */
 };
-static_assert(sizeof(struct ipvfs_status_rep) == 288, "status reply is 288 bytes");
+static_assert(sizeof(struct ipvfs_status_rep) == 384, "status reply is 384 bytes");
 /* A STATUS reply body may go on after struct ipvfs_status_rep with
  * per-client counters: a uint32_t count, a uint32_t reserved, then count
  * struct ipvfs_client_stat (clients named by HELLO's client_id). */

@@ -128,3 +128,31 @@ close_fd:
     close(fd);
     return rc;
 }
+
+int wire_fetch_map(const char *host, uint16_t port, int connect_ms, int reply_ms,
+                   struct wire_reply *out, char *msg, size_t msglen)
+{
+    int fd, rc;
+
+    memset(out, 0, sizeof(*out));
+    if ((fd = net_connect(host, port, connect_ms)) < 0) {
+        snprintf(msg, msglen, "connecting: %s", strerror(-fd));
+        return fd;
+    }
+    rc = wire_call(fd, IPVFS_OP_MAP, 0, 1, NULL, 0, reply_ms, out);
+    close(fd);
+    if (rc < 0) {
+        snprintf(msg, msglen, "MAP: %s", rc == -EPROTONOSUPPORT
+                 ? "the server speaks another protocol version (mixed builds?)"
+                 : rc == -EPROTO ? "malformed reply" : strerror(-rc));
+        return rc;
+    }
+    if (out->status) {
+        rc = -(int)out->status;
+        snprintf(msg, msglen, "MAP refused%s%s", out->len && out->body[0] ? ": " : "",
+                 out->len ? (const char *)out->body : "");
+        wire_reply_free(out);
+        return rc;
+    }
+    return 0;
+}

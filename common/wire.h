@@ -67,4 +67,11 @@ int wire_connect_hello(const char *host, uint16_t port, const uint8_t secret[IPV
                        uint32_t client_id, uint64_t req_id, int connect_ms, int hello_ms,
                        struct ipvfs_hello_rep *out_rep, char *msg, size_t msglen);
 
+/* Asks the metadata rank at host:port for the server map (MAP, before any
+ * HELLO): its text, without the secret, in *out (NUL-terminated; the caller
+ * frees it with wire_reply_free).  Returns 0 or -errno with the detail in
+ * msg; a server's refusal is -status with its message. */
+int wire_fetch_map(const char *host, uint16_t port, int connect_ms, int reply_ms,
+                   struct wire_reply *out, char *msg, size_t msglen);
+
 #endif

@@ -1,13 +1,17 @@
 # tests of the server component: unit tests of the namespace store and the
 # option parser; integration scripts test/t_server_*.sh (run by
 # test/run-suite.sh) start real clusters through test/lib.sh.
-check_PROGRAMS += test/test_server_metadb test/test_server_options test/test_server_tagged
+check_PROGRAMS += test/test_server_metadb test/test_server_options test/test_server_tagged \
+	test/test_server_listen
 test_test_server_metadb_SOURCES = test/test_server_metadb.c
 test_test_server_metadb_LDADD = backend/server/libserver-core.la $(CMOCKA_LIBS)
 test_test_server_metadb_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 test_test_server_options_SOURCES = test/test_server_options.c
 test_test_server_options_LDADD = backend/server/libserver-core.la $(CMOCKA_LIBS)
 test_test_server_options_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+test_test_server_listen_SOURCES = test/test_server_listen.c
+test_test_server_listen_LDADD = backend/server/libserver-core.la $(CMOCKA_LIBS)
+test_test_server_listen_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 test_test_server_tagged_SOURCES = test/test_server_tagged.c
 test_test_server_tagged_LDADD = backend/server/libserver-core.la $(CMOCKA_LIBS)
 test_test_server_tagged_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)

@@ -36,7 +36,7 @@ static void test_defaults(void **state)
     assert_int_equal(o.target_size, 4ull << 30);
     assert_int_equal(o.stripe_unit, 65536);
     assert_int_equal(o.chunk_size, 65536);
-    assert_string_equal(o.listen, "127.0.0.1");
+    assert_string_equal(o.listen, "auto");
     assert_string_equal(o.map_path, "/tmp/x/ipvfs.map");
     assert_string_equal(o.log_dir, "/tmp/x/log");
     assert_int_equal(o.log_size, 16ull << 20);
@@ -50,7 +50,7 @@ static void test_all_options(void **state)
                                         "--data", "/d", "--target-size", "1G", "--listen",
                                         "0.0.0.0", "--map", "/m", "--stripe-unit", "1M",
                                         "--chunk-size", "128K", "--no-bind", "--log-dir", "/l",
-                                        "--log-size", "1M", "--cache-l1", "0", NULL };
+                                        "--log-size", "1M", "--cache-l1", "0", "--meta-port", "3334", NULL };
     struct server_opts o;
 
     (void)state;
@@ -66,6 +66,7 @@ static void test_all_options(void **state)
     assert_int_equal(o.log_size, 1 << 20);
     assert_int_equal(o.no_bind, 1);
     assert_int_equal(o.cache_l1, 0);
+    assert_int_equal(o.meta_port, 3334);
 }
 
 /* --cache-l1: whole 64 KiB blocks, at most half of the machine's memory;

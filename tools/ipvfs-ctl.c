@@ -169,6 +169,8 @@ static int fetch_status(struct ctl *ctl, uint32_t rank, struct rank_status *out)
     }
     memcpy(&out->st, rep.body, sizeof(out->st));
     out->st.host[sizeof(out->st.host) - 1] = '\0';
+    out->st.node[sizeof(out->st.node) - 1] = '\0';
+    out->st.cpus[sizeof(out->st.cpus) - 1] = '\0';
     out->st.last_exit[sizeof(out->st.last_exit) - 1] = '\0';
     out->st.reason[sizeof(out->st.reason) - 1] = '\0';
     if (rep.len >= sizeof(out->st) + sizeof(head)) {
@@ -327,6 +329,10 @@ static void print_status_json(const struct ctl *ctl, const struct rank_status *r
             printf(", \"supervisor_pid\": %u, \"restarts\": %u, \"uptime_s\": %.1f, "
                    "\"last_exit\": ", s->supervisor_pid, s->restarts, (double)s->uptime_ms / 1e3);
             json_str(s->last_exit);
+            printf(", \"node\": ");
+            json_str(s->node);
+            printf(", \"cpus\": ");
+            json_str(s->cpus);
             if (s->reason[0]) {
                 printf(", \"reason\": ");
                 json_str(s->reason);

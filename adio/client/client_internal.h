@@ -91,6 +91,16 @@ long xfer_finish(struct xfer_batch *b);
  * only before taking connections for a batch.  The number of I/O nodes must
  * stay the same (open files depend on it): -ESTALE otherwise. */
 int conn_refresh(struct ipvfs_client *c, char *msg, size_t msglen);
+
+/* mapsrc.c: the map from spec, a file or HOST:PORT of the metadata rank
+ * (with the key from IPVFS_KEY); out_st: the file's stat, zeros for
+ * HOST:PORT.  Returns 0 or -errno with the reason in msg. */
+int client_map_load(const char *spec, int connect_ms, int request_ms, struct ipvfs_map *out,
+                    struct stat *out_st, char *msg, size_t msglen);
+/* Whether the map may have changed since st (HOST:PORT: always asked again). */
+int client_map_changed(const char *spec, const struct stat *st);
+/* Whether spec is HOST:PORT. */
+int client_map_remote(const char *spec);
 /* 1 when rank has a live cached connection (a dead one is dropped). */
 int conn_cached(struct ipvfs_client *c, uint32_t rank);
 /* A connected, greeted socket for rank (opened now if needed).  On failure

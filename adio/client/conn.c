@@ -45,7 +45,15 @@ static void close_all(struct ipvfs_client *c)
         conn_drop(c, r);
 }
 
-/* Reads the map into c (replacing what c had). */
+static int same_map(const struct ipvfs_map *a, const struct ipvfs_map *b)
+{
+    return a->nranks == b->nranks && a->nio == b->nio && a->nt == b->nt &&
+           memcmp(a->secret, b->secret, sizeof(a->secret)) == 0 &&
+           memcmp(a->ranks, b->ranks, a->nranks * sizeof(*a->ranks)) == 0;
+}
+
+/* Reads the map into c (mapsrc.c), replacing what c had unless nothing
+ * changed (then the connections stay). */
 static int load_map(struct ipvfs_client *c, char *msg, size_t msglen)
 {
     struct ipvfs_map map;
@@ -53,14 +61,14 @@ static int load_map(struct ipvfs_client *c, char *msg, size_t msglen)
     int *fds;
     int rc;
 
-    if (stat(c->map_path, &st) < 0) {
-        rc = -errno;
-        snprintf(msg, msglen, "cannot read server map %s: %s", c->map_path, strerror(-rc));
-        return rc;
-    }
-    rc = ipvfs_map_read(c->map_path, &map, msg, msglen);
+    rc = client_map_load(c->map_path, c->connect_ms, c->request_ms, &map, &st, msg, msglen);
     if (rc < 0)
         return rc;
+    if (c->fds && same_map(&map, &c->map)) {
+        ipvfs_map_free(&map);
+        c->map_stat = st;
+        return 0;
+    }
     fds = malloc(map.nranks * sizeof(*fds));
     if (!fds) {
         ipvfs_map_free(&map);
@@ -82,21 +90,20 @@ static int load_map(struct ipvfs_client *c, char *msg, size_t msglen)
     return 0;
 }
 
-/* Re-reads the map when its file changed since it was read (a restarted
- * cluster listens on new ports).  The number of I/O nodes must not change:
- * open files depend on it. */
+/* Re-reads the map when it changed since it was read (a restarted cluster
+ * listens on new ports).  The number of I/O nodes must not change: open
+ * files depend on it.  A map from a metadata rank that does not answer now
+ * (restarting) is kept: connecting will tell. */
 int conn_refresh(struct ipvfs_client *c, char *msg, size_t msglen)
 {
-    struct stat st;
     uint32_t nio = c->map.nio;
     int rc;
 
-    if (stat(c->map_path, &st) < 0)
-        return 0;  /* keep what we have; connecting will tell */
-    if (st.st_ino == c->map_stat.st_ino && st.st_mtim.tv_sec == c->map_stat.st_mtim.tv_sec &&
-        st.st_mtim.tv_nsec == c->map_stat.st_mtim.tv_nsec && st.st_size == c->map_stat.st_size)
+    if (!client_map_changed(c->map_path, &c->map_stat))
         return 0;
     rc = load_map(c, msg, msglen);
+    if (rc < 0 && client_map_remote(c->map_path))
+        return 0;
     if (rc == 0 && c->map.nio != nio) {
         snprintf(msg, msglen, "server map %s now lists %u I/O nodes instead of %u",
                  c->map_path, c->map.nio, nio);
@@ -131,6 +138,8 @@ int ipvfs_client_get(const char *map_path, uint32_t client_id,
         rc = client_error(out_err, ENOMEM, "client setup", NULL, NULL, -1, NULL);
         goto free_client;
     }
+    c->connect_ms = client_env_ms("IPVFS_TIMEOUT_MS", IPVFS_CLIENT_CONNECT_MS);
+    c->request_ms = client_env_ms("IPVFS_TIMEOUT_MS", IPVFS_CLIENT_REQUEST_MS);
     rc = load_map(c, msg, sizeof(msg));
     if (rc < 0) {
         rc = client_error(out_err, -rc, "reading the server map", NULL, NULL, -1, msg);
@@ -139,8 +148,6 @@ int ipvfs_client_get(const char *map_path, uint32_t client_id,
     c->client_id = client_id;
     /* random-IOS: different clients must draw different sequences */
     c->sched_rng = ((uint64_t)client_id + 1) * 0x9E3779B97F4A7C15ull ^ (uint64_t)getpid() << 20;
-    c->connect_ms = client_env_ms("IPVFS_TIMEOUT_MS", IPVFS_CLIENT_CONNECT_MS);
-    c->request_ms = client_env_ms("IPVFS_TIMEOUT_MS", IPVFS_CLIENT_REQUEST_MS);
     c->reconnect_ms = client_env_ms("IPVFS_RECONNECT_MS", IPVFS_CLIENT_RECONNECT_MS);
     c->refs = 1;
     c->next = registry;

@@ -15,6 +15,10 @@ static const char *hint_for(int code, int transport)
         return "no server listens there (cluster stopped? stale map?)";
     case ETIMEDOUT:
         return "the server did not answer in time (IPVFS_TIMEOUT_MS)";
+    case EHOSTUNREACH:
+    case ENETUNREACH:
+        return "no route from this host to that address (host down, or a network this "
+               "host is not on: see the servers' --listen)";
     case ECONNRESET:
         return "the server closed the connection";
     case EPROTO:

@@ -27,11 +27,10 @@ int ipvfs_client_new(const char *map_path, uint32_t client_id,
         rc = client_error(out_err, ENOMEM, "client setup", NULL, NULL, -1, NULL);
         goto free_client;
     }
-    if (stat(map_path, &c->map_stat) < 0) {
-        rc = client_error(out_err, errno, "reading the server map", map_path, NULL, -1, NULL);
-        goto free_path;
-    }
-    if ((rc = ipvfs_map_read(map_path, &c->map, msg, sizeof(msg))) < 0) {
+    c->connect_ms = client_env_ms("IPVFS_TIMEOUT_MS", IPVFS_CLIENT_CONNECT_MS);
+    c->request_ms = client_env_ms("IPVFS_TIMEOUT_MS", IPVFS_CLIENT_REQUEST_MS);
+    if ((rc = client_map_load(map_path, c->connect_ms, c->request_ms, &c->map, &c->map_stat,
+                              msg, sizeof(msg))) < 0) {
         rc = client_error(out_err, -rc, "reading the server map", NULL, NULL, -1, msg);
         goto free_path;
     }
@@ -43,8 +42,6 @@ int ipvfs_client_new(const char *map_path, uint32_t client_id,
         c->fds[r] = -1;
     c->client_id = client_id;
     c->sched_rng = ((uint64_t)client_id + 1) * 0x9E3779B97F4A7C15ull ^ (uint64_t)getpid() << 20;
-    c->connect_ms = client_env_ms("IPVFS_TIMEOUT_MS", IPVFS_CLIENT_CONNECT_MS);
-    c->request_ms = client_env_ms("IPVFS_TIMEOUT_MS", IPVFS_CLIENT_REQUEST_MS);
     c->refs = 1;
     *out_client = c;
     return 0;

@@ -165,6 +165,8 @@ static void fill_status(struct server *srv, struct ipvfs_status_rep *out)
     out->uptime_ms = evloop_now_ms() - srv->started_ms;
     snprintf(out->last_exit, sizeof(out->last_exit), "%s", srv->last_exit);
     snprintf(out->reason, sizeof(out->reason), "%s", srv->down_reason);
+    snprintf(out->node, sizeof(out->node), "%s", srv->node);
+    snprintf(out->cpus, sizeof(out->cpus), "%s", srv->cpus);
 }
 
 /* A target rank's L2 section of STATUS (proto.h). */

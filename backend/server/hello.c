@@ -1,7 +1,9 @@
 /* HELLO (common/proto.h), the first request on every connection: it
  * proves the cluster secret, names the client and learns the connection's
  * bounds.  Every rank registers it first (serve.c), a down one too; the
- * connection layer refuses any other op before it. */
+ * connection layer refuses any other op before it but MAP, which the
+ * metadata rank answers with the map's public part (addresses, layout),
+ * so that a client on another host finds the cluster from HOST:PORT. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,9 +51,30 @@ static void handle_hello(struct conn *c, const struct ipvfs_hdr *hdr, const uint
     conn_reply(c, 0, rep, sizeof(*rep));
 }
 
+static void handle_map(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body)
+{
+    struct server *srv = conn_server(c);
+    size_t len;
+    char *text;
+    int rc;
+
+    (void)body;
+    if (hdr->body_len != 0) {
+        conn_close_after_reply(c);
+        conn_reply_err(c, EINVAL, "MAP takes no body");
+        return;
+    }
+    if ((rc = ipvfs_map_format(&srv->map, 0, &text, &len)) < 0) {
+        conn_reply_err(c, -rc, "cannot format the map");
+        return;
+    }
+    conn_reply(c, 0, text, len);
+}
+
 static const struct op_entry hello_ops[] = {
     { IPVFS_OP_HELLO, IPVFS_ROLE_METADATA | IPVFS_ROLE_IO | IPVFS_ROLE_TARGET, handle_hello,
       "HELLO" },
+    { IPVFS_OP_MAP, IPVFS_ROLE_METADATA, handle_map, "MAP" },
     { 0, 0, NULL, NULL },
 };
 

@@ -5,7 +5,8 @@
  *
  * Each rank is a supervisor; this file is its start: parse options (rank 0
  * decides, everyone learns the verdict); bind to a core; make the
- * directories and (rank 0) the cluster secret; bind the listening sockets
+ * directories and (rank 0) the cluster secret; choose the address to listen
+ * on from every rank's host (listen.h); bind the listening sockets
  * (ours, and a target's iSCSI portal), which every serving process of the
  * rank inherits; learn every rank's address (MPI_Allgather, before anyone
  * serves anything).  supervise.c goes on from there: it forks the serving
@@ -15,6 +16,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <malloc.h>
+#include <net/if.h>
 #include <mpi.h>
 #include <signal.h>
 #include <stdio.h>
@@ -24,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "backend/server/listen.h"
 #include "backend/server/server.h"
 #include "backend/server/supervise.h"
 #include "common/log.h"
@@ -259,15 +262,44 @@ static int exchange_addresses(struct server *srv)
     return rc;
 }
 
-static void publish_host(struct server *srv)
+/* Every rank's host, gathered before any socket is bound, decides where
+ * this rank listens (listen.h).  Collective: a rank whose start failed
+ * takes part all the same, so that nobody waits for it. */
+static int choose_address(struct server *srv, int failed)
 {
-    const char *l = srv->opts.listen;
+    struct listen_host mine, *all;
+    char warn[256], err[256];
+    int rc;
 
-    if (strcmp(l, "0.0.0.0") == 0 || strcmp(l, "::") == 0) {
-        if (gethostname(srv->host, sizeof(srv->host)) == 0)
-            return;
+    if ((rc = listen_describe_host(&mine)) < 0) {
+        log_error("cannot list this host's addresses: %s", strerror(-rc));
+        memset(&mine, 0, sizeof(mine));
+        failed = 1;
     }
-    snprintf(srv->host, sizeof(srv->host), "%s", l);
+    snprintf(srv->node, sizeof(srv->node), "%s", mine.name);
+    if (!(all = calloc((size_t)srv->nranks, sizeof(*all)))) {
+        log_error("out of memory");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    if (supervise_mpi_fail(MPI_Allgather(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine),
+                                         MPI_BYTE, MPI_COMM_WORLD), "exchanging host addresses") < 0)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    rc = failed ? -1 : listen_choose(all, srv->nranks, srv->rank, srv->opts.listen,
+                                     srv->bind_addr, srv->host, sizeof(srv->host), warn, err,
+                                     sizeof(err));
+    free(all);
+    if (failed)
+        return -1;
+    if (rc < 0 && if_nametoindex(srv->opts.listen))
+        log_error("--listen %s: that interface has no IPv4 address", srv->opts.listen);
+    else if (rc < 0)
+        log_error("%s", err);
+    else if (warn[0])
+        log_warn("%s", warn);
+    else
+        log_info("host %s: listening on %s, published as %s (--listen %s)", srv->node,
+                 srv->bind_addr, srv->host, srv->opts.listen);
+    return rc;
 }
 
 /* ---- start-up -------------------------------------------------------------- */
@@ -293,20 +325,29 @@ static int open_log(struct server *srv)
     return 0;
 }
 
-/* Everything the serving processes inherit, made once so that a restarted
- * one serves on the same ports.  The sockets are in srv->conns.listen_fd
- * and srv->iscsi_listen_fd. */
-static int set_up(struct server *srv)
+/* What comes before the address choice: directories, the log, the core. */
+static int prepare(struct server *srv)
 {
-    char lun_path[1200];
-    int fd, rc;
+    int rc;
 
     if ((rc = prepare_dirs(srv)) < 0 || (rc = open_log(srv)) < 0)
         return rc;
     topo_bind(srv);
-    publish_host(srv);
-    if ((fd = net_listen(srv->opts.listen, 0, &srv->conns.port)) < 0) {
-        log_error("cannot listen on %s: %s", srv->opts.listen, strerror(-fd));
+    return 0;
+}
+
+/* Everything the serving processes inherit, made once so that a restarted
+ * one serves on the same ports.  The sockets are in srv->conns.listen_fd
+ * and srv->iscsi_listen_fd.  Rank 0 takes --meta-port (clients that get
+ * the map from it name that port). */
+static int set_up(struct server *srv)
+{
+    char lun_path[1200];
+    uint16_t port = srv->rank == 0 ? srv->opts.meta_port : 0;
+    int fd, rc;
+
+    if ((fd = net_listen(srv->bind_addr, port, &srv->conns.port)) < 0) {
+        log_error("cannot listen on %s:%u: %s", srv->bind_addr, port, strerror(-fd));
         return fd;
     }
     srv->conns.listen_fd = fd;
@@ -316,8 +357,8 @@ static int set_up(struct server *srv)
         return 0;
     snprintf(lun_path, sizeof(lun_path), "%s/lun0.img", srv->rank_dir);
     srv->lun_created = lun_is_new(lun_path);
-    if ((fd = net_listen(srv->opts.listen, 0, &srv->iscsi_port)) < 0) {
-        log_error("cannot listen for iSCSI on %s: %s", srv->opts.listen, strerror(-fd));
+    if ((fd = net_listen(srv->bind_addr, 0, &srv->iscsi_port)) < 0) {
+        log_error("cannot listen for iSCSI on %s: %s", srv->bind_addr, strerror(-fd));
         return fd;
     }
     srv->iscsi_listen_fd = fd;
@@ -371,7 +412,8 @@ int main(int argc, char **argv)
         return verdict == OPTS_HELP ? 0 : 2;
     }
     assign_role(&srv);
-    failed = set_up(&srv) < 0;
+    failed = prepare(&srv) < 0;
+    failed = choose_address(&srv, failed) < 0 || set_up(&srv) < 0;
     /* Everyone exchanges, failed or not, so that nobody waits forever. */
     if (exchange_addresses(&srv) < 0)
         MPI_Abort(MPI_COMM_WORLD, 1);

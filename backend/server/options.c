@@ -16,7 +16,7 @@
 enum { OPT_IO_NODES = 256, OPT_TARGETS, OPT_RAID, OPT_DATA, OPT_TARGET_SIZE, OPT_LISTEN,
        OPT_MAP, OPT_STRIPE_UNIT, OPT_CHUNK_SIZE, OPT_NO_BIND, OPT_DIRTY_DEGRADED,
        OPT_MEMBER, OPT_LOG_DIR, OPT_LOG_SIZE, OPT_CACHE_L1, OPT_CACHE_L2, OPT_CACHE_L2_POLICY, OPT_TRACE,
-       OPT_READAHEAD, OPT_HELP };
+       OPT_READAHEAD, OPT_META_PORT, OPT_HELP };
 
 static const struct option long_opts[] = {
     { "io-nodes", required_argument, NULL, OPT_IO_NODES },
@@ -25,6 +25,7 @@ static const struct option long_opts[] = {
     { "data", required_argument, NULL, OPT_DATA },
     { "target-size", required_argument, NULL, OPT_TARGET_SIZE },
     { "listen", required_argument, NULL, OPT_LISTEN },
+    { "meta-port", required_argument, NULL, OPT_META_PORT },
     { "map", required_argument, NULL, OPT_MAP },
     { "stripe-unit", required_argument, NULL, OPT_STRIPE_UNIT },
     { "chunk-size", required_argument, NULL, OPT_CHUNK_SIZE },
@@ -52,7 +53,13 @@ const char *server_usage(void)
            "                        NT >= 3, else 0; RAID-1 needs NT >= 2, RAID-5 NT >= 3)\n"
            "  --data DIR            state directory; rank r keeps DIR/rank-<r>/ (required)\n"
            "  --target-size SIZE    backing file of each target, sparse (default 4G)\n"
-           "  --listen ADDR         address every rank listens on (default 127.0.0.1)\n"
+           "  --listen ADDR|IFACE|auto  where every rank listens (default auto: 127.0.0.1\n"
+           "                        when all ranks share one host, else the address of\n"
+           "                        the interface that reaches the other ranks' hosts;\n"
+           "                        IFACE: that interface's IPv4 address; 0.0.0.0: every\n"
+           "                        interface, the map naming the address auto picks)\n"
+           "  --meta-port PORT      rank 0's port, for clients that get the map from it\n"
+           "                        (IPVFS_MAP=HOST:PORT; default any free port)\n"
            "  --map FILE            where rank 0 writes the server map (default DIR/ipvfs.map)\n"
            "  --stripe-unit SIZE    default stripe unit across I/O nodes (default 64K)\n"
            "  --chunk-size SIZE     iRAID chunk on one target (default 64K)\n"
@@ -248,7 +255,7 @@ static int check_members(const struct server_opts *o, char *err, size_t errlen)
 
 static int apply_opt(int c, const char *arg, struct server_opts *o, char *err, size_t errlen)
 {
-    uint32_t raid;
+    uint32_t raid, port;
 
     switch (c) {
     case OPT_IO_NODES:
@@ -268,6 +275,11 @@ static int apply_opt(int c, const char *arg, struct server_opts *o, char *err, s
                            err, errlen);
     case OPT_LISTEN:
         return copy_string("listen", arg, o->listen, sizeof(o->listen), err, errlen);
+    case OPT_META_PORT:
+        if (parse_count("meta-port", arg, 1, 65535, &port, err, errlen) < 0)
+            return -EINVAL;
+        o->meta_port = (uint16_t)port;
+        return 0;
     case OPT_MAP:
         return copy_string("map", arg, o->map_path, sizeof(o->map_path), err, errlen);
     case OPT_STRIPE_UNIT:
@@ -314,7 +326,7 @@ static void set_defaults(struct server_opts *o)
     o->nt = 2;
     o->raid = -1; /* decided from NT once every option is read */
     o->target_size = SERVER_DEFAULT_TARGET_SIZE;
-    strcpy(o->listen, "127.0.0.1");
+    strcpy(o->listen, "auto");
     o->stripe_unit = IPVFS_DEFAULT_STRIPE_UNIT;
     o->chunk_size = 64u << 10;
     o->log_size = SERVER_DEFAULT_LOG_SIZE;

@@ -35,7 +35,8 @@ struct server_opts {
     int raid;                /* --raid; default 5 when nt >= 3, else 0 */
     char data_dir[1024];     /* --data (required) */
     uint64_t target_size;    /* --target-size */
-    char listen[64];         /* --listen */
+    char listen[64];         /* --listen ADDR|IFACE|auto (listen.h) */
+    uint16_t meta_port;      /* --meta-port: rank 0's port; 0 = any free one */
     char map_path[1100];     /* --map, default DATA/ipvfs.map */
     char log_dir[1100];      /* --log-dir, default DATA/log: rank r logs to
                               * rank-<r>.log there (and rank-<r>.log.1) */

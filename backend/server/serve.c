@@ -62,7 +62,7 @@ static int start_target(struct server *srv)
     server_target_iqn(srv, srv->io_index, (uint32_t)srv->target_index, iqn, sizeof(iqn));
     lun = (struct tgt_lun_config){ .kind = TGT_BACKING_FILE, .path = lun_path,
                                    .size = srv->opts.target_size };
-    cfg = (struct tgt_config){ .iqn = iqn, .portal_host = srv->opts.listen,
+    cfg = (struct tgt_config){ .iqn = iqn, .portal_host = srv->host,
                                .portal_port = srv->iscsi_port,
                                .listen_fd = srv->iscsi_listen_fd, .luns = &lun, .nluns = 1,
                                .cache_l2 = srv->opts.cache_l2,
@@ -74,7 +74,7 @@ static int start_target(struct server *srv)
         log_error("cannot start the iSCSI target %s: %s", iqn, strerror(-rc));
         return rc;
     }
-    log_info("iSCSI target %s on %s:%u", iqn, srv->opts.listen, srv->iscsi_port);
+    log_info("iSCSI target %s on %s:%u", iqn, srv->host, srv->iscsi_port);
     return 0;
 }
 

@@ -25,6 +25,8 @@
  *   server.c   helpers of every file: iSCSI names, per-client counters,
  *              the note to the supervisor
  *   topo.c     hwloc core binding (main.c only)
+ *   listen.c   which address to listen on, from every rank's host (pure
+ *              but for listen_describe_host; main.c only)
  *
  * All state of a serving process lives in the one struct server below,
  * which main() owns and passes (copied by fork) to every service; no file
@@ -126,7 +128,10 @@ struct server {
     int target_index;           /* -1 unless a target */
     enum ipvfs_rank_state state;
     char rank_dir[1100];        /* DATA/rank-<r> */
-    char host[64];              /* published in the map */
+    char host[64];              /* the address published in the map */
+    char bind_addr[64];         /* where the sockets listen (listen.h) */
+    char node[64];              /* this host's name, for status */
+    char cpus[32];              /* the PUs topo_bind() bound us to; "" unbound */
     char cluster[24];           /* names the cluster inside iSCSI names */
 
     struct evloop *loop;

@@ -466,7 +466,7 @@ static void dispatch(struct conn *r)
     /* HELLO counts for the client it names (known only after it) */
     if (r->hdr.op != IPVFS_OP_HELLO)
         count_request(r);
-    if (!l->authed && r->hdr.op != IPVFS_OP_HELLO) {
+    if (!l->authed && r->hdr.op != IPVFS_OP_HELLO && r->hdr.op != IPVFS_OP_MAP) {
         conn_close_after_reply(r);
         conn_reply_err(r, EACCES, "HELLO with the cluster secret must come first");
     } else if (!(e->roles & l->srv->role)) {
@@ -840,7 +840,7 @@ int srvconn_listen(struct server *srv)
     int fd = srv->conns.listen_fd;
 
     if (fd < 0) {
-        log_error("no listening socket on %s", srv->opts.listen);
+        log_error("no listening socket on %s", srv->bind_addr);
         return -EBADF;
     }
     if (net_set_nonblock(fd, 1) < 0 || evloop_set_fd(srv->loop, fd, EV_READ, on_accept, srv) < 0) {

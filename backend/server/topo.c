@@ -8,6 +8,7 @@
  * so topo_bind() always returns 0. */
 #include <errno.h>
 #include <hwloc.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,6 +75,7 @@ int topo_bind(struct server *srv)
     }
     if (hwloc_bitmap_list_asprintf(&pus, core->cpuset) < 0)
         pus = NULL;
+    snprintf(srv->cpus, sizeof(srv->cpus), "%s", pus ? pus : "");
     log_info("bound rank %d (node-local rank %d) to core %d of %d (package %d, PUs %s)",
              srv->rank, lrank, idx, ncores, pkg ? (int)pkg->logical_index : 0,
              pus ? pus : "?");

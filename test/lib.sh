@@ -14,7 +14,10 @@
 #
 # Environment used: IPVFS_BUILDDIR (binaries: backend/ipvfs-server,
 # tools/ipvfs-ctl), TMPDIR, IPVFS_MPIEXEC_FLAGS (extra mpiexec flags, e.g.
-# -disable-auto-cleanup), IPVFS_KEEP=1 (keep the cluster directory at exit).
+# -disable-auto-cleanup, or -hosts ...), IPVFS_KEEP=1 (keep the cluster
+# directory at exit), IPVFS_ON_HOST (a command prefix that runs mpiexec and
+# ipvfs-ctl on one host of the cluster: test/multihost_lib.sh sets it to
+# an emulated host's; empty: this host).
 #
 # Exported after a start: IPVFS_MAP (the server map), IPVFS_CLUSTER_DIR (the
 # server's --data directory; server.log (mpiexec's output), log/ (the
@@ -30,6 +33,12 @@ export PATH=$IPVFS_BUILDDIR/backend:$IPVFS_BUILDDIR/tools:$PATH
 
 _ipvfs_pid=          # mpiexec of the running cluster (leader of its process group)
 _ipvfs_args=()       # NIO NT and extra options, for restarts
+
+# ipvfs_ctl ARGS...: ipvfs-ctl, run where the cluster's hosts are.
+ipvfs_ctl() {
+    # shellcheck disable=SC2086
+    ${IPVFS_ON_HOST:-} "$IPVFS_CTL_BIN" "$@"
+}
 
 # Prints a failure (with the server log's tail when there is one), exits 1.
 ipvfs_fail() {
@@ -74,7 +83,7 @@ ipvfs_start_cluster() {
     echo "=== starting $n ranks: $nio I/O nodes x $nt targets $*" >>"$IPVFS_CLUSTER_DIR/server.log"
     # setsid: the job gets its own process group, so that a kill reaches all of it.
     # shellcheck disable=SC2086
-    setsid mpiexec ${IPVFS_MPIEXEC_FLAGS:-} -n "$n" "$IPVFS_SERVER_BIN" \
+    setsid ${IPVFS_ON_HOST:-} mpiexec ${IPVFS_MPIEXEC_FLAGS:-} -n "$n" "$IPVFS_SERVER_BIN" \
         --io-nodes "$nio" --targets-per-io "$nt" --data "$IPVFS_CLUSTER_DIR" \
         --map "$IPVFS_MAP" "$@" >>"$IPVFS_CLUSTER_DIR/server.log" 2>&1 </dev/null &
     _ipvfs_pid=$!
@@ -156,7 +165,7 @@ _ipvfs_kill9() {
 ipvfs_stop_cluster() {
     local rc
     [ -n "$_ipvfs_pid" ] || ipvfs_fail "no cluster is running"
-    if ! timeout 150 "$IPVFS_CTL_BIN" shutdown; then
+    if ! timeout 150 ${IPVFS_ON_HOST:-} "$IPVFS_CTL_BIN" shutdown; then
         _ipvfs_kill9
         ipvfs_fail "ipvfs-ctl shutdown failed"
     fi
@@ -216,7 +225,7 @@ ipvfs_wait_log() {
 # MPI processes, which pass SIGTERM on but not SIGSTOP).  Fails unless
 # every rank answers.
 ipvfs_serving_pids() {
-    "$IPVFS_CTL_BIN" status --json | python3 -c '
+    ipvfs_ctl status --json | python3 -c '
 import json, sys
 print(" ".join(str(r["pid"]) for r in json.load(sys.stdin)["ranks"]))'
 }
@@ -230,6 +239,8 @@ _ipvfs_cleanup() {
         echo "cleanup: killing the cluster still running" >&2
         _ipvfs_kill9
     fi
+    # test/hosts_lib.sh's emulated hosts (and a Slurm in them), when used
+    declare -F _hosts_cleanup >/dev/null && _hosts_cleanup
     if [ -n "${IPVFS_CLUSTER_DIR:-}" ] && [ -z "${IPVFS_KEEP:-}" ]; then
         rm -rf "$IPVFS_CLUSTER_DIR"
     fi

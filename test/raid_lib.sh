@@ -5,7 +5,8 @@
 #                             st (all), r0 (rank 0) and vol (its volume)
 #   wait_status SECONDS PYTHON   the same, retried until it holds
 #   writer DIR &              writes ipvfs:DIR/N for N = 1, 2, ... until
-#                             killed; each N whose write+sync succeeded is
+#                             killed (WRITER_PACE=S: S seconds between
+#                             files, to bound what a long test writes); each N whose write+sync succeeded is
 #                             listed in $IPVFS_CLUSTER_DIR/synced, the
 #                             others in .../failed
 #   wait_synced N             until N files are synced (60 s at most)
@@ -20,7 +21,7 @@
 # A hung rank makes ipvfs-ctl wait out its limit and exit 1, with that rank
 # "unreachable" in the JSON: the assertions judge.
 status_check() {
-    ipvfs-ctl status --json >"$IPVFS_CLUSTER_DIR/status.json"
+    ipvfs_ctl status --json >"$IPVFS_CLUSTER_DIR/status.json"
     python3 - "$IPVFS_CLUSTER_DIR/status.json" "$1" <<'PYEOF'
 import json, sys
 st = json.load(open(sys.argv[1]))
@@ -47,6 +48,7 @@ writer() {
         else
             echo "$n" >>"$IPVFS_CLUSTER_DIR/failed"
         fi
+        [ -z "${WRITER_PACE:-}" ] || sleep "$WRITER_PACE"
     done
 }
 

@@ -14,13 +14,19 @@ e2e_require() {
     done
 }
 
-# e2e_run SECONDS PROGRAM ARGS...: runs PROGRAM on $E2E_NP ranks with the
-# library preloaded, under a time limit.
+# e2e_run SECONDS PROGRAM ARGS...: runs PROGRAM (a test program's name, or
+# a path from /) on $E2E_NP ranks with the
+# library preloaded, under a time limit; on the hosts E2E_MPIEXEC_FLAGS
+# names (-hosts ...) from the host E2E_ON_HOST runs commands on, when set
+# (test/multihost_lib.sh).
 e2e_run() {
     local limit=$1 prog=$2
     shift 2
-    timeout -k 5 "$limit" mpiexec -n "$E2E_NP" env LD_PRELOAD="$E2E_ROMIO_LIB" \
-        "$E2E_PROGS/$prog" "$@"
+    [[ $prog == /* ]] || prog=$E2E_PROGS/$prog
+    # shellcheck disable=SC2086
+    timeout -k 5 "$limit" ${E2E_ON_HOST:-} mpiexec ${E2E_MPIEXEC_FLAGS:-} -n "$E2E_NP" \
+        env LD_PRELOAD="$E2E_ROMIO_LIB" \
+        "$prog" "$@"
 }
 
 # e2e_wait_output FILE PATTERN [SECONDS]: waits (default 60 s) until FILE
@@ -36,7 +42,7 @@ e2e_wait_output() {
 
 # e2e_rank_field RANK KEY: one field of a rank in `ipvfs-ctl status --json`.
 e2e_rank_field() {
-    "$IPVFS_CTL_BIN" status --json 2>/dev/null | python3 -c '
+    ipvfs_ctl status --json 2>/dev/null | python3 -c '
 import json, sys
 print(json.load(sys.stdin)["ranks"][int(sys.argv[1])].get(sys.argv[2], ""))' "$1" "$2"
 }
@@ -47,7 +53,7 @@ print(json.load(sys.stdin)["ranks"][int(sys.argv[1])].get(sys.argv[2], ""))' "$1
 e2e_wait_restarted() {
     local rank=$1 want=$2 limit=${3:-60} i
     for ((i = 0; i < limit * 5; i++)); do
-        "$IPVFS_CTL_BIN" status --json 2>/dev/null | python3 -c '
+        ipvfs_ctl status --json 2>/dev/null | python3 -c '
 import json, sys
 r = json.load(sys.stdin)["ranks"][int(sys.argv[1])]
 sys.exit(0 if r["restarts"] >= int(sys.argv[2]) and r["state"] in ("serving", "degraded") else 1)

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 static int resolve(const char *host, uint16_t port, int passive, struct addrinfo **out)
@@ -95,20 +96,15 @@ static int wait_fd(int fd, short events, int timeout_ms)
     return rc == 0 ? -ETIMEDOUT : 0;
 }
 
-int net_connect(const char *host, uint16_t port, int timeout_ms)
+/* One connect attempt to ai, waiting at most timeout_ms for the answer. */
+static int connect_once(const struct addrinfo *ai, int timeout_ms)
 {
-    struct addrinfo *ai;
     int fd, rc, err = 0;
     socklen_t errlen = sizeof(err);
 
-    rc = resolve(host, port, 0, &ai);
-    if (rc < 0)
-        return rc;
     fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0) {
-        rc = -errno;
-        goto free_ai;
-    }
+    if (fd < 0)
+        return -errno;
     if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
         if (errno != EINPROGRESS) {
             rc = -errno;
@@ -127,12 +123,46 @@ int net_connect(const char *host, uint16_t port, int timeout_ms)
         rc = net_set_nodelay(fd);
     if (rc < 0)
         goto close_fd;
-    freeaddrinfo(ai);
     return fd;
 
 close_fd:
     close(fd);
-free_ai:
+    return rc;
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* No answer yet is no verdict: a link that is down for a moment (the
+ * neighbour unresolved, the route gone) gets EHOSTUNREACH or ENETUNREACH
+ * at once, so those are tried again, with a short backoff, until the time
+ * is up; a refusal is an answer and ends it. */
+int net_connect(const char *host, uint16_t port, int timeout_ms)
+{
+    int64_t deadline = now_ms() + (timeout_ms < 0 ? (int64_t)INT_MAX : timeout_ms);
+    int64_t left;
+    int pause_ms = 100, rc;
+    struct addrinfo *ai;
+
+    rc = resolve(host, port, 0, &ai);
+    if (rc < 0)
+        return rc;
+    for (;;) {
+        left = deadline - now_ms();
+        rc = connect_once(ai, left > INT_MAX ? INT_MAX : (int)(left > 0 ? left : 0));
+        if (rc >= 0 || (rc != -EHOSTUNREACH && rc != -ENETUNREACH))
+            break;
+        left = deadline - now_ms();
+        if (left <= pause_ms)
+            break;
+        poll(NULL, 0, pause_ms);
+        pause_ms = pause_ms < 800 ? pause_ms * 2 : pause_ms;
+    }
     freeaddrinfo(ai);
     return rc;
 }

@@ -13,8 +13,12 @@
  * chosen port is stored in *out_port. */
 int net_listen(const char *host, uint16_t port, uint16_t *out_port);
 
-/* Connect to host:port, giving up after timeout_ms.  The returned socket is
- * blocking, with TCP_NODELAY set. */
+/* Connect to host:port, giving up after timeout_ms (-1: never).  A host
+ * that cannot be reached for now (EHOSTUNREACH, ENETUNREACH: its link is
+ * down, its neighbour entry unresolved) is tried again until then, so a
+ * link that comes back within the time costs a retry, not an error; a
+ * refused connect fails at once.  The returned socket is blocking, with
+ * TCP_NODELAY set. */
 int net_connect(const char *host, uint16_t port, int timeout_ms);
 
 /* Accept one connection (non-blocking listener); -EAGAIN when none waits. */

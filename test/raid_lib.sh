@@ -43,10 +43,11 @@ wait_status() {
 writer() {
     local dir=$1 n
     for ((n = 1; ; n++)); do
-        if e2e_run 60 e2e_persist write "ipvfs:$dir/$n" "$n" >/dev/null 2>&1; then
+        if e2e_run 60 e2e_persist write "ipvfs:$dir/$n" "$n" >"$IPVFS_CLUSTER_DIR/writer.out" 2>&1; then
             echo "$n" >>"$IPVFS_CLUSTER_DIR/synced"
         else
             echo "$n" >>"$IPVFS_CLUSTER_DIR/failed"
+            sed "s/^/file $n: /" "$IPVFS_CLUSTER_DIR/writer.out" >>"$IPVFS_CLUSTER_DIR/failed.out"
         fi
         [ -z "${WRITER_PACE:-}" ] || sleep "$WRITER_PACE"
     done
@@ -88,5 +89,6 @@ writer_finish() {
     kill -9 -- "-$writer_pid" 2>/dev/null
     wait "$writer_pid" 2>/dev/null
     writer_pid=
-    [ ! -s "$IPVFS_CLUSTER_DIR/failed" ] || ipvfs_fail "writes failed: $(tr '\n' ' ' <"$IPVFS_CLUSTER_DIR/failed")"
+    [ ! -s "$IPVFS_CLUSTER_DIR/failed" ] || ipvfs_fail "writes failed: $(tr '\n' ' ' <"$IPVFS_CLUSTER_DIR/failed"); the first errors:
+$(grep -m 5 -i 'error\|fail' "$IPVFS_CLUSTER_DIR/failed.out")"
 }

@@ -22,8 +22,9 @@
  * - Writes are acknowledged before they are durable; a server restart may
  *   lose them, which the write verifier reveals at the next sync: see
  *   ipvfs_sync().
- * - Time limits: connecting gives up after 3 s, a request after 8 s without
- *   progress (IPVFS_CLIENT_CONNECT_MS, IPVFS_CLIENT_REQUEST_MS); the
+ * - Time limits: connecting gives up after 8 s without an answer (a host
+ *   whose link is down for a moment is tried again meanwhile), a request
+ *   after 8 s without progress (IPVFS_CLIENT_CONNECT_MS, IPVFS_CLIENT_REQUEST_MS); the
  *   environment variable IPVFS_TIMEOUT_MS (positive integer,
  *   milliseconds) replaces both.  A dead or stuck server therefore gives an
  *   error within those limits, never a hang.
@@ -61,10 +62,12 @@
 /* Default limits (IPVFS_TIMEOUT_MS overrides both): a connect, and a request
  * whose server sends nothing for this long.  A hung server rank is then
  * reported within 8 s (the connect of a hung process still succeeds: its
- * kernel accepts; the HELLO is what times out).  A healthy I/O node answers
+ * kernel accepts; the HELLO is what times out), and so is a host that is
+ * gone (its connect gets no answer); a link down for a few seconds is
+ * waited out (the kernel's SYN retransmissions, common/net.h).  A healthy I/O node answers
  * well within them; one waiting on a hung iRAID member takes the volume's
  * member timeout first (IONODE_ISCSI_TIMEOUT_MS, shorter than these). */
-#define IPVFS_CLIENT_CONNECT_MS 3000
+#define IPVFS_CLIENT_CONNECT_MS 8000
 #define IPVFS_CLIENT_REQUEST_MS 8000
 
 struct ipvfs_client;

@@ -211,6 +211,35 @@ static void test_hex(void **state)
     assert_int_equal(ipvfs_hex_decode("00abfg", out, 3), -EINVAL);
 }
 
+/* The text MAP hands out (ipvfs_map_format without the secret) carries no
+ * byte of the secret, parses back the same but for the secret, and is
+ * refused where a secret is needed. */
+static void test_public_text(void **state)
+{
+    struct ipvfs_map_rank ranks[6];
+    struct ipvfs_map m, back;
+    char hex[2 * IPVFS_SECRET_LEN + 1], err[256];
+    size_t len;
+    char *text;
+
+    (void)state;
+    sample(&m, ranks);
+    assert_int_equal(ipvfs_map_format(&m, 0, &text, &len), 0);
+    assert_int_equal(strlen(text), len);
+    ipvfs_hex_encode(m.secret, IPVFS_SECRET_LEN, hex);
+    assert_null(strstr(text, hex));
+    assert_null(strstr(text, "secret"));
+    assert_int_equal(ipvfs_map_parse(text, "the map from h:1", 1, &back, err, sizeof(err)),
+                     -EINVAL);
+    assert_non_null(strstr(err, "the map from h:1: incomplete"));
+    assert_int_equal(ipvfs_map_parse(text, "the map from h:1", 0, &back, err, sizeof(err)), 0);
+    assert_int_equal(back.nranks, m.nranks);
+    assert_int_equal(back.nio, m.nio);
+    assert_memory_equal(back.ranks, m.ranks, m.nranks * sizeof(*m.ranks));
+    ipvfs_map_free(&back);
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -219,6 +248,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_file, setup, teardown),
         cmocka_unit_test(test_hex),
+        cmocka_unit_test(test_public_text),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

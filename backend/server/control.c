@@ -66,6 +66,7 @@
 #define PEER_STOP_MS         60000   /* final syncs of one role, all peers together */
 #define TARGET_DRAIN_MS      10000   /* how long a stopping target waits for logouts */
 #define STOP_GRACE_MS        5000    /* leave the loop even if the requester never reads */
+#define SIGNAL_REPEAT_MS     1000    /* a stop signal again within this is the same stop */
 #define RELEASE_WAIT_MS      120000  /* a stopped rank waits this long for rank 0's close */
 #define MAX_CLIENT_STATS     4096u
 
@@ -720,9 +721,18 @@ static void on_signal(struct evloop *loop, int fd, int events, void *user)
         log_warn("mpiexec reports that a rank of the job is gone; serving on");
         return;
     }
+    if (srv->state == IPVFS_STATE_STOPPING &&
+        evloop_now_ms() - srv->ctl.signalled_ms < SIGNAL_REPEAT_MS) {
+        /* One stop delivered twice: a batch system signals every process
+         * of the step (this one and its supervisor, which passes its copy
+         * on), as scancel does. */
+        log_debug("signal %u again while stopping: the same stop", si.ssi_signo);
+        return;
+    }
     if (srv->state == IPVFS_STATE_STOPPING) {
-        /* The stores may have work in flight that cannot finish outside
-         * the loop: leave them to their crash recovery. */
+        /* Asked again, later: the stores may have work in flight that
+         * cannot finish outside the loop: leave them to their crash
+         * recovery. */
         log_warn("signal %u while stopping: leaving now without closing the stores",
                  si.ssi_signo);
         srv->abandon = 1;
@@ -730,6 +740,7 @@ static void on_signal(struct evloop *loop, int fd, int events, void *user)
         return;
     }
     log_info("signal %u: stopping this rank", si.ssi_signo);
+    srv->ctl.signalled_ms = evloop_now_ms();
     control_local_stop(srv);
 }
 

@@ -112,6 +112,7 @@ struct control_state {
     char already_down[512];         /* rank 0: "2 (why), 5 (why)": down at the stop */
     struct conn *leave_on_close;    /* the loop ends when this one closes */
     uint64_t grace_timer;           /* leave even if nobody lets us */
+    uint64_t signalled_ms;          /* when a signal asked this rank to stop */
     uint64_t drain_deadline;        /* a stopping target waits this long */
     int *held_fds;                  /* rank 0: connections to stopped ranks */
     int nheld;

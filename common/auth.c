@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <nettle/hmac.h>
 #include <nettle/memops.h>
+#include <string.h>
 #include <sys/random.h>
 
 int auth_nonce(uint8_t out[IPVFS_NONCE_LEN])
@@ -51,6 +52,25 @@ void auth_client_proof(const uint8_t key[IPVFS_SECRET_LEN], const uint8_t nonce_
                       (uint8_t)(client_id >> 24) };
 
     proof(key, label, sizeof(label) - 1, nonce_s, nonce_c, id, sizeof(id), out);
+}
+
+void auth_chap_secret(const uint8_t key[IPVFS_SECRET_LEN], const char *who,
+                      const char *target_iqn, char out[AUTH_CHAP_SECRET_LEN + 1])
+{
+    static const char label[] = "iPVFS CHAP ", digits[] = "0123456789abcdef";
+    uint8_t mac[IPVFS_PROOF_LEN];
+    struct hmac_sha256_ctx ctx;
+
+    hmac_sha256_set_key(&ctx, IPVFS_SECRET_LEN, key);
+    hmac_sha256_update(&ctx, sizeof(label) - 1, (const uint8_t *)label);
+    hmac_sha256_update(&ctx, strlen(who) + 1, (const uint8_t *)who);   /* with its NUL */
+    hmac_sha256_update(&ctx, strlen(target_iqn), (const uint8_t *)target_iqn);
+    hmac_sha256_digest(&ctx, sizeof(mac), mac);
+    for (int i = 0; i < AUTH_CHAP_SECRET_LEN / 2; i++) {
+        out[2 * i] = digits[mac[i] >> 4];
+        out[2 * i + 1] = digits[mac[i] & 15];
+    }
+    out[AUTH_CHAP_SECRET_LEN] = '\0';
 }
 
 int auth_proof_equal(const uint8_t a[IPVFS_PROOF_LEN], const uint8_t b[IPVFS_PROOF_LEN])

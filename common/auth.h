@@ -33,6 +33,15 @@ void auth_client_proof(const uint8_t key[IPVFS_SECRET_LEN], const uint8_t nonce_
                        const uint8_t nonce_c[IPVFS_NONCE_LEN], uint32_t client_id,
                        uint8_t out[IPVFS_PROOF_LEN]);
 
+/* The CHAP secrets of the target ranks' portals (RFC 7143 12.1.3), derived
+ * from the key so that nothing more is kept or sent: per target IQN and
+ * per direction (who "initiator": what the I/O node answers the target's
+ * challenge with; "target": what the target answers the I/O node's, for
+ * mutual CHAP), 32 hex digits (128 bits) into out. */
+#define AUTH_CHAP_SECRET_LEN 32
+void auth_chap_secret(const uint8_t key[IPVFS_SECRET_LEN], const char *who,
+                      const char *target_iqn, char out[AUTH_CHAP_SECRET_LEN + 1]);
+
 /* Whether two proofs agree, in time independent of where they differ. */
 int auth_proof_equal(const uint8_t a[IPVFS_PROOF_LEN], const uint8_t b[IPVFS_PROOF_LEN]);
 

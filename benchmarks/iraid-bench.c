@@ -95,7 +95,8 @@ int main(int argc, char **argv)
     sr = run(0, stripe, 0, 8, ms, buf);
     rw = run(1, 4096, 1, DEPTH, ms, buf);
     if (cfg.level != 0 &&
-        iraid_replace_member(vol, cfg.nmembers - 1, "iscsi://127.0.0.1:13999/iqn.2024-01.org.ipvfs:none/1") == 0)
+        iraid_replace_member(vol, cfg.nmembers - 1, "iscsi://127.0.0.1:13999/iqn.2024-01.org.ipvfs:none/1",
+                             NULL) == 0)
         dr = run(0, stripe, 0, 8, ms, buf);
     printf("RAID-%d  Nt=%u  %8.1f  %8.1f  %8.1f  ", cfg.level, cfg.nmembers, sw, sr, rw);
     if (dr >= 0)

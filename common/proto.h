@@ -9,9 +9,10 @@
  * may hold a NUL-terminated message for the user).
  *
  * Connection rules:
- * - The first request on a connection must be HELLO with the cluster secret
- *   from the server map; a wrong secret gets EACCES and the server closes
- *   the connection.  Any other op before HELLO likewise.
+ * - A connection starts with HELLO and AUTH, which prove the cluster key
+ *   (the secret of the server map) both ways without sending it (common/
+ *   auth.h); a wrong proof gets EACCES and the server closes the
+ *   connection.  Any other op before them likewise, but MAP.
  * - Several requests may be in flight on one connection, and their replies
  *   may come in any order: req_id is the tag that pairs a reply with its
  *   request (a client keeps the req_ids of a connection's unanswered
@@ -76,9 +77,14 @@
  * ipvfs_volume_status counts RAID-5 stripe writes by mode
  * (full_stripe_writes ...).
  * 6: MAP (the map without its secret, from the metadata rank, before
- * HELLO); struct ipvfs_status_rep grew node and cpus. */
-#define IPVFS_PROTO_VERSION 6
+ * HELLO); struct ipvfs_status_rep grew node and cpus.
+ * 7: HELLO no longer carries the secret: HELLO and AUTH prove the key by
+ * challenge and response (common/auth.h); HELLO's reply grew the server's
+ * nonce and proof. */
+#define IPVFS_PROTO_VERSION 7
 #define IPVFS_SECRET_LEN    32
+#define IPVFS_NONCE_LEN     16
+#define IPVFS_PROOF_LEN     32   /* HMAC-SHA256 */
 
 /* One READ/WRITE request moves at most this much data and this many pairs;
  * clients split larger accesses.  Bodies larger than IPVFS_MAX_BODY are a
@@ -94,6 +100,7 @@
 
 enum ipvfs_op {
     IPVFS_OP_HELLO = 1,
+    IPVFS_OP_AUTH = 2,
     /* metadata rank */
     IPVFS_OP_LOOKUP = 10,
     IPVFS_OP_REMOVE = 11,
@@ -158,11 +165,12 @@ enum ipvfs_role {
     IPVFS_ROLE_TARGET = 4,
 };
 
-/* HELLO.  Reply body: struct ipvfs_hello_rep. */
+/* HELLO.  Reply body: struct ipvfs_hello_rep.  Then AUTH (struct
+ * ipvfs_auth_req, empty reply) completes the proof of the key. */
 struct ipvfs_hello_req {
-    uint8_t secret[IPVFS_SECRET_LEN];
     uint32_t client_id;  /* for per-client counters, e.g. the MPI rank */
     uint32_t reserved;
+    uint8_t nonce[IPVFS_NONCE_LEN];      /* the client's challenge */
 };
 struct ipvfs_hello_rep {
     uint32_t rank;
@@ -171,8 +179,13 @@ struct ipvfs_hello_rep {
     uint32_t reserved;
     uint64_t window_bytes;   /* request bodies + READ data in flight per connection */
     uint64_t max_body;       /* the largest request body (IPVFS_MAX_BODY) */
+    uint8_t nonce[IPVFS_NONCE_LEN];      /* the server's challenge */
+    uint8_t proof[IPVFS_PROOF_LEN];      /* auth_server_proof() */
 };
-static_assert(sizeof(struct ipvfs_hello_rep) == 32, "HELLO reply is 32 bytes");
+static_assert(sizeof(struct ipvfs_hello_rep) == 80, "HELLO reply is 80 bytes");
+struct ipvfs_auth_req {
+    uint8_t proof[IPVFS_PROOF_LEN];      /* auth_client_proof() */
+};
 
 /* The window an I/O node states (server ranks of this version all state
  * these).  8 requests: the client's pieces of one large access (64 KiB to

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/auth.h"
 #include "common/net.h"
 
 /* A request's header and body go out in one gathered write: more iovecs
@@ -85,20 +86,19 @@ int wire_connect(const char *host, uint16_t port, const uint8_t secret[IPVFS_SEC
                               &unused, msg, msglen);
 }
 
-int wire_connect_hello(const char *host, uint16_t port, const uint8_t secret[IPVFS_SECRET_LEN],
-                       uint32_t client_id, uint64_t req_id, int connect_ms, int hello_ms,
-                       struct ipvfs_hello_rep *out_rep, char *msg, size_t msglen)
+/* HELLO: sends our challenge nonce_c, checks the server's proof, fills
+ * *out_rep. */
+static int say_hello(int fd, const uint8_t secret[IPVFS_SECRET_LEN], uint32_t client_id,
+                     uint64_t req_id, int hello_ms, const uint8_t nonce_c[IPVFS_NONCE_LEN],
+                     struct ipvfs_hello_rep *out_rep, char *msg, size_t msglen)
 {
     struct ipvfs_hello_req hello = { .client_id = client_id };
     struct iovec body = { .iov_base = &hello, .iov_len = sizeof(hello) };
+    uint8_t want[IPVFS_PROOF_LEN];
     struct wire_reply rep;
-    int fd, rc;
+    int rc;
 
-    memcpy(hello.secret, secret, IPVFS_SECRET_LEN);
-    if ((fd = net_connect(host, port, connect_ms)) < 0) {
-        snprintf(msg, msglen, "connecting: %s", strerror(-fd));
-        return fd;
-    }
+    memcpy(hello.nonce, nonce_c, sizeof(hello.nonce));
     rc = wire_call(fd, IPVFS_OP_HELLO, 0, req_id, &body, 1, hello_ms, &rep);
     if (rc < 0) {
         if (rc == -EPROTONOSUPPORT)
@@ -107,24 +107,79 @@ int wire_connect_hello(const char *host, uint16_t port, const uint8_t secret[IPV
         else
             snprintf(msg, msglen, "HELLO: %s",
                      rc == -EPROTO ? "malformed reply" : strerror(-rc));
-        goto close_fd;
+        return rc;
     }
     if (rep.status) {
         rc = -(int)rep.status;
         snprintf(msg, msglen, "HELLO refused%s%s", rep.len && rep.body[0] ? ": " : "",
                  rep.len ? (const char *)rep.body : "");
         wire_reply_free(&rep);
-        goto close_fd;
+        return rc;
     }
-    /* a shorter reply states no window: one request at a time */
-    memset(out_rep, 0, sizeof(*out_rep));
-    memcpy(out_rep, rep.body, rep.len < sizeof(*out_rep) ? rep.len : sizeof(*out_rep));
-    if (rep.len < sizeof(*out_rep))
-        out_rep->max_inflight = 1;
+    if (rep.len != sizeof(*out_rep)) {
+        snprintf(msg, msglen, "HELLO: a reply of %llu bytes, not %zu",
+                 (unsigned long long)rep.len, sizeof(*out_rep));
+        wire_reply_free(&rep);
+        return -EPROTO;
+    }
+    memcpy(out_rep, rep.body, sizeof(*out_rep));
     wire_reply_free(&rep);
-    return fd;
+    auth_server_proof(secret, hello.nonce, out_rep->nonce, want);
+    if (!auth_proof_equal(out_rep->proof, want)) {
+        snprintf(msg, msglen, "HELLO: the server does not prove the cluster key of this map "
+                 "(another cluster at that address?)");
+        return -EACCES;
+    }
+    if (out_rep->max_inflight == 0)
+        out_rep->max_inflight = 1;
+    return 0;
+}
 
-close_fd:
+/* AUTH: proves our key over both nonces. */
+static int say_auth(int fd, const uint8_t secret[IPVFS_SECRET_LEN], uint32_t client_id,
+                    uint64_t req_id, int hello_ms, const uint8_t nonce_c[IPVFS_NONCE_LEN],
+                    const struct ipvfs_hello_rep *hello, char *msg, size_t msglen)
+{
+    struct ipvfs_auth_req auth;
+    struct iovec body = { .iov_base = &auth, .iov_len = sizeof(auth) };
+    struct wire_reply rep;
+    int rc;
+
+    auth_client_proof(secret, hello->nonce, nonce_c, client_id, auth.proof);
+    rc = wire_call(fd, IPVFS_OP_AUTH, 0, req_id, &body, 1, hello_ms, &rep);
+    if (rc < 0) {
+        snprintf(msg, msglen, "AUTH: %s", rc == -EPROTO ? "malformed reply" : strerror(-rc));
+        return rc;
+    }
+    if (rep.status) {
+        rc = -(int)rep.status;
+        snprintf(msg, msglen, "AUTH refused%s%s", rep.len && rep.body[0] ? ": " : "",
+                 rep.len ? (const char *)rep.body : "");
+    }
+    wire_reply_free(&rep);
+    return rc;
+}
+
+int wire_connect_hello(const char *host, uint16_t port, const uint8_t secret[IPVFS_SECRET_LEN],
+                       uint32_t client_id, uint64_t req_id, int connect_ms, int hello_ms,
+                       struct ipvfs_hello_rep *out_rep, char *msg, size_t msglen)
+{
+    uint8_t nonce_c[IPVFS_NONCE_LEN];
+    int fd, rc;
+
+    if ((rc = auth_nonce(nonce_c)) < 0) {
+        snprintf(msg, msglen, "HELLO: no random bytes for the challenge: %s", strerror(-rc));
+        return rc;
+    }
+    if ((fd = net_connect(host, port, connect_ms)) < 0) {
+        snprintf(msg, msglen, "connecting: %s", strerror(-fd));
+        return fd;
+    }
+    rc = say_hello(fd, secret, client_id, req_id, hello_ms, nonce_c, out_rep, msg, msglen);
+    if (rc == 0)
+        rc = say_auth(fd, secret, client_id, req_id, hello_ms, nonce_c, out_rep, msg, msglen);
+    if (rc == 0)
+        return fd;
     close(fd);
     return rc;
 }

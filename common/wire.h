@@ -50,19 +50,21 @@ int wire_recv(int fd, uint16_t op, uint64_t req_id, int timeout_ms, struct wire_
 int wire_call(int fd, uint16_t op, uint32_t flags, uint64_t req_id, const struct iovec *body,
               int cnt, int timeout_ms, struct wire_reply *out);
 
-/* Connects to host:port (giving up after connect_ms) and says HELLO with
- * secret and client_id as request req_id (waiting hello_ms for progress).
- * Returns the connected, greeted, blocking socket (the caller closes it),
- * or -errno with the detail in msg: "connecting: ...", "HELLO: ..." for the
- * transport, "HELLO refused[: the server's message]" with the server's
- * status when it refused (-EACCES for a wrong secret). */
+/* Connects to host:port (giving up after connect_ms) and proves the cluster
+ * key (secret) both ways with HELLO and AUTH (common/auth.h) as client_id,
+ * request req_id (waiting hello_ms for progress).  Returns the connected,
+ * authenticated, blocking socket (the caller closes it), or -errno with the
+ * detail in msg: "connecting: ...", "HELLO: ..." or "AUTH: ..." for the
+ * transport; "HELLO refused[: ...]" / "AUTH refused[: ...]" with the
+ * server's status when it refused (-EACCES: it does not take our proof);
+ * -EACCES with "HELLO: the server does not prove the cluster key ..." when
+ * the server is not of our cluster. */
 int wire_connect(const char *host, uint16_t port, const uint8_t secret[IPVFS_SECRET_LEN],
                  uint32_t client_id, uint64_t req_id, int connect_ms, int hello_ms, char *msg,
                  size_t msglen);
 
 /* Same, and fills *out_rep with the server's HELLO reply: its window
- * (max_inflight 1 and the rest 0 when the reply is shorter than the
- * struct, as from a test's scripted server). */
+ * (max_inflight 1 when it states none). */
 int wire_connect_hello(const char *host, uint16_t port, const uint8_t secret[IPVFS_SECRET_LEN],
                        uint32_t client_id, uint64_t req_id, int connect_ms, int hello_ms,
                        struct ipvfs_hello_rep *out_rep, char *msg, size_t msglen);

@@ -61,6 +61,7 @@ struct iraid_member {
     struct iraid_volume *vol;
     uint32_t idx;
     char *url;
+    struct iraid_chap chap;        /* its logins' CHAP (user "": none) */
     struct iscsi_context *iscsi;   /* NULL while DOWN */
     int lun;
     int fd;                        /* registered on the loop, or -1 */

@@ -316,6 +316,15 @@ struct iscsi_context *member_context(struct iraid_member *m, struct iscsi_url **
         return NULL;
     }
     m->lun = (*url)->lun;
+    if ((m->chap.user[0] &&
+         iscsi_set_initiator_username_pwd(iscsi, m->chap.user, m->chap.secret) < 0) ||
+        (m->chap.target_user[0] &&
+         iscsi_set_target_username_pwd(iscsi, m->chap.target_user, m->chap.target_secret) < 0)) {
+        log_error("iraid: %s: cannot set CHAP: %s", m->url, iscsi_get_error(iscsi));
+        iscsi_destroy_url(*url);
+        iscsi_destroy_context(iscsi);
+        return NULL;
+    }
     iscsi_set_targetname(iscsi, (*url)->target);
     iscsi_set_session_type(iscsi, ISCSI_SESSION_NORMAL);
     iscsi_set_header_digest(iscsi, ISCSI_HEADER_DIGEST_NONE);
@@ -568,7 +577,8 @@ void members_cancel_all(struct iraid_volume *vol)
 
 /* ---- replacement ---- */
 
-int iraid_replace_member(struct iraid_volume *vol, uint32_t idx, const char *url)
+int iraid_replace_member(struct iraid_volume *vol, uint32_t idx, const char *url,
+                         const struct iraid_chap *chap)
 {
     struct iraid_member *m;
     char *copy;
@@ -593,6 +603,10 @@ int iraid_replace_member(struct iraid_volume *vol, uint32_t idx, const char *url
     log_info("iraid: member %u: %s replaced by %s", idx, m->url, copy);
     free(m->url);
     m->url = copy;
+    if (chap)
+        m->chap = *chap;
+    else
+        memset(&m->chap, 0, sizeof(m->chap));
     m->retry_at = evloop_now_ms();
     return 0;
 }
@@ -710,6 +724,8 @@ int members_login(struct iraid_volume *vol, const struct iraid_config *cfg, int 
                                     .state = IRAID_MEMBER_DOWN };
         if (!(m->url = strdup(cfg->urls[i])))
             return -ENOMEM;
+        if (cfg->chap)
+            m->chap = cfg->chap[i];
         if ((rc = member_login(m)) < 0) {
             missing++;
             if (!first_err)

@@ -184,8 +184,8 @@ static void probe_deadline(struct evloop *loop, uint64_t id, void *user)
     probe_end(p, -ETIMEDOUT, why);
 }
 
-int iraid_probe_member_async(struct iraid_volume *vol, const char *url, iraid_probe_cb cb,
-                             void *user)
+int iraid_probe_member_async(struct iraid_volume *vol, const char *url,
+                             const struct iraid_chap *chap, iraid_probe_cb cb, void *user)
 {
     struct iraid_probe_op *p;
     struct iscsi_url *u;
@@ -205,6 +205,8 @@ int iraid_probe_member_async(struct iraid_volume *vol, const char *url, iraid_pr
         .need_block_size = vol->block_size };
     if (!(p->m.url = strdup(url)))
         goto free_probe;
+    if (chap)
+        p->m.chap = *chap;
     if (!(p->m.iscsi = member_context(&p->m, &u))) {
         rc = -EINVAL;
         goto free_url;

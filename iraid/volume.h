@@ -104,10 +104,24 @@
 /* cfg->level: RAID-5 for 3 or more members, RAID-1 for 2, RAID-0 for 1. */
 #define IRAID_LEVEL_DEFAULT (-1)
 
+/* CHAP of one member's logins (RFC 7143 11.1.4, 12.1.3): the name and
+ * secret this initiator answers the target's challenge with, and, for
+ * mutual CHAP, the name and secret the target must answer ours with.
+ * Empty strings: none (target_user empty: one-way).  Kept out of the URL,
+ * which status and the logs show. */
+#define IRAID_CHAP_MAX 256
+struct iraid_chap {
+    char user[IRAID_CHAP_MAX];
+    char secret[IRAID_CHAP_MAX];
+    char target_user[IRAID_CHAP_MAX];
+    char target_secret[IRAID_CHAP_MAX];
+};
+
 struct iraid_config {
     int level;                 /* 0, 1, 5 or IRAID_LEVEL_DEFAULT */
     uint32_t nmembers;
     const char *const *urls;   /* iscsi://host:port/iqn/lun, one per member */
+    const struct iraid_chap *chap; /* one per member, or NULL: no CHAP */
     uint64_t chunk_size;       /* bytes per chunk on one member; 0: default */
     const char *initiator_iqn;
     int timeout_ms;            /* silence of a member owing answers, and a login */
@@ -282,12 +296,14 @@ typedef void (*iraid_scrub_cb)(struct iraid_volume *vol, int status, uint64_t mi
 int iraid_scrub(struct iraid_volume *vol, iraid_scrub_cb cb, void *user);
 int iraid_scrub_sync(struct iraid_volume *vol, uint64_t *mismatches, uint64_t *skipped);
 
-/* Takes member idx out (as if it failed) and logs in to url instead; once
- * the login succeeds the new member is rebuilt from the others.  Returns
+/* Takes member idx out (as if it failed) and logs in to url instead, with
+ * chap (NULL: none); once the login succeeds the new member is rebuilt
+ * from the others.  Returns
  * 0, -EINVAL (bad index or URL), -EOPNOTSUPP for RAID-0, -EBUSY when
  * another member is not UP (down, reconnecting, or still rebuilding) and
  * the volume cannot lose one more, -ENOMEM. */
-int iraid_replace_member(struct iraid_volume *vol, uint32_t idx, const char *url);
+int iraid_replace_member(struct iraid_volume *vol, uint32_t idx, const char *url,
+                         const struct iraid_chap *chap);
 
 /* What a LUN offers against what a member of this volume needs. */
 struct iraid_probe {
@@ -302,7 +318,8 @@ struct iraid_probe {
 typedef void (*iraid_probe_cb)(struct iraid_volume *vol, int status,
                                const struct iraid_probe *probe, void *user);
 
-/* Logs in to url, reads its capacity and drops the session: whether it can
+/* Logs in to url (with chap, NULL: none), reads its capacity and drops the
+ * session: whether it can
  * replace a member (check it before iraid_replace_member(), which would
  * otherwise retry a LUN that is too small forever, the old member already
  * out).  Asynchronous on the volume's loop, which goes on serving: cb runs
@@ -313,7 +330,7 @@ typedef void (*iraid_probe_cb)(struct iraid_volume *vol, int status,
  * says more then.  Returns 0, or -EINVAL (NULLs, a bad URL), -ECANCELED
  * (closing), -ECONNREFUSED (cannot start the connect), -ENOMEM; cb is
  * never called then. */
-int iraid_probe_member_async(struct iraid_volume *vol, const char *url, iraid_probe_cb cb,
-                             void *user);
+int iraid_probe_member_async(struct iraid_volume *vol, const char *url,
+                             const struct iraid_chap *chap, iraid_probe_cb cb, void *user);
 
 #endif

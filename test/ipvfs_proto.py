@@ -4,6 +4,8 @@ Constants come from common/proto.h itself, so the tests follow the header
 (a version bump there needs no edit here).  Import it from a test's inline
 Python with:  sys.path.insert(0, os.environ["IPVFS_SRCDIR"] + "/test")
 """
+import hashlib
+import hmac
 import os
 import re
 import socket
@@ -80,8 +82,28 @@ def call_ok(s, op, body=b""):
     return rbody
 
 
-def hello(s, secret, client_id=4242):
-    return call(s, OP["HELLO"], secret + struct.pack("<II", client_id, 0))
+def server_proof(key, nonce_c, nonce_s):
+    return hmac.new(key, b"iPVFS server" + nonce_c + nonce_s, hashlib.sha256).digest()
+
+
+def client_proof(key, nonce_s, nonce_c, client_id):
+    return hmac.new(key, b"iPVFS client" + nonce_s + nonce_c + struct.pack("<I", client_id),
+                    hashlib.sha256).digest()
+
+
+def hello(s, secret, client_id=4242, nonce_c=None):
+    """HELLO and AUTH (common/auth.h) with the key secret: (status, body) of
+    HELLO's reply when both succeed, else of the first that failed.  The
+    server must prove the key in its reply."""
+    nonce_c = nonce_c or os.urandom(16)
+    status, body = call(s, OP["HELLO"], struct.pack("<II", client_id, 0) + nonce_c)
+    if status != 0:
+        return status, body
+    nonce_s, proof = body[32:48], body[48:80]
+    assert hmac.compare_digest(proof, server_proof(secret, nonce_c, nonce_s)), \
+        "the server does not prove the cluster key"
+    status, abody = call(s, OP["AUTH"], client_proof(secret, nonce_s, nonce_c, client_id))
+    return (status, abody) if status else (0, body)
 
 
 def connect(addr, timeout=10):

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "adio/client/ipvfs_client.h"
+#include "common/auth.h"
 #include "common/net.h"
 
 #ifndef SCRIPT_BODY
@@ -57,11 +58,14 @@ static inline void srv_read(int fd, uint16_t op, struct srv_req *r)
     WANT(net_read_full(fd, r->body, r->h.body_len, 5000) == 0);
 }
 
-/* Accepts a connection and answers its HELLO, stating a window of
- * inflight requests (0: no window, the client sends one at a time). */
+/* Accepts a connection and answers its HELLO and AUTH as a server of the
+ * key SECRET_BYTE..., stating a window of inflight requests (0: none, the
+ * client sends one at a time). */
 static inline int srv_accept_window(int l, uint32_t inflight)
 {
     struct ipvfs_hello_rep rep = { .rank = 0, .role = IPVFS_ROLE_METADATA | IPVFS_ROLE_IO };
+    uint8_t key[IPVFS_SECRET_LEN], want[IPVFS_PROOF_LEN];
+    struct ipvfs_hello_req hello;
     struct srv_req r;
     int fd = net_accept(l);
 
@@ -70,10 +74,18 @@ static inline int srv_accept_window(int l, uint32_t inflight)
         rep.window_bytes = 8u << 20;
         rep.max_body = IPVFS_MAX_BODY;
     }
+    memset(key, SECRET_BYTE, sizeof(key));
     WANT(fd >= 0);
     srv_read(fd, IPVFS_OP_HELLO, &r);
-    WANT(r.body[0] == SECRET_BYTE);
+    WANT(r.h.body_len == sizeof(hello));
+    memcpy(&hello, r.body, sizeof(hello));
+    WANT(auth_nonce(rep.nonce) == 0);
+    auth_server_proof(key, hello.nonce, rep.nonce, rep.proof);
     srv_reply(fd, &r, &rep, sizeof(rep));
+    srv_read(fd, IPVFS_OP_AUTH, &r);
+    auth_client_proof(key, rep.nonce, hello.nonce, hello.client_id, want);
+    WANT(r.h.body_len == IPVFS_PROOF_LEN && auth_proof_equal(r.body, want));
+    srv_reply(fd, &r, NULL, 0);
     return fd;
 }
 

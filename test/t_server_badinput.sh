@@ -36,8 +36,19 @@ def is_closed(s):
     except (ConnectionResetError, socket.timeout):
         return False
 
-def hello(s, sec=None, client_id=4242):
-    send(s, HELLO, (sec or secret) + struct.pack("<II", client_id, 0))
+def hello(s, sec=None, client_id=4242, nonce_c=None, keep=None):
+    """HELLO and AUTH with key sec: the reply of HELLO if it failed, else
+    AUTH's.  keep (a dict) receives the nonces and AUTH's body."""
+    nonce_c = nonce_c or os.urandom(16)
+    send(s, HELLO, struct.pack("<II", client_id, 0) + nonce_c)
+    r = reply(s)
+    if r is None or r[1] != 0:
+        return r
+    nonce_s = r[3][32:48]
+    proof = P.client_proof(sec or secret, nonce_s, nonce_c, client_id)
+    if keep is not None:
+        keep.update(nonce_c=nonce_c, nonce_s=nonce_s, proof=proof)
+    send(s, AUTH, proof)
     return reply(s)
 
 def authed(rank=0):
@@ -78,9 +89,27 @@ stalled = authed(); send(stalled, WRITE, body=b"x" * 10, body_len=100)
 s = connect(); send(s, STATUS); r = reply(s)
 check(r is not None and r[1] == EACCES and is_closed(s), "request before HELLO -> EACCES + close")
 s = connect(); r = hello(s, sec=bytes(32))
-check(r is not None and r[1] == EACCES and is_closed(s), "wrong secret -> EACCES + close")
+check(r is not None and r[1] == EACCES and is_closed(s), "wrong key -> EACCES at AUTH + close")
 s = connect(); send(s, HELLO, secret); r = reply(s)
-check(r is not None and r[1] == EINVAL and is_closed(s), "short HELLO -> EINVAL + close")
+check(r is not None and r[1] == EINVAL and is_closed(s), "HELLO of the old form -> EINVAL + close")
+s = connect(); send(s, AUTH, bytes(32)); r = reply(s)
+check(r is not None and r[1] == EPROTO and is_closed(s), "AUTH before HELLO -> EPROTO + close")
+s = connect(); send(s, HELLO, struct.pack("<II", 1, 0) + bytes(16)); r = reply(s)
+send(s, STATUS); r = reply(s)
+check(r is not None and r[1] == EACCES and is_closed(s), "a request between HELLO and AUTH -> EACCES + close")
+s = connect(); send(s, HELLO, struct.pack("<II", 1, 0) + bytes(16)); r = reply(s)
+send(s, HELLO, struct.pack("<II", 1, 0) + bytes(16)); r = reply(s)
+check(r is not None and r[1] == EPROTO and is_closed(s), "a second HELLO -> EPROTO + close")
+# a replayed AUTH: a client's exchange captured, played again on a new
+# connection with the same client nonce; the server's nonce is new
+seen = {}
+s = connect(); r = hello(s, keep=seen)
+check(r is not None and r[1] == 0, "HELLO and AUTH with the key -> 0")
+s.close()
+s = connect(); send(s, HELLO, struct.pack("<II", 4242, 0) + seen["nonce_c"]); r = reply(s)
+check(r is not None and r[1] == 0 and r[3][32:48] != seen["nonce_s"], "a new server nonce per connection")
+send(s, AUTH, seen["proof"]); r = reply(s)
+check(r is not None and r[1] == EACCES and is_closed(s), "replayed AUTH -> EACCES + close")
 s = connect(); s.sendall(os.urandom(64)); r = reply(s)
 check(r is None or r[1] == EPROTO, "random bytes -> EPROTO or close")
 

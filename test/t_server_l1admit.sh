@@ -34,7 +34,7 @@ def step(off, n):
     read(off, n)
     b = l1()
     return tuple(b[k] - a[k] for k in ("bypasses", "misses", "hits"))
-P.call_ok(s, P.OP["HELLO"], secret + struct.pack("<II", 9, 0))
+assert P.hello(s, secret, 9)[0] == 0
 m = random.Random(5).randbytes(24 << 20)
 for off in range(0, len(m), 1 << 20):
     P.call_ok(s, P.OP["WRITE"], io([(off, 1 << 20)]) + m[off:off + (1 << 20)])

@@ -46,7 +46,7 @@ def write(handle, off, data):
         call(P.OP["WRITE"], io(handle, off + o, len(piece)) + piece)
 def content(handle, n, gen):
     return random.Random(handle * 10 + gen).randbytes(n)
-call(P.OP["HELLO"], secret + struct.pack("<II", 9, 0))
+assert P.hello(s, secret, 9)[0] == 0
 size = {61: 8 << 16, 62: 24 << 16, 63: 16 << 20}
 if mode == "layout":
     for h in (61, 62, 63):

@@ -32,7 +32,7 @@ def call(op, body):
     return rbody
 def io(off, n):
     return struct.pack("<QII", handle, 1, 0) + struct.pack("<QQ", off, n)
-call(P.OP["HELLO"], secret + struct.pack("<II", 9, 0))
+assert P.hello(s, secret, 9)[0] == 0
 data = random.Random(handle).randbytes(4 << 20)
 if mode == "rewrite":
     # 3 of a unit's 32 blocks rewritten, no sync: held until their age

@@ -31,7 +31,7 @@ def read(off, n):
 def check_all(m):
     for off in range(0, len(m), 1 << 20):
         assert read(off, 1 << 20) == bytes(m[off:off + (1 << 20)]), ("differs", off)
-call(P.OP["HELLO"], secret + struct.pack("<II", 9, 0))
+assert P.hello(s, secret, 9)[0] == 0
 rng = random.Random(29)
 m = bytearray(8 << 20)
 if mode == "reread":

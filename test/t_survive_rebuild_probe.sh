@@ -52,7 +52,7 @@ def call(op, body):
     assert status == 0, (op, status, rbody)
     return rbody
 io = struct.pack("<QII", 77, 1, 0) + struct.pack("<QQ", 0, 1 << 20)
-call(P.OP["HELLO"], secret + struct.pack("<II", 9, 0))
+assert P.hello(s, secret, 9)[0] == 0
 data = os.urandom(1 << 20)
 call(P.OP["WRITE"], io + data)
 open(d + "/reader.ready", "w").close()

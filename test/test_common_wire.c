@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/auth.h"
 #include "common/net.h"
 #include "common/wire.h"
 
@@ -133,9 +134,11 @@ static void test_silent_and_closed(void **state)
     assert_null(rep.body);
 }
 
-/* A one-connection server in a child: reads HELLO, checks the secret, then
- * answers as told (mode 0 accept, 1 refuse with a message, 2 an old
- * protocol version, 3 say nothing). */
+/* A one-connection server in a child: reads HELLO, then answers as told:
+ * mode 0 proves the key 0xEE... and takes the client's proof; 1 refuses
+ * HELLO with a message; 2 answers in an old protocol version; 3 says
+ * nothing; 4 proves another key (not our cluster); 5 takes the HELLO but
+ * refuses the AUTH. */
 static pid_t fake_server(int mode, uint16_t *out_port)
 {
     int l = net_listen("127.0.0.1", 0, out_port);
@@ -145,19 +148,38 @@ static pid_t fake_server(int mode, uint16_t *out_port)
     pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-        struct ipvfs_hello_req req;
+        uint8_t key[IPVFS_SECRET_LEN] = { 0xEE }, want[IPVFS_PROOF_LEN];
         struct ipvfs_hello_rep rep = { .rank = 3, .role = IPVFS_ROLE_IO };
+        struct ipvfs_hello_req req;
+        struct ipvfs_auth_req auth;
         struct ipvfs_hdr h;
         int fd = net_accept(l), ok;
 
         ok = fd >= 0 && net_read_full(fd, &h, sizeof(h), 5000) == 0 &&
              h.op == IPVFS_OP_HELLO && h.body_len == sizeof(req) &&
-             net_read_full(fd, &req, sizeof(req), 5000) == 0 && req.client_id == 42 &&
-             req.secret[0] == 0xEE;
+             net_read_full(fd, &req, sizeof(req), 5000) == 0 && req.client_id == 42;
         if (!ok)
             _exit(1);
-        if (mode == 0)
+        if (mode == 4)
+            key[1] = 1;
+        if (mode == 0 || mode == 4 || mode == 5) {
+            if (auth_nonce(rep.nonce) < 0)
+                _exit(1);
+            auth_server_proof(key, req.nonce, rep.nonce, rep.proof);
             peer_put(fd, hdr(IPVFS_OP_HELLO | IPVFS_OP_REPLY, h.req_id, 0, sizeof(rep)), &rep);
+        }
+        if ((mode == 0 || mode == 5) &&
+            (net_read_full(fd, &h, sizeof(h), 5000) < 0 || h.op != IPVFS_OP_AUTH ||
+             h.body_len != sizeof(auth) || net_read_full(fd, &auth, sizeof(auth), 5000) < 0))
+            _exit(1);
+        if (mode == 0) {
+            auth_client_proof(key, rep.nonce, req.nonce, 42, want);
+            if (!auth_proof_equal(auth.proof, want))
+                _exit(2);
+            peer_put(fd, hdr(IPVFS_OP_AUTH | IPVFS_OP_REPLY, h.req_id, 0, 0), NULL);
+        }
+        if (mode == 5)
+            peer_put(fd, hdr(IPVFS_OP_AUTH | IPVFS_OP_REPLY, h.req_id, EACCES, 11), "wrong proo");
         if (mode == 1)
             peer_put(fd, hdr(IPVFS_OP_HELLO | IPVFS_OP_REPLY, h.req_id, EACCES, 11),
                      "bad secret");
@@ -177,14 +199,16 @@ static pid_t fake_server(int mode, uint16_t *out_port)
 
 static void test_connect_hello(void **state)
 {
-    static const int want[] = { 0, -EACCES, -EPROTONOSUPPORT, -ETIMEDOUT };
+    static const int want[] = { 0, -EACCES, -EPROTONOSUPPORT, -ETIMEDOUT, -EACCES, -EACCES };
     static const char *const msgs[] = { "", "HELLO refused: bad secret",
                                         "HELLO: the server speaks another protocol version",
-                                        "HELLO: " };
+                                        "HELLO: ",
+                                        "HELLO: the server does not prove the cluster key",
+                                        "AUTH refused: wrong proo" };
     uint8_t secret[IPVFS_SECRET_LEN] = { 0xEE };
 
     (void)state;
-    for (int mode = 0; mode < 4; mode++) {
+    for (int mode = 0; mode < 6; mode++) {
         char msg[256] = "";
         uint16_t port;
         pid_t pid = fake_server(mode, &port);

@@ -10,7 +10,7 @@ static const char *hint_for(int code, int transport)
 {
     switch (code) {
     case EACCES:
-        return transport ? "the server rejected the cluster secret (stale or wrong map?)" : NULL;
+        return transport ? "the cluster keys differ (stale or wrong map?)" : NULL;
     case ECONNREFUSED:
         return "no server listens there (cluster stopped? stale map?)";
     case ETIMEDOUT:

@@ -553,7 +553,7 @@ static int login_stage(struct tgt_conn *c, const uint8_t *h, int *transit, int *
     struct tgt_login *l = c->login;
     int t = (h[1] & ISCSI_FLAG_LOGIN_TRANSIT) != 0;
     int want = h[1] & 3;
-    int auth_needed = c->srv->auth.user != NULL && !c->discovery;
+    int auth_needed = c->srv->auth.user != NULL && (!c->discovery || c->srv->auth.discovery);
 
     *transit = 0;
     *nsg = 0;

@@ -235,6 +235,7 @@ static int create(struct evloop *loop, const struct tgt_config *cfg, struct tgt_
     srv->auth.secret = dup_opt(cfg->chap_secret, &failed);
     srv->auth.mutual_user = dup_opt(cfg->mutual_user, &failed);
     srv->auth.mutual_secret = dup_opt(cfg->mutual_secret, &failed);
+    srv->auth.discovery = cfg->chap_discovery && cfg->chap_user;
     if (failed) {
         rc = -ENOMEM;
         goto undo_strings;

@@ -48,6 +48,8 @@ struct tgt_config {
     const char *chap_secret;
     const char *mutual_user;   /* NULL: one-way CHAP */
     const char *mutual_secret;
+    int chap_discovery;        /* discovery sessions need CHAP too (else open,
+                                * as tgt's and LIO's are by default) */
     uint64_t cache_l2;         /* bytes of L2 cache (whole 64 KiB blocks);
                                 * 0: none.  With an L2, file and block
                                 * stores are opened with O_DIRECT */

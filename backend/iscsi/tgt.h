@@ -270,6 +270,7 @@ struct tgt_lun {
 
 struct tgt_auth {
     char *user, *secret, *mutual_user, *mutual_secret;
+    int discovery;           /* CHAP for discovery sessions too */
 };
 
 struct tgt_server {

@@ -294,9 +294,14 @@ static void handle_scrub(struct conn *c, const struct ipvfs_hdr *hdr, const uint
  * and answers c. */
 static void rebuild_start(struct server *srv, struct conn *c, uint32_t member, const char *url)
 {
+    struct iraid_chap chap;
     int rc;
 
-    if ((rc = iraid_replace_member(srv->vol, member, url)) < 0) {
+    /* a target rank of this cluster takes our derived CHAP, another LUN none */
+    rc = iraid_replace_member(srv->vol, member, url,
+                              server_url_chap(srv, url, &chap) ? &chap : NULL);
+    explicit_bzero(&chap, sizeof(chap));
+    if (rc < 0) {
         conn_reply_err(c, -rc, "cannot rebuild member %u: %s", member,
                        rc == -EOPNOTSUPP ? "RAID-0 has no redundancy to rebuild from"
                        : rc == -EBUSY    ? "another member is missing or still rebuilding"
@@ -346,6 +351,7 @@ static void check_replacement(struct conn *c, struct server *srv, uint32_t membe
                               const char *url)
 {
     struct control_state *ctl = &srv->ctl;
+    struct iraid_chap chap;
     int rc;
 
     if (server_check_iscsi_url(url) < 0) {
@@ -361,7 +367,10 @@ static void check_replacement(struct conn *c, struct server *srv, uint32_t membe
     ctl->probe_member = member;
     ctl->probe_requester = c;
     ctl->probe_running = 1;
-    if ((rc = iraid_probe_member_async(srv->vol, url, probe_done, srv)) < 0) {
+    rc = iraid_probe_member_async(srv->vol, url, server_url_chap(srv, url, &chap) ? &chap : NULL,
+                                  probe_done, srv);
+    explicit_bzero(&chap, sizeof(chap));
+    if (rc < 0) {
         ctl->probe_requester = NULL;
         ctl->probe_running = 0;
         conn_reply_err(c, -rc, "cannot log in to %s: %s", url, strerror(-rc));

@@ -77,9 +77,11 @@ struct io_op {
     struct io_op *next_wait;
 };
 
-/* The iSCSI URL of each member: its target rank's LUN, or the external
- * LUN --member names.  -EHOSTDOWN when a target rank did not start. */
-static int member_urls(struct server *srv, char (*urls)[512], const char **url_ptrs)
+/* The iSCSI URL of each member, and its login's CHAP: its target rank's
+ * LUN, with the CHAP derived from the key, or the external LUN --member
+ * names, without.  -EHOSTDOWN when a target rank did not start. */
+static int member_urls(struct server *srv, char (*urls)[512], const char **url_ptrs,
+                       struct iraid_chap *chap)
 {
     uint32_t nt = srv->opts.nt, first = srv->io_index * (1 + nt) + 1;
 
@@ -91,10 +93,12 @@ static int member_urls(struct server *srv, char (*urls)[512], const char **url_p
         if (ext) {
             /* --member: the target rank of this slot stays a spare */
             snprintf(urls[k], 512, "%s", ext);
+            memset(&chap[k], 0, sizeof(chap[k]));
             log_info("member %u is external: %s (rank %u is a spare)", k, ext, first + k);
             continue;
         }
         server_target_iqn(srv, srv->io_index, k, iqn, sizeof(iqn));
+        server_chap(srv, iqn, &chap[k]);
         snprintf(urls[k], 512, "iscsi://%s:%u/%s/0", t->host, t->iscsi_port, iqn);
         if (t->iscsi_port == 0) {
             log_error("target %u of this I/O node (rank %u) did not start", k, first + k);
@@ -175,23 +179,32 @@ int ionode_open(struct server *srv)
     uint32_t nt = srv->opts.nt;
     char urls[64][512], initiator[256], dir[1200];
     const char *url_ptrs[64];
+    struct iraid_chap *chap;
     struct iraid_config cfg;
     int rc;
 
-    if ((rc = member_urls(srv, urls, url_ptrs)) < 0)
+    if (!(chap = calloc(nt, sizeof(*chap))))
+        return -ENOMEM;
+    if ((rc = member_urls(srv, urls, url_ptrs, chap)) < 0) {
+        free(chap);
         return rc;
+    }
     server_initiator_iqn(srv, initiator, sizeof(initiator));
     cfg = (struct iraid_config){
         .level = srv->opts.raid,
         .nmembers = nt,
         .urls = url_ptrs,
+        .chap = chap,
         .chunk_size = srv->opts.chunk_size,
         .initiator_iqn = initiator,
         .timeout_ms = IONODE_ISCSI_TIMEOUT_MS,
         .assume_clean = srv->fresh_volume,
         .start_dirty_degraded = srv->opts.start_dirty_degraded,
     };
-    if ((rc = iraid_open(srv->loop, &cfg, &srv->vol)) < 0) {
+    rc = iraid_open(srv->loop, &cfg, &srv->vol);
+    explicit_bzero(chap, nt * sizeof(*chap));
+    free(chap);
+    if (rc < 0) {
         log_error("cannot open the RAID-%d volume over %u targets: %s", srv->opts.raid, nt,
                   strerror(-rc));
         return rc;

@@ -43,6 +43,7 @@
 #include "backend/server/srvconn.h"
 #include "backend/server/server.h"
 #include "common/log.h"
+#include "iraid/volume.h"
 
 /* Every rank registers every service: a request for an op that this rank's
  * role does not serve gets EOPNOTSUPP, not a protocol error.  A rank that
@@ -55,6 +56,7 @@ static int start_target(struct server *srv)
 {
     char lun_path[1200], iqn[256];
     struct tgt_lun_config lun;
+    struct iraid_chap chap;
     struct tgt_config cfg;
     int rc;
 
@@ -62,7 +64,14 @@ static int start_target(struct server *srv)
     server_target_iqn(srv, srv->io_index, (uint32_t)srv->target_index, iqn, sizeof(iqn));
     lun = (struct tgt_lun_config){ .kind = TGT_BACKING_FILE, .path = lun_path,
                                    .size = srv->opts.target_size };
+    /* only this I/O node, proving the key's CHAP for this target, and
+     * proving ourselves to it in turn (mutual) */
+    server_chap(srv, iqn, &chap);
     cfg = (struct tgt_config){ .iqn = iqn, .portal_host = srv->host,
+                               .chap_user = chap.user, .chap_secret = chap.secret,
+                               .mutual_user = chap.target_user,
+                               .mutual_secret = chap.target_secret,
+                               .chap_discovery = 1,
                                .portal_port = srv->iscsi_port,
                                .listen_fd = srv->iscsi_listen_fd, .luns = &lun, .nluns = 1,
                                .cache_l2 = srv->opts.cache_l2,
@@ -70,7 +79,9 @@ static int start_target(struct server *srv)
                                                       ? srv->opts.cache_l2_policy : NULL };
     /* The target owns the portal now, whether it starts or not. */
     srv->iscsi_listen_fd = -1;
-    if ((rc = tgt_server_create(srv->loop, &cfg, &srv->tgt, &srv->iscsi_port)) < 0) {
+    rc = tgt_server_create(srv->loop, &cfg, &srv->tgt, &srv->iscsi_port);
+    explicit_bzero(&chap, sizeof(chap));
+    if (rc < 0) {
         log_error("cannot start the iSCSI target %s: %s", iqn, strerror(-rc));
         return rc;
     }

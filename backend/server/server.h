@@ -181,6 +181,17 @@ void server_target_iqn(const struct server *srv, uint32_t io, uint32_t k, char *
                        size_t outlen);
 void server_initiator_iqn(const struct server *srv, char *out, size_t outlen);
 
+/* The target ranks' portals take only mutual CHAP with secrets derived
+ * from the cluster key (common/auth.h), per target: server_chap() fills
+ * *out for a login of this I/O node (srv's io_index) to target_iqn, as the
+ * initiator sees it (user/secret: ours; target_user/target_secret: the
+ * target's); a target rank serves the same, seen from its side.
+ * server_url_chap() does so when url names a target of this cluster and
+ * returns 1, else clears *out and returns 0 (an external LUN). */
+struct iraid_chap;
+void server_chap(const struct server *srv, const char *target_iqn, struct iraid_chap *out);
+int server_url_chap(const struct server *srv, const char *url, struct iraid_chap *out);
+
 /* The link between a supervisor and its serving process: a SOCK_SEQPACKET
  * socketpair, one byte per message. */
 enum link_msg {

@@ -52,6 +52,7 @@ struct link {
     int dead;                     /* socket closed; freed when nbusy is 0 */
     int authed;
     uint32_t client_id;
+    struct conn_challenge challenge;  /* HELLO to AUTH (hello.c) */
     int events;                   /* what the loop watches now */
     uint64_t flush_id;            /* a deferred write of the queued replies */
     char peer[64];
@@ -355,6 +356,11 @@ void conn_close_after_reply(struct conn *c)
     c->close_after = 1;
 }
 
+struct conn_challenge *conn_challenge(struct conn *c)
+{
+    return &c->l->challenge;
+}
+
 void conn_set_client(struct conn *c, uint32_t client_id)
 {
     c->l->authed = 1;
@@ -453,6 +459,12 @@ static void progress_watch(struct conn *r)
         log_warn("connection %s: no keepalive timer; a slow request may time out", r->l->peer);
 }
 
+/* The ops a connection may send before it proved the key. */
+static int before_auth(uint16_t op)
+{
+    return op == IPVFS_OP_HELLO || op == IPVFS_OP_AUTH || op == IPVFS_OP_MAP;
+}
+
 /* Runs r's handler. */
 static void dispatch(struct conn *r)
 {
@@ -463,19 +475,19 @@ static void dispatch(struct conn *r)
     r->busy_since_ms = evloop_now_ms();
     l->nbusy++;
     l->srv->conns.nbusy++;
-    /* HELLO counts for the client it names (known only after it) */
-    if (r->hdr.op != IPVFS_OP_HELLO)
+    /* HELLO and AUTH count for the client AUTH proves (known only after it) */
+    if (!before_auth(r->hdr.op))
         count_request(r);
-    if (!l->authed && r->hdr.op != IPVFS_OP_HELLO && r->hdr.op != IPVFS_OP_MAP) {
+    if (!l->authed && !before_auth(r->hdr.op)) {
         conn_close_after_reply(r);
-        conn_reply_err(r, EACCES, "HELLO with the cluster secret must come first");
+        conn_reply_err(r, EACCES, "HELLO and AUTH with the cluster key must come first");
     } else if (!(e->roles & l->srv->role)) {
         conn_reply_err(r, EOPNOTSUPP, "rank %d (%s) does not serve %s", l->srv->rank,
                        role_name(l->srv->role), e->name);
     } else {
         e->handler(r, &r->hdr, r->body);
     }
-    if (r->hdr.op == IPVFS_OP_HELLO)
+    if (before_auth(r->hdr.op))
         count_request(r);
     /* Still BUSY: the handler went async and will call conn_reply later. */
     if (r->state == REQ_BUSY)

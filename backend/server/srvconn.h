@@ -144,10 +144,18 @@ void conn_reply_err(struct conn *c, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* After this request's reply is written (or the connection dies), run cb. */
 void conn_on_reply_sent(struct conn *c, void (*cb)(struct server *srv, void *arg), void *arg);
-/* HELLO (hello.c): every rank registers it first; the layer refuses any
- * other op on a connection before it. */
+/* HELLO and AUTH (hello.c): every rank registers them first; the layer
+ * refuses any other op on a connection before AUTH succeeded, but MAP. */
 extern const struct service hello_service;
-/* HELLO's: the secret matched; the link serves client_id from now on. */
+/* A connection's challenge, from HELLO to AUTH (common/auth.h). */
+struct conn_challenge {
+    int said_hello;                       /* HELLO answered; AUTH may come */
+    uint32_t client_id;
+    uint8_t nonce_c[IPVFS_NONCE_LEN];
+    uint8_t nonce_s[IPVFS_NONCE_LEN];
+};
+struct conn_challenge *conn_challenge(struct conn *c);
+/* AUTH's: the client proved the key; the link serves client_id from now on. */
 void conn_set_client(struct conn *c, uint32_t client_id);
 /* Closes the connection after the reply instead of reading the next one. */
 void conn_close_after_reply(struct conn *c);

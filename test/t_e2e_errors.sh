@@ -25,7 +25,7 @@ bad_map=$(mktemp "${TMPDIR:-/tmp}/ipvfs-badmap.XXXXXX")
 awk '$1 == "secret" { $2 = "00" substr($2, 3) } { print }' "$IPVFS_MAP" >"$bad_map"
 cmp -s "$bad_map" "$IPVFS_MAP" &&
     awk '$1 == "secret" { $2 = "11" substr($2, 3) } { print }' "$IPVFS_MAP" >"$bad_map"
-IPVFS_MAP=$bad_map e2e_run 30 e2e_errors open ipvfs:/e2e/err "secret" 10 ||
+IPVFS_MAP=$bad_map e2e_run 30 e2e_errors open ipvfs:/e2e/err "another cluster key" 10 ||
     ipvfs_fail "wrong secret: no clear error"
 
 # stopped servers: the request timeout (here 2 s) ends the wait

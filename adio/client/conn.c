@@ -238,8 +238,9 @@ int conn_get_within(struct ipvfs_client *c, uint32_t rank, int connect_ms, int h
     fd = wire_connect_hello(mr->host, mr->port, c->map.secret, c->client_id, ++c->next_req_id,
                             connect_ms, hello_ms, &hello, msg, msglen);
     if (fd == -EACCES && strstr(msg, "does not prove"))
-        snprintf(msg, msglen, "the server at %s:%u does not prove the cluster key of map %s "
-                 "(another cluster there?)", mr->host, mr->port, c->map_path);
+        snprintf(msg, msglen, "the server at %s:%u holds another cluster key than map %s "
+                 "(a stale map, or another cluster at that address?)", mr->host, mr->port,
+                 c->map_path);
     else if (fd == -EACCES)
         snprintf(msg, msglen, "the server rejected the cluster key of map %s (stale or "
                  "wrong map?)", c->map_path);

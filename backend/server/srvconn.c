@@ -106,12 +106,15 @@ void conn_count_bytes(struct conn *c, uint64_t in, uint64_t out)
     }
 }
 
+/* A request counts for the rank, and for its client once AUTH named it
+ * (HELLO and MAP before it count for the rank alone; AUTH, counted after
+ * it ran, for the client it proved). */
 static void count_request(struct conn *c)
 {
-    struct client_counters *cc = server_client_counters(c->l->srv, c->l->client_id);
+    struct client_counters *cc;
 
     c->l->srv->total.requests++;
-    if (cc)
+    if (c->l->authed && (cc = server_client_counters(c->l->srv, c->l->client_id)))
         cc->c.requests++;
 }
 
@@ -475,7 +478,7 @@ static void dispatch(struct conn *r)
     r->busy_since_ms = evloop_now_ms();
     l->nbusy++;
     l->srv->conns.nbusy++;
-    /* HELLO and AUTH count for the client AUTH proves (known only after it) */
+    /* HELLO and AUTH count once the handler ran (AUTH names the client) */
     if (!before_auth(r->hdr.op))
         count_request(r);
     if (!l->authed && !before_auth(r->hdr.op)) {

@@ -11,7 +11,8 @@
 #     ad_ipvfs_hints.c accepts) are exactly the entries of ipvfs(7)'s
 #     HINTS, and the IPVFS_* variables the code reads (getenv,
 #     client_env_ms) exactly those of its ENVIRONMENT;
-#   - every page of doc/ starts with the question it answers.
+#   - every page of doc/ starts with the question it answers, and the
+#     README names every one of them.
 # An option added to a --help without its entry in a topic page fails it.
 # timeout: 60
 set -u
@@ -199,7 +200,9 @@ for k in sorted(set(man_env) - env):
     bad.append('ipvfs(7) documents %s, which no code reads' % k)
 print('environment: %d variables in the code and ipvfs(7)' % len(env))
 
-# doc/: one page per topic, each starting with its question.
+# doc/: one page per topic, each starting with its question, each named
+# by the README.
+readme = open(os.path.join(src, 'README')).read()
 for f in sorted(os.listdir(os.path.join(src, 'doc'))):
     if not f.endswith('.md'):
         continue
@@ -207,6 +210,8 @@ for f in sorted(os.listdir(os.path.join(src, 'doc'))):
     first = lines[1] if len(lines) > 1 else ''
     if not (first.startswith('*') and first.rstrip().endswith('?*')):
         bad.append('doc/%s does not start with its question (*...?*) under its title' % f)
+    if 'doc/' + f not in readme:
+        bad.append('the README does not name doc/%s' % f)
 
 for b in bad:
     print('FAIL: ' + b)

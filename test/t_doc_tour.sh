@@ -21,22 +21,28 @@ command -v fusermount3 >/dev/null || { echo "skip: no fusermount3"; exit 77; }
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ipvfs-tour.XXXXXX") || ipvfs_fail "mktemp"
 work=$tmp/work
-tour_pid=
+tour_pgid=
+# Whatever the tour left running, in every case (a failed command stops
+# it with the cluster up and maybe the mount in place): the mount, then
+# the cluster (a shutdown, then kill -9 of each rank's process group: its
+# supervisor and serving process), then the tour's own process group
+# (mpiexec, which setsid below put there).
 ipvfs_test_cleanup() {
-    local map=$work/_tour/data/ipvfs.map sups p
-    if [ -n "$tour_pid" ] && kill -0 "$tour_pid" 2>/dev/null; then
-        fusermount3 -u -z "$work/_tour/mnt" 2>/dev/null
-        if [ -s "$map" ]; then
-            timeout 30 "$IPVFS_CTL_BIN" --map "$map" shutdown >/dev/null 2>&1
-            # What is left: the ranks (supervisors, named by the map) and
-            # their serving processes, then the tour's process group.
-            sups=$(awk '$1 == "rank" { print $9 }' "$map")
-            # shellcheck disable=SC2086
-            for p in $sups; do kill -9 $(ps -o pid= --ppid "$p") "$p" 2>/dev/null; done
-        fi
-        kill -9 -- "-$tour_pid" 2>/dev/null
-        wait "$tour_pid" 2>/dev/null
+    local map=$work/_tour/data/ipvfs.map sups= p
+    mountpoint -q "$work/_tour/mnt" 2>/dev/null && fusermount3 -u -z "$work/_tour/mnt"
+    if [ -s "$map" ]; then
+        sups=$(awk '$1 == "rank" { print $9 }' "$map")
+        for p in $sups; do
+            if kill -0 "$p" 2>/dev/null; then
+                timeout 30 "$IPVFS_CTL_BIN" --map "$map" shutdown >/dev/null 2>&1
+                break
+            fi
+        done
+        for p in $sups; do
+            kill -9 -- "-$p" "$p" 2>/dev/null
+        done
     fi
+    [ -n "$tour_pgid" ] && kill -9 -- "-$tour_pgid" 2>/dev/null
     rm -rf "$tmp"
 }
 
@@ -65,8 +71,16 @@ ln -s "$IPVFS_BUILDDIR" "$work/_build"
 # setsid: the tour's processes in a group of their own, for the cleanup.
 (cd "$work" && exec setsid bash -e -x "$tmp/tour.sh") >"$tmp/tour.log" 2>&1 &
 tour_pid=$!
+tour_pgid=$tour_pid
+# Until it ends, 90 s at most; a server that cannot start says so on
+# mpiexec's output (its only errors there are fatal), while the tour would
+# wait for the map for good.
 for ((i = 0; i < 900; i++)); do
     kill -0 "$tour_pid" 2>/dev/null || break
+    if grep -qE '^ipvfs(-server: |\[[^]]*\] error: )' "$tmp/tour.log"; then
+        cat "$tmp/tour.log"
+        ipvfs_fail "the tour's servers did not start"
+    fi
     sleep 0.1
 done
 if kill -0 "$tour_pid" 2>/dev/null; then
@@ -75,7 +89,6 @@ if kill -0 "$tour_pid" 2>/dev/null; then
 fi
 wait "$tour_pid"
 rc=$?
-tour_pid=
 cat "$tmp/tour.log"
 [ "$rc" = 0 ] || ipvfs_fail "the tour failed (status $rc): the last command above"
 

@@ -43,7 +43,7 @@ done
 # and ipvfs-cachesim print it on stderr with status 2; ipvfs-fuse's ends
 # with libfuse's own options, left out below).
 help() {
-    "$@" --help 2>&1
+    timeout 20 "$@" --help 2>&1
     return 0
 }
 help "$IPVFS_BUILDDIR/backend/ipvfs-server" >"$tmp/ipvfs-server.help"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # chaos.sh: a 4-rank MPI write/sync/verify loop through ipvfs: while a
 # random server rank's serving process is killed with kill -9 every 20 to
-# 40 s (issue 12).  The cluster is started with the README's plain launch
+# 40 s (issue 12).  The cluster is started with doc/launching.md's plain launch
 # (through test/lib.sh), by default 2 I/O nodes x 3 targets, RAID-5.
 #
 #   benchmarks/chaos.sh [BUILDDIR] [--duration S] [--seed N]

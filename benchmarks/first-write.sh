@@ -5,7 +5,7 @@
 #
 #   benchmarks/first-write.sh [BUILDDIR]
 #
-# A fresh cluster (README launch through test/lib.sh; FIRSTWRITE_NIO x
+# A fresh cluster (doc/launching.md's launch through test/lib.sh; FIRSTWRITE_NIO x
 # FIRSTWRITE_NT, default 2 x 1 as run-patterns.sh tile), then the
 # mpi-tile-io shape of ipvfs-patterns (4 ranks, 2x2 tiles of 1024 x 768
 # elements of 24 bytes, one round: 72 MiB) written to a new file, then

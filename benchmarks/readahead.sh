@@ -6,7 +6,7 @@
 #
 # Three configurations take turns in every trial, each on a fresh cluster
 # (2 I/O nodes x 2 targets, RAID-0, the default 64M L1, started as the
-# README documents through test/lib.sh):
+# doc/launching.md documents through test/lib.sh):
 #   base     BASE_BUILD's servers and client library (today's main)
 #   ra-off   BUILD (default _build of this tree) with --readahead 0
 #   ra-on    BUILD with its default --readahead

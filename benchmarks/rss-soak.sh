@@ -19,7 +19,7 @@
 # rank's last RssAnon is above its cache (the L1's slots; a target's L2,
 # --cache-l2 RSS_L2, default 16M, which opens the LUN files with
 # O_DIRECT: its capacity) plus RSS_BASE_KIB (default 65536: the constant
-# the README states).
+# doc/caches.md states).
 set -u
 IPVFS_SRCDIR=${IPVFS_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 IPVFS_BUILDDIR=$(cd "${1:-${IPVFS_BUILDDIR:-.}}" && pwd)

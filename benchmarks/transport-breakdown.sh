@@ -5,7 +5,7 @@
 #
 #   benchmarks/transport-breakdown.sh [--out DIR] [BUILDDIR]
 #
-# One 2 I/O node x 2 target RAID-0 cluster (README launch, test/lib.sh),
+# One 2 I/O node x 2 target RAID-0 cluster (doc/launching.md, test/lib.sh),
 # 4 ranks of ipvfs-ior, file per process, 1 MiB transfers, 64 MiB per rank
 # (BREAKDOWN_BLOCK), a write with fsync, then a read.  Per phase and hop:
 #   cpu_s_per_gib  utime + stime (/proc/PID/stat before and after; the

@@ -5,7 +5,7 @@
 #   benchmarks/transport.sh [--quick] [--out DIR] [--trials N] [BUILDDIR]
 #
 # BUILDDIR defaults to _build of this source tree.  Clusters start as the
-# README documents (test/lib.sh), 4 client ranks of ipvfs-ior:
+# doc/launching.md documents (test/lib.sh), 4 client ranks of ipvfs-ior:
 #   layouts  raid0: 2 I/O nodes x 2 targets, --raid 0
 #            raid5: 2 I/O nodes x 3 targets, --raid 5
 #   seq      file per process (ipvfs-ior -F), sequential write (with fsync,

@@ -1,6 +1,6 @@
 # An iPVFS cluster and its clients on several emulated hosts (bash; source
 # after test/lib.sh, test/mpi/e2e_lib.sh and test/hosts_lib.sh).  The
-# servers start with the README's launch, `mpiexec -hosts ... -n N
+# servers start with doc/launching.md's launch, `mpiexec -hosts ... -n N
 # ipvfs-server ...`, Hydra reaching the hosts through test/hosts/netns-ssh
 # as it would through ssh; lib.sh's functions (ipvfs_start_cluster,
 # ipvfs_stop_cluster, ipvfs_ctl, e2e_run ...) then work across the hosts.

@@ -1,6 +1,6 @@
 #!/bin/bash
 # ipvfs-cachesim: the three synthetic workloads with the paper's
-# configurations print the JSON fields the README names, and uCache's
+# configurations print the JSON fields doc/caches.md names, and uCache's
 # cumulative hit ratio beats PVFS's on each (and the inclusive L2 baseline
 # does not beat the exclusive default); a workload written out with
 # --emit-trace and replayed with --trace gives the same counts; malformed

@@ -14,7 +14,7 @@
 # A fresh cluster per schedule, so that the round robin starts at s.  The
 # I/O nodes' L1 cache is off: the schedule orders the READs that go to the
 # targets, and the data just written would otherwise be served from the L1
-# out of that order (README: the L1 and the schedules).
+# out of that order (doc/caches.md: the L1 and the READ order).
 set -u
 . "$IPVFS_SRCDIR/test/lib.sh"
 . "$IPVFS_SRCDIR/test/mpi/e2e_lib.sh"

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Servers and clients on four hosts (network namespaces of this machine,
-# test/hosts_lib.sh), started as the README says, through Hydra's ssh
+# test/hosts_lib.sh), started as doc/launching.md says, through Hydra's ssh
 # launch (test/hosts/netns-ssh stands in for ssh):
 #
 #   node1: rank 0 (metadata + I/O node 0) and its two targets

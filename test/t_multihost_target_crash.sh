@@ -6,7 +6,7 @@
 #   node1: rank 0 (metadata + I/O node 0, RAID-5 over 3 targets)
 #   node2, node3, node4: one target rank each      node5: the clients
 #
-# The server job runs as the README says for host failures (mpiexec
+# The server job runs as doc/redundancy.md says for host failures (mpiexec
 # -disable-auto-cleanup).  node3 dies mid-stream: nothing tells the I/O
 # node but silence, so it must find the member dead by its own liveness
 # check (NOP-Out after 1 s, down at 5 s) and go on degraded; no write of

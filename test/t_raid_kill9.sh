@@ -1,7 +1,7 @@
 #!/bin/bash
 # timeout: 240
 # The serving process of a target rank of a RAID-5 server job (1 I/O node x
-# 4 targets, the plain README launch) is killed with kill -9 during a write
+# 4 targets, the plain launch of doc/launching.md) is killed with kill -9 during a write
 # stream through ipvfs:.  The rank's supervisor logs the exit and restarts
 # it on the same portal and backing file; meanwhile the I/O node marks the
 # member down and the writes go on without a failure.  The I/O node logs in

@@ -1,7 +1,7 @@
 #!/bin/bash
 # timeout: 120
 # `ipvfs-ctl shutdown` while a rank waits to restart its serving process
-# (1 I/O node x 2 targets, RAID-1, the plain README launch):
+# (1 I/O node x 2 targets, RAID-1, the plain launch of doc/launching.md):
 #  - status --json of a rank that does not answer (its serving process
 #    stopped with SIGSTOP) shows pid null and the supervisor's pid as
 #    supervisor_pid, never the supervisor's pid as the rank's pid;

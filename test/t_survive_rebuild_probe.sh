@@ -1,7 +1,7 @@
 #!/bin/bash
 # `ipvfs-ctl rebuild IO MEMBER URL` checks the replacement LUN without
-# blocking the I/O node (1 I/O node x 3 targets, RAID-5, the plain README
-# launch).  The URL names a "blackhole": a socket that accepts the connect
+# blocking the I/O node (1 I/O node x 3 targets, RAID-5, the plain launch of
+# doc/launching.md).  The URL names a "blackhole": a socket that accepts the connect
 # and never answers, so the check runs into its deadline (the I/O node's
 # iSCSI timeout, 5 s).  Meanwhile a client reads from the I/O node in a
 # loop: no read waits more than 1 s (a check that blocked the event loop

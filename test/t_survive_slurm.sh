@@ -1,5 +1,5 @@
 #!/bin/bash
-# The servers under Slurm, as the README documents it:
+# The servers under Slurm, as doc/launching.md documents it:
 #   srun -O -n 4 --mpi=pmi2 ipvfs-server --io-nodes 1 --targets-per-io 3 ...
 # (Debian's MPICH takes its PMI-2 from srun).  A kill -9 of a target's and
 # then of the I/O node's (metadata rank's) serving process ends neither the

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Freed datafile blocks go back to the targets: a 64 MiB file written
-# through ipvfs: (1 I/O node x 3 targets, the plain README launch; RAID-5,
+# through ipvfs: (1 I/O node x 3 targets, the plain launch of doc/launching.md; RAID-5,
 # then RAID-1 and RAID-0 with 32 MiB)
 # is removed with `ipvfs-ctl rm`; once the I/O node has committed the
 # removal it UNMAPs the freed stripes through iRAID on every member, so

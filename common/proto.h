@@ -77,7 +77,9 @@
  * ipvfs_volume_status counts RAID-5 stripe writes by mode
  * (full_stripe_writes ...).
  * 6: MAP (the map without its secret, from the metadata rank, before
- * HELLO); struct ipvfs_status_rep grew node and cpus.
+ * HELLO); struct ipvfs_status_rep grew node and cpus.  HELLO's reply
+ * carries the serving process's verifier, and SHFP, LOCK and UNLOCK the
+ * metadata rank's verifier the client saw at open (ESTALE after a restart).
  * 7: HELLO no longer carries the secret: HELLO and AUTH prove the key by
  * challenge and response (common/auth.h); HELLO's reply grew the server's
  * nonce and proof. */
@@ -181,8 +183,10 @@ struct ipvfs_hello_rep {
     uint64_t max_body;       /* the largest request body (IPVFS_MAX_BODY) */
     uint8_t nonce[IPVFS_NONCE_LEN];      /* the server's challenge */
     uint8_t proof[IPVFS_PROOF_LEN];      /* auth_server_proof() */
+    uint64_t verifier;       /* this serving process's incarnation (the write
+                              * verifier): a restart draws a new one */
 };
-static_assert(sizeof(struct ipvfs_hello_rep) == 80, "HELLO reply is 80 bytes");
+static_assert(sizeof(struct ipvfs_hello_rep) == 88, "HELLO reply is 88 bytes");
 struct ipvfs_auth_req {
     uint8_t proof[IPVFS_PROOF_LEN];      /* auth_client_proof() */
 };
@@ -599,7 +603,10 @@ struct ipvfs_rebuild_req {
  *              or overflow; the pointer is unchanged then)
  *   RELEASE    forget the pointer (previous: its last value, 0 if unknown)
  * Operations on one pointer take effect one at a time in the order the
- * metadata rank receives them. */
+ * metadata rank receives them.  meta_verifier (SHFP, LOCK, UNLOCK): the
+ * metadata rank's verifier when the client opened the file (its HELLO
+ * reply's); another one means the rank restarted since and forgot the
+ * open's pointers and locks: ESTALE, nothing done (0: not checked). */
 enum ipvfs_shfp_op {
     IPVFS_SHFP_SET = 1,
     IPVFS_SHFP_FETCH_ADD = 2,
@@ -611,6 +618,7 @@ struct ipvfs_shfp_req {
     uint32_t op;             /* enum ipvfs_shfp_op */
     uint32_t reserved;
     int64_t value;
+    uint64_t meta_verifier;
 };
 struct ipvfs_shfp_rep {
     int64_t previous;
@@ -639,6 +647,7 @@ struct ipvfs_lock_req {
     uint64_t len;
     uint32_t exclusive;      /* 1: exclusive (writers), 0: shared (readers) */
     uint32_t reserved;
+    uint64_t meta_verifier;  /* as SHFP's */
 };
 
 #endif

@@ -62,7 +62,7 @@ def pattern(off, n):
 def authed():
     s = P.connect(addr, timeout=30)
     status, body = P.hello(s, secret)
-    assert status == 0 and len(body) == 80, ("HELLO", status, len(body))
+    assert status == 0 and len(body) == 88, ("HELLO", status, len(body))
     return s, body
 
 def closed(s):

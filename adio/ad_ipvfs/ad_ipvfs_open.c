@@ -14,6 +14,7 @@ struct open_result {
     struct ipvfs_error err;
     struct ipvfs_entry entry;
     uint64_t size;              /* for MPI_MODE_APPEND: where pointers start */
+    uint64_t meta_verifier;     /* the metadata rank's incarnation at this open */
     struct ADIOI_IPVFS_opts opts;       /* from the ipvfs_ hints */
 };
 
@@ -92,6 +93,7 @@ static void open_on_root(ADIO_File fd, const char *map_path, struct open_result 
     if (ipvfs_file_open(client, fd->filename, &args, &file, &out_res->err) < 0)
         goto put_client;
     out_res->entry = file->entry;
+    out_res->meta_verifier = file->meta_verifier;
     if (fd->access_mode & ADIO_APPEND)
         (void) ipvfs_get_size(file, &out_res->size, &out_res->err);
     ipvfs_file_close(file);
@@ -131,6 +133,7 @@ void ADIOI_IPVFS_Open(ADIO_File fd, int *error_code)
         return;
     }
     ipvfs_client_put(client);   /* the file holds its own reference */
+    file->meta_verifier = res.meta_verifier;
     fs = ADIOI_Calloc(1, sizeof(*fs));
     fs->file = file;
     fd->fs_ptr = fs;

@@ -91,6 +91,8 @@ long xfer_finish(struct xfer_batch *b);
  * only before taking connections for a batch.  The number of I/O nodes must
  * stay the same (open files depend on it): -ESTALE otherwise. */
 int conn_refresh(struct ipvfs_client *c, char *msg, size_t msglen);
+/* The verifier rank's HELLO stated on the current connection; 0: none. */
+uint64_t conn_verifier(const struct ipvfs_client *c, uint32_t rank);
 
 /* mapsrc.c: the map from spec, a file or HOST:PORT of the metadata rank
  * (with the key from IPVFS_KEY); out_st: the file's stat, zeros for

@@ -255,6 +255,11 @@ int conn_get_within(struct ipvfs_client *c, uint32_t rank, int connect_ms, int h
     return fd;
 }
 
+uint64_t conn_verifier(const struct ipvfs_client *c, uint32_t rank)
+{
+    return c->wins && rank < c->map.nranks && c->fds[rank] >= 0 ? c->wins[rank].verifier : 0;
+}
+
 void conn_window(const struct ipvfs_client *c, uint32_t rank, uint32_t *out_reqs,
                  uint64_t *out_bytes)
 {

@@ -137,6 +137,11 @@ struct ipvfs_file {
     struct ipvfs_io_opts opts;
     struct file_verf *verf;       /* per datafile: write verifiers since the
                                    * last sync (client-internal) */
+    uint64_t meta_verifier;       /* the metadata rank's verifier when the file
+                                   * was opened (ipvfs_file_open sets it; an
+                                   * attached file takes its opener's): its
+                                   * shared pointers and locks fail with
+                                   * ESTALE after a restart of that rank */
     char path[];                  /* absolute path inside iPVFS */
 };
 

@@ -32,7 +32,8 @@ static int lock_call(struct ipvfs_file *f, uint16_t op, const char *opname, uint
 {
     struct ipvfs_client *c = f->client;
     struct ipvfs_lock_req body = { .handle = f->entry.handle, .offset = offset, .len = len,
-                                   .exclusive = exclusive ? 1u : 0u };
+                                   .exclusive = exclusive ? 1u : 0u,
+                                   .meta_verifier = f->meta_verifier };
     struct iovec send[2] = { { 0 }, { .iov_base = &body, .iov_len = sizeof(body) } };
     struct xfer_req req = { .op = op, .send_iov = send, .send_cnt = 2 };
     long rank = metadata_rank(c);

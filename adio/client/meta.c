@@ -133,7 +133,13 @@ int ipvfs_file_open(struct ipvfs_client *c, const char *path, const struct ipvfs
     }
     if (rc < 0)
         return rc;
-    return ipvfs_file_attach(c, path, &entry, out_file, out_err);
+    if ((rc = ipvfs_file_attach(c, path, &entry, out_file, out_err)) < 0)
+        return rc;
+    /* the LOOKUP's connection: the incarnation whose pointers and locks
+     * this open will use */
+    if (ipvfs_map_metadata(&c->map))
+        (*out_file)->meta_verifier = conn_verifier(c, ipvfs_map_metadata(&c->map)->rank);
+    return 0;
 }
 
 int ipvfs_file_set_opts(struct ipvfs_file *f, const struct ipvfs_io_opts *opts,

@@ -18,7 +18,8 @@ int ipvfs_shfp(struct ipvfs_file *f, uint64_t instance, enum ipvfs_shfp_op op, i
 {
     struct ipvfs_client *c = f->client;
     struct ipvfs_shfp_req body = { .handle = f->entry.handle, .instance = instance,
-                                   .op = (uint32_t)op, .value = value };
+                                   .op = (uint32_t)op, .value = value,
+                                   .meta_verifier = f->meta_verifier };
     struct ipvfs_shfp_rep rep;
     struct iovec send[2] = { { 0 }, { .iov_base = &body, .iov_len = sizeof(body) } };
     struct iovec recv = { .iov_base = &rep, .iov_len = sizeof(rep) };

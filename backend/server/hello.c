@@ -54,6 +54,7 @@ static void handle_hello(struct conn *c, const struct ipvfs_hdr *hdr, const uint
     rep->window_bytes = IPVFS_CONN_WINDOW_BYTES;
     rep->max_body = IPVFS_MAX_BODY;
     memcpy(rep->nonce, ch->nonce_s, sizeof(rep->nonce));
+    rep->verifier = srv->verifier;
     auth_server_proof(srv->secret, ch->nonce_c, ch->nonce_s, rep->proof);
     conn_reply(c, 0, rep, sizeof(*rep));
 }

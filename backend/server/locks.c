@@ -141,6 +141,12 @@ static int parse_req(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t 
                        (unsigned long long)hdr->body_len, sizeof(*req));
         return -1;
     }
+    if (req->meta_verifier && req->meta_verifier != conn_server(c)->verifier) {
+        conn_reply_err(c, ESTALE, "the metadata rank restarted since this file was opened: "
+                       "its byte-range locks are lost (a write under them may not have been "
+                       "atomic); reopen the file");
+        return -1;
+    }
     if (req->len == 0 || req->offset + req->len < req->offset || req->exclusive > 1) {
         conn_reply_err(c, EINVAL, "%s of %llu bytes at %llu (exclusive %u) is not a range",
                        opname, (unsigned long long)req->len, (unsigned long long)req->offset,
@@ -206,8 +212,9 @@ static void handle_unlock(struct conn *c, const struct ipvfs_hdr *hdr, const uin
             return;
         }
     }
-    conn_reply_err(c, ENOENT, "this connection holds no such lock of handle %llu",
-                   (unsigned long long)req->handle);
+    conn_reply_err(c, ENOENT, "this connection holds no such lock of handle %llu (its "
+                   "connection broke while it was held: a write under it may not have been "
+                   "atomic)", (unsigned long long)req->handle);
 }
 
 /* The service's conn_closed hook: releases the connection's locks, forgets

@@ -390,6 +390,11 @@ static void handle_shfp(struct conn *c, const struct ipvfs_hdr *hdr, const uint8
         conn_reply_err(c, EINVAL, "SHFP op %u unknown", req.op);
         return;
     }
+    if (req.meta_verifier && req.meta_verifier != srv->verifier && req.op != IPVFS_SHFP_RELEASE) {
+        conn_reply_err(c, ESTALE, "the metadata rank restarted since this file was opened: "
+                       "its shared file pointer is lost; reopen the file");
+        return;
+    }
     if (!(rep = malloc(sizeof(*rep)))) {
         conn_reply_err(c, ENOMEM, "out of memory");
         return;

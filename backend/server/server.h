@@ -169,7 +169,8 @@ struct server {
     uint32_t supervisor_pid;
     uint32_t restarts;          /* serving processes started before this one */
     uint64_t started_ms;        /* evloop_now_ms() when this one started */
-    uint64_t verifier;          /* I/O nodes: this incarnation's write verifier */
+    uint64_t verifier;          /* this incarnation's verifier: HELLO states it; I/O nodes'
+                                 * replies carry it (the write verifier) */
     char last_exit[64];         /* how the previous one ended; "" for the first */
     char down_reason[96];       /* non-empty: the rank stays down, control only */
 };

@@ -25,6 +25,14 @@
  *       waits for its restart), then MPI_File_close of PATH.closed and
  *       MPI_File_sync of PATH must fail on every rank with an error
  *       containing TEXT.  A second write and sync must then succeed and read back.
+ *   e2e_survive stale PATH MARKER
+ *       opens PATH, writes through the shared file pointer and, in atomic
+ *       mode (byte-range locks), at its own place; prints "opened"; waits
+ *       for MARKER (the test restarts the metadata rank meanwhile); then a
+ *       shared-pointer write and an atomic write must fail on every rank
+ *       (never a silent loss), the atomic one saying that the metadata
+ *       rank restarted (ROMIO words the other its own way); after a
+ *       reopen both work.
  */
 #include "e2e_util.h"
 
@@ -266,6 +274,64 @@ static void do_lost(const char *path, const char *marker, const char *text)
     free(buf);
 }
 
+#define STALE_TEXT "restarted since this file was opened"
+
+/* One shared-pointer write and one atomic write of 4 KiB; the MPI status
+ * of each (0 when both succeeded). */
+static int stale_writes(MPI_File fh, int *out_shared_rc, int *out_atomic_rc)
+{
+    char buf[4096];
+    MPI_Status st;
+
+    memset(buf, 'a' + e2e_rank, sizeof(buf));
+    *out_shared_rc = MPI_File_write_shared(fh, buf, (int)sizeof(buf), MPI_BYTE, &st);
+    *out_atomic_rc = MPI_File_write_at(fh, (MPI_Offset)(1 << 20) + e2e_rank * 4096, buf,
+                                       (int)sizeof(buf), MPI_BYTE, &st);
+    return *out_shared_rc != MPI_SUCCESS || *out_atomic_rc != MPI_SUCCESS;
+}
+
+/* text NULL: any error will do (ROMIO replaces a shared-pointer failure's
+ * message with its own "Could not access shared file pointer"; the test
+ * finds the metadata rank's reason in its log). */
+static void expect_stale(int rc, const char *what, const char *text)
+{
+    char s[MPI_MAX_ERROR_STRING];
+
+    if (rc == MPI_SUCCESS) {
+        E2E_FAIL("the %s after the metadata rank's restart succeeded", what);
+        return;
+    }
+    err_string(rc, s);
+    printf("rank %d: %s failed: %s\n", e2e_rank, what, s);
+    E2E_CHECK(!text || strstr(s, text) != NULL, "the %s's error lacks \"%s\"", what, text);
+}
+
+static void do_stale(const char *path, const char *marker)
+{
+    int shared_rc, atomic_rc;
+    MPI_File fh;
+
+    E2E_MPI(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR,
+                          MPI_INFO_NULL, &fh));
+    E2E_MPI(MPI_File_set_atomicity(fh, 1));
+    E2E_CHECK(stale_writes(fh, &shared_rc, &atomic_rc) == 0, "writes before the restart");
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (e2e_rank == 0) {
+        printf("opened\n");
+        fflush(stdout);
+    }
+    wait_marker(marker);
+    stale_writes(fh, &shared_rc, &atomic_rc);
+    expect_stale(shared_rc, "shared-pointer write", NULL);
+    expect_stale(atomic_rc, "atomic write", STALE_TEXT);
+    MPI_File_close(&fh);
+    /* a new open is of the new incarnation: both work again */
+    E2E_MPI(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    E2E_MPI(MPI_File_set_atomicity(fh, 1));
+    E2E_CHECK(stale_writes(fh, &shared_rc, &atomic_rc) == 0, "writes after the reopen");
+    E2E_MPI(MPI_File_close(&fh));
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -279,10 +345,12 @@ int main(int argc, char **argv)
         do_opens(argv[2], argv[3]);
     } else if (strcmp(mode, "lost") == 0 && argc == 5) {
         do_lost(argv[2], argv[3], argv[4]);
+    } else if (strcmp(mode, "stale") == 0 && argc == 4) {
+        do_stale(argv[2], argv[3]);
     } else {
         if (e2e_rank == 0)
             fprintf(stderr, "usage: e2e_survive loop PATH ITERS BLOCK | verify PATH BLOCK "
-                    "LIST... | opens DIR MARKER | lost PATH MARKER TEXT\n");
+                    "LIST... | opens DIR MARKER | lost PATH MARKER TEXT | stale PATH MARKER\n");
         MPI_Finalize();
         return 2;
     }

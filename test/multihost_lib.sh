@@ -1,5 +1,6 @@
 # An iPVFS cluster and its clients on several emulated hosts (bash; source
-# after test/lib.sh, test/mpi/e2e_lib.sh and test/hosts_lib.sh).  The
+# after test/lib.sh, test/mpi/e2e_lib.sh and test/hosts_lib.sh; raid_lib's
+# status_check and wait_status then ask the cluster's hosts).  The
 # servers start with doc/launching.md's launch, `mpiexec -hosts ... -n N
 # ipvfs-server ...`, Hydra reaching the hosts through test/hosts/netns-ssh
 # as it would through ssh; lib.sh's functions (ipvfs_start_cluster,
@@ -36,28 +37,4 @@ mh_clients_on() {
     E2E_ON_HOST="$HOSTS_NETNS_SSH ${1:?mh_clients_on HOST HOSTLIST}"
     E2E_MPIEXEC_FLAGS="-launcher ssh -launcher-exec $HOSTS_NETNS_SSH -hosts ${2:?}"
     export E2E_ON_HOST E2E_MPIEXEC_FLAGS
-}
-
-# mh_status_check PYTHON: assertions on `ipvfs-ctl status --json` as st,
-# its ranks as ranks (ipvfs_ctl runs where the servers are).  A rank that
-# does not answer makes ipvfs-ctl exit 1 with it "unreachable" in the
-# JSON: the assertions judge.
-mh_status_check() {
-    ipvfs_ctl status --json >"$IPVFS_CLUSTER_DIR/status.json"
-    python3 - "$IPVFS_CLUSTER_DIR/status.json" "$1" <<'PYEOF'
-import json, sys
-st = json.load(open(sys.argv[1]))
-ranks = st["ranks"]
-exec(sys.argv[2])
-PYEOF
-}
-
-# mh_wait_status SECONDS PYTHON: mh_status_check retried until it holds.
-mh_wait_status() {
-    local limit=$1 cond=$2 i
-    for ((i = 0; i < limit * 4; i++)); do
-        mh_status_check "$cond" 2>/dev/null && return 0
-        sleep 0.25
-    done
-    mh_status_check "$cond"
 }

@@ -2,7 +2,8 @@
 # test/lib.sh and test/mpi/e2e_lib.sh.
 #
 #   status_check PYTHON       assertions on `ipvfs-ctl status --json`, with
-#                             st (all), r0 (rank 0) and vol (its volume)
+#                             st (all), ranks (its ranks), r0 (rank 0) and
+#                             vol (rank 0's volume)
 #   wait_status SECONDS PYTHON   the same, retried until it holds
 #   writer DIR &              writes ipvfs:DIR/N for N = 1, 2, ... until
 #                             killed (WRITER_PACE=S: S seconds between
@@ -25,7 +26,8 @@ status_check() {
     python3 - "$IPVFS_CLUSTER_DIR/status.json" "$1" <<'PYEOF'
 import json, sys
 st = json.load(open(sys.argv[1]))
-r0 = st["ranks"][0]
+ranks = st["ranks"]
+r0 = ranks[0]
 vol = r0.get("volume")
 exec(sys.argv[2])
 PYEOF

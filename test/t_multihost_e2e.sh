@@ -20,6 +20,7 @@
 set -u
 . "$IPVFS_SRCDIR/test/lib.sh"
 . "$IPVFS_SRCDIR/test/mpi/e2e_lib.sh"
+. "$IPVFS_SRCDIR/test/raid_lib.sh"
 . "$IPVFS_SRCDIR/test/hosts_lib.sh"
 . "$IPVFS_SRCDIR/test/multihost_lib.sh"
 e2e_require
@@ -33,7 +34,7 @@ mh_clients_on node3 node3:2,node4:2
 ipvfs_start_cluster 2 2 --target-size 256M --meta-port "$MH_META_PORT"
 
 # Where each rank listens and what status says of it.
-mh_status_check '
+status_check '
 want = {0: "node1", 1: "node1", 2: "node1", 3: "node2", 4: "node2", 5: "node2"}
 for r in ranks:
     node = want[r["rank"]]

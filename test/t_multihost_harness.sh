@@ -69,25 +69,7 @@ for ns in node1 node2 node3 sw; do
     nsids="$nsids $(stat -L -c %i "/run/netns/$HOSTS_PREFIX$ns")" || ipvfs_fail "no /run/netns/$HOSTS_PREFIX$ns"
 done
 
-cat >"$tmp/hello.c" <<'EOF'
-#include <mpi.h>
-#include <stdio.h>
-#include <unistd.h>
-int main(int argc, char **argv)
-{
-    int rank, size, one = 1, sum = 0;
-    char host[256] = "";
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    gethostname(host, sizeof host - 1);
-    MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    printf("rank %d of %d on %s sum %d\n", rank, size, host, sum);
-    MPI_Finalize();
-    return 0;
-}
-EOF
-mpicc -o "$tmp/hello" "$tmp/hello.c" || ipvfs_fail "mpicc hello.c"
+mpicc -o "$tmp/hello" "$IPVFS_SRCDIR/test/hosts/mpi_hello.c" || ipvfs_fail "mpicc mpi_hello.c"
 out=$(hosts_mpiexec node1 -hosts node1,node2,node3 -n 3 timeout 30 "$tmp/hello" 2>&1) ||
     ipvfs_fail "hosts_mpiexec failed: $out"
 echo "$out"

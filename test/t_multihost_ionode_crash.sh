@@ -15,6 +15,7 @@
 set -u
 . "$IPVFS_SRCDIR/test/lib.sh"
 . "$IPVFS_SRCDIR/test/mpi/e2e_lib.sh"
+. "$IPVFS_SRCDIR/test/raid_lib.sh"
 . "$IPVFS_SRCDIR/test/hosts_lib.sh"
 . "$IPVFS_SRCDIR/test/multihost_lib.sh"
 e2e_require
@@ -89,7 +90,7 @@ echo "$out" | grep -q "server rank $io1_rank at $io1_addr" ||
     ipvfs_fail "the stat error does not name rank $io1_rank at $io1_addr: $out"
 ((took >= 7500 && took < 10000)) || ipvfs_fail "stat took $took ms to fail, not the 8 s limit"
 echo "stat failed after $took ms (limit 8 s): $out"
-mh_status_check '
+status_check '
 assert ranks[0]["state"] == "serving", ranks[0]
 assert ranks[2]["state"] == "unreachable" and ranks[3]["state"] == "unreachable", ranks[2:]
 ' || ipvfs_fail "status after the crash: $(cat "$IPVFS_CLUSTER_DIR/status.json")"

@@ -52,7 +52,7 @@ flap node3    # I/O node 1 (its target's link stays up)
 flap node1    # metadata + I/O node 0
 flap node5    # the clients
 writer_finish
-mh_status_check '
+status_check '
 for io in (0, 2):
     vol = ranks[io]["volume"]
     assert vol["missing"] == 0, (io, vol)

@@ -27,25 +27,7 @@ ipvfs_test_cleanup() {
     rm -rf "$tmp"
 }
 
-cat >"$tmp/hello.c" <<'EOF'
-#include <mpi.h>
-#include <stdio.h>
-#include <unistd.h>
-int main(int argc, char **argv)
-{
-    int rank, size, one = 1, sum = 0;
-    char host[256] = "";
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    gethostname(host, sizeof host - 1);
-    MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    printf("rank %d of %d on %s sum %d\n", rank, size, host, sum);
-    MPI_Finalize();
-    return 0;
-}
-EOF
-mpicc -o "$tmp/hello" "$tmp/hello.c" || ipvfs_fail "mpicc hello.c"
+mpicc -o "$tmp/hello" "$IPVFS_SRCDIR/test/hosts/mpi_hello.c" || ipvfs_fail "mpicc mpi_hello.c"
 
 # check_hello NP OUTPUT: NP ranks that add up, on node1 and on node2.
 check_hello() {

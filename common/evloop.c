@@ -368,13 +368,24 @@ static int defer_pending(const struct evloop *loop)
     return loop->ndefer > (loop->depth <= 1 ? 0 : loop->ndefer_outer);
 }
 
+/* Whether the round now running is to be cut short: evloop_stop() stops
+ * the outermost run only.  A nested run (a callback waiting in
+ * evloop_run_once for its own condition) goes on dispatching, or a stop
+ * asked meanwhile (a signal's callback run from inside the wait) would
+ * leave the wait spinning on a loop that dispatches nothing; the stop
+ * takes effect when the outermost round resumes. */
+static int halted(const struct evloop *loop)
+{
+    return loop->stop && loop->depth <= 1;
+}
+
 /* Runs the deferred calls queued before now, oldest first.  The list is
  * searched afresh after each call: a call may cancel any other. */
 static void run_deferred(struct evloop *loop)
 {
     uint64_t last_seq = loop->next_seq;
 
-    while (!loop->stop && defer_pending(loop)) {
+    while (!halted(loop) && defer_pending(loop)) {
         uint32_t s = loop->defer_head;
         evloop_timer_cb cb;
         uint64_t id;
@@ -430,7 +441,7 @@ static void fire_timers(struct evloop *loop)
 {
     uint64_t now = evloop_now_ms(), last_seq = loop->next_seq;
 
-    while (!loop->stop && loop->nheap > 0) {
+    while (!halted(loop) && loop->nheap > 0) {
         uint32_t s = loop->heap[0];
         evloop_timer_cb cb = loop->slots[s].cb;
         void *user = loop->slots[s].user;
@@ -474,7 +485,7 @@ int evloop_run_once(struct evloop *loop, int timeout_ms)
 
     loop->depth++;
     run_deferred(loop);
-    if (loop->stop) {
+    if (halted(loop)) {
         /* A deferred call stopped the loop: waiting now could be forever. */
         loop->depth--;
         return 0;
@@ -483,7 +494,7 @@ int evloop_run_once(struct evloop *loop, int timeout_ms)
     n = epoll_wait(loop->epfd, evs, 64, next_timeout(loop, timeout_ms));
     if (n < 0 && errno != EINTR)
         rc = -errno;
-    for (int i = 0; i < n && !loop->stop; i++)
+    for (int i = 0; i < n && !halted(loop); i++)
         dispatch_fd(loop, &evs[i], waited_reg);
     fire_timers(loop);
     loop->depth--;

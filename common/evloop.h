@@ -47,6 +47,10 @@
  *   a no-op once it has run or been cancelled (ids are not reused).
  * - evloop_stop(): the rest of the round is skipped (remaining fds, timers,
  *   deferred calls: they run in later rounds, if any), evloop_run() returns.
+ *   It stops the outermost run only: a nested run goes on dispatching until
+ *   its caller's wait is over, and the stop takes effect when the outermost
+ *   round resumes (a stop asked from inside a nested wait never leaves that
+ *   wait spinning).
  * - evloop_destroy() frees the loop and its pending timers and deferred calls
  *   without calling them; the user pointers they hold stay the caller's.  It
  *   closes no fd that callers registered. */

@@ -1,7 +1,8 @@
 /* common/evloop: timers in deadline order, cancel, many timers, deferred
  * calls (after the current event, before the next poll, outer ones never in
  * a nested run), fd readiness, and fds removed during their own callback or
- * another fd's, their number reused at once.  Every wait is bounded: a
+ * another fd's, their number reused at once, a stop asked inside a nested
+ * wait.  Every wait is bounded: a
  * broken loop fails, never hangs. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -612,6 +613,66 @@ static void test_stop_then_run_again(void **state)
     evloop_destroy(loop);
 }
 
+/* A stop asked from inside a nested wait (a store waiting in
+ * evloop_run_once for its I/O, while a signal's callback, dispatched by
+ * that nested run, stops the loop): the nested run goes on dispatching, so
+ * the wait ends when its I/O is done; then the stop ends evloop_run.
+ * Before, every later nested round returned at once, dispatching nothing:
+ * the wait spun forever. */
+struct nested_wait {
+    int sig[2];                 /* a pipe standing for the signalfd */
+    int done;                   /* the awaited I/O completed */
+    int rounds;                 /* nested rounds the wait took */
+};
+
+static void signal_fd_cb(struct evloop *loop, int fd, int events, void *user)
+{
+    char c;
+
+    (void)events;
+    (void)user;
+    assert_int_equal(read(fd, &c, 1), 1);
+    evloop_stop(loop);
+}
+
+static void io_done(struct evloop *loop, uint64_t id, void *user)
+{
+    (void)loop;
+    (void)id;
+    ((struct nested_wait *)user)->done = 1;
+}
+
+static void store_waits(struct evloop *loop, uint64_t id, void *user)
+{
+    struct nested_wait *w = user;
+
+    (void)id;
+    assert_int_equal(write(w->sig[1], "s", 1), 1);      /* the signal arrives */
+    assert_true(evloop_add_timer(loop, 20, io_done, w) > 0);
+    while (!w->done && w->rounds < ROUND_LIMIT) {
+        assert_int_equal(evloop_run_once(loop, 10), 0);
+        w->rounds++;
+    }
+}
+
+static void test_stop_inside_nested_wait(void **state)
+{
+    struct evloop *loop = evloop_create();
+    struct nested_wait w = { .done = 0 };
+
+    (void)state;
+    assert_int_equal(pipe(w.sig), 0);
+    assert_int_equal(evloop_set_fd(loop, w.sig[0], EV_READ, signal_fd_cb, &w), 0);
+    assert_true(evloop_add_timer(loop, 0, store_waits, &w) > 0);
+    assert_int_equal(evloop_run(loop), 0);
+    assert_int_equal(w.done, 1);
+    assert_true(w.rounds < 50);
+    evloop_del_fd(loop, w.sig[0]);
+    close(w.sig[0]);
+    close(w.sig[1]);
+    evloop_destroy(loop);
+}
+
 /* Pending timers and deferred calls are freed, never called. */
 static void test_destroy_with_pending(void **state)
 {
@@ -644,6 +705,7 @@ int main(void)
         cmocka_unit_test(test_fd_removed_by_other_callback),
         cmocka_unit_test(test_fd_number_reused_in_round),
         cmocka_unit_test(test_stop_from_deferred_call),
+        cmocka_unit_test(test_stop_inside_nested_wait),
         cmocka_unit_test(test_stop_then_run_again),
         cmocka_unit_test(test_destroy_with_pending),
     };

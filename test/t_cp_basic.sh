@@ -37,6 +37,15 @@ printf 'middle' | dd of=tree/sparse bs=1 seek=7340032 conv=notrunc status=none
 ipvfs-ctl cp -r tree ipvfs:/in || ipvfs_fail "cp -r in failed"
 [ "$(ipvfs-ctl ls /in | sort | tr '\n' ' ')" = "empty/ small sparse sub dir/ zero bytes zeros-inside " ] ||
     ipvfs_fail "cp -r: wrong names in /in: $(ipvfs-ctl ls /in | tr '\n' ' ')"
+# ls, mkdir and rm take the ipvfs: form as cp does
+[ "$(ipvfs-ctl ls ipvfs:/in | sort | tr '\n' ' ')" = "$(ipvfs-ctl ls /in | sort | tr '\n' ' ')" ] ||
+    ipvfs_fail "ls ipvfs:/in differs from ls /in"
+ipvfs-ctl mkdir ipvfs:/in/made || ipvfs_fail "mkdir ipvfs:/in/made"
+ipvfs-ctl ls /in | grep -qx 'made/' || ipvfs_fail "mkdir ipvfs:/in/made made nothing"
+ipvfs-ctl rm ipvfs:/in/made || ipvfs_fail "rm ipvfs:/in/made"
+ipvfs-ctl ls /in | grep -qx 'made/' && ipvfs_fail "rm ipvfs:/in/made left it"
+out=$(ipvfs-ctl ls in 2>&1) && ipvfs_fail "ls of a relative path worked: $out"
+echo "$out" | grep -q "must be absolute" || ipvfs_fail "ls of a relative path: $out"
 for f in "sub dir/ünïcødé/data file.bin" "zero bytes" small sparse zeros-inside; do
     rm -f back.bin
     fcopy "ipvfs:/in/$f" back.bin

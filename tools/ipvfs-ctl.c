@@ -764,6 +764,7 @@ static int cmd_rm(struct ctl *ctl, const char *path)
 
 static int run(struct ctl *ctl, int argc, char **argv)
 {
+    char path[IPVFS_MAX_PATH + 1];
     const char *cmd = argv[0];
     int json = argc == 2 && strcmp(argv[1], "--json") == 0;
 
@@ -785,15 +786,16 @@ static int run(struct ctl *ctl, int argc, char **argv)
         return ctl_cp(ctl->client, argc, argv);
     if (strcmp(cmd, "df") == 0)
         return ctl_df(ctl->client, argc, argv);
-    if (argc != 2)
+    if (argc != 2 || (strcmp(cmd, "ls") != 0 && strcmp(cmd, "mkdir") != 0 &&
+                      strcmp(cmd, "rm") != 0))
         return usage();
+    /* PATH or ipvfs:/PATH, as cp, stat and mv take it */
+    if (ctl_ipvfs_path(argv[1], 1, path, sizeof(path)) != 1)
+        return fail("%s %s: the path must be absolute (/dir/file or ipvfs:/dir/file)", cmd,
+                    argv[1]);
     if (strcmp(cmd, "ls") == 0)
-        return cmd_ls(ctl, argv[1]);
-    if (strcmp(cmd, "mkdir") == 0)
-        return cmd_mkdir(ctl, argv[1]);
-    if (strcmp(cmd, "rm") == 0)
-        return cmd_rm(ctl, argv[1]);
-    return usage();
+        return cmd_ls(ctl, path);
+    return strcmp(cmd, "mkdir") == 0 ? cmd_mkdir(ctl, path) : cmd_rm(ctl, path);
 }
 
 int main(int argc, char **argv)

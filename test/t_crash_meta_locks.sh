@@ -5,8 +5,7 @@
 # file, writes through the shared pointer and in atomic mode, then rank 0's
 # serving process is killed (kill -9) and restarted by its supervisor; the
 # next shared-pointer write and the next atomic write fail on every rank
-# (the atomic one with "the metadata rank restarted since this file was
-# opened", the shared one in ROMIO's words, its reason in the log) (SHFP,
+# with "the metadata rank restarted since this file was opened" (SHFP,
 # LOCK and UNLOCK carry the metadata rank's verifier of the open: ESTALE
 # on another), and both work again after a reopen.
 # timeout: 120
@@ -32,8 +31,7 @@ rc=$?
 cat "$out"
 [ "$rc" = 0 ] || ipvfs_fail "the program failed (status $rc)"
 grep -q "^PASS stale" "$out" || ipvfs_fail "the program did not pass"
-# ROMIO reports a failed shared-pointer call as "Could not access shared
-# file pointer"; the metadata rank's log has the reason
+# the metadata rank logged the refusal too
 ipvfs_wait_log 'op 40 .*restarted since this file was opened: its shared file pointer is lost' ||
     ipvfs_fail "the metadata rank did not refuse the stale shared pointer"
 ipvfs_logs | grep -m1 'its shared file pointer is lost'

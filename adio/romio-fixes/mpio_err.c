@@ -242,11 +242,10 @@ int MPIO_Err_create_code(int lastcode, int fatal, const char fcname[],
                          int line, int error_class, const char generic_msg[],
                          const char specific_msg[], ...)
 {
-    char msg[MPI_MAX_ERROR_STRING];
+    char msg[MPI_MAX_ERROR_STRING], why[MPI_MAX_ERROR_STRING];
     const char *text;
     int done = 0;
 
-    (void) lastcode;
     (void) fatal;
     (void) line;
     if (error_class == MPI_SUCCESS)
@@ -262,6 +261,13 @@ int MPIO_Err_create_code(int lastcode, int fatal, const char fcname[],
         if (text == NULL || *text == '\0') /* no text: show the key without its stars */
             text = generic_msg ? generic_msg + strspn(generic_msg, "*") : "I/O error";
         snprintf(msg, sizeof(msg), "%s", text);
+    }
+    /* the failure below this one, where ROMIO passes it on (07-shared-fp-
+     * errors.patch): its text says why ("Could not access shared file
+     * pointer" alone does not) */
+    if (lastcode != MPI_SUCCESS && code_text(lastcode, why)) {
+        size_t n = strlen(msg);
+        snprintf(msg + n, sizeof(msg) - n, ": %s", why);
     }
     /* name the MPI function, as MPICH's error stack does */
     if (fcname != NULL && strlen(msg) + strlen(fcname) + 8 < sizeof(msg)) {

@@ -30,9 +30,8 @@
  *       mode (byte-range locks), at its own place; prints "opened"; waits
  *       for MARKER (the test restarts the metadata rank meanwhile); then a
  *       shared-pointer write and an atomic write must fail on every rank
- *       (never a silent loss), the atomic one saying that the metadata
- *       rank restarted (ROMIO words the other its own way); after a
- *       reopen both work.
+ *       (never a silent loss) saying that the metadata rank restarted;
+ *       after a reopen both work.
  */
 #include "e2e_util.h"
 
@@ -290,9 +289,7 @@ static int stale_writes(MPI_File fh, int *out_shared_rc, int *out_atomic_rc)
     return *out_shared_rc != MPI_SUCCESS || *out_atomic_rc != MPI_SUCCESS;
 }
 
-/* text NULL: any error will do (ROMIO replaces a shared-pointer failure's
- * message with its own "Could not access shared file pointer"; the test
- * finds the metadata rank's reason in its log). */
+/* The call must have failed, its message holding text (NULL: any). */
 static void expect_stale(int rc, const char *what, const char *text)
 {
     char s[MPI_MAX_ERROR_STRING];
@@ -322,7 +319,7 @@ static void do_stale(const char *path, const char *marker)
     }
     wait_marker(marker);
     stale_writes(fh, &shared_rc, &atomic_rc);
-    expect_stale(shared_rc, "shared-pointer write", NULL);
+    expect_stale(shared_rc, "shared-pointer write", STALE_TEXT);
     expect_stale(atomic_rc, "atomic write", STALE_TEXT);
     MPI_File_close(&fh);
     /* a new open is of the new incarnation: both work again */

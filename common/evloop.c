@@ -58,6 +58,7 @@ struct evloop {
     uint32_t ndefer, ndefer_outer;
 
     int depth;                  /* evloop_run_once frames active */
+    int run_depth;              /* depth of evloop_run's rounds; 0: none running */
     int stop;
 };
 
@@ -369,14 +370,14 @@ static int defer_pending(const struct evloop *loop)
 }
 
 /* Whether the round now running is to be cut short: evloop_stop() stops
- * the outermost run only.  A nested run (a callback waiting in
- * evloop_run_once for its own condition) goes on dispatching, or a stop
- * asked meanwhile (a signal's callback run from inside the wait) would
- * leave the wait spinning on a loop that dispatches nothing; the stop
- * takes effect when the outermost round resumes. */
+ * evloop_run's own rounds only.  A wait in evloop_run_once for its own
+ * condition (a callback's, or a teardown's after evloop_run returned) goes
+ * on dispatching, or a stop asked meanwhile (a signal's callback run from
+ * inside the wait) would leave the wait spinning on a loop that dispatches
+ * nothing; the stop takes effect when evloop_run's round resumes. */
 static int halted(const struct evloop *loop)
 {
-    return loop->stop && loop->depth <= 1;
+    return loop->stop && loop->depth == loop->run_depth;
 }
 
 /* Runs the deferred calls queued before now, oldest first.  The list is
@@ -503,11 +504,13 @@ int evloop_run_once(struct evloop *loop, int timeout_ms)
 
 int evloop_run(struct evloop *loop)
 {
-    int rc = 0;
+    int rc = 0, saved = loop->run_depth;
 
     loop->stop = 0;
+    loop->run_depth = loop->depth + 1;      /* the depth of this run's rounds */
     while (!loop->stop && rc == 0)
         rc = evloop_run_once(loop, -1);
+    loop->run_depth = saved;
     /* Leave the loop usable: later evloop_run_once() calls (sync helpers,
      * draining at close) must dispatch again. */
     loop->stop = 0;

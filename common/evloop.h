@@ -47,10 +47,11 @@
  *   a no-op once it has run or been cancelled (ids are not reused).
  * - evloop_stop(): the rest of the round is skipped (remaining fds, timers,
  *   deferred calls: they run in later rounds, if any), evloop_run() returns.
- *   It stops the outermost run only: a nested run goes on dispatching until
- *   its caller's wait is over, and the stop takes effect when the outermost
- *   round resumes (a stop asked from inside a nested wait never leaves that
- *   wait spinning).
+ *   It stops evloop_run's own rounds only: a wait in evloop_run_once (a
+ *   callback's, or a teardown's after evloop_run returned) goes on
+ *   dispatching until it is over, and the stop takes effect when
+ *   evloop_run's round resumes (a stop asked from inside such a wait never
+ *   leaves it spinning).
  * - evloop_destroy() frees the loop and its pending timers and deferred calls
  *   without calling them; the user pointers they hold stay the caller's.  It
  *   closes no fd that callers registered. */

@@ -673,6 +673,25 @@ static void test_stop_inside_nested_wait(void **state)
     evloop_destroy(loop);
 }
 
+/* The same wait outside evloop_run (a teardown's, after the run ended):
+ * the stop the signal asks for must not cut it short either. */
+static void test_stop_inside_wait_after_run(void **state)
+{
+    struct evloop *loop = evloop_create();
+    struct nested_wait w = { .done = 0 };
+
+    (void)state;
+    assert_int_equal(pipe(w.sig), 0);
+    assert_int_equal(evloop_set_fd(loop, w.sig[0], EV_READ, signal_fd_cb, &w), 0);
+    store_waits(loop, 0, &w);
+    assert_int_equal(w.done, 1);
+    assert_true(w.rounds < 50);
+    evloop_del_fd(loop, w.sig[0]);
+    close(w.sig[0]);
+    close(w.sig[1]);
+    evloop_destroy(loop);
+}
+
 /* Pending timers and deferred calls are freed, never called. */
 static void test_destroy_with_pending(void **state)
 {
@@ -706,6 +725,7 @@ int main(void)
         cmocka_unit_test(test_fd_number_reused_in_round),
         cmocka_unit_test(test_stop_from_deferred_call),
         cmocka_unit_test(test_stop_inside_nested_wait),
+        cmocka_unit_test(test_stop_inside_wait_after_run),
         cmocka_unit_test(test_stop_then_run_again),
         cmocka_unit_test(test_destroy_with_pending),
     };

@@ -18,4 +18,8 @@ void ionode_close(struct server *srv);
 /* The L1 cache's counters for STATUS (zeros before the store is open). */
 struct ipvfs_l1_status ionode_l1_status(struct server *srv);
 
+/* Stops tracing (--trace): closes srv->trace, after a write to it failed
+ * (ionode.c) or at close. */
+void ionode_trace_close(struct server *srv);
+
 #endif

@@ -17,6 +17,7 @@
  *   control.c  control service: STATUS, SHUTDOWN (cluster-wide and
  *              local), SCRUB, REBUILD, signals
  *   ionode.c   I/O node service: READ WRITE DF_* over dfstore
+ *   ionode_store.c  its store and volume: open, local stop, close
  *   metasvc.c  metadata service: LOOKUP REMOVE MKDIR READDIR ORPHANS over
  *              metadb, and MPI-IO shared file pointers (SHFP) in memory
  *   locks.c    lock service: byte-range locks for MPI atomic mode

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <nettle/hmac.h>
 #include <nettle/memops.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/random.h>
 
@@ -76,4 +77,16 @@ void auth_chap_secret(const uint8_t key[IPVFS_SECRET_LEN], const char *who,
 int auth_proof_equal(const uint8_t a[IPVFS_PROOF_LEN], const uint8_t b[IPVFS_PROOF_LEN])
 {
     return memeql_sec(a, b, IPVFS_PROOF_LEN);
+}
+
+void auth_cap_mac(const uint8_t key[IPVFS_SECRET_LEN], const struct ipvfs_cap *cap,
+                  uint8_t out[IPVFS_PROOF_LEN])
+{
+    static const char label[] = "iPVFS capability";
+    struct hmac_sha256_ctx ctx;
+
+    hmac_sha256_set_key(&ctx, IPVFS_SECRET_LEN, key);
+    hmac_sha256_update(&ctx, sizeof(label) - 1, (const uint8_t *)label);
+    hmac_sha256_update(&ctx, offsetof(struct ipvfs_cap, mac), (const uint8_t *)cap);
+    hmac_sha256_digest(&ctx, IPVFS_PROOF_LEN, out);
 }

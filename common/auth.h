@@ -42,6 +42,12 @@ void auth_client_proof(const uint8_t key[IPVFS_SECRET_LEN], const uint8_t nonce_
 void auth_chap_secret(const uint8_t key[IPVFS_SECRET_LEN], const char *who,
                       const char *target_iqn, char out[AUTH_CHAP_SECRET_LEN + 1]);
 
+/* A capability's signature (common/proto.h): HMAC-SHA256 of a label and
+ * every field before mac, so that a changed handle, right, owner or expiry
+ * no longer matches. */
+void auth_cap_mac(const uint8_t key[IPVFS_SECRET_LEN], const struct ipvfs_cap *cap,
+                  uint8_t out[IPVFS_PROOF_LEN]);
+
 /* Whether two proofs agree, in time independent of where they differ. */
 int auth_proof_equal(const uint8_t a[IPVFS_PROOF_LEN], const uint8_t b[IPVFS_PROOF_LEN]);
 

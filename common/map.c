@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +53,10 @@ int ipvfs_map_format(const struct ipvfs_map *map, int with_secret, char **out_te
     if (!(f = open_memstream(out_text, out_len)))
         return -errno;
     fprintf(f, "ipvfs-map 1\n");
-    if (with_secret) {
+    if (with_secret && map->key_path[0]) {
+        fprintf(f, "# written by ipvfs-server; clients that may read the key file prove it\n"
+                   "key %s\n", map->key_path);
+    } else if (with_secret) {
         ipvfs_hex_encode(map->secret, IPVFS_SECRET_LEN, hex);
         fprintf(f, "# written by ipvfs-server; keep it private (mode 0600)\nsecret %s\n", hex);
     }
@@ -85,12 +89,15 @@ int ipvfs_map_write(const char *path, const struct ipvfs_map *map)
         return -ENAMETOOLONG;
     if ((rc = ipvfs_map_format(map, 1, &text, &len)) < 0)
         return rc;
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, map->key_path[0] ? 0644 : 0600);
     if (fd < 0) {
         rc = -errno;
         goto free_text;
     }
-    if (write(fd, text, len) != (ssize_t)len || fsync(fd) != 0)
+    /* the umask must not make the public map private */
+    if (map->key_path[0] && fchmod(fd, 0644) != 0)
+        rc = -errno;
+    if (rc == 0 && (write(fd, text, len) != (ssize_t)len || fsync(fd) != 0))
         rc = errno ? -errno : -EIO;
     if (close(fd) != 0 && rc == 0)
         rc = -errno;
@@ -140,6 +147,15 @@ static int parse_line(const char *line, struct ipvfs_map *map, int *have_secret)
             ipvfs_hex_decode(hex, map->secret, IPVFS_SECRET_LEN) < 0)
             return -EINVAL;
         *have_secret = 1;
+        map->have_key = 1;
+        return 0;
+    }
+    if (strncmp(line, "key ", 4) == 0) {
+        size_t n = strlen(line + 4);
+
+        if (line[4] != '/' || n >= sizeof(map->key_path))
+            return -EINVAL;
+        memcpy(map->key_path, line + 4, n + 1);
         return 0;
     }
     if (strncmp(line, "layout ", 7) == 0) {
@@ -221,7 +237,33 @@ int ipvfs_map_read(const char *path, struct ipvfs_map *out_map, char *errbuf, si
     }
     text[n] = '\0';
     snprintf(origin, sizeof(origin), "server map %s", path);
-    return ipvfs_map_parse(text, origin, 1, out_map, errbuf, errlen);
+    if ((rc = ipvfs_map_parse(text, origin, 0, out_map, errbuf, errlen)) < 0)
+        return rc;
+    if (!out_map->have_key && out_map->key_path[0] &&
+        ipvfs_key_read(out_map->key_path, out_map->secret, origin, sizeof(origin)) == 0)
+        out_map->have_key = 1;
+    return 0;
+}
+
+int ipvfs_key_read(const char *path, uint8_t key[IPVFS_SECRET_LEN], char *errbuf, size_t errlen)
+{
+    ssize_t n;
+    int fd, rc;
+
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+        rc = -errno;
+        snprintf(errbuf, errlen, "cannot open the cluster key %s: %s", path, strerror(-rc));
+        return rc;
+    }
+    n = read(fd, key, IPVFS_SECRET_LEN);
+    rc = n < 0 ? -errno : 0;
+    close(fd);
+    if (n != IPVFS_SECRET_LEN) {
+        snprintf(errbuf, errlen, "the cluster key %s: %s", path,
+                 rc < 0 ? strerror(-rc) : "not 32 bytes long");
+        return rc < 0 ? rc : -EINVAL;
+    }
+    return 0;
 }
 
 void ipvfs_map_free(struct ipvfs_map *map)

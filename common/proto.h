@@ -9,10 +9,14 @@
  * may hold a NUL-terminated message for the user).
  *
  * Connection rules:
- * - A connection starts with HELLO and AUTH, which prove the cluster key
- *   (the secret of the server map) both ways without sending it (common/
- *   auth.h); a wrong proof gets EACCES and the server closes the
- *   connection.  Any other op before them likewise, but MAP.
+ * - A connection starts with HELLO and AUTH.  AUTH says who is behind
+ *   the connection (enum ipvfs_auth_method): a holder of the cluster key
+ *   (DATA/secret), proved both ways without sending it (common/auth.h);
+ *   a user proven by the kernel or by MUNGE; or nobody (capabilities
+ *   only).  What each may ask is backend/server/access.h's table; a
+ *   refused request gets EACCES or EPERM.  A wrong proof gets EACCES and
+ *   the server closes the connection; any op before AUTH likewise, but
+ *   MAP and STATUS.
  * - Several requests may be in flight on one connection, and their replies
  *   may come in any order: req_id is the tag that pairs a reply with its
  *   request (a client keeps the req_ids of a connection's unanswered
@@ -82,8 +86,12 @@
  * metadata rank's verifier the client saw at open (ESTALE after a restart).
  * 7: HELLO no longer carries the secret: HELLO and AUTH prove the key by
  * challenge and response (common/auth.h); HELLO's reply grew the server's
- * nonce and proof. */
-#define IPVFS_PROTO_VERSION 7
+ * nonce and proof.
+ * 8: AUTH names its method (key, kernel, MUNGE, none); LOOKUP asks for
+ * read and write rights and its reply carries a capability (struct
+ * ipvfs_cap), as REMOVE's and RENAME's do for the datafiles they orphan;
+ * CAP presents one to an I/O node; the metadata rank checks permissions. */
+#define IPVFS_PROTO_VERSION 8
 #define IPVFS_SECRET_LEN    32
 #define IPVFS_NONCE_LEN     16
 #define IPVFS_PROOF_LEN     32   /* HMAC-SHA256 */
@@ -134,6 +142,8 @@ enum ipvfs_op {
      * the map file (IPVFS_MAP=HOST:PORT).  Empty body; the only request
      * besides HELLO that a connection may send before HELLO. */
     IPVFS_OP_MAP = 35,
+    /* I/O nodes: present a capability (struct ipvfs_cap) */
+    IPVFS_OP_CAP = 36,
     /* metadata rank: MPI-IO shared file pointers and atomic-mode locks */
     IPVFS_OP_SHFP = 40,
     IPVFS_OP_LOCK = 41,
@@ -168,7 +178,8 @@ enum ipvfs_role {
 };
 
 /* HELLO.  Reply body: struct ipvfs_hello_rep.  Then AUTH (struct
- * ipvfs_auth_req, empty reply) completes the proof of the key. */
+ * ipvfs_auth_req, then cred_len bytes of credential; empty reply) says
+ * who the client is. */
 struct ipvfs_hello_req {
     uint32_t client_id;  /* for per-client counters, e.g. the MPI rank */
     uint32_t reserved;
@@ -187,9 +198,65 @@ struct ipvfs_hello_rep {
                               * verifier): a restart draws a new one */
 };
 static_assert(sizeof(struct ipvfs_hello_rep) == 88, "HELLO reply is 88 bytes");
-struct ipvfs_auth_req {
-    uint8_t proof[IPVFS_PROOF_LEN];      /* auth_client_proof() */
+/* Who is behind a connection (backend/server/access.h says what each may
+ * do):
+ *   KEY     proof = auth_client_proof(): a holder of the cluster key (the
+ *           server ranks, their supervisors, root's tools on a host that
+ *           has DATA/secret): trusted as root, and to name the owner of
+ *           what it creates (the FUSE mount creates as its caller);
+ *   KERNEL  the client proved its uid and groups on the server's host:
+ *           before AUTH it sent this connection's nonce_s over the rank's
+ *           local socket (IPVFS_CRED_SOCKET), whose kernel credentials
+ *           (SO_PEERCRED, SO_PEERGROUPS) the server bound to it;
+ *   MUNGE   the credential is a MUNGE credential (munge_encode) whose
+ *           payload is nonce_s then nonce_c: munged vouches uid and gid,
+ *           the server's user database the groups;
+ *   NONE    nobody: STATUS, MAP, DF_STATFS, and data requests on the
+ *           capabilities it presents (CAP).
+ * proof is zero but for KEY. */
+enum ipvfs_auth_method {
+    IPVFS_AUTH_KEY = 1,
+    IPVFS_AUTH_KERNEL = 2,
+    IPVFS_AUTH_MUNGE = 3,
+    IPVFS_AUTH_NONE = 4,
 };
+#define IPVFS_MAX_CRED 1024u
+struct ipvfs_auth_req {
+    uint8_t proof[IPVFS_PROOF_LEN];      /* KEY: auth_client_proof() */
+    uint32_t method;                     /* enum ipvfs_auth_method */
+    uint32_t cred_len;                   /* MUNGE: bytes of credential that
+                                          * follow (at most IPVFS_MAX_CRED) */
+};
+/* The abstract Unix socket (SOCK_SEQPACKET) of a rank listening on TCP
+ * port P is "\0" IPVFS_CRED_SOCKET "P": one message of IPVFS_NONCE_LEN
+ * bytes (the nonce_s of the client's HELLO reply) in, one uint32_t errno
+ * (0: bound) out.  Abstract sockets live in the network namespace, so
+ * only processes on the rank's host reach it. */
+#define IPVFS_CRED_SOCKET "ipvfs-cred:"
+
+/* A capability: what the metadata rank granted for one file, signed with
+ * the cluster key (auth_cap_mac), so that an I/O node can check a data
+ * request without asking anyone: LOOKUP returns one with the rights the
+ * client asked for and may have, REMOVE and RENAME one to remove the
+ * datafiles they orphaned.  A client presents it to each I/O node once
+ * per connection (CAP: body struct ipvfs_cap, empty reply; EACCES when
+ * the MAC is wrong, EKEYEXPIRED when expired); then READ needs READ, WRITE,
+ * DF_TRUNCATE and DF_PREALLOC need WRITE, DF_REMOVE needs REMOVE and
+ * DF_GETSIZE and DF_SYNC any right on the handle (DF_SYNC of handle 0
+ * any capability at all).  Connections that proved the key need none. */
+#define IPVFS_CAP_READ   0x1u
+#define IPVFS_CAP_WRITE  0x2u
+#define IPVFS_CAP_REMOVE 0x4u
+#define IPVFS_CAP_ALL    0x7u
+struct ipvfs_cap {
+    uint64_t handle;
+    uint32_t rights;         /* IPVFS_CAP_* */
+    uint32_t uid;            /* whom it was granted to (for the logs) */
+    int64_t expires_ms;      /* CLOCK_REALTIME, milliseconds */
+    uint64_t reserved;
+    uint8_t mac[IPVFS_PROOF_LEN];   /* auth_cap_mac() over the fields above */
+};
+static_assert(sizeof(struct ipvfs_cap) == 64, "capability is 64 bytes");
 
 /* The window an I/O node states (server ranks of this version all state
  * these).  8 requests: the client's pieces of one large access (64 KiB to
@@ -209,10 +276,18 @@ struct ipvfs_auth_req {
  * Missing parent directories are created with the file (mode 0755 plus
  * the file's read bits, same owner).  Body: struct ipvfs_lookup_req
  * followed by path_len bytes of absolute path (no NUL).  Reply body:
- * struct ipvfs_entry.  A created file gets mode & 07777, uid and gid as
- * sent, and the metadata rank's clock as atime, mtime and ctime. */
+ * struct ipvfs_entry, then struct ipvfs_cap with the rights READ and
+ * WRITE ask for (none: a capability with no rights).  A created file gets
+ * mode & 07777, uid and gid as sent (a user's connection must send its
+ * own uid and one of its groups: EPERM otherwise), and the metadata
+ * rank's clock as atime, mtime and ctime.  Permissions are POSIX's
+ * (search on every directory of the path, write and search on the parent
+ * to create, read or write on the file for the rights; the creator of a
+ * file gets the rights it asked for whatever the mode). */
 #define IPVFS_LOOKUP_CREATE 0x1
 #define IPVFS_LOOKUP_EXCL   0x2
+#define IPVFS_LOOKUP_READ   0x4
+#define IPVFS_LOOKUP_WRITE  0x8
 struct ipvfs_lookup_req {
     uint32_t flags;
     uint32_t stripe_factor;  /* 0: all I/O nodes */
@@ -235,7 +310,8 @@ struct ipvfs_entry {
 };
 
 /* REMOVE, READDIR, GETATTR: body is struct ipvfs_path_req + path bytes.
- * REMOVE replies with the removed struct ipvfs_entry; the client then sends
+ * REMOVE replies with the removed struct ipvfs_entry and a struct
+ * ipvfs_cap with the right REMOVE; the client then sends
  * DF_REMOVE for that handle to the I/O nodes of its layout.  REMOVE of a
  * non-empty directory gets ENOTEMPTY.  READDIR replies with a uint32_t
  * count, then per entry a uint32_t type, a uint32_t name_len and the name. */
@@ -324,6 +400,7 @@ struct ipvfs_rename_rep {
     uint32_t replaced;       /* 1: entry is a replaced file, now an orphan */
     uint32_t reserved;
     struct ipvfs_entry entry;
+    struct ipvfs_cap cap;    /* replaced: the right to remove its datafiles */
 };
 
 /* ORPHANS: files removed whose datafiles may still exist.  REMOVE of a
@@ -335,7 +412,9 @@ struct ipvfs_rename_rep {
  * deletes the same way.  Handles are never reused, so deleting an orphan's
  * datafiles twice is harmless.  Reply body: uint32_t count, uint32_t
  * reserved, then max struct ipvfs_entry of which the first count are
- * orphans (the rest zero: the reply's size depends on the request only). */
+ * orphans (the rest zero: the reply's size depends on the request only).
+ * Only connections that proved the key get the list (others get count 0:
+ * they hold no capability to remove another's datafiles). */
 #define IPVFS_MAX_ORPHANS 64u
 struct ipvfs_orphans_req {
     uint64_t done;           /* handle whose datafiles are gone, or 0 */

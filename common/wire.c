@@ -80,15 +80,16 @@ int wire_connect(const char *host, uint16_t port, const uint8_t secret[IPVFS_SEC
                  uint32_t client_id, uint64_t req_id, int connect_ms, int hello_ms, char *msg,
                  size_t msglen)
 {
+    struct wire_id id = { .who = WIRE_AS_KEY, .key = secret };
     struct ipvfs_hello_rep unused;
 
-    return wire_connect_hello(host, port, secret, client_id, req_id, connect_ms, hello_ms,
-                              &unused, msg, msglen);
+    return wire_connect_hello(host, port, &id, client_id, req_id, connect_ms, hello_ms, &unused,
+                              msg, msglen);
 }
 
-/* HELLO: sends our challenge nonce_c, checks the server's proof, fills
- * *out_rep. */
-static int say_hello(int fd, const uint8_t secret[IPVFS_SECRET_LEN], uint32_t client_id,
+/* HELLO: sends our challenge nonce_c, checks the server's proof when we
+ * hold the key (secret not NULL), fills *out_rep. */
+static int say_hello(int fd, const uint8_t *secret, uint32_t client_id,
                      uint64_t req_id, int hello_ms, const uint8_t nonce_c[IPVFS_NONCE_LEN],
                      struct ipvfs_hello_rep *out_rep, char *msg, size_t msglen)
 {
@@ -124,8 +125,9 @@ static int say_hello(int fd, const uint8_t secret[IPVFS_SECRET_LEN], uint32_t cl
     }
     memcpy(out_rep, rep.body, sizeof(*out_rep));
     wire_reply_free(&rep);
-    auth_server_proof(secret, hello.nonce, out_rep->nonce, want);
-    if (!auth_proof_equal(out_rep->proof, want)) {
+    if (secret)
+        auth_server_proof(secret, hello.nonce, out_rep->nonce, want);
+    if (secret && !auth_proof_equal(out_rep->proof, want)) {
         snprintf(msg, msglen, "HELLO: the server does not prove the cluster key of this map "
                  "(another cluster at that address?)");
         return -EACCES;
@@ -135,32 +137,7 @@ static int say_hello(int fd, const uint8_t secret[IPVFS_SECRET_LEN], uint32_t cl
     return 0;
 }
 
-/* AUTH: proves our key over both nonces. */
-static int say_auth(int fd, const uint8_t secret[IPVFS_SECRET_LEN], uint32_t client_id,
-                    uint64_t req_id, int hello_ms, const uint8_t nonce_c[IPVFS_NONCE_LEN],
-                    const struct ipvfs_hello_rep *hello, char *msg, size_t msglen)
-{
-    struct ipvfs_auth_req auth;
-    struct iovec body = { .iov_base = &auth, .iov_len = sizeof(auth) };
-    struct wire_reply rep;
-    int rc;
-
-    auth_client_proof(secret, hello->nonce, nonce_c, client_id, auth.proof);
-    rc = wire_call(fd, IPVFS_OP_AUTH, 0, req_id, &body, 1, hello_ms, &rep);
-    if (rc < 0) {
-        snprintf(msg, msglen, "AUTH: %s", rc == -EPROTO ? "malformed reply" : strerror(-rc));
-        return rc;
-    }
-    if (rep.status) {
-        rc = -(int)rep.status;
-        snprintf(msg, msglen, "AUTH refused%s%s", rep.len && rep.body[0] ? ": " : "",
-                 rep.len ? (const char *)rep.body : "");
-    }
-    wire_reply_free(&rep);
-    return rc;
-}
-
-int wire_connect_hello(const char *host, uint16_t port, const uint8_t secret[IPVFS_SECRET_LEN],
+int wire_connect_hello(const char *host, uint16_t port, const struct wire_id *id,
                        uint32_t client_id, uint64_t req_id, int connect_ms, int hello_ms,
                        struct ipvfs_hello_rep *out_rep, char *msg, size_t msglen)
 {
@@ -175,9 +152,11 @@ int wire_connect_hello(const char *host, uint16_t port, const uint8_t secret[IPV
         snprintf(msg, msglen, "connecting: %s", strerror(-fd));
         return fd;
     }
-    rc = say_hello(fd, secret, client_id, req_id, hello_ms, nonce_c, out_rep, msg, msglen);
+    rc = say_hello(fd, id->who == WIRE_AS_KEY ? id->key : NULL, client_id, req_id, hello_ms,
+                   nonce_c, out_rep, msg, msglen);
     if (rc == 0)
-        rc = say_auth(fd, secret, client_id, req_id, hello_ms, nonce_c, out_rep, msg, msglen);
+        rc = wire_say_auth(fd, id, port, client_id, req_id, hello_ms, nonce_c, out_rep, msg,
+                           msglen);
     if (rc == 0)
         return fd;
     close(fd);

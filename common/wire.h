@@ -63,11 +63,31 @@ int wire_connect(const char *host, uint16_t port, const uint8_t secret[IPVFS_SEC
                  uint32_t client_id, uint64_t req_id, int connect_ms, int hello_ms, char *msg,
                  size_t msglen);
 
-/* Same, and fills *out_rep with the server's HELLO reply: its window
- * (max_inflight 1 when it states none). */
-int wire_connect_hello(const char *host, uint16_t port, const uint8_t secret[IPVFS_SECRET_LEN],
+/* How a client says who it is at AUTH (common/proto.h). */
+enum wire_who {
+    WIRE_AS_KEY = 0,     /* proves key (and checks the server's proof) */
+    WIRE_AS_USER,        /* proves this process's user: KERNEL on the
+                          * server's host, else MUNGE (IPVFS_AUTH=kernel or
+                          * munge picks one) */
+    WIRE_AS_NOBODY,      /* AUTH NONE: capabilities only */
+};
+struct wire_id {
+    enum wire_who who;
+    const uint8_t *key;  /* WIRE_AS_KEY: the cluster key */
+};
+
+/* Same, for any struct wire_id, and fills *out_rep with the server's HELLO
+ * reply: its window (max_inflight 1 when it states none).  A client
+ * without the key cannot check the server's proof (common/proto.h). */
+int wire_connect_hello(const char *host, uint16_t port, const struct wire_id *id,
                        uint32_t client_id, uint64_t req_id, int connect_ms, int hello_ms,
                        struct ipvfs_hello_rep *out_rep, char *msg, size_t msglen);
+
+/* AUTH (wire_auth.c) as id after HELLO on fd, over the HELLO's nonces:
+ * 0 or -errno with the detail in msg. */
+int wire_say_auth(int fd, const struct wire_id *id, uint16_t port, uint32_t client_id,
+                  uint64_t req_id, int hello_ms, const uint8_t nonce_c[IPVFS_NONCE_LEN],
+                  const struct ipvfs_hello_rep *hello, char *msg, size_t msglen);
 
 /* Asks the metadata rank at host:port for the server map (MAP, before any
  * HELLO): its text, without the secret, in *out (NUL-terminated; the caller

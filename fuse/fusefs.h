@@ -59,6 +59,8 @@ struct fusefs {
 /* An open file (fi->fh). */
 struct fusefs_handle {
     struct ipvfs_entry entry;
+    struct ipvfs_cap cap;     /* granted at open (the mount holds the key: unused
+                               * then, but kept so a keyless mount works) */
     int written;          /* a write since the last flush: mtime is due */
     char path[];
 };

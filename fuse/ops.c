@@ -152,22 +152,28 @@ static int open_entry(const char *path, const struct ipvfs_open_args *args,
     struct fusefs *fs = fs_state();
     struct ipvfs_client *c = fusefs_pool_get(&fs->pool);
     struct fusefs_handle *h = calloc(1, sizeof(*h) + strlen(path) + 1);
+    struct ipvfs_open_args a = *args;
     struct ipvfs_error err;
     struct ipvfs_file *f;
     int rc;
 
+    /* the rights open(2)'s flags ask for (a mount without the key needs them) */
+    a.access = (fi->flags & O_ACCMODE) == O_RDONLY ? IPVFS_OPEN_READ
+               : (fi->flags & O_ACCMODE) == O_WRONLY ? IPVFS_OPEN_WRITE
+                                                     : IPVFS_OPEN_READ | IPVFS_OPEN_WRITE;
     if (!h) {
         fusefs_pool_put(&fs->pool, c);
         return -ENOMEM;
     }
     strcpy(h->path, path);
-    rc = ipvfs_file_open(c, path, args, &f, &err);
+    rc = ipvfs_file_open(c, path, &a, &f, &err);
     if (rc == 0 && (fi->flags & O_TRUNC) && !f->entry.created) {
         rc = ipvfs_resize(f, 0, &err);
         h->written = 1;
     }
     if (rc == 0) {
         h->entry = f->entry;
+        h->cap = f->cap;
         ipvfs_file_close(f);
     }
     fusefs_pool_put(&fs->pool, c);
@@ -216,7 +222,7 @@ static int attach(struct ipvfs_client *c, const struct fusefs_handle *h, struct 
                   struct ipvfs_error *out_err)
 {
     struct ipvfs_io_opts opts = { .schedule = IPVFS_SCHED_HASH, .block = FUSEFS_MAX_IO };
-    int rc = ipvfs_file_attach(c, h->path, &h->entry, out, out_err);
+    int rc = ipvfs_file_attach(c, h->path, &h->entry, &h->cap, out, out_err);
 
     if (rc == 0 && (rc = ipvfs_file_set_opts(*out, &opts, out_err)) < 0)
         ipvfs_file_close(*out);
@@ -321,7 +327,7 @@ static int fs_truncate(const char *path, off_t size, struct fuse_file_info *fi)
     struct ipvfs_file *f;
     int rc;
 
-    rc = fi ? ipvfs_file_attach(c, path, &handle_of(fi)->entry, &f, &err)
+    rc = fi ? ipvfs_file_attach(c, path, &handle_of(fi)->entry, &handle_of(fi)->cap, &f, &err)
             : ipvfs_file_open(c, path, &args, &f, &err);
     if (rc == 0) {
         rc = ipvfs_resize(f, (uint64_t)size, &err);

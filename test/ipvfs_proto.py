@@ -19,7 +19,7 @@ def _defines(path):
     vals = {m.group(1): int(m.group(2), 0)
             for m in re.finditer(r"#define\s+(IPVFS_\w+)\s+\(?(0x[0-9a-fA-F]+|\d+)u?\)?\s", text)}
     vals.update({m.group(1): int(m.group(2), 0)
-                 for m in re.finditer(r"\b(IPVFS_OP_\w+)\s*=\s*(0x[0-9a-fA-F]+|\d+)", text)})
+                 for m in re.finditer(r"\b(IPVFS_(?:OP|AUTH)_\w+)\s*=\s*(0x[0-9a-fA-F]+|\d+)", text)})
     return vals
 
 
@@ -30,12 +30,18 @@ HDR = struct.Struct("<IHHIIQQ")
 
 
 def read_map(path):
-    """(secret bytes, {rank: (host, port, role, io_index)}) of a server map."""
+    """(secret bytes, {rank: (host, port, role, io_index)}) of a server map;
+    the secret is the key file's the map names (None when unreadable)."""
     secret, ranks = None, {}
     for line in open(path):
         w = line.split()
         if w and w[0] == "secret":
             secret = bytes.fromhex(w[1])
+        elif w and w[0] == "key":
+            try:
+                secret = open(w[1], "rb").read()
+            except OSError:
+                secret = None
         elif w and w[0] == "rank":
             ranks[int(w[1])] = (w[5], int(w[6]), int(w[2]), int(w[3]))
     return secret, ranks
@@ -102,8 +108,23 @@ def hello(s, secret, client_id=4242, nonce_c=None):
     nonce_s, proof = body[32:48], body[48:80]
     assert hmac.compare_digest(proof, server_proof(secret, nonce_c, nonce_s)), \
         "the server does not prove the cluster key"
-    status, abody = call(s, OP["AUTH"], client_proof(secret, nonce_s, nonce_c, client_id))
+    status, abody = call(s, OP["AUTH"], auth_body(D["IPVFS_AUTH_KEY"],
+                                                  client_proof(secret, nonce_s, nonce_c, client_id)))
     return (status, abody) if status else (0, body)
+
+
+def auth_body(method, proof=bytes(32), cred=b""):
+    """AUTH's body (struct ipvfs_auth_req, then the credential)."""
+    return proof + struct.pack("<II", method, len(cred)) + cred
+
+
+CAP = struct.Struct("<QIIqQ32s")   # struct ipvfs_cap
+
+
+def cap_mac(key, handle, rights, uid, expires_ms):
+    """auth_cap_mac: HMAC-SHA256 over the label and the fields before mac."""
+    return hmac.new(key, b"iPVFS capability" + CAP.pack(handle, rights, uid, expires_ms, 0,
+                                                         bytes(32))[:32], hashlib.sha256).digest()
 
 
 def connect(addr, timeout=10):

@@ -21,7 +21,10 @@ grep -q "needs 6" <<<"$out" || ipvfs_fail "wrong N: no clear message: $out"
 rm -rf "$bad"
 
 ipvfs_start_cluster 2 2 --target-size 256M
-[ "$(stat -c %a "$IPVFS_MAP")" = 600 ] || ipvfs_fail "map mode is $(stat -c %a "$IPVFS_MAP")"
+# the map is public and holds no key: it names the key file, which is private
+[ "$(stat -c %a "$IPVFS_MAP")" = 644 ] || ipvfs_fail "map mode is $(stat -c %a "$IPVFS_MAP")"
+grep -q "^secret" "$IPVFS_MAP" && ipvfs_fail "the map holds the secret"
+grep -qx "key $(readlink -f "$IPVFS_CLUSTER_DIR")/secret" "$IPVFS_MAP" || ipvfs_fail "the map does not name the key file"
 [ "$(stat -c %a "$IPVFS_CLUSTER_DIR/secret")" = 600 ] || ipvfs_fail "secret is not 0600"
 ipvfs_wait_log "cluster ready" || ipvfs_fail "no 'cluster ready' line"
 ipvfs_wait_log "topology: .* core\(s\)" || ipvfs_fail "no topology line"
@@ -86,7 +89,7 @@ def call(op, body):
     return P.call(s, op, body)
 assert P.hello(s, secret)[0] == 0
 st, e = call(10, struct.pack("<IIQIIII", 1, 2, 0, 7, 0o644, 0, 0) + b"/a/file")
-handle, unit, factor, first, typ, created = struct.unpack("<QQIIII", e)
+handle, unit, factor, first, typ, created = struct.unpack("<QQIIII", e[:32])
 assert st == 0 and typ == 1 and created == 1 and factor == 2 and unit == 65536, (st, e)
 PYEOF
 
@@ -106,7 +109,7 @@ meta = session(ranks[0][:2])
 orphans = lambda: P.call(meta, P.OP["ORPHANS"], struct.pack("<QII", 0, 8, 0))
 if sys.argv[2] == "make":
     st, e = P.call(meta, P.OP["LOOKUP"], struct.pack("<IIQIIII", 1, 1, 0, 9, 0o644, 0, 0) + b"/a/orphan")
-    handle, unit, factor, first, typ, created = struct.unpack("<QQIIII", e)
+    handle, unit, factor, first, typ, created = struct.unpack("<QQIIII", e[:32])
     io = session([r[:2] for r in ranks.values() if r[2] & 2 and r[3] == first][0])
     st, _ = P.call(io, P.OP["WRITE"], struct.pack("<QIIQQ", handle, 1, 0, 0, 4096) + b"\x5a" * 4096)
     assert st == 0, st

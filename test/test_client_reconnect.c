@@ -133,7 +133,7 @@ static void test_reconnect_script(void **state)
     close(l);
     write_map(map_path, port);
     assert_int_equal(ipvfs_client_get(map_path, 0, &c, &err), 0);
-    assert_int_equal(ipvfs_file_attach(c, "/f", &e, &f, &err), 0);
+    assert_int_equal(ipvfs_file_attach(c, "/f", &e, NULL, &f, &err), 0);
     /* 1, 2: the WRITE goes again on a new connection; the sync agrees */
     if (ipvfs_write(f, 0, buf, LEN, &n, &err) < 0)
         fail_msg("write across a reconnect: %s", err.msg);

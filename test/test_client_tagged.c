@@ -142,7 +142,7 @@ static void test_tagged_script(void **state)
     /* a private client: its connection is closed with it, for the next step */
     for (int step = 1; step <= 2; step++) {
         assert_int_equal(ipvfs_client_new(map_path, 0, &c, &err), 0);
-        assert_int_equal(ipvfs_file_attach(c, "/f", &e, &f, &err), 0);
+        assert_int_equal(ipvfs_file_attach(c, "/f", &e, NULL, &f, &err), 0);
         f->opts.block = PIECE;
         memset(buf, 0, sizeof(buf));
         if (ipvfs_read(f, 0, buf, FILE_LEN, &n, &err) < 0)
@@ -154,7 +154,7 @@ static void test_tagged_script(void **state)
     }
     /* 3 */
     assert_int_equal(ipvfs_client_new(map_path, 0, &c, &err), 0);
-    assert_int_equal(ipvfs_file_attach(c, "/f", &e, &f, &err), 0);
+    assert_int_equal(ipvfs_file_attach(c, "/f", &e, NULL, &f, &err), 0);
     f->opts.block = PIECE;
     assert_int_equal(ipvfs_read(f, 0, buf, FILE_LEN, &n, &err), -EPROTO);
     printf("reply with an unknown tag: %s\n", err.msg);

@@ -55,7 +55,7 @@ static int teardown(void **state)
 static int lookup(struct metadb *db, const char *path, uint32_t flags, uint32_t factor,
                   uint64_t unit, struct ipvfs_entry *e)
 {
-    return metadb_lookup(db, path, strlen(path), flags, factor, unit, &owner, e, msg,
+    return metadb_lookup(db, NULL, path, strlen(path), flags, factor, unit, &owner, e, msg,
                          sizeof(msg));
 }
 
@@ -127,11 +127,11 @@ static void test_mkdir_readdir_remove(void **state)
     void *body;
     int seen = 0;
 
-    assert_int_equal(metadb_mkdir(f->db, "/d/e", 4, &owner, msg, sizeof(msg)), 0);
-    assert_int_equal(metadb_mkdir(f->db, "/d/e", 4, &owner, msg, sizeof(msg)), -EEXIST);
+    assert_int_equal(metadb_mkdir(f->db, NULL, "/d/e", 4, &owner, msg, sizeof(msg)), 0);
+    assert_int_equal(metadb_mkdir(f->db, NULL, "/d/e", 4, &owner, msg, sizeof(msg)), -EEXIST);
     assert_int_equal(lookup(f->db, "/d/file", IPVFS_LOOKUP_CREATE, 0, 0, &e), 0);
     assert_int_equal(lookup(f->db, "/d/e/deep", IPVFS_LOOKUP_CREATE, 0, 0, &e), 0);
-    assert_int_equal(metadb_readdir(f->db, "/d", 2, IPVFS_MAX_BODY, &body, &len, msg,
+    assert_int_equal(metadb_readdir(f->db, NULL, "/d", 2, IPVFS_MAX_BODY, &body, &len, msg,
                                     sizeof(msg)), 0);
     memcpy(&count, body, sizeof(count));
     assert_int_equal(count, 2);
@@ -146,18 +146,18 @@ static void test_mkdir_readdir_remove(void **state)
     }
     free(body);
     assert_int_equal(seen, 3);
-    assert_int_equal(metadb_readdir(f->db, "/d/file", 7, IPVFS_MAX_BODY, &body, &len, msg,
+    assert_int_equal(metadb_readdir(f->db, NULL, "/d/file", 7, IPVFS_MAX_BODY, &body, &len, msg,
                                     sizeof(msg)), -ENOTDIR);
-    assert_int_equal(metadb_readdir(f->db, "/d", 2, 10, &body, &len, msg, sizeof(msg)), -E2BIG);
-    assert_int_equal(metadb_remove(f->db, "/d/e", 4, 0, &e, msg, sizeof(msg)), -EISDIR);
-    assert_int_equal(metadb_remove(f->db, "/d/e", 4, 1, &e, msg, sizeof(msg)), -ENOTEMPTY);
-    assert_int_equal(metadb_remove(f->db, "/d/e/deep", 9, 0, &e, msg, sizeof(msg)), 0);
+    assert_int_equal(metadb_readdir(f->db, NULL, "/d", 2, 10, &body, &len, msg, sizeof(msg)), -E2BIG);
+    assert_int_equal(metadb_remove(f->db, NULL, "/d/e", 4, 0, &e, msg, sizeof(msg)), -EISDIR);
+    assert_int_equal(metadb_remove(f->db, NULL, "/d/e", 4, 1, &e, msg, sizeof(msg)), -ENOTEMPTY);
+    assert_int_equal(metadb_remove(f->db, NULL, "/d/e/deep", 9, 0, &e, msg, sizeof(msg)), 0);
     assert_int_equal(e.type, IPVFS_TYPE_FILE);
-    assert_int_equal(metadb_remove(f->db, "/d/e", 4, 1, &e, msg, sizeof(msg)), 0);
+    assert_int_equal(metadb_remove(f->db, NULL, "/d/e", 4, 1, &e, msg, sizeof(msg)), 0);
     assert_int_equal(e.type, IPVFS_TYPE_DIR);
-    assert_int_equal(metadb_remove(f->db, "/d/e", 4, 1, &e, msg, sizeof(msg)), -ENOENT);
-    assert_int_equal(metadb_remove(f->db, "/", 1, 1, &e, msg, sizeof(msg)), -EBUSY);
-    assert_int_equal(metadb_readdir(f->db, "/", 1, IPVFS_MAX_BODY, &body, &len, msg,
+    assert_int_equal(metadb_remove(f->db, NULL, "/d/e", 4, 1, &e, msg, sizeof(msg)), -ENOENT);
+    assert_int_equal(metadb_remove(f->db, NULL, "/", 1, 1, &e, msg, sizeof(msg)), -EBUSY);
+    assert_int_equal(metadb_readdir(f->db, NULL, "/", 1, IPVFS_MAX_BODY, &body, &len, msg,
                                     sizeof(msg)), 0);
     memcpy(&count, body, sizeof(count));
     assert_int_equal(count, 1);
@@ -195,9 +195,9 @@ static void test_orphans(void **state)
     assert_int_equal(lookup(f->db, "/o/b", IPVFS_LOOKUP_CREATE, 0, 0, &b), 0);
     assert_int_equal(metadb_orphans(f->db, 0, 4, got, &n, msg, sizeof(msg)), 0);
     assert_int_equal(n, 0);
-    assert_int_equal(metadb_remove(f->db, "/o/a", 4, 0, &e, msg, sizeof(msg)), 0);
-    assert_int_equal(metadb_remove(f->db, "/o/b", 4, 0, &e, msg, sizeof(msg)), 0);
-    assert_int_equal(metadb_remove(f->db, "/o", 2, 1, &e, msg, sizeof(msg)), 0);
+    assert_int_equal(metadb_remove(f->db, NULL, "/o/a", 4, 0, &e, msg, sizeof(msg)), 0);
+    assert_int_equal(metadb_remove(f->db, NULL, "/o/b", 4, 0, &e, msg, sizeof(msg)), 0);
+    assert_int_equal(metadb_remove(f->db, NULL, "/o", 2, 1, &e, msg, sizeof(msg)), 0);
     metadb_close(f->db);
     assert_int_equal(metadb_open(f->dir, 4, 65536, &f->db, msg, sizeof(msg)), 0);
     assert_int_equal(metadb_orphans(f->db, 0, 4, got, &n, msg, sizeof(msg)), 0);
@@ -217,13 +217,13 @@ static void test_orphans(void **state)
 
 static int getattr(struct metadb *db, const char *path, struct ipvfs_attr *a)
 {
-    return metadb_getattr(db, path, strlen(path), a, msg, sizeof(msg));
+    return metadb_getattr(db, NULL, path, strlen(path), a, msg, sizeof(msg));
 }
 
 static int rename_(struct metadb *db, const char *src, const char *dst, uint32_t flags,
                    struct ipvfs_rename_rep *rep)
 {
-    return metadb_rename(db, src, strlen(src), dst, strlen(dst), flags, rep, msg, sizeof(msg));
+    return metadb_rename(db, NULL, src, strlen(src), dst, strlen(dst), flags, rep, msg, sizeof(msg));
 }
 
 /* Create sets owner, mode and times; parents made on the way get 0755 plus
@@ -255,7 +255,7 @@ static void test_attrs(void **state)
     req.mode = 0600;
     req.mtime_ns = 42;
     req.gid = 9;
-    assert_int_equal(metadb_setattr(f->db, "/p/q/file", 9, &req, &b, msg, sizeof(msg)), 0);
+    assert_int_equal(metadb_setattr(f->db, NULL, "/p/q/file", 9, &req, &b, msg, sizeof(msg)), 0);
     assert_int_equal(b.mode, 0600);
     assert_int_equal(b.mtime_ns, 42);
     assert_int_equal(b.gid, 9);
@@ -264,19 +264,19 @@ static void test_attrs(void **state)
     assert_int_equal(getattr(f->db, "/p/q/file", &a), 0);
     assert_int_equal(a.mtime_ns, 42);
     req.valid = IPVFS_SETATTR_MTIME_NOW;
-    assert_int_equal(metadb_setattr(f->db, "/p/q/file", 9, &req, &b, msg, sizeof(msg)), 0);
+    assert_int_equal(metadb_setattr(f->db, NULL, "/p/q/file", 9, &req, &b, msg, sizeof(msg)), 0);
     assert_true(b.mtime_ns > 42);
     req.valid = IPVFS_SETATTR_MODE;
     req.mode = 010000;
-    assert_int_equal(metadb_setattr(f->db, "/p/q/file", 9, &req, &b, msg, sizeof(msg)),
+    assert_int_equal(metadb_setattr(f->db, NULL, "/p/q/file", 9, &req, &b, msg, sizeof(msg)),
                      -EINVAL);
     req.valid = 0x1000;
-    assert_int_equal(metadb_setattr(f->db, "/p/q/file", 9, &req, &b, msg, sizeof(msg)),
+    assert_int_equal(metadb_setattr(f->db, NULL, "/p/q/file", 9, &req, &b, msg, sizeof(msg)),
                      -EINVAL);
     req.valid = IPVFS_SETATTR_MODE;
     req.mode = 0700;
-    assert_int_equal(metadb_setattr(f->db, "/", 1, &req, &b, msg, sizeof(msg)), -EPERM);
-    assert_int_equal(metadb_setattr(f->db, "/zz", 3, &req, &b, msg, sizeof(msg)), -ENOENT);
+    assert_int_equal(metadb_setattr(f->db, NULL, "/", 1, &req, &b, msg, sizeof(msg)), -EPERM);
+    assert_int_equal(metadb_setattr(f->db, NULL, "/zz", 3, &req, &b, msg, sizeof(msg)), -ENOENT);
 }
 
 /* rename(2)'s rules: move, NOREPLACE, replace a file (an orphan), types,
@@ -302,7 +302,7 @@ static void test_rename(void **state)
     assert_int_equal(lookup(f->db, "/d/b", 0, 0, 0, &e), 0);
     assert_int_equal(e.handle, a.handle);
     /* directories: a file moves into another tree, a tree moves whole */
-    assert_int_equal(metadb_mkdir(f->db, "/x/y", 4, &owner, msg, sizeof(msg)), 0);
+    assert_int_equal(metadb_mkdir(f->db, NULL, "/x/y", 4, &owner, msg, sizeof(msg)), 0);
     assert_int_equal(rename_(f->db, "/d/b", "/x/y/file", 0, &rep), 0);
     assert_int_equal(rep.replaced, 0);
     assert_int_equal(rename_(f->db, "/x", "/d/x2", 0, &rep), 0);
@@ -310,10 +310,10 @@ static void test_rename(void **state)
     assert_int_equal(e.handle, a.handle);
     assert_int_equal(rename_(f->db, "/d", "/d/x2/y/in", 0, &rep), -EINVAL);
     assert_int_equal(rename_(f->db, "/d/x2/y/file", "/d/x2", 0, &rep), -EISDIR);
-    assert_int_equal(metadb_mkdir(f->db, "/empty", 6, &owner, msg, sizeof(msg)), 0);
+    assert_int_equal(metadb_mkdir(f->db, NULL, "/empty", 6, &owner, msg, sizeof(msg)), 0);
     assert_int_equal(rename_(f->db, "/d/x2", "/empty", 0, &rep), 0);
     assert_int_equal(lookup(f->db, "/empty/y/file", 0, 0, 0, &e), 0);
-    assert_int_equal(metadb_mkdir(f->db, "/full/sub", 9, &owner, msg, sizeof(msg)), 0);
+    assert_int_equal(metadb_mkdir(f->db, NULL, "/full/sub", 9, &owner, msg, sizeof(msg)), 0);
     assert_int_equal(rename_(f->db, "/d", "/full", 0, &rep), -ENOTEMPTY);
     assert_int_equal(rename_(f->db, "/empty", "/empty/y/file", 0, &rep), -EINVAL);
     assert_int_equal(rename_(f->db, "/full/sub", "/empty/y/file", 0, &rep), -ENOTDIR);
@@ -331,7 +331,7 @@ static int64_t age_dir(struct metadb *db, const char *path)
     struct ipvfs_setattr_req req = { .valid = IPVFS_SETATTR_MTIME, .mtime_ns = 1 };
     struct ipvfs_attr a;
 
-    assert_int_equal(metadb_setattr(db, path, strlen(path), &req, &a, msg, sizeof(msg)), 0);
+    assert_int_equal(metadb_setattr(db, NULL, path, strlen(path), &req, &a, msg, sizeof(msg)), 0);
     assert_int_equal(a.mtime_ns, 1);
     return a.ctime_ns;
 }
@@ -356,12 +356,12 @@ static void test_dir_times(void **state)
     struct ipvfs_attr a;
     int64_t c, c2;
 
-    assert_int_equal(metadb_mkdir(f->db, "/d/e", 4, &owner, msg, sizeof(msg)), 0);
+    assert_int_equal(metadb_mkdir(f->db, NULL, "/d/e", 4, &owner, msg, sizeof(msg)), 0);
     c = age_dir(f->db, "/d");
     assert_int_equal(lookup(f->db, "/d/f", IPVFS_LOOKUP_CREATE, 0, 0, &e), 0);
     assert_dir_changed(f->db, "/d", c);
     c = age_dir(f->db, "/d");
-    assert_int_equal(metadb_mkdir(f->db, "/d/g", 4, &owner, msg, sizeof(msg)), 0);
+    assert_int_equal(metadb_mkdir(f->db, NULL, "/d/g", 4, &owner, msg, sizeof(msg)), 0);
     assert_dir_changed(f->db, "/d", c);
     c = age_dir(f->db, "/d");
     assert_int_equal(rename_(f->db, "/d/f", "/d/f2", 0, &rep), 0);
@@ -372,7 +372,7 @@ static void test_dir_times(void **state)
     assert_dir_changed(f->db, "/d", c);
     assert_dir_changed(f->db, "/d/e", c2);
     c2 = age_dir(f->db, "/d/e");
-    assert_int_equal(metadb_remove(f->db, "/d/e/f3", 7, 0, &e, msg, sizeof(msg)), 0);
+    assert_int_equal(metadb_remove(f->db, NULL, "/d/e/f3", 7, 0, &e, msg, sizeof(msg)), 0);
     assert_dir_changed(f->db, "/d/e", c2);
     /* opening an existing name (with create too) changes nothing */
     (void)age_dir(f->db, "/d");

@@ -148,7 +148,7 @@ static const char *base_name(const char *path)
 static int open_src(struct cp_job *job, const struct cp_end *e, struct cp_file *out,
                     uint64_t *out_size)
 {
-    struct ipvfs_open_args args = { 0 };
+    struct ipvfs_open_args args = { .access = IPVFS_OPEN_READ };
     struct ipvfs_io_opts opts = { .schedule = IPVFS_SCHED_HASH, .block = CP_BLOCK };
     struct ipvfs_error err;
     struct stat st;
@@ -182,7 +182,8 @@ static int open_src(struct cp_job *job, const struct cp_end *e, struct cp_file *
 static int open_dst(struct cp_job *job, const struct cp_end *e, uint32_t mode,
                     struct cp_file *out)
 {
-    struct ipvfs_open_args args = { .create = 1, .excl = !job->force, .mode = mode };
+    struct ipvfs_open_args args = { .create = 1, .excl = !job->force, .mode = mode,
+                                    .access = IPVFS_OPEN_WRITE };
     struct ipvfs_io_opts opts = { .schedule = IPVFS_SCHED_HASH, .block = CP_BLOCK };
     struct ipvfs_error err;
     struct stat st;

@@ -83,7 +83,8 @@ static int print_layout(struct ipvfs_client *c, const char *path, const struct i
            (unsigned long long)e->handle);
     if (e->stripe_factor > CTL_MAX_DATAFILES_SHOWN)
         return 0;
-    if ((rc = ipvfs_file_attach(c, path, e, &f, &err)) < 0)
+    if ((rc = ipvfs_file_open(c, path, &(struct ipvfs_open_args){ .access = IPVFS_OPEN_STAT },
+                              &f, &err)) < 0)
         return say_fail("stat", path, &err);
     rc = ipvfs_datafile_sizes(f, sizes, &err);
     ipvfs_file_close(f);

@@ -13,6 +13,7 @@
 struct open_result {
     struct ipvfs_error err;
     struct ipvfs_entry entry;
+    struct ipvfs_cap cap;       /* what the metadata rank granted this open */
     uint64_t size;              /* for MPI_MODE_APPEND: where pointers start */
     uint64_t meta_verifier;     /* the metadata rank's incarnation at this open */
     struct ADIOI_IPVFS_opts opts;       /* from the ipvfs_ hints */
@@ -66,6 +67,9 @@ static int open_args(ADIO_File fd, const struct ipvfs_client *client,
      * "permissions" (fd->perm) give its mode, else the library's 0644. */
     if (fd->perm != ADIO_PERM_NULL)
         out_args->mode = (uint32_t) fd->perm & 07777u;
+    /* the rights the metadata rank checks and grants, as open(2)'s flags */
+    out_args->access = (fd->access_mode & ADIO_RDONLY) ? IPVFS_OPEN_READ
+        : (fd->access_mode & ADIO_WRONLY) ? IPVFS_OPEN_WRITE : IPVFS_OPEN_READ | IPVFS_OPEN_WRITE;
     return 0;
 }
 
@@ -93,6 +97,7 @@ static void open_on_root(ADIO_File fd, const char *map_path, struct open_result 
     if (ipvfs_file_open(client, fd->filename, &args, &file, &out_res->err) < 0)
         goto put_client;
     out_res->entry = file->entry;
+    out_res->cap = file->cap;
     out_res->meta_verifier = file->meta_verifier;
     if (fd->access_mode & ADIO_APPEND)
         (void) ipvfs_get_size(file, &out_res->size, &out_res->err);
@@ -127,7 +132,7 @@ void ADIOI_IPVFS_Open(ADIO_File fd, int *error_code)
         *error_code = ADIOI_IPVFS_Error(myname, __LINE__, &res.err);
         return;
     }
-    if (ipvfs_file_attach(client, fd->filename, &res.entry, &file, &res.err) < 0) {
+    if (ipvfs_file_attach(client, fd->filename, &res.entry, &res.cap, &file, &res.err) < 0) {
         ipvfs_client_put(client);
         *error_code = ADIOI_IPVFS_Error(myname, __LINE__, &res.err);
         return;

@@ -73,7 +73,9 @@ int ipvfs_stat_path(struct ipvfs_client *c, const char *path, struct ipvfs_stat 
         return rc;
     if (out_stat->attr.entry.type != IPVFS_TYPE_FILE)
         return 0;
-    if ((rc = ipvfs_file_attach(c, path, &out_stat->attr.entry, &f, out_err)) < 0)
+    /* the size needs a capability for the handle, with no rights */
+    if ((rc = ipvfs_file_open(c, path, &(struct ipvfs_open_args){ .access = IPVFS_OPEN_STAT }, &f,
+                              out_err)) < 0)
         return rc;
     rc = ipvfs_get_size(f, &out_stat->size, out_err);
     ipvfs_file_close(f);
@@ -110,7 +112,7 @@ int ipvfs_rename(struct ipvfs_client *c, const char *src, const char *dst, uint3
                   out_err);
     if (rc < 0 || !rep.replaced)
         return rc;
-    return client_settle_removed(c, dst, &rep.entry, 0, out_err);
+    return client_settle_removed(c, dst, &rep.entry, &rep.cap, 0, out_err);
 }
 
 int ipvfs_mkdir(struct ipvfs_client *c, const char *path, uint32_t mode,

@@ -10,6 +10,7 @@
 #include "adio/client/ipvfs_client.h"
 #include "common/map.h"
 #include "common/proto.h"
+#include "common/u64map.h"
 
 /* Internal names stay out of libipvfs-romio.so's exported symbols. */
 #pragma GCC visibility push(hidden)
@@ -21,6 +22,9 @@ struct ipvfs_client {
     uint32_t client_id;
     int *fds;                   /* per server rank, -1 when not connected */
     struct ipvfs_hello_rep *wins;   /* per rank: its HELLO reply (window); NULL: none yet */
+    struct u64map *shown;       /* per rank: capabilities its connection holds
+                                 * (handle -> expires_ms << 3 | rights); NULL
+                                 * with the key, which needs none */
     uint64_t next_req_id;
     uint64_t sched_rng;         /* random-IOS generator state */
     int connect_ms;
@@ -47,6 +51,8 @@ struct xfer_req {
     struct iovec *recv_iov;
     int recv_cnt;
     int once;            /* never send it twice (retry.h), e.g. an exclusive create */
+    const struct ipvfs_cap *cap;  /* an I/O node's data request: the file's
+                                   * capability, shown once per connection */
     /* filled by xfer_run */
     struct ipvfs_hdr hdr;
     int err;             /* positive errno: server status or transport */
@@ -122,6 +128,11 @@ int client_env_ms(const char *name, int dflt);
  * connection, a lone request always; 1 and 0 before a HELLO. */
 void conn_window(const struct ipvfs_client *c, uint32_t rank, uint32_t *out_reqs,
                  uint64_t *out_bytes);
+/* Shows cap to rank's connection fd unless it holds it already (CAP,
+ * blocking: call it only while no request is in flight on fd).  0 or
+ * -errno with the server's reason in msg. */
+int conn_show_cap(struct ipvfs_client *c, uint32_t rank, int fd, const struct ipvfs_cap *cap,
+                  char *msg, size_t msglen);
 /* Closes rank's connection (after a transport failure). */
 void conn_drop(struct ipvfs_client *c, uint32_t rank);
 
@@ -158,8 +169,8 @@ long client_meta_rank(const struct ipvfs_client *c);
 /* After a file's name went away (REMOVE, RENAME over it): deletes its
  * datafiles, then one batch of orphans (all of them with all_orphans). */
 int client_settle_removed(struct ipvfs_client *c, const char *path,
-                          const struct ipvfs_entry *entry, int all_orphans,
-                          struct ipvfs_error *out_err);
+                          const struct ipvfs_entry *entry, const struct ipvfs_cap *cap,
+                          int all_orphans, struct ipvfs_error *out_err);
 
 /* Server rank of I/O node io_index, or -1 when the map has none. */
 long client_io_rank(const struct ipvfs_client *c, uint32_t io_index);

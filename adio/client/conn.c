@@ -48,6 +48,7 @@ static void close_all(struct ipvfs_client *c)
 static int same_map(const struct ipvfs_map *a, const struct ipvfs_map *b)
 {
     return a->nranks == b->nranks && a->nio == b->nio && a->nt == b->nt &&
+           a->have_key == b->have_key &&
            memcmp(a->secret, b->secret, sizeof(a->secret)) == 0 &&
            memcmp(a->ranks, b->ranks, a->nranks * sizeof(*a->ranks)) == 0;
 }
@@ -56,6 +57,7 @@ static int same_map(const struct ipvfs_map *a, const struct ipvfs_map *b)
  * changed (then the connections stay). */
 static int load_map(struct ipvfs_client *c, char *msg, size_t msglen)
 {
+    struct u64map *shown;
     struct ipvfs_map map;
     struct stat st;
     int *fds;
@@ -70,7 +72,9 @@ static int load_map(struct ipvfs_client *c, char *msg, size_t msglen)
         return 0;
     }
     fds = malloc(map.nranks * sizeof(*fds));
-    if (!fds) {
+    shown = map.have_key ? NULL : calloc(map.nranks, sizeof(*shown));
+    if (!fds || (!map.have_key && !shown)) {
+        free(fds);
         ipvfs_map_free(&map);
         snprintf(msg, msglen, "out of memory");
         return -ENOMEM;
@@ -81,11 +85,13 @@ static int load_map(struct ipvfs_client *c, char *msg, size_t msglen)
         close_all(c);
         free(c->fds);
         free(c->wins);
+        free(c->shown);
         c->wins = NULL;
         ipvfs_map_free(&c->map);
     }
     c->map = map;
     c->fds = fds;
+    c->shown = shown;
     c->map_stat = st;
     return 0;
 }
@@ -177,6 +183,7 @@ void ipvfs_client_put(struct ipvfs_client *c)
     close_all(c);
     free(c->fds);
     free(c->wins);
+    free(c->shown);
     ipvfs_map_free(&c->map);
     free(c->map_path);
     free(c);
@@ -200,6 +207,8 @@ void conn_drop(struct ipvfs_client *c, uint32_t rank)
         close(c->fds[rank]);
         c->fds[rank] = -1;
     }
+    if (rank < c->map.nranks && c->shown)
+        u64map_free(&c->shown[rank]);
 }
 
 /* A cached connection is usable when nothing is waiting on it: between
@@ -226,6 +235,7 @@ int conn_get_within(struct ipvfs_client *c, uint32_t rank, int connect_ms, int h
 {
     const struct ipvfs_map_rank *mr;
     struct ipvfs_hello_rep hello;
+    struct wire_id id;
     int fd;
 
     if (conn_cached(c, rank))
@@ -235,13 +245,19 @@ int conn_get_within(struct ipvfs_client *c, uint32_t rank, int connect_ms, int h
         return -ENXIO;
     }
     mr = &c->map.ranks[rank];
-    fd = wire_connect_hello(mr->host, mr->port, c->map.secret, c->client_id, ++c->next_req_id,
-                            connect_ms, hello_ms, &hello, msg, msglen);
+    /* without the key, a user proves who it is to the metadata rank and
+     * shows capabilities to the I/O nodes */
+    id = (struct wire_id){ .who = c->map.have_key ? WIRE_AS_KEY
+                                  : (mr->role & IPVFS_ROLE_METADATA) ? WIRE_AS_USER
+                                                                     : WIRE_AS_NOBODY,
+                           .key = c->map.secret };
+    fd = wire_connect_hello(mr->host, mr->port, &id, c->client_id, ++c->next_req_id, connect_ms,
+                            hello_ms, &hello, msg, msglen);
     if (fd == -EACCES && strstr(msg, "does not prove"))
         snprintf(msg, msglen, "the server at %s:%u holds another cluster key than map %s "
                  "(a stale map, or another cluster at that address?)", mr->host, mr->port,
                  c->map_path);
-    else if (fd == -EACCES)
+    else if (fd == -EACCES && c->map.have_key)
         snprintf(msg, msglen, "the server rejected the cluster key of map %s (stale or "
                  "wrong map?)", c->map_path);
     if (fd < 0)
@@ -272,4 +288,33 @@ void conn_window(const struct ipvfs_client *c, uint32_t rank, uint32_t *out_reqs
 int conn_get(struct ipvfs_client *c, uint32_t rank, char *msg, size_t msglen)
 {
     return conn_get_within(c, rank, c->connect_ms, c->request_ms, msg, msglen);
+}
+
+int conn_show_cap(struct ipvfs_client *c, uint32_t rank, int fd, const struct ipvfs_cap *cap,
+                  char *msg, size_t msglen)
+{
+    struct iovec body = { .iov_base = (void *)cap, .iov_len = sizeof(*cap) };
+    uint64_t held, want = (uint64_t)cap->expires_ms << 3 | cap->rights;
+    struct wire_reply rep;
+    int rc;
+
+    if (!c->shown || rank >= c->map.nranks)
+        return 0;
+    held = u64map_get(&c->shown[rank], cap->handle);
+    if (held != U64MAP_NONE && (held >> 3) >= (want >> 3) && (held & cap->rights) == cap->rights)
+        return 0;
+    rc = wire_call(fd, IPVFS_OP_CAP, 0, ++c->next_req_id, &body, 1, c->request_ms, &rep);
+    if (rc < 0) {
+        snprintf(msg, msglen, "CAP: %s", strerror(-rc));
+        return rc;
+    }
+    if (rep.status) {
+        rc = -(int)rep.status;
+        snprintf(msg, msglen, "%s", rep.len ? (const char *)rep.body : strerror(-rc));
+    } else if (u64map_put(&c->shown[rank], cap->handle, want) < 0) {
+        rc = -ENOMEM;
+        snprintf(msg, msglen, "out of memory");
+    }
+    wire_reply_free(&rep);
+    return rc;
 }

@@ -45,7 +45,8 @@ static int df_all(struct ipvfs_file *f, uint16_t op, const char *opname, const u
         iov[3 * k + 2] = (struct iovec){ .iov_base = &rep[k], .iov_len = sizeof(rep[k]) };
         reqs[k] = (struct xfer_req){ .rank = (uint32_t)rank, .op = op,
                                      .send_iov = &iov[3 * k], .send_cnt = 2,
-                                     .recv_iov = &iov[3 * k + 2], .recv_cnt = 1 };
+                                     .recv_iov = &iov[3 * k + 2], .recv_cnt = 1,
+                                     .cap = &f->cap };
         dfile[k++] = i;
     }
     failed = k ? xfer_run(c, reqs, k) : -1;

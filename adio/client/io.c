@@ -79,7 +79,7 @@ static int batch_wire(struct io_batch *b, size_t i, const struct ipvfs_file *f, 
     b->reqs[i] = (struct xfer_req){ .rank = (uint32_t)rank,
                                     .op = writing ? IPVFS_OP_WRITE : IPVFS_OP_READ,
                                     .send_iov = s->send, .send_cnt = nsend,
-                                    .recv_iov = s->recv, .recv_cnt = nrecv };
+                                    .recv_iov = s->recv, .recv_cnt = nrecv, .cap = &f->cap };
     return 0;
 }
 

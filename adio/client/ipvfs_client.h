@@ -142,6 +142,8 @@ struct ipvfs_file {
                                    * attached file takes its opener's): its
                                    * shared pointers and locks fail with
                                    * ESTALE after a restart of that rank */
+    struct ipvfs_cap cap;         /* what the metadata rank granted at open
+                                   * (zero: none, with the key) */
     char path[];                  /* absolute path inside iPVFS */
 };
 
@@ -187,7 +189,14 @@ struct ipvfs_open_args {
     int owner_set;            /* 0: the owner is geteuid():getegid() */
     uint32_t uid;
     uint32_t gid;
+    unsigned access;          /* IPVFS_OPEN_* rights to ask for; 0: read and write */
 };
+/* The rights an open asks the metadata rank for (its permission check and
+ * the capability the I/O nodes check: common/proto.h).  STAT asks for
+ * none: sizes only. */
+#define IPVFS_OPEN_READ  0x1u
+#define IPVFS_OPEN_WRITE 0x2u
+#define IPVFS_OPEN_STAT  0x4u
 
 /* LOOKUP (optionally creating) path, an absolute path; on success *out_file
  * holds the file (free it with ipvfs_file_close()).  Directories give
@@ -196,11 +205,12 @@ int ipvfs_file_open(struct ipvfs_client *client, const char *path,
                     const struct ipvfs_open_args *args,
                     struct ipvfs_file **out_file, struct ipvfs_error *out_err);
 
-/* Builds a file from an entry another process looked up (no server
- * contact): the collective open broadcasts the entry.  Checks that the
- * entry fits the cluster (EINVAL if not). */
+/* Builds a file from an entry and capability another process looked up
+ * (no server contact): the collective open broadcasts them.  cap may be
+ * NULL for a client that holds the cluster key.  Checks that the entry
+ * fits the cluster (EINVAL if not). */
 int ipvfs_file_attach(struct ipvfs_client *client, const char *path,
-                      const struct ipvfs_entry *entry,
+                      const struct ipvfs_entry *entry, const struct ipvfs_cap *cap,
                       struct ipvfs_file **out_file, struct ipvfs_error *out_err);
 
 /* Replaces the file's data path options: EINVAL (nothing changed) for an

@@ -6,9 +6,9 @@
  *                               --meta-port) hands out the map's addresses
  *                               and layout (op MAP); the cluster key, which
  *                               never travels, comes from the file that
- *                               IPVFS_KEY names (a copy of the servers'
- *                               DATA/secret, as munge.key is copied to
- *                               every node of a Slurm cluster)
+ *                               IPVFS_KEY names, if any (a copy of the
+ *                               servers' DATA/secret, for admin tools; users
+ *                               prove themselves with MUNGE instead)
  *
  * A spec is HOST:PORT when it holds no '/' and ends in ':' and a port
  * number; anything else is a file. */
@@ -43,31 +43,18 @@ static int remote_spec(const char *spec, char *out_host, size_t hostlen, uint16_
     return 1;
 }
 
-/* The cluster key from the file IPVFS_KEY names. */
-static int read_key(const char *spec, uint8_t key[IPVFS_SECRET_LEN], char *msg, size_t msglen)
+/* The cluster key from the file IPVFS_KEY names, if it names one: without
+ * it the client proves who it is instead (common/proto.h, AUTH). */
+static int read_key(struct ipvfs_map *map, char *msg, size_t msglen)
 {
     const char *path = getenv("IPVFS_KEY");
-    ssize_t n;
-    int fd, rc;
+    int rc;
 
-    if (!path || !path[0]) {
-        snprintf(msg, msglen, "IPVFS_MAP=%s takes the map from the metadata rank, but not the "
-                 "cluster key: set IPVFS_KEY to a copy of the servers' DATA/secret", spec);
-        return -ENOKEY;
-    }
-    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-        rc = -errno;
-        snprintf(msg, msglen, "cannot open the cluster key IPVFS_KEY=%s: %s", path,
-                 strerror(-rc));
+    if (!path || !path[0])
+        return 0;
+    if ((rc = ipvfs_key_read(path, map->secret, msg, msglen)) < 0)
         return rc;
-    }
-    n = read(fd, key, IPVFS_SECRET_LEN);
-    close(fd);
-    if (n != IPVFS_SECRET_LEN) {
-        snprintf(msg, msglen, "the cluster key IPVFS_KEY=%s is not %d bytes long", path,
-                 IPVFS_SECRET_LEN);
-        return -EINVAL;
-    }
+    map->have_key = 1;
     return 0;
 }
 
@@ -76,11 +63,8 @@ static int load_remote(const char *spec, const char *host, uint16_t port, int co
 {
     struct wire_reply rep;
     char origin[128], detail[200];
-    uint8_t key[IPVFS_SECRET_LEN];
     int rc;
 
-    if ((rc = read_key(spec, key, msg, msglen)) < 0)
-        return rc;
     if ((rc = wire_fetch_map(host, port, connect_ms, request_ms, &rep, detail,
                              sizeof(detail))) < 0) {
         snprintf(msg, msglen, "cannot get the server map from the metadata rank at %s: %s",
@@ -90,8 +74,8 @@ static int load_remote(const char *spec, const char *host, uint16_t port, int co
     snprintf(origin, sizeof(origin), "the server map from %s", spec);
     rc = ipvfs_map_parse((const char *)rep.body, origin, 0, out, msg, msglen);
     wire_reply_free(&rep);
-    if (rc == 0)
-        memcpy(out->secret, key, IPVFS_SECRET_LEN);
+    if (rc == 0 && (rc = read_key(out, msg, msglen)) < 0)
+        ipvfs_map_free(out);
     return rc;
 }
 

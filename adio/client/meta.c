@@ -27,12 +27,18 @@ long client_meta_rank(const struct ipvfs_client *c)
     return r ? (long)r->rank : -1;
 }
 
+/* LOOKUP's and REMOVE's reply. */
+struct entry_cap {
+    struct ipvfs_entry entry;
+    struct ipvfs_cap cap;
+};
+
 /* Sends a metadata request with body (fixed part, path) and reads back an
- * entry.  once: the request must not go twice (retry.h); *out_in_doubt
+ * entry and its capability.  once: the request must not go twice (retry.h); *out_in_doubt
  * (may be NULL) says whether a failed request may have been done. */
 static int meta_call(struct ipvfs_client *c, uint16_t op, const char *opname, const void *fixed,
                      size_t fixed_len, const char *path, int once, int *out_in_doubt,
-                     struct ipvfs_entry *out_entry, struct ipvfs_error *out_err)
+                     struct entry_cap *out_entry, struct ipvfs_error *out_err)
 {
     struct iovec send[3] = {
         { 0 },
@@ -61,7 +67,8 @@ static int meta_call(struct ipvfs_client *c, uint16_t op, const char *opname, co
 }
 
 int ipvfs_file_attach(struct ipvfs_client *c, const char *path, const struct ipvfs_entry *entry,
-                      struct ipvfs_file **out_file, struct ipvfs_error *out_err)
+                      const struct ipvfs_cap *cap, struct ipvfs_file **out_file,
+                      struct ipvfs_error *out_err)
 {
     struct ipvfs_file *f;
     int rc = check_path(path, "open", out_err);
@@ -83,6 +90,8 @@ int ipvfs_file_attach(struct ipvfs_client *c, const char *path, const struct ipv
         return client_error(out_err, ENOMEM, "open", path, NULL, -1, NULL);
     strcpy(f->path, path);
     f->entry = *entry;
+    if (cap)
+        f->cap = *cap;
     f->layout.unit = entry->stripe_unit;
     f->layout.factor = entry->stripe_factor;
     f->layout.first_server = entry->first_server;
@@ -99,8 +108,9 @@ int ipvfs_file_open(struct ipvfs_client *c, const char *path, const struct ipvfs
                     struct ipvfs_file **out_file, struct ipvfs_error *out_err)
 {
     struct ipvfs_lookup_req req = { 0 };
-    struct ipvfs_entry entry;
+    unsigned access = args->access ? args->access : IPVFS_OPEN_READ | IPVFS_OPEN_WRITE;
     struct ipvfs_error first;
+    struct entry_cap ec;
     int in_doubt, rc = check_path(path, "open", out_err);
 
     if (rc < 0)
@@ -109,6 +119,10 @@ int ipvfs_file_open(struct ipvfs_client *c, const char *path, const struct ipvfs
         req.flags |= IPVFS_LOOKUP_CREATE;
     if (args->create && args->excl)
         req.flags |= IPVFS_LOOKUP_EXCL;
+    if (access & IPVFS_OPEN_READ)
+        req.flags |= IPVFS_LOOKUP_READ;
+    if (access & IPVFS_OPEN_WRITE)
+        req.flags |= IPVFS_LOOKUP_WRITE;
     req.stripe_unit = args->stripe_unit;
     req.stripe_factor = args->stripe_factor;
     req.path_len = (uint32_t)strlen(path);
@@ -119,7 +133,7 @@ int ipvfs_file_open(struct ipvfs_client *c, const char *path, const struct ipvfs
         return client_error(out_err, EINVAL, "create", path, NULL, -1,
                             "the mode has bits beyond 07777");
     rc = meta_call(c, IPVFS_OP_LOOKUP, args->create ? "create" : "open", &req, sizeof(req), path,
-                   (req.flags & IPVFS_LOOKUP_EXCL) != 0, &in_doubt, &entry, &first);
+                   (req.flags & IPVFS_LOOKUP_EXCL) != 0, &in_doubt, &ec, &first);
     if (rc < 0 && !(in_doubt && (req.flags & IPVFS_LOOKUP_EXCL)) && out_err)
         *out_err = first;
     if (rc < 0 && in_doubt && (req.flags & IPVFS_LOOKUP_EXCL)) {
@@ -128,12 +142,12 @@ int ipvfs_file_open(struct ipvfs_client *c, const char *path, const struct ipvfs
          * Only a concurrent creator of the same name in that moment would
          * be taken for us. */
         req.flags &= ~(uint32_t)IPVFS_LOOKUP_EXCL;
-        rc = meta_call(c, IPVFS_OP_LOOKUP, "create", &req, sizeof(req), path, 0, NULL, &entry,
+        rc = meta_call(c, IPVFS_OP_LOOKUP, "create", &req, sizeof(req), path, 0, NULL, &ec,
                        out_err);
     }
     if (rc < 0)
         return rc;
-    if ((rc = ipvfs_file_attach(c, path, &entry, out_file, out_err)) < 0)
+    if ((rc = ipvfs_file_attach(c, path, &ec.entry, &ec.cap, out_file, out_err)) < 0)
         return rc;
     /* the LOOKUP's connection: the incarnation whose pointers and locks
      * this open will use */
@@ -170,7 +184,8 @@ void ipvfs_file_close(struct ipvfs_file *f)
 
 /* DF_REMOVE on every datafile of the removed entry; missing ones are fine. */
 static int remove_datafiles(struct ipvfs_client *c, const char *path,
-                            const struct ipvfs_entry *e, struct ipvfs_error *out_err)
+                            const struct ipvfs_entry *e, const struct ipvfs_cap *cap,
+                            struct ipvfs_error *out_err)
 {
     uint32_t n = e->stripe_factor;
     struct xfer_req *reqs = calloc(n, sizeof(*reqs));
@@ -196,7 +211,7 @@ static int remove_datafiles(struct ipvfs_client *c, const char *path,
         iov[3 * i + 2] = (struct iovec){ .iov_base = &rep[i], .iov_len = sizeof(rep[i]) };
         reqs[i] = (struct xfer_req){ .rank = (uint32_t)rank, .op = IPVFS_OP_DF_REMOVE,
                                      .send_iov = &iov[3 * i], .send_cnt = 2,
-                                     .recv_iov = &iov[3 * i + 2], .recv_cnt = 1 };
+                                     .recv_iov = &iov[3 * i + 2], .recv_cnt = 1, .cap = cap };
     }
     (void)xfer_run(c, reqs, n);
     for (uint32_t i = 0; i < n && rc == 0; i++)
@@ -264,7 +279,7 @@ static int settle_orphans(struct ipvfs_client *c, uint64_t done, uint32_t max, i
         cleaned = 0;
         for (uint32_t i = 0; i < n; i++)
             if (orphans[i].handle != done && layout_fits(c, &orphans[i]) &&
-                remove_datafiles(c, "(orphan)", &orphans[i], &ignored) == 0 &&
+                remove_datafiles(c, "(orphan)", &orphans[i], NULL, &ignored) == 0 &&
                 orphans_call(c, orphans[i].handle, 0, NULL, &dummy, &ignored) == 0)
                 cleaned++;
         done = 0;
@@ -281,8 +296,8 @@ int ipvfs_gc(struct ipvfs_client *c, uint32_t *out_left, struct ipvfs_error *out
 /* After a name went away (REMOVE, or RENAME over a file): deletes the
  * file's datafiles, then orphans. */
 int client_settle_removed(struct ipvfs_client *c, const char *path,
-                          const struct ipvfs_entry *entry, int all_orphans,
-                          struct ipvfs_error *out_err)
+                          const struct ipvfs_entry *entry, const struct ipvfs_cap *cap,
+                          int all_orphans, struct ipvfs_error *out_err)
 {
     struct ipvfs_error ignored;
     uint32_t left;
@@ -291,7 +306,7 @@ int client_settle_removed(struct ipvfs_client *c, const char *path,
     if (!layout_fits(c, entry))
         return client_error(out_err, EPROTO, "remove", path, c, client_meta_rank(c),
                             "the removed file's layout does not fit this cluster");
-    if ((rc = remove_datafiles(c, path, entry, out_err)) < 0)
+    if ((rc = remove_datafiles(c, path, entry, cap, out_err)) < 0)
         return rc;   /* the file stays an orphan: a later remove deletes its data */
     if (all_orphans)
         return settle_orphans(c, entry->handle, IPVFS_MAX_ORPHANS, 1, &left, out_err);
@@ -304,8 +319,8 @@ static int remove_path(struct ipvfs_client *c, const char *path, unsigned flags,
                        struct ipvfs_error *out_err)
 {
     struct ipvfs_path_req req = { 0 };
-    struct ipvfs_entry entry;
     struct ipvfs_error first;
+    struct entry_cap ec;
     uint32_t left;
     int in_doubt, rc = check_path(path, "remove", out_err);
 
@@ -313,7 +328,7 @@ static int remove_path(struct ipvfs_client *c, const char *path, unsigned flags,
         return rc;
     req.path_len = (uint32_t)strlen(path);
     req.flags = (flags & IPVFS_RM_DIR) ? IPVFS_REMOVE_DIR : 0;
-    rc = meta_call(c, IPVFS_OP_REMOVE, "remove", &req, sizeof(req), path, 1, &in_doubt, &entry,
+    rc = meta_call(c, IPVFS_OP_REMOVE, "remove", &req, sizeof(req), path, 1, &in_doubt, &ec,
                    &first);
     if (rc < 0 && !in_doubt && out_err)
         *out_err = first;
@@ -322,14 +337,15 @@ static int remove_path(struct ipvfs_client *c, const char *path, unsigned flags,
          * again; ENOENT then means the first one did it (the name and its
          * orphan record go in one transaction), and the orphan sweep below
          * deletes its datafiles */
-        rc = meta_call(c, IPVFS_OP_REMOVE, "remove", &req, sizeof(req), path, 1, NULL, &entry,
+        rc = meta_call(c, IPVFS_OP_REMOVE, "remove", &req, sizeof(req), path, 1, NULL, &ec,
                        out_err);
         if (rc == -ENOENT)
             return settle_orphans(c, 0, IPVFS_MAX_ORPHANS, 1, &left, out_err);
     }
-    if (rc < 0 || entry.type != IPVFS_TYPE_FILE)
+    if (rc < 0 || ec.entry.type != IPVFS_TYPE_FILE)
         return rc;
-    return client_settle_removed(c, path, &entry, !!(flags & IPVFS_RM_ALL_ORPHANS), out_err);
+    return client_settle_removed(c, path, &ec.entry, &ec.cap, !!(flags & IPVFS_RM_ALL_ORPHANS),
+                                 out_err);
 }
 
 int ipvfs_remove(struct ipvfs_client *c, const char *path, struct ipvfs_error *out_err)

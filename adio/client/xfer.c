@@ -394,6 +394,27 @@ static void chan_broken(struct engine *e, struct chan *ch, int err, const char *
     chan_retry_later(e, ch, err, detail);
 }
 
+/* Shows the capabilities of ch's requests to its new connection fd before
+ * anything is in flight on it (CAP is a blocking call): 0, or the
+ * channel failed. */
+static int chan_show_caps(struct engine *e, struct chan *ch, int fd)
+{
+    char msg[256] = "";
+
+    for (size_t i = 0; i < ch->n; i++) {
+        const struct ipvfs_cap *cap = e->reqs[ch->idx[i]].cap;
+        int rc;
+
+        if (cap && (rc = conn_show_cap(e->c, ch->rank, fd, cap, msg, sizeof(msg))) < 0) {
+            if (rc != -EACCES && rc != -EKEYEXPIRED && rc != -ENOMEM && rc != -EINVAL)
+                conn_drop(e->c, ch->rank);   /* the connection is out of step */
+            chan_fail(e, ch, -rc, msg);
+            return rc;
+        }
+    }
+    return 0;
+}
+
 /* One reconnect attempt of ch (blocking, within the client's limits). */
 static void chan_reconnect(struct engine *e, struct chan *ch)
 {
@@ -404,6 +425,8 @@ static void chan_reconnect(struct engine *e, struct chan *ch)
         chan_retry_later(e, ch, -fd, msg);
         return;
     }
+    if (chan_show_caps(e, ch, fd) < 0)
+        return;
     chan_connected(e, ch, fd);
     ch->retry_at = 0;
     ch->deadline_ms = now_ms() + e->request_ms;
@@ -485,6 +508,8 @@ static int setup_chans(struct engine *e, size_t n)
             chan_fail(e, ch, -fd, msg);
             continue;
         }
+        if (chan_show_caps(e, ch, fd) < 0)
+            continue;
         chan_connected(e, ch, fd);
     }
     /* Time limits start once every channel is connected: a connect to a

@@ -112,14 +112,24 @@ static int prepare_dirs(struct server *srv)
     return make_dir(srv->rank_dir);
 }
 
-/* Rank 0: the cluster secret, made once and kept in DATA/secret (0600). */
+/* Rank 0: the cluster secret, made once and kept in DATA/secret (0600),
+ * which the public map names by its absolute path (map.key_path). */
 static int load_secret(struct server *srv)
 {
-    char path[1100];
+    char dir[PATH_MAX], *path = srv->map.key_path;
     ssize_t n;
     int fd, rc = 0;
 
-    snprintf(path, sizeof(path), "%s/secret", srv->opts.data_dir);
+    if (!realpath(srv->opts.data_dir, dir)) {
+        rc = -errno;
+        log_error("cannot resolve --data %s: %s", srv->opts.data_dir, strerror(-rc));
+        return rc;
+    }
+    if ((size_t)snprintf(path, sizeof(srv->map.key_path), "%s/secret", dir) >=
+        sizeof(srv->map.key_path)) {
+        log_error("the key file's path under %s is too long for the map", dir);
+        return -ENAMETOOLONG;
+    }
     if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
         n = read(fd, srv->secret, IPVFS_SECRET_LEN);
         close(fd);
@@ -254,6 +264,7 @@ static int exchange_addresses(struct server *srv)
         rc = supervise_mpi_fail(MPI_Bcast(srv->secret, IPVFS_SECRET_LEN, MPI_BYTE, 0, MPI_COMM_WORLD),
                       "sharing the cluster secret");
     memcpy(srv->map.secret, srv->secret, IPVFS_SECRET_LEN);
+    srv->map.have_key = 1;
     srv->map.nranks = (uint32_t)srv->nranks;
     srv->map.nio = srv->opts.nio;
     srv->map.nt = srv->opts.nt;
@@ -391,7 +402,7 @@ static void tune_malloc(void)
 
 int main(int argc, char **argv)
 {
-    struct server srv = { .conns.listen_fd = -1, .signal_fd = -1, .target_index = -1,
+    struct server srv = { .conns.listen_fd = -1, .signal_fd = -1, .cred_fd = -1, .target_index = -1,
                           .iscsi_listen_fd = -1, .link_fd = -1,
                           .state = IPVFS_STATE_STARTING };
     int verdict, failed;

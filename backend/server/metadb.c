@@ -195,7 +195,7 @@ int md_touch_parent(struct metadb *db, MDB_txn *txn, const char *path, size_t le
     plen = last - 1;   /* the directory's path: up to the slash before the name */
     if (plen == 0)
         return 0;      /* "/" has no record; its times stay */
-    if ((rc = md_walk_parents(db, txn, path, plen, NULL, &grand, msg, msglen)) < 0)
+    if ((rc = md_walk_parents(db, txn, NULL, path, plen, NULL, &grand, NULL, msg, msglen)) < 0)
         return rc;
     md_last_component(path, plen, &last);
     if ((rc = md_get_rec(db, txn, grand, path + last, plen - last, &rec, msg, msglen)) < 0)
@@ -235,32 +235,93 @@ static uint32_t parent_mode(uint32_t mode)
     return 0755 | (mode & 0444);
 }
 
-int md_walk_parents(struct metadb *db, MDB_txn *txn, const char *path, size_t len,
-                 const struct metadb_owner *create, uint64_t *out_parent, char *msg,
-                 size_t msglen)
+void md_root_rec(struct md_rec *out)
 {
-    uint64_t id = 0;
-    size_t start, i, last;
-    struct md_rec rec;
+    memset(out, 0, sizeof(*out));
+    out->type = IPVFS_TYPE_DIR;
+    out->mode = METADB_ROOT_MODE;
+}
+
+void md_obj(const struct md_rec *rec, struct perm_obj *out)
+{
+    *out = (struct perm_obj){ .mode = rec->mode, .uid = rec->uid, .gid = rec->gid,
+                              .is_dir = rec->type == IPVFS_TYPE_DIR };
+}
+
+int md_deny(int rc, const struct perm_cred *cred, const char *verb, const char *path, size_t len,
+            char *msg, size_t msglen)
+{
+    return md_say(msg, msglen, rc, "%s: uid %u may not %s %.*s",
+                  rc == -EPERM ? "not the owner" : "permission denied", cred->uid, verb,
+                  (int)len, path);
+}
+
+int md_allow(const struct perm_cred *cred, const struct md_rec *rec, unsigned want,
+             const char *verb, const char *path, size_t len, char *msg, size_t msglen)
+{
+    struct perm_obj o;
     int rc;
 
+    if (!cred)
+        return 0;
+    md_obj(rec, &o);
+    rc = perm_access(cred, &o, want);
+    return rc < 0 ? md_deny(rc, cred, verb, path, len, msg, msglen) : 0;
+}
+
+int md_may_unlink(const struct perm_cred *cred, const struct md_rec *dir,
+                  const struct md_rec *rec, const char *path, size_t len, char *msg,
+                  size_t msglen)
+{
+    struct perm_obj d, o;
+    int rc;
+
+    if (!cred)
+        return 0;
+    md_obj(dir, &d);
+    md_obj(rec, &o);
+    rc = perm_unlink(cred, &d, &o);
+    return rc < 0 ? md_deny(rc, cred, "remove", path, len, msg, msglen) : 0;
+}
+
+int md_walk_parents(struct metadb *db, MDB_txn *txn, const struct perm_cred *cred,
+                    const char *path, size_t len, const struct metadb_owner *create,
+                    uint64_t *out_parent, struct md_rec *out_dir, char *msg, size_t msglen)
+{
+    struct md_rec dir, rec;
+    uint64_t id = 0;
+    size_t start, i, last;
+    int rc;
+
+    md_root_rec(&dir);
     md_last_component(path, len, &last);
     for (start = 1; start < last; start = i + 1) {
         for (i = start; path[i] != '/'; i++)
             ;
+        if ((rc = md_allow(cred, &dir, PERM_X, "search", path, start, msg, msglen)) < 0)
+            return rc;
         rc = md_get_rec(db, txn, id, path + start, i - start, &rec, msg, msglen);
-        if (rc == -ENOENT && create)
+        if (rc == -ENOENT && create &&
+            (rc = md_allow(cred, &dir, PERM_W, "make directories in", path, start, msg,
+                           msglen)) == 0) {
             rc = new_dir(db, txn, id, path + start, i - start, create,
                          parent_mode(create->mode), &rec.handle, msg, msglen);
-        else if (rc == -ENOENT)
+            if (rc == 0)
+                rc = md_get_rec(db, txn, id, path + start, i - start, &rec, msg, msglen);
+        } else if (rc == -ENOENT && !create)
             return md_say(msg, msglen, -ENOENT, "no such directory: %.*s", (int)i, path);
         else if (rc == 0 && rec.type != IPVFS_TYPE_DIR)
             return md_say(msg, msglen, -ENOTDIR, "not a directory: %.*s", (int)i, path);
         if (rc < 0)
             return rc;
         id = rec.handle;
+        dir = rec;
     }
+    if ((rc = md_allow(cred, &dir, PERM_X, "search", path, last ? last : 1, msg, msglen)) < 0)
+        return rc;
     *out_parent = id;
+    if (out_dir)
+        *out_dir = dir;
     return 0;
 }
 
@@ -320,12 +381,18 @@ static int create_file(struct metadb *db, MDB_txn *txn, uint64_t parent, const c
     return md_put_rec(db, txn, parent, name, nlen, out, msg, msglen);
 }
 
-int metadb_lookup(struct metadb *db, const char *path, size_t len, uint32_t flags,
-                  uint32_t factor, uint64_t unit, const struct metadb_owner *owner,
+/* The rights a LOOKUP asks for, as perm.h bits. */
+static unsigned lookup_want(uint32_t flags)
+{
+    return (flags & IPVFS_LOOKUP_READ ? PERM_R : 0) | (flags & IPVFS_LOOKUP_WRITE ? PERM_W : 0);
+}
+
+int metadb_lookup(struct metadb *db, const struct perm_cred *cred, const char *path, size_t len,
+                  uint32_t flags, uint32_t factor, uint64_t unit, const struct metadb_owner *owner,
                   struct ipvfs_entry *out, char *msg, size_t msglen)
 {
     int create = !!(flags & IPVFS_LOOKUP_CREATE), rc;
-    struct md_rec rec = { .type = IPVFS_TYPE_DIR };
+    struct md_rec rec, dir;
     MDB_txn *txn;
     uint64_t parent;
     size_t last;
@@ -334,12 +401,16 @@ int metadb_lookup(struct metadb *db, const char *path, size_t len, uint32_t flag
         (rc = check_layout(db, factor, unit, msg, msglen)) < 0)
         return rc;
     if (len == 1) {
+        md_root_rec(&rec);
         md_fill_entry(&rec, 0, out);
-        return create ? md_say(msg, msglen, -EISDIR, "/ is a directory") : 0;
+        if (create)
+            return md_say(msg, msglen, -EISDIR, "/ is a directory");
+        return md_allow(cred, &rec, lookup_want(flags), "open", path, len, msg, msglen);
     }
     if ((rc = md_begin(db, create, &txn, msg, msglen)) < 0)
         return rc;
-    if ((rc = md_walk_parents(db, txn, path, len, create ? owner : NULL, &parent, msg, msglen)) < 0)
+    if ((rc = md_walk_parents(db, txn, cred, path, len, create ? owner : NULL, &parent, &dir, msg,
+                              msglen)) < 0)
         goto abort_txn;
     md_last_component(path, len, &last);
     rc = md_get_rec(db, txn, parent, path + last, len - last, &rec, msg, msglen);
@@ -350,7 +421,9 @@ int metadb_lookup(struct metadb *db, const char *path, size_t len, uint32_t flag
     else if (rc == -ENOENT && !create)
         rc = md_say(msg, msglen, -ENOENT, "no such file: %.*s", (int)len, path);
     else if (rc == -ENOENT) {
-        if ((rc = create_file(db, txn, parent, path + last, len - last, factor, unit, owner,
+        /* the creator gets the rights it asked for, whatever the mode */
+        if ((rc = md_allow(cred, &dir, PERM_W, "create files in", path, last, msg, msglen)) < 0 ||
+            (rc = create_file(db, txn, parent, path + last, len - last, factor, unit, owner,
                               &rec, msg, msglen)) < 0 ||
             (rc = md_touch_parent(db, txn, path, len, msg, msglen)) < 0)
             goto abort_txn;
@@ -358,7 +431,8 @@ int metadb_lookup(struct metadb *db, const char *path, size_t len, uint32_t flag
             return rc;
         md_fill_entry(&rec, 1, out);
         return 0;
-    }
+    } else if (rc == 0)
+        rc = md_allow(cred, &rec, lookup_want(flags), "open", path, len, msg, msglen);
     if (rc == 0)
         md_fill_entry(&rec, 0, out);
 abort_txn:
@@ -366,10 +440,10 @@ abort_txn:
     return rc;
 }
 
-int metadb_mkdir(struct metadb *db, const char *path, size_t len,
+int metadb_mkdir(struct metadb *db, const struct perm_cred *cred, const char *path, size_t len,
                  const struct metadb_owner *owner, char *msg, size_t msglen)
 {
-    struct md_rec rec;
+    struct md_rec rec, dir;
     MDB_txn *txn;
     uint64_t parent, id;
     size_t last;
@@ -381,7 +455,7 @@ int metadb_mkdir(struct metadb *db, const char *path, size_t len,
         return md_say(msg, msglen, -EEXIST, "/ already exists");
     if ((rc = md_begin(db, 1, &txn, msg, msglen)) < 0)
         return rc;
-    if ((rc = md_walk_parents(db, txn, path, len, owner, &parent, msg, msglen)) < 0)
+    if ((rc = md_walk_parents(db, txn, cred, path, len, owner, &parent, &dir, msg, msglen)) < 0)
         goto abort_txn;
     md_last_component(path, len, &last);
     rc = md_get_rec(db, txn, parent, path + last, len - last, &rec, msg, msglen);
@@ -389,7 +463,8 @@ int metadb_mkdir(struct metadb *db, const char *path, size_t len,
         rc = md_say(msg, msglen, -EEXIST, "%.*s already exists", (int)len, path);
     if (rc != -ENOENT)
         goto abort_txn;
-    if ((rc = new_dir(db, txn, parent, path + last, len - last, owner, owner->mode, &id, msg,
+    if ((rc = md_allow(cred, &dir, PERM_W, "make directories in", path, last, msg, msglen)) < 0 ||
+        (rc = new_dir(db, txn, parent, path + last, len - last, owner, owner->mode, &id, msg,
                       msglen)) < 0 ||
         (rc = md_touch_parent(db, txn, path, len, msg, msglen)) < 0)
         goto abort_txn;
@@ -477,10 +552,10 @@ abort_txn:
     return rc;
 }
 
-int metadb_remove(struct metadb *db, const char *path, size_t len, int allow_dir,
-                  struct ipvfs_entry *out, char *msg, size_t msglen)
+int metadb_remove(struct metadb *db, const struct perm_cred *cred, const char *path, size_t len,
+                  int allow_dir, struct ipvfs_entry *out, char *msg, size_t msglen)
 {
-    struct md_rec rec;
+    struct md_rec rec, dir;
     struct md_key key;
     MDB_txn *txn;
     uint64_t parent;
@@ -494,12 +569,14 @@ int metadb_remove(struct metadb *db, const char *path, size_t len, int allow_dir
         return md_say(msg, msglen, -EBUSY, "/ cannot be removed");
     if ((rc = md_begin(db, 1, &txn, msg, msglen)) < 0)
         return rc;
-    if ((rc = md_walk_parents(db, txn, path, len, NULL, &parent, msg, msglen)) < 0)
+    if ((rc = md_walk_parents(db, txn, cred, path, len, NULL, &parent, &dir, msg, msglen)) < 0)
         goto abort_txn;
     md_last_component(path, len, &last);
     rc = md_get_rec(db, txn, parent, path + last, len - last, &rec, msg, msglen);
     if (rc == -ENOENT)
         rc = md_say(msg, msglen, -ENOENT, "no such file or directory: %.*s", (int)len, path);
+    if (rc == 0)
+        rc = md_may_unlink(cred, &dir, &rec, path, len, msg, msglen);
     if (rc == 0 && rec.type == IPVFS_TYPE_DIR && !allow_dir)
         rc = md_say(msg, msglen, -EISDIR, "%.*s is a directory", (int)len, path);
     if (rc == 0 && rec.type == IPVFS_TYPE_DIR &&
@@ -592,11 +669,12 @@ static int list_dir(struct metadb *db, MDB_txn *txn, uint64_t id, uint64_t max,
     return 0;
 }
 
-int metadb_readdir(struct metadb *db, const char *path, size_t len, uint64_t max_body,
-                   void **out_body, size_t *out_len, char *msg, size_t msglen)
+int metadb_readdir(struct metadb *db, const struct perm_cred *cred, const char *path, size_t len,
+                   uint64_t max_body, void **out_body, size_t *out_len, char *msg,
+                   size_t msglen)
 {
     struct dirbuf b = { NULL, 0, 0 };
-    struct md_rec rec = { .type = IPVFS_TYPE_DIR, .handle = 0 };
+    struct md_rec rec;
     MDB_txn *txn;
     uint64_t parent;
     size_t last;
@@ -606,8 +684,9 @@ int metadb_readdir(struct metadb *db, const char *path, size_t len, uint64_t max
         return rc;
     if ((rc = md_begin(db, 0, &txn, msg, msglen)) < 0)
         return rc;
+    md_root_rec(&rec);
     if (len > 1) {
-        if ((rc = md_walk_parents(db, txn, path, len, NULL, &parent, msg, msglen)) < 0)
+        if ((rc = md_walk_parents(db, txn, cred, path, len, NULL, &parent, NULL, msg, msglen)) < 0)
             goto abort_txn;
         md_last_component(path, len, &last);
         rc = md_get_rec(db, txn, parent, path + last, len - last, &rec, msg, msglen);
@@ -618,6 +697,8 @@ int metadb_readdir(struct metadb *db, const char *path, size_t len, uint64_t max
         if (rc < 0)
             goto abort_txn;
     }
+    if ((rc = md_allow(cred, &rec, PERM_R, "list", path, len, msg, msglen)) < 0)
+        goto abort_txn;
     if ((rc = list_dir(db, txn, rec.handle, max_body, &b, msg, msglen)) < 0) {
         free(b.data);
         goto abort_txn;

@@ -8,10 +8,6 @@
 #include "backend/server/metadb.h"
 #include "backend/server/metadb_internal.h"
 
-/* "/" has no record: it reads as a world-writable sticky directory (as
- * /tmp), so every user of the cluster can make names at the top. */
-#define METADB_ROOT_MODE 01777u
-
 static void fill_attr(const struct md_rec *rec, struct ipvfs_attr *out)
 {
     memset(out, 0, sizeof(*out));
@@ -26,13 +22,14 @@ static void fill_attr(const struct md_rec *rec, struct ipvfs_attr *out)
 
 /* The record of a checked path other than "/", its parent id and where
  * its last component starts.  -ENOENT comes with a message. */
-static int find(struct metadb *db, MDB_txn *txn, const char *path, size_t len,
-                uint64_t *out_parent, size_t *out_last, struct md_rec *out, char *msg,
-                size_t msglen)
+static int find(struct metadb *db, MDB_txn *txn, const struct perm_cred *cred, const char *path,
+                size_t len, uint64_t *out_parent, size_t *out_last, struct md_rec *out_dir,
+                struct md_rec *out, char *msg, size_t msglen)
 {
     int rc;
 
-    if ((rc = md_walk_parents(db, txn, path, len, NULL, out_parent, msg, msglen)) < 0)
+    if ((rc = md_walk_parents(db, txn, cred, path, len, NULL, out_parent, out_dir, msg,
+                              msglen)) < 0)
         return rc;
     md_last_component(path, len, out_last);
     rc = md_get_rec(db, txn, *out_parent, path + *out_last, len - *out_last, out, msg, msglen);
@@ -41,10 +38,10 @@ static int find(struct metadb *db, MDB_txn *txn, const char *path, size_t len,
     return rc;
 }
 
-int metadb_getattr(struct metadb *db, const char *path, size_t len, struct ipvfs_attr *out,
-                   char *msg, size_t msglen)
+int metadb_getattr(struct metadb *db, const struct perm_cred *cred, const char *path, size_t len,
+                   struct ipvfs_attr *out, char *msg, size_t msglen)
 {
-    struct md_rec rec = { .type = IPVFS_TYPE_DIR, .mode = METADB_ROOT_MODE };
+    struct md_rec rec;
     uint64_t parent;
     MDB_txn *txn;
     size_t last;
@@ -52,10 +49,11 @@ int metadb_getattr(struct metadb *db, const char *path, size_t len, struct ipvfs
 
     if ((rc = metadb_check_path(path, len, msg, msglen)) < 0)
         return rc;
+    md_root_rec(&rec);
     if (len > 1) {
         if ((rc = md_begin(db, 0, &txn, msg, msglen)) < 0)
             return rc;
-        rc = find(db, txn, path, len, &parent, &last, &rec, msg, msglen);
+        rc = find(db, txn, cred, path, len, &parent, &last, NULL, &rec, msg, msglen);
         mdb_txn_abort(txn);
         if (rc < 0)
             return rc;
@@ -85,10 +83,36 @@ static void apply_setattr(const struct ipvfs_setattr_req *req, struct md_rec *re
     rec->ctime_ns = now;
 }
 
-int metadb_setattr(struct metadb *db, const char *path, size_t len,
+/* perm.h's rules for each field req changes; *io_mode gets the mode to
+ * store (chmod by a non-member drops S_ISGID). */
+static int may_setattr(const struct perm_cred *cred, const struct md_rec *rec,
+                       const struct ipvfs_setattr_req *req, uint32_t *io_mode, const char *path,
+                       size_t len, char *msg, size_t msglen)
+{
+    uint32_t v = req->valid;
+    struct perm_obj o;
+    int rc = 0;
+
+    if (!cred)
+        return 0;
+    md_obj(rec, &o);
+    if (v & IPVFS_SETATTR_MODE)
+        rc = perm_chmod(cred, &o, req->mode, io_mode);
+    if (rc == 0 && (v & (IPVFS_SETATTR_UID | IPVFS_SETATTR_GID)))
+        rc = perm_chown(cred, &o, !!(v & IPVFS_SETATTR_UID), req->uid,
+                        !!(v & IPVFS_SETATTR_GID), req->gid);
+    if (rc == 0 && (v & (IPVFS_SETATTR_ATIME | IPVFS_SETATTR_MTIME)))
+        rc = perm_utimes(cred, &o, 1);
+    if (rc == 0 && (v & (IPVFS_SETATTR_ATIME_NOW | IPVFS_SETATTR_MTIME_NOW)))
+        rc = perm_utimes(cred, &o, 0);
+    return rc < 0 ? md_deny(rc, cred, "change the attributes of", path, len, msg, msglen) : 0;
+}
+
+int metadb_setattr(struct metadb *db, const struct perm_cred *cred, const char *path, size_t len,
                    const struct ipvfs_setattr_req *req, struct ipvfs_attr *out, char *msg,
                    size_t msglen)
 {
+    struct ipvfs_setattr_req eff = *req;
     struct md_rec rec;
     uint64_t parent;
     MDB_txn *txn;
@@ -105,9 +129,10 @@ int metadb_setattr(struct metadb *db, const char *path, size_t len,
         return md_say(msg, msglen, -EPERM, "the attributes of / cannot change");
     if ((rc = md_begin(db, 1, &txn, msg, msglen)) < 0)
         return rc;
-    if ((rc = find(db, txn, path, len, &parent, &last, &rec, msg, msglen)) < 0)
+    if ((rc = find(db, txn, cred, path, len, &parent, &last, NULL, &rec, msg, msglen)) < 0 ||
+        (rc = may_setattr(cred, &rec, req, &eff.mode, path, len, msg, msglen)) < 0)
         goto abort_txn;
-    apply_setattr(req, &rec);
+    apply_setattr(&eff, &rec);
     if ((rc = md_put_rec(db, txn, parent, path + last, len - last, &rec, msg, msglen)) < 0)
         goto abort_txn;
     if ((rc = md_commit(txn, msg, msglen)) < 0)
@@ -155,25 +180,34 @@ static int may_replace(struct metadb *db, MDB_txn *txn, const struct md_rec *src
 }
 
 /* Both paths checked, neither "/", not the same. */
-static int rename_txn(struct metadb *db, MDB_txn *txn, const char *src, size_t src_len,
-                      const char *dst, size_t dst_len, uint32_t flags,
-                      struct ipvfs_rename_rep *out, char *msg, size_t msglen)
+static int rename_txn(struct metadb *db, MDB_txn *txn, const struct perm_cred *cred,
+                      const char *src, size_t src_len, const char *dst, size_t dst_len,
+                      uint32_t flags, struct ipvfs_rename_rep *out, char *msg, size_t msglen)
 {
+    struct md_rec srec, drec, sdir, ddir;
     uint64_t sparent, dparent;
-    struct md_rec srec, drec;
     size_t slast, dlast;
     int rc;
 
-    if ((rc = find(db, txn, src, src_len, &sparent, &slast, &srec, msg, msglen)) < 0)
+    if ((rc = find(db, txn, cred, src, src_len, &sparent, &slast, &sdir, &srec, msg, msglen)) < 0 ||
+        (rc = md_may_unlink(cred, &sdir, &srec, src, src_len, msg, msglen)) < 0)
         return rc;
-    if ((rc = md_walk_parents(db, txn, dst, dst_len, NULL, &dparent, msg, msglen)) < 0)
+    if ((rc = md_walk_parents(db, txn, cred, dst, dst_len, NULL, &dparent, &ddir, msg,
+                              msglen)) < 0)
         return rc;
     md_last_component(dst, dst_len, &dlast);
+    if ((rc = md_allow(cred, &ddir, PERM_W, "rename into", dst, dlast, msg, msglen)) < 0)
+        return rc;
+    /* a directory that changes parent rewrites its ".." (Linux asks write on it) */
+    if (srec.type == IPVFS_TYPE_DIR && sparent != dparent &&
+        (rc = md_allow(cred, &srec, PERM_W, "move", src, src_len, msg, msglen)) < 0)
+        return rc;
     rc = md_get_rec(db, txn, dparent, dst + dlast, dst_len - dlast, &drec, msg, msglen);
     if (rc < 0 && rc != -ENOENT)
         return rc;
     if (rc == 0) {
         if ((rc = may_replace(db, txn, &srec, &drec, flags, dst, dst_len, msg, msglen)) < 0 ||
+            (rc = md_may_unlink(cred, &ddir, &drec, dst, dst_len, msg, msglen)) < 0 ||
             (rc = del_name(db, txn, dparent, dst + dlast, dst_len - dlast, msg, msglen)) < 0)
             return rc;
         if (drec.type == IPVFS_TYPE_FILE) {
@@ -194,9 +228,9 @@ static int rename_txn(struct metadb *db, MDB_txn *txn, const char *src, size_t s
     return md_touch_parent(db, txn, dst, dst_len, msg, msglen);
 }
 
-int metadb_rename(struct metadb *db, const char *src, size_t src_len, const char *dst,
-                  size_t dst_len, uint32_t flags, struct ipvfs_rename_rep *out, char *msg,
-                  size_t msglen)
+int metadb_rename(struct metadb *db, const struct perm_cred *cred, const char *src,
+                  size_t src_len, const char *dst, size_t dst_len, uint32_t flags,
+                  struct ipvfs_rename_rep *out, char *msg, size_t msglen)
 {
     struct ipvfs_attr ignored;
     MDB_txn *txn;
@@ -211,13 +245,14 @@ int metadb_rename(struct metadb *db, const char *src, size_t src_len, const char
     if (src_len == 1 || dst_len == 1)
         return md_say(msg, msglen, -EBUSY, "/ cannot be renamed or replaced");
     if (src_len == dst_len && memcmp(src, dst, src_len) == 0)
-        return metadb_getattr(db, src, src_len, &ignored, msg, msglen);
+        return metadb_getattr(db, cred, src, src_len, &ignored, msg, msglen);
     /* Paths are canonical (no ".", "..", links): a prefix test suffices. */
     if (dst_len > src_len && memcmp(dst, src, src_len) == 0 && dst[src_len] == '/')
         return md_say(msg, msglen, -EINVAL, "cannot move %.*s under itself", (int)src_len, src);
     if ((rc = md_begin(db, 1, &txn, msg, msglen)) < 0)
         return rc;
-    if ((rc = rename_txn(db, txn, src, src_len, dst, dst_len, flags, out, msg, msglen)) < 0) {
+    if ((rc = rename_txn(db, txn, cred, src, src_len, dst, dst_len, flags, out, msg,
+                         msglen)) < 0) {
         mdb_txn_abort(txn);
         memset(out, 0, sizeof(*out));
         return rc;

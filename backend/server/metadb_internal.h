@@ -10,6 +10,12 @@
 #include <stdint.h>
 
 #include "backend/server/metadb.h"
+#include "backend/server/perm.h"
+
+/* "/" has no record: it reads as a world-writable sticky directory (as
+ * /tmp), owned by root, so every user of the cluster can make names at
+ * the top and none can remove another's. */
+#define METADB_ROOT_MODE 01777u
 
 /* Record format kept in "info" under "format" (see check_format). */
 #define METADB_FORMAT 2u
@@ -64,10 +70,26 @@ int md_put_rec(struct metadb *db, MDB_txn *txn, uint64_t parent, const char *nam
             const struct md_rec *rec, char *msg, size_t msglen);
 /* Walks every component of path but the last, making missing directories
  * owned by create when it is not NULL.  *out_parent is the id of the last
- * one's directory. */
-int md_walk_parents(struct metadb *db, MDB_txn *txn, const char *path, size_t len,
-                 const struct metadb_owner *create, uint64_t *out_parent, char *msg,
-                 size_t msglen);
+ * one's directory, *out_dir (when not NULL) its record.  With a cred,
+ * every directory walked needs search permission, and one that gets a
+ * new directory write permission too (perm.h). */
+int md_walk_parents(struct metadb *db, MDB_txn *txn, const struct perm_cred *cred,
+                    const char *path, size_t len, const struct metadb_owner *create,
+                    uint64_t *out_parent, struct md_rec *out_dir, char *msg, size_t msglen);
+/* The record "/" reads as. */
+void md_root_rec(struct md_rec *out);
+/* perm_access of cred (NULL: a holder of the key, allowed) on rec; a
+ * refusal says what verb was refused on which path, for whom. */
+int md_allow(const struct perm_cred *cred, const struct md_rec *rec, unsigned want,
+             const char *verb, const char *path, size_t len, char *msg, size_t msglen);
+/* A refusal of perm.h (rc -EACCES or -EPERM) as md_allow words it. */
+int md_deny(int rc, const struct perm_cred *cred, const char *verb, const char *path, size_t len,
+            char *msg, size_t msglen);
+void md_obj(const struct md_rec *rec, struct perm_obj *out);
+/* perm_unlink of rec from its directory dir, worded as md_allow. */
+int md_may_unlink(const struct perm_cred *cred, const struct md_rec *dir,
+                  const struct md_rec *rec, const char *path, size_t len, char *msg,
+                  size_t msglen);
 void md_fill_entry(const struct md_rec *rec, int created, struct ipvfs_entry *out);
 /* A name was added to or removed from the directory holding path (checked,
  * not "/"): the directory's mtime and ctime become now, as POSIX asks.

@@ -53,9 +53,36 @@ static void reply_record(struct conn *c, int rc, const void *rec, size_t len, co
     conn_reply(c, 0, rep, len);
 }
 
-static void reply_entry(struct conn *c, int rc, const struct ipvfs_entry *e, const char *msg)
+/* An entry and a capability for it (LOOKUP: the rights asked for;
+ * REMOVE: the right to remove its datafiles). */
+struct entry_cap {
+    struct ipvfs_entry entry;
+    struct ipvfs_cap cap;
+};
+
+static void reply_entry_cap(struct conn *c, int rc, const struct ipvfs_entry *e, uint32_t rights,
+                            const char *msg)
 {
-    reply_record(c, rc, e, sizeof(*e), msg);
+    struct entry_cap ec;
+
+    if (rc == 0) {
+        ec.entry = *e;
+        access_grant(conn_server(c), conn_access(c), e->handle, rights, &ec.cap);
+    }
+    reply_record(c, rc, &ec, sizeof(ec), msg);
+}
+
+/* A user names itself and one of its groups as the owner of what it
+ * creates; any other owner is a forgery (logged, EPERM). */
+static int check_owner(struct conn *c, uint32_t uid, uint32_t gid, const char *op)
+{
+    const struct perm_cred *cred = access_cred(conn_access(c));
+
+    if (!cred || perm_owner(cred, uid, gid) == 0)
+        return 0;
+    conn_reply_err(c, EPERM, "%s: uid %u may not create as %u:%u (a forged owner)", op,
+                   cred->uid, uid, gid);
+    return -EPERM;
 }
 
 static void handle_lookup(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body)
@@ -77,7 +104,8 @@ static void handle_lookup(struct conn *c, const struct ipvfs_hdr *hdr, const uin
                        req.path_len, (unsigned long long)hdr->body_len);
         return;
     }
-    if (req.flags & ~(uint32_t)(IPVFS_LOOKUP_CREATE | IPVFS_LOOKUP_EXCL)) {
+    if (req.flags & ~(uint32_t)(IPVFS_LOOKUP_CREATE | IPVFS_LOOKUP_EXCL | IPVFS_LOOKUP_READ |
+                                IPVFS_LOOKUP_WRITE)) {
         conn_reply_err(c, EINVAL, "LOOKUP flags %#x unknown", req.flags);
         return;
     }
@@ -85,13 +113,19 @@ static void handle_lookup(struct conn *c, const struct ipvfs_hdr *hdr, const uin
         conn_reply_err(c, EINVAL, "LOOKUP mode %#o has bits beyond 07777", req.mode);
         return;
     }
+    if ((req.flags & IPVFS_LOOKUP_CREATE) && check_owner(c, req.uid, req.gid, "LOOKUP") < 0)
+        return;
     owner = (struct metadb_owner){ .mode = req.mode, .uid = req.uid, .gid = req.gid };
-    rc = metadb_lookup(srv->mdb, (const char *)body + sizeof(req), req.path_len, req.flags,
-                       req.stripe_factor, req.stripe_unit, &owner, &e, msg, sizeof(msg));
+    rc = metadb_lookup(srv->mdb, access_cred(conn_access(c)), (const char *)body + sizeof(req),
+                       req.path_len, req.flags, req.stripe_factor, req.stripe_unit, &owner, &e,
+                       msg, sizeof(msg));
     if (rc == 0 && e.created)
         log_debug("created %.*s handle %llu", (int)req.path_len,
                   (const char *)body + sizeof(req), (unsigned long long)e.handle);
-    reply_entry(c, rc, &e, msg);
+    reply_entry_cap(c, rc, &e,
+                    (req.flags & IPVFS_LOOKUP_READ ? IPVFS_CAP_READ : 0) |
+                        (req.flags & IPVFS_LOOKUP_WRITE ? IPVFS_CAP_WRITE : 0),
+                    msg);
 }
 
 /* REMOVE, READDIR and GETATTR share this body: struct ipvfs_path_req + path. */
@@ -130,8 +164,9 @@ static void handle_remove(struct conn *c, const struct ipvfs_hdr *hdr, const uin
         conn_reply_err(c, EINVAL, "REMOVE flags %#x unknown", flags);
         return;
     }
-    reply_entry(c, metadb_remove(conn_server(c)->mdb, path, len, flags & IPVFS_REMOVE_DIR, &e,
-                                 msg, sizeof(msg)), &e, msg);
+    reply_entry_cap(c, metadb_remove(conn_server(c)->mdb, access_cred(conn_access(c)), path, len,
+                                     flags & IPVFS_REMOVE_DIR, &e, msg, sizeof(msg)),
+                    &e, IPVFS_CAP_REMOVE, msg);
 }
 
 static void handle_orphans(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body)
@@ -156,7 +191,9 @@ static void handle_orphans(struct conn *c, const struct ipvfs_hdr *hdr, const ui
         conn_reply_err(c, ENOMEM, "no memory for the orphan list");
         return;
     }
-    rc = metadb_orphans(conn_server(c)->mdb, req.done, req.max,
+    /* only the key may remove another's datafiles: others get no list */
+    rc = metadb_orphans(conn_server(c)->mdb, req.done,
+                        access_cred(conn_access(c)) ? 0 : req.max,
                         (struct ipvfs_entry *)(rep + 2), &n, msg, sizeof(msg));
     if (rc < 0) {
         free(rep);
@@ -188,9 +225,11 @@ static void handle_mkdir(struct conn *c, const struct ipvfs_hdr *hdr, const uint
         conn_reply_err(c, EINVAL, "MKDIR mode %#o has bits beyond 07777", req.mode);
         return;
     }
+    if (check_owner(c, req.uid, req.gid, "MKDIR") < 0)
+        return;
     owner = (struct metadb_owner){ .mode = req.mode, .uid = req.uid, .gid = req.gid };
-    rc = metadb_mkdir(conn_server(c)->mdb, (const char *)body + sizeof(req), req.path_len,
-                      &owner, msg, sizeof(msg));
+    rc = metadb_mkdir(conn_server(c)->mdb, access_cred(conn_access(c)),
+                      (const char *)body + sizeof(req), req.path_len, &owner, msg, sizeof(msg));
     if (rc < 0)
         conn_reply_err(c, -rc, "%s", msg);
     else
@@ -216,7 +255,9 @@ static void handle_getattr(struct conn *c, const struct ipvfs_hdr *hdr, const ui
         conn_reply_err(c, EINVAL, "GETATTR flags %#x unknown", flags);
         return;
     }
-    reply_attr(c, metadb_getattr(conn_server(c)->mdb, path, len, &a, msg, sizeof(msg)), &a, msg);
+    reply_attr(c, metadb_getattr(conn_server(c)->mdb, access_cred(conn_access(c)), path, len, &a,
+                                 msg, sizeof(msg)),
+               &a, msg);
 }
 
 static void handle_setattr(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body)
@@ -236,8 +277,9 @@ static void handle_setattr(struct conn *c, const struct ipvfs_hdr *hdr, const ui
                        req.path_len, (unsigned long long)hdr->body_len);
         return;
     }
-    rc = metadb_setattr(conn_server(c)->mdb, (const char *)body + sizeof(req), req.path_len,
-                        &req, &a, msg, sizeof(msg));
+    rc = metadb_setattr(conn_server(c)->mdb, access_cred(conn_access(c)),
+                        (const char *)body + sizeof(req), req.path_len, &req, &a, msg,
+                        sizeof(msg));
     reply_attr(c, rc, &a, msg);
 }
 
@@ -264,13 +306,16 @@ static void handle_rename(struct conn *c, const struct ipvfs_hdr *hdr, const uin
         return;
     }
     src = (const char *)body + sizeof(req);
-    rc = metadb_rename(conn_server(c)->mdb, src, req.src_len, src + req.src_len, req.dst_len,
-                       req.flags, rep, msg, sizeof(msg));
+    rc = metadb_rename(conn_server(c)->mdb, access_cred(conn_access(c)), src, req.src_len,
+                       src + req.src_len, req.dst_len, req.flags, rep, msg, sizeof(msg));
     if (rc < 0) {
         free(rep);
         conn_reply_err(c, -rc, "%s", msg);
         return;
     }
+    if (rep->replaced)
+        access_grant(conn_server(c), conn_access(c), rep->entry.handle, IPVFS_CAP_REMOVE,
+                     &rep->cap);
     conn_reply(c, 0, rep, sizeof(*rep));
 }
 
@@ -285,8 +330,8 @@ static void handle_readdir(struct conn *c, const struct ipvfs_hdr *hdr, const ui
 
     if (path_body(c, hdr, body, &path, &len, &flags) < 0)
         return;
-    rc = metadb_readdir(conn_server(c)->mdb, path, len, IPVFS_MAX_BODY, &list, &list_len, msg,
-                        sizeof(msg));
+    rc = metadb_readdir(conn_server(c)->mdb, access_cred(conn_access(c)), path, len,
+                        IPVFS_MAX_BODY, &list, &list_len, msg, sizeof(msg));
     if (rc < 0)
         conn_reply_err(c, -rc, "%s", msg);
     else

@@ -16,7 +16,8 @@
 enum { OPT_IO_NODES = 256, OPT_TARGETS, OPT_RAID, OPT_DATA, OPT_TARGET_SIZE, OPT_LISTEN,
        OPT_MAP, OPT_STRIPE_UNIT, OPT_CHUNK_SIZE, OPT_NO_BIND, OPT_DIRTY_DEGRADED,
        OPT_MEMBER, OPT_LOG_DIR, OPT_LOG_SIZE, OPT_CACHE_L1, OPT_CACHE_L2, OPT_CACHE_L2_POLICY, OPT_TRACE,
-       OPT_READAHEAD, OPT_META_PORT, OPT_HELP };
+       OPT_READAHEAD, OPT_META_PORT, OPT_ROOT_SQUASH, OPT_CAP_LIFETIME, OPT_MUNGE_SOCKET,
+       OPT_HELP };
 
 static const struct option long_opts[] = {
     { "io-nodes", required_argument, NULL, OPT_IO_NODES },
@@ -39,6 +40,9 @@ static const struct option long_opts[] = {
     { "cache-l2-policy", required_argument, NULL, OPT_CACHE_L2_POLICY },
     { "trace", required_argument, NULL, OPT_TRACE },
     { "readahead", required_argument, NULL, OPT_READAHEAD },
+    { "root-squash", no_argument, NULL, OPT_ROOT_SQUASH },
+    { "cap-lifetime", required_argument, NULL, OPT_CAP_LIFETIME },
+    { "munge-socket", required_argument, NULL, OPT_MUNGE_SOCKET },
     { "help", no_argument, NULL, OPT_HELP },
     { NULL, 0, NULL, 0 },
 };
@@ -90,6 +94,14 @@ const char *server_usage(void)
            "                        node marks DPO, LRU otherwise), mq or demote-mq\n"
            "  --trace FILE          each I/O node appends its READ/WRITE pairs to\n"
            "                        FILE.io<N> in ipvfs-cachesim's trace format\n"
+           "  --root-squash         a user proven as root (kernel or MUNGE) is nobody\n"
+           "                        (65534) to the metadata rank; holders of the key\n"
+           "                        (DATA/secret) stay root\n"
+           "  --cap-lifetime SECS   how long a capability the metadata rank grants at\n"
+           "                        open stays valid at the I/O nodes (default 43200;\n"
+           "                        clients renew them by opening again)\n"
+           "  --munge-socket PATH   munged's socket for MUNGE credentials (default\n"
+           "                        libmunge's, /run/munge/munge.socket.2)\n"
            "  --help                print this text\n"
            "SIZE takes a K, M, G or T suffix (powers of 1024).\n";
 }
@@ -291,6 +303,15 @@ static int apply_opt(int c, const char *arg, struct server_opts *o, char *err, s
     case OPT_NO_BIND:
         o->no_bind = 1;
         return 0;
+    case OPT_ROOT_SQUASH:
+        o->root_squash = 1;
+        return 0;
+    case OPT_CAP_LIFETIME:
+        return parse_count("cap-lifetime", arg, 10, 30u * 86400, &o->cap_lifetime_s, err,
+                           errlen);
+    case OPT_MUNGE_SOCKET:
+        return copy_string("munge-socket", arg, o->munge_socket, sizeof(o->munge_socket), err,
+                           errlen);
     case OPT_DIRTY_DEGRADED:
         o->start_dirty_degraded = 1;
         return 0;
@@ -332,6 +353,7 @@ static void set_defaults(struct server_opts *o)
     o->log_size = SERVER_DEFAULT_LOG_SIZE;
     o->cache_l1 = SERVER_DEFAULT_CACHE_L1;
     o->readahead = SERVER_DEFAULT_READAHEAD;
+    o->cap_lifetime_s = SERVER_DEFAULT_CAP_LIFETIME_S;
 }
 
 /* RAID-5 by default (the papers'), but parity over fewer than 3 members is

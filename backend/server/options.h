@@ -18,6 +18,7 @@
 #define SERVER_DEFAULT_CACHE_L1    (64ull << 20)
 #define SERVER_MAX_CACHE_L1        (1ull << 40)
 #define SERVER_DEFAULT_READAHEAD   (4ull << 20)
+#define SERVER_DEFAULT_CAP_LIFETIME_S 43200u
 
 /* --member IO:K=URL: member K of I/O node IO's volume is the external iSCSI
  * LUN at URL instead of the LUN of its target rank.  The rank count stays
@@ -50,6 +51,9 @@ struct server_opts {
     uint64_t cache_l2;       /* --cache-l2: bytes per target rank, 0 = off */
     char cache_l2_policy[16]; /* --cache-l2-policy; "" = the target's default */
     char trace_path[1024];   /* --trace: I/O node N writes TRACE.ioN; "" = none */
+    int root_squash;         /* --root-squash: proven root is nobody (access.h) */
+    uint32_t cap_lifetime_s; /* --cap-lifetime: seconds a capability lasts */
+    char munge_socket[256];  /* --munge-socket; "" = libmunge's default */
     int help;                /* --help: print usage, start nothing */
     struct server_member ext[SERVER_MAX_EXTERNAL]; /* --member, in the given order */
     uint32_t next;

@@ -99,6 +99,10 @@ static int set_up(struct server *srv)
             return rc;
     if ((rc = srvconn_listen(srv)) < 0)
         return rc;
+    /* users on this host prove who they are to the metadata rank there;
+     * without the socket they still can with MUNGE (it logs why) */
+    if (srv->role & IPVFS_ROLE_METADATA)
+        (void)access_kernel_listen(srv);
     if ((rc = control_signals(srv)) < 0)
         return rc;
     if (srv->down_reason[0])
@@ -197,6 +201,7 @@ static void tear_down(struct server *srv)
         srv->tgt = NULL;
     }
     metasvc_close(srv);
+    access_kernel_close(srv);
     srvconn_close_all(srv);
     if (srv->signal_fd >= 0) {
         evloop_del_fd(srv->loop, srv->signal_fd);

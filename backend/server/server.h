@@ -151,6 +151,8 @@ struct server {
     struct metadb *mdb;         /* rank 0 */
     struct shfp *shfps;         /* rank 0: shared file pointers (metasvc.c) */
     struct lock_file *locks;    /* rank 0: files with byte-range locks */
+    struct access *challenged;  /* connections between HELLO and AUTH (access.h) */
+    int cred_fd;                /* the local credential socket; -1: none */
     struct control_state ctl;
 
     uint8_t secret[IPVFS_SECRET_LEN];

@@ -50,9 +50,7 @@ struct link {
     struct server *srv;
     int fd;
     int dead;                     /* socket closed; freed when nbusy is 0 */
-    int authed;
-    uint32_t client_id;
-    struct conn_challenge challenge;  /* HELLO to AUTH (hello.c) */
+    struct access acc;            /* who is behind it (access.h) */
     int events;                   /* what the loop watches now */
     uint64_t flush_id;            /* a deferred write of the queued replies */
     char peer[64];
@@ -85,18 +83,23 @@ struct server *conn_server(const struct conn *c)
 
 uint32_t conn_client_id(const struct conn *c)
 {
-    return c->l->client_id;
+    return c->l->acc.client_id;
 }
 
 struct client_counters *conn_client_counters(struct conn *c)
 {
-    return server_client_counters(c->l->srv, c->l->client_id);
+    return server_client_counters(c->l->srv, c->l->acc.client_id);
+}
+
+struct access *conn_access(struct conn *c)
+{
+    return &c->l->acc;
 }
 
 void conn_count_bytes(struct conn *c, uint64_t in, uint64_t out)
 {
     struct server *srv = c->l->srv;
-    struct client_counters *cc = server_client_counters(srv, c->l->client_id);
+    struct client_counters *cc = server_client_counters(srv, c->l->acc.client_id);
 
     srv->total.bytes_in += in;
     srv->total.bytes_out += out;
@@ -114,7 +117,8 @@ static void count_request(struct conn *c)
     struct client_counters *cc;
 
     c->l->srv->total.requests++;
-    if (c->l->authed && (cc = server_client_counters(c->l->srv, c->l->client_id)))
+    if (access_authed(&c->l->acc) &&
+        (cc = server_client_counters(c->l->srv, c->l->acc.client_id)))
         cc->c.requests++;
 }
 
@@ -341,9 +345,13 @@ void conn_reply_err(struct conn *c, int status, const char *fmt, ...)
         vsnprintf(msg, 512, fmt, ap);
         va_end(ap);
         /* Clients probe for names all the time: expected misses stay quiet. */
+        char who[64];
+
+        access_describe(&c->l->acc, who, sizeof(who));
         ipvfs_log(status == ENOENT || status == EEXIST ? IPVFS_LOG_DEBUG : IPVFS_LOG_INFO,
-                  "%s: op %u from %s: %s (%s)", c->l->authed ? "request failed" : "refused",
-                  c->hdr.op, c->l->peer, msg, strerror(status));
+                  "%s: op %u from %s, %s: %s (%s)",
+                  status == EACCES || status == EPERM ? "refused" : "request failed",
+                  c->hdr.op, c->l->peer, who, msg, strerror(status));
     }
     conn_reply(c, (uint32_t)status, msg, msg ? strlen(msg) + 1 : 0);
 }
@@ -357,17 +365,6 @@ void conn_on_reply_sent(struct conn *c, void (*cb)(struct server *srv, void *arg
 void conn_close_after_reply(struct conn *c)
 {
     c->close_after = 1;
-}
-
-struct conn_challenge *conn_challenge(struct conn *c)
-{
-    return &c->l->challenge;
-}
-
-void conn_set_client(struct conn *c, uint32_t client_id)
-{
-    c->l->authed = 1;
-    c->l->client_id = client_id;
 }
 
 int srvconn_register(struct server *srv, const struct service *svc)
@@ -462,35 +459,33 @@ static void progress_watch(struct conn *r)
         log_warn("connection %s: no keepalive timer; a slow request may time out", r->l->peer);
 }
 
-/* The ops a connection may send before it proved the key. */
-static int before_auth(uint16_t op)
-{
-    return op == IPVFS_OP_HELLO || op == IPVFS_OP_AUTH || op == IPVFS_OP_MAP;
-}
-
 /* Runs r's handler. */
 static void dispatch(struct conn *r)
 {
     struct link *l = r->l;
     const struct op_entry *e = find_op(l->srv, r->hdr.op);
+    int authed = access_authed(&l->acc), err;
+    char msg[256];
 
     r->state = REQ_BUSY;
     r->busy_since_ms = evloop_now_ms();
     l->nbusy++;
     l->srv->conns.nbusy++;
-    /* HELLO and AUTH count once the handler ran (AUTH names the client) */
-    if (!before_auth(r->hdr.op))
+    /* requests before AUTH count once the handler ran (AUTH names the client) */
+    if (authed)
         count_request(r);
-    if (!l->authed && !before_auth(r->hdr.op)) {
-        conn_close_after_reply(r);
-        conn_reply_err(r, EACCES, "HELLO and AUTH with the cluster key must come first");
+    if ((err = access_check(l->srv, &l->acc, r->hdr.op, r->body, r->hdr.body_len, msg,
+                            sizeof(msg)))) {
+        if (!authed)
+            conn_close_after_reply(r);
+        conn_reply_err(r, err, "%s", msg);
     } else if (!(e->roles & l->srv->role)) {
         conn_reply_err(r, EOPNOTSUPP, "rank %d (%s) does not serve %s", l->srv->rank,
                        role_name(l->srv->role), e->name);
     } else {
         e->handler(r, &r->hdr, r->body);
     }
-    if (before_auth(r->hdr.op))
+    if (!authed)
         count_request(r);
     /* Still BUSY: the handler went async and will call conn_reply later. */
     if (r->state == REQ_BUSY)

@@ -97,6 +97,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "backend/server/access.h"
 #include "backend/server/server.h"
 
 /* Handler of one op.  hdr and body (hdr->body_len bytes) are the request. */
@@ -144,19 +145,11 @@ void conn_reply_err(struct conn *c, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* After this request's reply is written (or the connection dies), run cb. */
 void conn_on_reply_sent(struct conn *c, void (*cb)(struct server *srv, void *arg), void *arg);
-/* HELLO and AUTH (hello.c): every rank registers them first; the layer
- * refuses any other op on a connection before AUTH succeeded, but MAP. */
+/* HELLO, AUTH, MAP and CAP (hello.c): every rank registers them first;
+ * the layer asks access_check (access.h) before every handler. */
 extern const struct service hello_service;
-/* A connection's challenge, from HELLO to AUTH (common/auth.h). */
-struct conn_challenge {
-    int said_hello;                       /* HELLO answered; AUTH may come */
-    uint32_t client_id;
-    uint8_t nonce_c[IPVFS_NONCE_LEN];
-    uint8_t nonce_s[IPVFS_NONCE_LEN];
-};
-struct conn_challenge *conn_challenge(struct conn *c);
-/* AUTH's: the client proved the key; the link serves client_id from now on. */
-void conn_set_client(struct conn *c, uint32_t client_id);
+/* Who is behind c's connection (access.h). */
+struct access *conn_access(struct conn *c);
 /* Closes the connection after the reply instead of reading the next one. */
 void conn_close_after_reply(struct conn *c);
 struct server *conn_server(const struct conn *c);

@@ -138,8 +138,8 @@ int access_check(struct server *srv, const struct access *a, uint16_t op, const 
     case CLASS_ADMIN:
         if (a->state == ACCESS_USER && a->cred.uid == 0)
             return 0;
-        snprintf(msg, msglen, "only root or a holder of the cluster key may do this (this "
-                 "connection is %s)", who);
+        snprintf(msg, msglen, "only root or a holder of the cluster key may do this; this "
+                 "connection is %s", who);
         return EPERM;
     default:
         if (a->state == ACCESS_USER)

@@ -83,7 +83,7 @@ int wire_connect_hello(const char *host, uint16_t port, const struct wire_id *id
                        uint32_t client_id, uint64_t req_id, int connect_ms, int hello_ms,
                        struct ipvfs_hello_rep *out_rep, char *msg, size_t msglen);
 
-/* AUTH (wire_auth.c) as id after HELLO on fd, over the HELLO's nonces:
+/* AUTH (wire_hello.c) as id after HELLO on fd, over the HELLO's nonces:
  * 0 or -errno with the detail in msg. */
 int wire_say_auth(int fd, const struct wire_id *id, uint16_t port, uint32_t client_id,
                   uint64_t req_id, int hello_ms, const uint8_t nonce_c[IPVFS_NONCE_LEN],

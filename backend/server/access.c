@@ -232,6 +232,7 @@ static int auth_key(const struct server *srv, struct access *a, const struct ipv
 int access_auth(struct server *srv, struct access *a, const struct ipvfs_auth_req *req,
                 const uint8_t *cred, size_t cred_len, char *msg, size_t msglen)
 {
+    uint32_t uid, gid;
     int rc = 0;
 
     unlist(srv, a);
@@ -247,8 +248,9 @@ int access_auth(struct server *srv, struct access *a, const struct ipvfs_auth_re
         a->how = "kernel";
         break;
     case IPVFS_AUTH_MUNGE:
-        if ((rc = access_munge_verify(srv, a, cred, cred_len, msg, msglen)) != 0)
+        if ((rc = access_munge_verify(srv, a, cred, cred_len, &uid, &gid, msg, msglen)) != 0)
             return rc;
+        access_user(srv, uid, gid, NULL, 0, &a->cred);
         a->how = "munge";
         break;
     case IPVFS_AUTH_NONE:

@@ -112,8 +112,10 @@ int access_kernel_listen(struct server *srv);
 void access_kernel_close(struct server *srv);
 
 /* MUNGE (access_munge.c): decodes cred, whose payload must be a's nonce_s
- * then nonce_c; fills a->cred.  0 or a positive errno with a message. */
-int access_munge_verify(const struct server *srv, struct access *a, const uint8_t *cred,
-                        size_t cred_len, char *msg, size_t msglen);
+ * then nonce_c: the uid and gid munged vouches for.  0 or a positive
+ * errno with a message. */
+int access_munge_verify(const struct server *srv, const struct access *a, const uint8_t *cred,
+                        size_t cred_len, uint32_t *out_uid, uint32_t *out_gid, char *msg,
+                        size_t msglen);
 
 #endif

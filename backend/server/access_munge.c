@@ -35,8 +35,9 @@ static int munge_errno(munge_err_t e, munge_ctx_t ctx, char *msg, size_t msglen)
     }
 }
 
-int access_munge_verify(const struct server *srv, struct access *a, const uint8_t *cred,
-                        size_t cred_len, char *msg, size_t msglen)
+int access_munge_verify(const struct server *srv, const struct access *a, const uint8_t *cred,
+                        size_t cred_len, uint32_t *out_uid, uint32_t *out_gid, char *msg,
+                        size_t msglen)
 {
     uint8_t want[2 * IPVFS_NONCE_LEN];
     munge_ctx_t ctx = NULL;
@@ -75,7 +76,8 @@ int access_munge_verify(const struct server *srv, struct access *a, const uint8_
         rc = EACCES;
         goto free_payload;
     }
-    access_user(srv, uid, gid, NULL, 0, &a->cred);
+    *out_uid = (uint32_t)uid;
+    *out_gid = (uint32_t)gid;
 free_payload:
     free(payload);
 destroy_ctx:

@@ -1,5 +1,8 @@
-/* AUTH as a client (common/proto.h): the proof of the cluster key, the
- * kernel's word on the server's host, a MUNGE credential, or nobody. */
+/* Connecting to a server rank as a client: connect, HELLO (the server's
+ * proof of the key, its window) and AUTH (common/proto.h): the proof of
+ * the cluster key, the kernel's word on the server's host, a MUNGE
+ * credential, or nobody.  Over wire.c's exchanges, which know nothing of
+ * this. */
 #include "common/wire.h"
 
 #include <errno.h>
@@ -14,6 +17,7 @@
 #include <unistd.h>
 
 #include "common/auth.h"
+#include "common/net.h"
 
 /* One AUTH request with its credential; the server's refusal comes back
  * as -status with its message. */
@@ -165,4 +169,91 @@ int wire_say_auth(int fd, const struct wire_id *id, uint16_t port, uint32_t clie
         req.method = IPVFS_AUTH_NONE;
         return send_auth(fd, &req, NULL, req_id, hello_ms, msg, msglen);
     }
+}
+
+int wire_connect(const char *host, uint16_t port, const uint8_t secret[IPVFS_SECRET_LEN],
+                 uint32_t client_id, uint64_t req_id, int connect_ms, int hello_ms, char *msg,
+                 size_t msglen)
+{
+    struct wire_id id = { .who = WIRE_AS_KEY, .key = secret };
+    struct ipvfs_hello_rep unused;
+
+    return wire_connect_hello(host, port, &id, client_id, req_id, connect_ms, hello_ms, &unused,
+                              msg, msglen);
+}
+
+/* HELLO: sends our challenge nonce_c, checks the server's proof when we
+ * hold the key (secret not NULL), fills *out_rep. */
+static int say_hello(int fd, const uint8_t *secret, uint32_t client_id,
+                     uint64_t req_id, int hello_ms, const uint8_t nonce_c[IPVFS_NONCE_LEN],
+                     struct ipvfs_hello_rep *out_rep, char *msg, size_t msglen)
+{
+    struct ipvfs_hello_req hello = { .client_id = client_id };
+    struct iovec body = { .iov_base = &hello, .iov_len = sizeof(hello) };
+    uint8_t want[IPVFS_PROOF_LEN];
+    struct wire_reply rep;
+    int rc;
+
+    memcpy(hello.nonce, nonce_c, sizeof(hello.nonce));
+    rc = wire_call(fd, IPVFS_OP_HELLO, 0, req_id, &body, 1, hello_ms, &rep);
+    if (rc < 0) {
+        if (rc == -EPROTONOSUPPORT)
+            snprintf(msg, msglen, "HELLO: the server speaks another protocol version than "
+                     "this client's %u (mixed builds?)", IPVFS_PROTO_VERSION);
+        else
+            snprintf(msg, msglen, "HELLO: %s",
+                     rc == -EPROTO ? "malformed reply" : strerror(-rc));
+        return rc;
+    }
+    if (rep.status) {
+        rc = -(int)rep.status;
+        snprintf(msg, msglen, "HELLO refused%s%s", rep.len && rep.body[0] ? ": " : "",
+                 rep.len ? (const char *)rep.body : "");
+        wire_reply_free(&rep);
+        return rc;
+    }
+    if (rep.len != sizeof(*out_rep)) {
+        snprintf(msg, msglen, "HELLO: a reply of %llu bytes, not %zu",
+                 (unsigned long long)rep.len, sizeof(*out_rep));
+        wire_reply_free(&rep);
+        return -EPROTO;
+    }
+    memcpy(out_rep, rep.body, sizeof(*out_rep));
+    wire_reply_free(&rep);
+    if (secret)
+        auth_server_proof(secret, hello.nonce, out_rep->nonce, want);
+    if (secret && !auth_proof_equal(out_rep->proof, want)) {
+        snprintf(msg, msglen, "HELLO: the server does not prove the cluster key of this map "
+                 "(another cluster at that address?)");
+        return -EACCES;
+    }
+    if (out_rep->max_inflight == 0)
+        out_rep->max_inflight = 1;
+    return 0;
+}
+
+int wire_connect_hello(const char *host, uint16_t port, const struct wire_id *id,
+                       uint32_t client_id, uint64_t req_id, int connect_ms, int hello_ms,
+                       struct ipvfs_hello_rep *out_rep, char *msg, size_t msglen)
+{
+    uint8_t nonce_c[IPVFS_NONCE_LEN];
+    int fd, rc;
+
+    if ((rc = auth_nonce(nonce_c)) < 0) {
+        snprintf(msg, msglen, "HELLO: no random bytes for the challenge: %s", strerror(-rc));
+        return rc;
+    }
+    if ((fd = net_connect(host, port, connect_ms)) < 0) {
+        snprintf(msg, msglen, "connecting: %s", strerror(-fd));
+        return fd;
+    }
+    rc = say_hello(fd, id->who == WIRE_AS_KEY ? id->key : NULL, client_id, req_id, hello_ms,
+                   nonce_c, out_rep, msg, msglen);
+    if (rc == 0)
+        rc = wire_say_auth(fd, id, port, client_id, req_id, hello_ms, nonce_c, out_rep, msg,
+                           msglen);
+    if (rc == 0)
+        return fd;
+    close(fd);
+    return rc;
 }

@@ -12,6 +12,7 @@
 #   and with an expired one;
 # - a MUNGE credential (a private munged) proves the user; the same
 #   credential replayed on another connection is refused;
+# - a capability that expires while its file is open is renewed;
 # and A's file is byte for byte what A wrote; the refusals are logged.
 set -u
 . "$IPVFS_SRCDIR/test/lib.sh"
@@ -51,7 +52,8 @@ if command -v munged >/dev/null && command -v munge >/dev/null; then
     munge_args=(--munge-socket "$work/munge/sock")
 fi
 
-ipvfs_start_cluster 2 1 "${munge_args[@]}"
+# capabilities live 10 s here, so that one can expire within the test
+ipvfs_start_cluster 2 1 --cap-lifetime 10 "${munge_args[@]}"
 chmod 755 "$IPVFS_CLUSTER_DIR"
 head -c 150000 /dev/urandom >a.bin && chown "$A" a.bin && chmod 600 a.bin
 head -c 70000 /dev/urandom >pub.bin && chown "$A" pub.bin && chmod 644 pub.bin
@@ -207,6 +209,13 @@ if [ ${#munge_args[@]} -gt 0 ]; then
     cmp pub.bin out/got.bin || ipvfs_fail "MUNGE: other bytes"
     ipvfs_logs | grep -q "uid $(id -u "$B") (munge)" || ipvfs_fail "no MUNGE-proven request logged"
 fi
+# a writer slower than the capability's life: the client renews it (a
+# second LOOKUP) instead of failing with EKEYEXPIRED at the I/O nodes
+head -c 300000 /dev/urandom >slow.bin && chmod 644 slow.bin
+{ head -c 100000 slow.bin; sleep 12; tail -c +100001 slow.bin; } |
+    as "$B" "$IPVFS_CTL_BIN" cp - ipvfs:/slow.bin || ipvfs_fail "a write after the capability expired failed"
+"$IPVFS_CTL_BIN" cp ipvfs:/slow.bin slow.back && cmp slow.bin slow.back || ipvfs_fail "slow.bin differs"
+echo "ok   a capability that expired while the file was open was renewed"
 "$IPVFS_CTL_BIN" cp ipvfs:/a.bin final.bin && cmp a.bin final.bin || ipvfs_fail "A's file changed"
 "$IPVFS_CTL_BIN" cp ipvfs:/pub.bin final2.bin && cmp pub.bin final2.bin || ipvfs_fail "pub.bin changed"
 n=$(ipvfs_logs | grep -c "refused: ")

@@ -133,6 +133,10 @@ void conn_window(const struct ipvfs_client *c, uint32_t rank, uint32_t *out_reqs
  * -errno with the server's reason in msg. */
 int conn_show_cap(struct ipvfs_client *c, uint32_t rank, int fd, const struct ipvfs_cap *cap,
                   char *msg, size_t msglen);
+/* Renews f's capability (a LOOKUP of its path for the same rights) once
+ * less than a quarter of its life is left; nothing for a client with the
+ * key.  0, or -errno (ESTALE: the path now names another file). */
+int client_cap_fresh(struct ipvfs_file *f, struct ipvfs_error *out_err);
 /* Closes rank's connection (after a transport failure). */
 void conn_drop(struct ipvfs_client *c, uint32_t rank);
 

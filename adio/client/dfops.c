@@ -26,6 +26,8 @@ static int df_all(struct ipvfs_file *f, uint16_t op, const char *opname, const u
     long failed;
     int rc = 0;
 
+    if ((rc = client_cap_fresh(f, out_err)) < 0)
+        goto free_all;
     if (!reqs || !iov || !body || !dfile || !rep) {
         rc = client_error(out_err, ENOMEM, opname, f->path, NULL, -1, NULL);
         goto free_all;

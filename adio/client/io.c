@@ -212,6 +212,10 @@ int ipvfs_aio_start(struct ipvfs_file *f, int writing, const struct ipvfs_extent
 
     if (!a)
         return client_error(out_err, ENOMEM, op, f->path, f->client, -1, NULL);
+    if ((rc = client_cap_fresh(f, out_err)) < 0) {
+        free(a);
+        return rc;
+    }
     a->f = f;
     a->writing = writing;
     a->next = next;

@@ -144,6 +144,8 @@ struct ipvfs_file {
                                    * ESTALE after a restart of that rank */
     struct ipvfs_cap cap;         /* what the metadata rank granted at open
                                    * (zero: none, with the key) */
+    int64_t cap_ms;               /* when it came (CLOCK_REALTIME ms): it is
+                                   * renewed once 3/4 of its life are gone */
     char path[];                  /* absolute path inside iPVFS */
 };
 

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Paths are checked once, here at the public boundary. */
@@ -66,6 +67,15 @@ static int meta_call(struct ipvfs_client *c, uint16_t op, const char *opname, co
     return 0;
 }
 
+static int64_t wall_ms(void)
+{
+    struct timespec now;
+
+    if (clock_gettime(CLOCK_REALTIME, &now) < 0)
+        return 0;
+    return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
 int ipvfs_file_attach(struct ipvfs_client *c, const char *path, const struct ipvfs_entry *entry,
                       const struct ipvfs_cap *cap, struct ipvfs_file **out_file,
                       struct ipvfs_error *out_err)
@@ -90,8 +100,10 @@ int ipvfs_file_attach(struct ipvfs_client *c, const char *path, const struct ipv
         return client_error(out_err, ENOMEM, "open", path, NULL, -1, NULL);
     strcpy(f->path, path);
     f->entry = *entry;
-    if (cap)
+    if (cap) {
         f->cap = *cap;
+        f->cap_ms = wall_ms();
+    }
     f->layout.unit = entry->stripe_unit;
     f->layout.factor = entry->stripe_factor;
     f->layout.first_server = entry->first_server;
@@ -153,6 +165,31 @@ int ipvfs_file_open(struct ipvfs_client *c, const char *path, const struct ipvfs
      * this open will use */
     if (ipvfs_map_metadata(&c->map))
         (*out_file)->meta_verifier = conn_verifier(c, ipvfs_map_metadata(&c->map)->rank);
+    return 0;
+}
+
+int client_cap_fresh(struct ipvfs_file *f, struct ipvfs_error *out_err)
+{
+    struct ipvfs_lookup_req req = { 0 };
+    struct ipvfs_client *c = f->client;
+    int64_t now = wall_ms();
+    struct entry_cap ec;
+    int rc;
+
+    if (c->map.have_key || f->cap.expires_ms == 0 ||
+        f->cap.expires_ms - now > (f->cap.expires_ms - f->cap_ms) / 4)
+        return 0;
+    req.flags = (f->cap.rights & IPVFS_CAP_READ ? IPVFS_LOOKUP_READ : 0) |
+                (f->cap.rights & IPVFS_CAP_WRITE ? IPVFS_LOOKUP_WRITE : 0);
+    req.path_len = (uint32_t)strlen(f->path);
+    if ((rc = meta_call(c, IPVFS_OP_LOOKUP, "renew the capability of", &req, sizeof(req),
+                        f->path, 0, NULL, &ec, out_err)) < 0)
+        return rc;
+    if (ec.entry.handle != f->entry.handle)
+        return client_error(out_err, ESTALE, "renew the capability of", f->path, c, -1,
+                            "the path names another file than the one opened");
+    f->cap = ec.cap;
+    f->cap_ms = now;
     return 0;
 }
 

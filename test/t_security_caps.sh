@@ -16,30 +16,20 @@
 # and A's file is byte for byte what A wrote; the refusals are logged.
 set -u
 . "$IPVFS_SRCDIR/test/lib.sh"
-[ "$(id -u)" = 0 ] || { echo "skip: needs root to make a user"; exit 77; }
-command -v useradd >/dev/null || { echo "skip: no useradd"; exit 77; }
-A=ipvfs-sa B=ipvfs-sb made_users=() munged_pid=
+. "$IPVFS_SRCDIR/test/security_lib.sh"
+sec_require
+A=ipvfs-sa B=ipvfs-sb munged_pid=
 work=$(mktemp -d "${TMPDIR:-/tmp}/t_security_caps.XXXXXX") || ipvfs_fail "no scratch directory"
 chmod 755 "$work"
+SEC_HOME=$work
 ipvfs_test_cleanup() {
     [ -n "$munged_pid" ] && kill "$munged_pid" 2>/dev/null
     rm -rf "$work"
-    for u in "${made_users[@]}"; do userdel "$u" 2>/dev/null; done
-    return 0
+    sec_users_remove
 }
-for u in "$A" "$B"; do
-    if ! id "$u" >/dev/null 2>&1; then
-        useradd -M -s /bin/sh "$u" || ipvfs_fail "useradd $u"
-        made_users+=("$u")
-    fi
-done
+sec_users_make "$A" "$B"
 cd "$work" && mkdir -m 777 out || ipvfs_fail "cannot enter $work"
-as() {
-    local u=$1
-    shift
-    runuser -u "$u" -- env HOME="$work" IPVFS_MAP="$IPVFS_MAP" IPVFS_SRCDIR="$IPVFS_SRCDIR" \
-        PATH="$PATH" "$@"
-}
+as() { sec_as "$@"; }
 
 # a private munged (as every Slurm node runs one), its socket open to users
 munge_args=()

@@ -12,38 +12,24 @@ set -u
 . "$IPVFS_SRCDIR/test/lib.sh"
 . "$IPVFS_SRCDIR/test/mpi/e2e_lib.sh"
 . "$IPVFS_SRCDIR/test/fuse_lib.sh"
+. "$IPVFS_SRCDIR/test/security_lib.sh"
 e2e_require
-[ "$(id -u)" = 0 ] || { echo "skip: needs root to make users"; exit 77; }
-command -v useradd >/dev/null || { echo "skip: no useradd"; exit 77; }
+sec_require
 E2E_NP=2
-A=ipvfs-sa B=ipvfs-sb made_users=()
+A=ipvfs-sa B=ipvfs-sb
 work=$(mktemp -d "${TMPDIR:-/tmp}/t_security_users.XXXXXX") || ipvfs_fail "no scratch directory"
 chmod 755 "$work"
-FUSE_MNT=$work/mnt FUSE_LOG=$work/fuse.log
+SEC_HOME=$work FUSE_MNT=$work/mnt FUSE_LOG=$work/fuse.log
 ipvfs_test_cleanup() {
     fuse_cleanup
     rm -rf "$work"
-    for u in "${made_users[@]}"; do userdel "$u" 2>/dev/null; done
-    [ ${#made_users[@]} -gt 0 ] && groupdel "$A" 2>/dev/null
-    return 0
+    sec_users_remove
 }
-for u in "$A" "$B"; do
-    if ! id "$u" >/dev/null 2>&1; then
-        useradd -M -s /bin/sh "$u" || ipvfs_fail "useradd $u"
-        made_users+=("$u")
-    fi
-done
+sec_users_make "$A" "$B"
 usermod -a -G "$A" "$B" || ipvfs_fail "cannot put $B in group $A"
-cd "$work" || ipvfs_fail "cannot enter $work"
-mkdir -m 777 out
-
-# as USER: a command with the user's own environment (the map only)
-as() {
-    local u=$1
-    shift
-    runuser -u "$u" -- env HOME="$work" IPVFS_MAP="$IPVFS_MAP" PATH="$PATH" "$@"
-}
-ctl_as() { as "$1" "$IPVFS_CTL_BIN" "${@:2}"; }
+cd "$work" && mkdir -m 777 out || ipvfs_fail "cannot enter $work"
+as() { sec_as "$@"; }
+ctl_as() { sec_as "$1" "$IPVFS_CTL_BIN" "${@:2}"; }
 refused() {   # refused WHAT COMMAND...: the command fails with a permission error
     local what=$1 out
     shift

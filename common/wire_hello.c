@@ -136,12 +136,11 @@ static int say_user(int fd, struct ipvfs_auth_req *req, uint16_t port, uint64_t 
         }
     }
     if ((rc = munge_cred(hello->nonce, nonce_c, &cred, msg, msglen)) < 0) {
-        if (kmsg[0]) {
-            char both[256];
+        char both[400];
 
-            snprintf(both, sizeof(both), "cannot prove who you are: %s; %s", kmsg, msg);
-            snprintf(msg, msglen, "%s", both);
-        }
+        snprintf(both, sizeof(both), "cannot prove who you are%s%s; %s (other hosts need "
+                 "munged; or IPVFS_KEY names the key)", kmsg[0] ? ": " : "", kmsg, msg);
+        snprintf(msg, msglen, "%s", both);
         return rc;
     }
     req->method = IPVFS_AUTH_MUNGE;

@@ -8,7 +8,8 @@
 # key.  User A writes a 0600 and a 0644 file with ipvfs-ctl; user B, on
 # node3, is refused the 0600 one through ipvfs-ctl and MPI-IO and reads
 # the 0644 one byte for byte; the servers log B as MUNGE-proven; without
-# munged B gets a clear error naming MUNGE and IPVFS_KEY.
+# munged B gets a clear error naming MUNGE and IPVFS_KEY; with
+# --root-squash root proven by MUNGE is nobody, root with the key is root.
 set -u
 . "$IPVFS_SRCDIR/test/lib.sh"
 . "$IPVFS_SRCDIR/test/mpi/e2e_lib.sh"
@@ -42,7 +43,7 @@ munged_pid=$(cat "$work/munge/pid")
 hosts_up 3
 mh_servers_on node1 node1:2,node2:2
 ipvfs_start_cluster 2 1 --target-size 256M --meta-port "$MH_META_PORT" \
-    --munge-socket "$work/munge/sock"
+    --munge-socket "$work/munge/sock" --root-squash
 remote=node1:$MH_META_PORT
 # USER on node3: no key, the map from the metadata rank, munged's socket
 on3() {
@@ -81,6 +82,11 @@ grep -q "MUNGE" <<<"$out" && grep -q "IPVFS_KEY" <<<"$out" ||
     ipvfs_fail "the error without munged names neither MUNGE nor IPVFS_KEY: $out"
 echo "ok   without munged: $out"
 
+# --root-squash: root proven by MUNGE is nobody; root with the key is root
+out=$(on3 root ipvfs-ctl cp ipvfs:/private.bin out/s.bin 2>&1) &&
+    ipvfs_fail "--root-squash: root (MUNGE) read A's 0600 file"
+grep -q "uid 65534" <<<"$out" || ipvfs_fail "--root-squash: not refused as nobody: $out"
+echo "ok   --root-squash: root proven by MUNGE is refused as uid 65534"
 ipvfs_logs | grep -q "refused: .*uid $(id -u "$B") (munge)" || ipvfs_fail "no refusal of $B (munge) logged"
 ipvfs_ctl cp ipvfs:/private.bin "$work/out/r.bin" || ipvfs_fail "root (the key, on node1): cp"
 cmp private.bin out/r.bin || ipvfs_fail "A's file changed"

@@ -8,8 +8,11 @@
  *     chap.c            CHAP responses (MD5 from nettle), checked in constant time
  *     order.c           per-LUN write ordering: ORWRITE holds its range alone
  *   backing I/O
- *     store.c           backing-store templates (file, block, memory) and the
- *                       asynchronous I/O engine (io_uring, worker-thread fallback)
+ *     store.c           the asynchronous I/O engine of the stores (io_uring,
+ *                       worker-thread fallback)
+ *     store_fd.c        the file and block stores (on the engine)
+ *     store_mem.c       the memory store
+ *     store_lun.c       the store table, LUN open/close, the read mapping
  *     l2cache.c         the L2 cache of uCache (--cache-l2) in front of the
  *                       stores, write-through, cache/ policies
  *   connection and task objects
@@ -123,7 +126,7 @@ struct tgt_scsi_upcalls;
 
 /* TGT_IO_WRITEBACK starts the kernel's writeback of [off, off + len) of a
  * buffered descriptor and waits for nothing (sync_file_range with
- * SYNC_FILE_RANGE_WRITE): it makes nothing durable.  store.c issues it
+ * SYNC_FILE_RANGE_WRITE): it makes nothing durable.  store_fd.c issues it
  * itself (write-behind, tgt_lun's wb_*); nobody else submits it. */
 enum tgt_io_op { TGT_IO_READ, TGT_IO_WRITE, TGT_IO_FLUSH, TGT_IO_PUNCH, TGT_IO_WRITEBACK };
 
@@ -149,7 +152,7 @@ struct tgt_io {
     struct tgt_io *next;   /* pool queue link */
     int fd;                /* descriptor a pool worker runs it on */
     int res;               /* a pool worker's result */
-    tgt_io_done_fn store_cb; /* a buffered WRITE's own callback (store.c) */
+    tgt_io_done_fn store_cb; /* a buffered WRITE's own callback (store_fd.c) */
     /* Private to l2cache.c while the io is in flight; fd (which of the
      * LUN's descriptors ran it, -1: none) is read there after it. */
     tgt_io_done_fn l2_cb;
@@ -171,7 +174,10 @@ struct tgt_store_ops {
 };
 
 const struct tgt_store_ops *tgt_store_lookup(enum tgt_backing kind);
-/* The memory store (store_mem.c), an entry of store.c's table. */
+/* The entries of store_lun.c's table: the file and block stores (store_fd.c)
+ * and the memory store (store_mem.c). */
+extern const struct tgt_store_ops tgt_file_store;
+extern const struct tgt_store_ops tgt_block_store;
 extern const struct tgt_store_ops tgt_mem_store;
 
 /* The descriptor engine.  io_uring is the first choice; without a ring,
@@ -249,7 +255,7 @@ struct tgt_lun {
     uint64_t nblocks;
     uint32_t block_size;
     int can_punch;           /* UNMAP / WRITE SAME with UNMAP supported */
-    /* Write-behind (store.c): bytes of buffered WRITEs completed since
+    /* Write-behind (store_fd.c): bytes of buffered WRITEs completed since
      * the last writeback start and the span they cover; the io that
      * starts writeback (one at a time: wb_busy); counters for the log. */
     uint64_t wb_bytes, wb_lo, wb_hi;
@@ -495,7 +501,7 @@ void tgt_order_run(struct tgt_task *t, uint64_t lba, uint64_t n, int excl,
                    void (*run)(struct tgt_task *t));
 void tgt_order_leave(struct tgt_task *t);
 
-/* store.c (with the engine, declared with struct tgt_io above) */
+/* store_lun.c (the engine and the stores are declared with struct tgt_io above) */
 int tgt_lun_open(struct tgt_server *srv, struct tgt_lun *lun, const struct tgt_lun_config *cfg);
 /* 1 when len bytes at off are all in the page cache of lun->fd. */
 int tgt_lun_cached(const struct tgt_lun *lun, uint64_t off, size_t len);

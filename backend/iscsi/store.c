@@ -381,6 +381,16 @@ static void aio_event(struct evloop *loop, int fd, int events, void *user)
     aio->hooks->round_end(aio->srv);
 }
 
+void tgt_aio_round_begin(struct tgt_aio *aio)
+{
+    aio->hooks->round_begin(aio->srv);
+}
+
+void tgt_aio_round_end(struct tgt_aio *aio)
+{
+    aio->hooks->round_end(aio->srv);
+}
+
 void tgt_aio_batch_begin(struct tgt_aio *aio)
 {
     aio->batch++;

@@ -65,7 +65,8 @@ int tgt_lun_cached(const struct tgt_lun *lun, uint64_t off, size_t len)
 
 int tgt_lun_open(struct tgt_server *srv, struct tgt_lun *lun, const struct tgt_lun_config *cfg)
 {
-    const struct tgt_store_ops *ops = tgt_store_lookup(cfg->kind);
+    const struct tgt_store_ops *ops = cfg->disk && cfg->kind == TGT_BACKING_FILE
+                                          ? &tgt_disk_store : tgt_store_lookup(cfg->kind);
     const char *what = cfg->kind == TGT_BACKING_MEMORY ? "memory" : cfg->path;
     int rc;
 
@@ -94,10 +95,17 @@ int tgt_lun_open(struct tgt_server *srv, struct tgt_lun *lun, const struct tgt_l
         lun->ops = NULL;
         return -EINVAL;
     }
-    /* Pages sent from the mapping would be the page cache again. */
-    if (lun->fd >= 0 && !lun->direct)
+    /* Pages sent from the mapping would be the page cache again; an
+     * emulated disk must see every READ. */
+    if (lun->fd >= 0 && !lun->direct && !lun->disk)
         lun_map(lun);
     return 0;
+}
+
+void tgt_lun_drain(struct tgt_lun *lun)
+{
+    if (lun->ops && lun->ops->drain)
+        lun->ops->drain(lun);
 }
 
 void tgt_lun_close(struct tgt_lun *lun)

@@ -50,6 +50,7 @@ struct server_opts {
     uint64_t cache_l2;       /* --cache-l2: bytes per target rank, 0 = off */
     char cache_l2_policy[16]; /* --cache-l2-policy; "" = the target's default */
     char trace_path[1024];   /* --trace: I/O node N writes TRACE.ioN; "" = none */
+    char emulate_disk[32];   /* --emulate-disk: a tgt_disk_preset() name; "" = none */
     int help;                /* --help: print usage, start nothing */
     struct server_member ext[SERVER_MAX_EXTERNAL]; /* --member, in the given order */
     uint32_t next;

@@ -139,9 +139,12 @@ static void test_model_saturation(void **state)
 
 /* The corrected variant sends a 64 KiB request whole to one I/O node and
  * one target: 2 x (1 + 2) at 100/s, h 0: P_i 0.5, P_ij 0.5, one disk sees
- * 25/s of 64 KiB (E(T) = 7.085020 ms); saturation 1 / (0.25 * 7.085020e-3)
- * = 564.57/s, where the papers' piece sizes (a 10.9 KiB piece per disk)
- * would say more. */
+ * 25/s of 64 KiB (E(T) = 7.085020 ms).  Its I/O node lets 2 reads into
+ * the iRAID at once, each holding its place for s = 65536 / 75e6 +
+ * 65536 / 500e6 + 7.085020e-3 = 8.089905 ms: with 2 inside over 2
+ * targets, X = 2 / (s (1 + 1/2)) = 164.8145/s per I/O node, which sees
+ * lambda / 2: saturation 329.629/s, below the 4 disks' 564.57/s and the
+ * papers' piece sizes' more still. */
 static void test_model_corrected_pieces(void **state)
 {
     struct model_params p;
@@ -154,10 +157,29 @@ static void test_model_corrected_pieces(void **state)
     CLOSE(t.piece_io, 65536, 1e-12);
     CLOSE(t.piece_t, 65536, 1e-12);
     CLOSE(t.lambda_ij, 25, 1e-12);
-    CLOSE(model_saturation(MODEL_CORRECTED, &p, &c), 1 / (0.25 * (5.8e-3 + 65536 / 51e6)),
-          1e-9);
+    assert_int_equal(t.iraid_fes, 1);
+    CLOSE(model_saturation(MODEL_CORRECTED, &p, &c), 329.629, 1e-5);
     assert_true(model_saturation(MODEL_LCN2005, &p, &c) >
                 model_saturation(MODEL_CORRECTED, &p, &c));
+}
+
+/* Mean value analysis and the flow-equivalent server by hand.
+ *   X(1, k) = 1 / s; X(2, 2) = 2 / (1.5 s); X(5, 5) = 5 / (1.8 s).
+ *   One place over one target is M/M/1: 4 ms at 100/s, 4 / 0.6 ms.
+ *   Two places over two targets, s = 6 ms, lambda 200: mu(1) = 166.667,
+ *   mu(n >= 2) = 222.222, r = 0.9; pi = 1, 1.2, then 1.08 r^m:
+ *   sum 1 + 1.2 + 1.08 / 0.1 = 13, sum n pi = 1.2 + 1.08 (2 / 0.1 +
+ *   0.9 / 0.01) = 120; E(N) = 120 / 13, W = E(N) / 200 = 46.1538 ms. */
+static void test_model_flow_equivalent_iraid(void **state)
+{
+    (void)state;
+    CLOSE(model_iraid_throughput(1, 4, 0.005), 200, 1e-12);
+    CLOSE(model_iraid_throughput(2, 2, 0.006), 2 / (1.5 * 0.006), 1e-12);
+    CLOSE(model_iraid_throughput(5, 5, 0.006), 5 / (1.8 * 0.006), 1e-12);
+    CLOSE(model_fes_residence(100, 1, 1, 0.004), 0.004 / 0.6, 1e-12);
+    CLOSE(model_fes_residence(100, 1, 1, 0.004), model_mm1(0.004, 100), 1e-12);
+    CLOSE(model_fes_residence(200, 2, 2, 0.006), 120.0 / 13 / 200, 1e-12);
+    assert_true(model_fes_residence(2 / (1.5 * 0.006), 2, 2, 0.006) < 0);
 }
 
 static void test_model_splits_and_bad_input(void **state)
@@ -194,6 +216,7 @@ int main(void)
         cmocka_unit_test(test_model_ipvfs_by_hand),
         cmocka_unit_test(test_model_saturation),
         cmocka_unit_test(test_model_corrected_pieces),
+        cmocka_unit_test(test_model_flow_equivalent_iraid),
         cmocka_unit_test(test_model_splits_and_bad_input),
     };
 

@@ -24,6 +24,7 @@ void model_params_paper(struct model_params *p)
     p->bw_net = 75 * MB;
     p->bw_cache = 500 * MB;
     p->t_node = 0;
+    p->node_cpu = -1;
     p->stripe = 65536;
     model_disk_preset(&p->disk);
 }
@@ -122,6 +123,47 @@ static void mm1_term(double t, double rate, double *w, double *rho_max)
     *w = model_mm1(t, rate);
 }
 
+double model_iraid_throughput(unsigned n, unsigned k, double s)
+{
+    double q = 0, x = 0;
+
+    /* Exact MVA of a closed network of k identical queues, each visited
+     * with probability 1/k, service s: R(j) = s (1 + Q(j-1)) at each
+     * queue, X(j) = j / R(j) (one visit per request in all), Q(j) =
+     * X(j) R(j) / k per queue. */
+    for (unsigned j = 1; j <= n; j++) {
+        double r = s * (1 + q);
+
+        x = j / r;
+        q = x * r / k;
+    }
+    return x;
+}
+
+double model_fes_residence(double lambda, unsigned places, unsigned k, double s)
+{
+    double top = model_iraid_throughput(places, k, s), sum = 0, weight = 1, mean = 0;
+
+    if (lambda <= 0)
+        return s;
+    if (lambda >= top)
+        return -1;
+    /* Birth-death chain: rate lambda up, mu(n) = X(min(n, places)) down;
+     * pi(n) = pi(0) prod lambda / mu(j).  Past places the ratio is the
+     * constant lambda / top < 1: a geometric tail, summed in closed form. */
+    for (unsigned n = 0; n < places; n++) {
+        sum += weight;
+        mean += n * weight;
+        weight *= lambda / model_iraid_throughput(n + 1, k, s);
+    }
+    /* from n = places on: weight r^m, m = n - places, r = lambda / top */
+    double r = lambda / top;
+
+    sum += weight / (1 - r);
+    mean += weight * (places / (1 - r) + r / ((1 - r) * (1 - r)));
+    return mean / sum / lambda;
+}
+
 int model_eval(enum model_variant v, const struct model_params *p,
                const struct model_config *c, double lambda, struct model_terms *o)
 {
@@ -146,6 +188,13 @@ int model_eval(enum model_variant v, const struct model_params *p,
     }
     if (v == MODEL_LCN2005) {
         node_io = node_t = t_node;   /* a delay, no queue */
+    } else if (v == MODEL_CORRECTED && p->node_cpu >= 0 && p->node_cpu < t_node) {
+        /* only the CPU work queues; the rest (waiting for a core the
+         * machine's other work holds, wakeups) is a delay */
+        mm1_term(p->node_cpu, f.node_io_rate, &node_io, &rho);
+        mm1_term(p->node_cpu, f.node_t_rate, &node_t, &rho);
+        node_io += t_node - p->node_cpu;
+        node_t += t_node - p->node_cpu;
     } else {
         mm1_term(t_node, f.node_io_rate, &node_io, &rho);
         mm1_term(t_node, f.node_t_rate, &node_t, &rho);
@@ -156,6 +205,26 @@ int model_eval(enum model_variant v, const struct model_params *p,
     if (o->t_disk * f.lambda_ij > rho)
         rho = o->t_disk * f.lambda_ij;
     o->w_disk = model_mg1(o->t_disk, o->t_disk2, f.lambda_ij);
+    if (v == MODEL_CORRECTED && ipvfs && f.p_ij * c->nt <= 1.0 + 1e-9) {
+        /* The I/O node admits Nt reads into its iRAID at once (ionode.c's
+         * places): a request holds its place through the target's
+         * network, cache, processing and disk.  The iRAID is then a
+         * flow-equivalent server of throughput X(min(n, Nt)). */
+        double s_t = o->t_tnet + o->t_tc + t_node + (1 - c->h_t) * o->t_disk;
+        double top = model_iraid_throughput(c->nt, c->nt, s_t);
+
+        o->iraid_fes = 1;
+        if (f.lambda_i / top > rho)
+            rho = f.lambda_i / top;
+        o->rho_max = rho;
+        if (rho >= 1) {
+            o->w_iraid = o->total = INFINITY;
+            return 1;
+        }
+        o->w_iraid = model_fes_residence(f.lambda_i, c->nt, c->nt, s_t);
+        o->total = o->w_ionet + o->w_ioc + (1 - c->h_io) * o->w_iraid + o->w_node_io;
+        return 0;
+    }
     o->rho_max = rho;
     if (rho >= 1) {
         o->w_iraid = o->total = INFINITY;

@@ -16,8 +16,12 @@
  *                    piece is what one node really gets (a 64 KiB request
  *                    goes whole to one I/O node and one target, not
  *                    L/Nio to each), the node queues see the requests
- *                    that visit them, and a request is counted at a level
- *                    only when it reaches it.
+ *                    that visit them, and an I/O node lets only Nt reads
+ *                    into its iRAID at once (backend/server/ionode.c's
+ *                    places): for requests that reach one target the
+ *                    iRAID is a flow-equivalent server, its throughput
+ *                    with n reads inside that of a closed network of Nt
+ *                    targets (model_iraid_throughput).
  * The papers' variants reproduce the printed equations, including their
  * piece sizes L_ip/Nio and L_ir/Nt (see the man page's NOTES). */
 #ifndef IPVFS_MODEL_H
@@ -40,6 +44,9 @@ struct model_params {
     double bw_net;      /* BW_net: one network hop */
     double bw_cache;    /* BW_cache: memory copy */
     double t_node;      /* T_node: processing of a request in a node */
+    double node_cpu;    /* corrected: the part of T_node that is CPU work
+                         * and queues (M/M/1), the rest a delay; < 0:
+                         * all of it */
     double stripe;      /* B */
     struct model_disk disk;
 };
@@ -59,6 +66,7 @@ struct model_terms {
     double piece_io, piece_t;   /* bytes an I/O node, a target handles per visit */
     double t_ionet, t_ioc, t_tnet, t_tc, t_disk, t_disk2;   /* service times, E(T^2) */
     double w_ionet, w_ioc, w_tnet, w_tc, w_node_io, w_node_t, w_disk, w_iraid;
+    int iraid_fes;              /* corrected: the iRAID as a flow-equivalent server */
     double rho_max;             /* the busiest queue's utilisation */
     double total;               /* T */
 };
@@ -87,6 +95,15 @@ int model_eval(enum model_variant v, const struct model_params *p,
  * utilisation is linear in lambda); 0 on an invalid configuration. */
 double model_saturation(enum model_variant v, const struct model_params *p,
                         const struct model_config *c);
+
+/* Throughput of n requests circulating among k identical queues of
+ * service s, each request visiting one queue chosen uniformly (exact
+ * mean value analysis): n / (s (1 + (n - 1) / k)). */
+double model_iraid_throughput(unsigned n, unsigned k, double s);
+/* Mean residence time in a flow-equivalent server fed at rate lambda
+ * whose service rate with n inside is model_iraid_throughput(min(n,
+ * places), k, s); negative when saturated. */
+double model_fes_residence(double lambda, unsigned places, unsigned k, double s);
 
 /* The splits of n nodes: every nio with nio (1 + nt) == n and nt >= 1
  * (iPVFS), in increasing nio.  Writes at most max into nio_out/nt_out and

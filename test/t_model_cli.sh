@@ -77,6 +77,15 @@ s2=$("$model" --params "$work/p.params" --splits --csv | awk -F, '$1=="ipvfs" &&
 python3 -c "import sys; a, b = map(float, sys.argv[1:]); assert b < 0.6 * a, (a, b)" "$s1" "$s2" ||
     fail "--params did not slow the disk: $s1 -> $s2"
 
+# --plot: a PNG through gnuplot, when there is one.
+if command -v gnuplot >/dev/null; then
+    "$model" --splits --plot "$work/s.png" >/dev/null || fail "--splits --plot failed"
+    "$model" --plot "$work/c.png" >/dev/null || fail "--plot failed"
+    for f in s c; do
+        [ "$(head -c 4 "$work/$f.png" | od -An -c | tr -d ' ')" = '211PNG' ] || fail "$f.png is no PNG"
+    done
+fi
+
 # Bad input: a clear message, status 2 (usage) or 1 (a file), no output.
 expect() {
     local want=$1 pattern=$2; shift 2

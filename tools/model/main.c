@@ -386,9 +386,9 @@ static int plot(const struct opts *o)
     if (o->splits)
         fprintf(gp, "set title 'Saturation rate per split of %u nodes (%s model)'\n"
                 "set xlabel 'I/O nodes'\nset ylabel 'saturation rate (requests/s)'\n"
-                "set style fill solid 0.5\nset boxwidth 0.6 relative\n"
-                "plot '%s' every ::2 using 2:4 with boxes title 'iPVFS', "
-                "'' every ::1::1 using 2:4 with points pt 7 ps 2 title 'PVFS'\n",
+                "set key top right\n"
+                "plot '%s' every ::2 using 2:4 with linespoints lw 2 pt 7 title 'iPVFS', "
+                "'' every ::1::1 using 2:4 with points pt 5 ps 2 title 'PVFS (all I/O nodes)'\n",
                 o->nodes, variant_name(o->variant), tmp);
     else
         fprintf(gp, "set title 'Mean response time, N = %u, %.0f KiB requests (%s model)'\n"

@@ -25,7 +25,8 @@
 # capacity = the highest achieved rate, and each variant's saturation
 # rate), model-validate-NIOxNT.png (measured vs predicted mean response
 # against the rate, the emulated disks' capacity marked), and
-# model-validate.txt (the command, the date, the load of the machine).
+# model-validate.txt (the command, the date, the load of the machine, and
+# the errors against the issue's goals: benchmarks/model-validate-report.py).
 #
 #   benchmarks/model-validate.sh [BUILDDIR]
 #
@@ -127,7 +128,7 @@ PY
     unset IPVFS_CLUSTER_DIR
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$txt"
-cat "$sat"
+python3 "$IPVFS_SRCDIR/benchmarks/model-validate-report.py" "$out" | tee -a "$txt"
 
 # One figure per configuration: measured and predicted mean response
 # against the offered rate, with the emulated disks' capacity (every disk

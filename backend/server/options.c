@@ -17,7 +17,7 @@ enum { OPT_IO_NODES = 256, OPT_TARGETS, OPT_RAID, OPT_DATA, OPT_TARGET_SIZE, OPT
        OPT_MAP, OPT_STRIPE_UNIT, OPT_CHUNK_SIZE, OPT_NO_BIND, OPT_DIRTY_DEGRADED,
        OPT_MEMBER, OPT_LOG_DIR, OPT_LOG_SIZE, OPT_CACHE_L1, OPT_CACHE_L2, OPT_CACHE_L2_POLICY, OPT_TRACE,
        OPT_READAHEAD, OPT_META_PORT, OPT_ROOT_SQUASH, OPT_CAP_LIFETIME, OPT_MUNGE_SOCKET,
-       OPT_HELP };
+       OPT_EMULATE_DISK, OPT_HELP };
 
 static const struct option long_opts[] = {
     { "io-nodes", required_argument, NULL, OPT_IO_NODES },
@@ -43,6 +43,7 @@ static const struct option long_opts[] = {
     { "root-squash", no_argument, NULL, OPT_ROOT_SQUASH },
     { "cap-lifetime", required_argument, NULL, OPT_CAP_LIFETIME },
     { "munge-socket", required_argument, NULL, OPT_MUNGE_SOCKET },
+    { "emulate-disk", required_argument, NULL, OPT_EMULATE_DISK },
     { "help", no_argument, NULL, OPT_HELP },
     { NULL, 0, NULL, 0 },
 };
@@ -102,6 +103,9 @@ const char *server_usage(void)
            "                        clients renew them by opening again)\n"
            "  --munge-socket PATH   munged's socket for MUNGE credentials (default\n"
            "                        libmunge's, /run/munge/munge.socket.2)\n"
+           "  --emulate-disk DISK   benchmarks and tests: each target's LUN file takes\n"
+           "                        the service time of DISK (st318452lw, the papers'),\n"
+           "                        one io at a time\n"
            "  --help                print this text\n"
            "SIZE takes a K, M, G or T suffix (powers of 1024).\n";
 }
@@ -332,6 +336,13 @@ static int apply_opt(int c, const char *arg, struct server_opts *o, char *err, s
                            errlen);
     case OPT_TRACE:
         return copy_string("trace", arg, o->trace_path, sizeof(o->trace_path) - 16, err, errlen);
+    case OPT_EMULATE_DISK:
+        /* the names of backend/iscsi's tgt_disk_preset() */
+        if (strcmp(arg, "st318452lw") != 0)
+            return fail(err, errlen, "--emulate-disk: '%s' is not a known disk (st318452lw)",
+                        arg);
+        return copy_string("emulate-disk", arg, o->emulate_disk, sizeof(o->emulate_disk), err,
+                           errlen);
     case OPT_HELP:
         o->help = 1;
         return 0;

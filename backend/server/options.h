@@ -54,6 +54,7 @@ struct server_opts {
     int root_squash;         /* --root-squash: proven root is nobody (access.h) */
     uint32_t cap_lifetime_s; /* --cap-lifetime: seconds a capability lasts */
     char munge_socket[256];  /* --munge-socket; "" = libmunge's default */
+    char emulate_disk[32];   /* --emulate-disk: a tgt_disk_preset() name; "" = none */
     int help;                /* --help: print usage, start nothing */
     struct server_member ext[SERVER_MAX_EXTERNAL]; /* --member, in the given order */
     uint32_t next;

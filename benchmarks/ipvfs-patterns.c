@@ -23,6 +23,9 @@
  *       the same with collective calls (write_at_all, read_at_all): A
  *       tiles across (ranks / A down) of C x D elements of ELEM bytes
  *       (benchmarks/collective-choice.sh).
+ *   ipvfs-patterns itile FILE A:C:D:ELEM[:REPS] [hints...]
+ *       the same shapes with independent calls (write_at, read_at;
+ *       benchmarks/small-io.sh).
  *   ipvfs-patterns btio FILE N [hints...]
  *       BTIO-like: an N^3 array of 40-byte cells, ranks own (z, y) blocks
  *       with all x; collective write_all then read_all through a subarray
@@ -280,7 +283,8 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
     if (argc < 4 || (arg = strtol(argv[3], NULL, 10)) <= 0) {
         if (rank == 0)
-            fprintf(stderr, "usage: ipvfs-patterns sched|tile|ctile|btio FILE N [KEY=VALUE...]\n");
+            fprintf(stderr,
+                    "usage: ipvfs-patterns sched|tile|ctile|itile|btio FILE N [KEY=VALUE...]\n");
         MPI_Finalize();
         return 2;
     }
@@ -303,7 +307,7 @@ int main(int argc, char **argv)
         if (nprocs != 4)
             die("tile needs 4 ranks", MPI_ERR_ARG);
         bench_tile(argv[2], info, (int)arg);
-    } else if (strcmp(argv[1], "ctile") == 0) {
+    } else if (strcmp(argv[1], "ctile") == 0 || strcmp(argv[1], "itile") == 0) {
         int a, c, d, elem, reps = 1;
 
         if (sscanf(argv[3], "%d:%d:%d:%d:%d", &a, &c, &d, &elem, &reps) < 4 || a <= 0 ||
@@ -311,7 +315,7 @@ int main(int argc, char **argv)
             (uint64_t)c * (uint64_t)d * (uint64_t)elem > INT32_MAX)
             die("ctile needs A:C:D:ELEM[:REPS], A dividing the ranks, a tile under 2 GiB",
                 MPI_ERR_ARG);
-        run_tile(argv[2], info, reps, a, c, d, elem, 1);
+        run_tile(argv[2], info, reps, a, c, d, elem, argv[1][0] == 'c');
     } else if (strcmp(argv[1], "btio") == 0) {
         if (nprocs % 2 || arg % (nprocs / 2) || arg % 2)
             die("btio needs an even number of ranks dividing N", MPI_ERR_ARG);

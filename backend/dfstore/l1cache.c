@@ -115,6 +115,12 @@ void df_l1_fini(struct df_l1 *l1)
                  (unsigned long long)l1->stats.readahead_hits,
                  (unsigned long long)l1->stats.readahead_lent,
                  (unsigned long long)l1->stats.readahead_wasted);
+    if (l1->stats_rq.volume_reads)
+        log_info("dfstore: reads past the L1: %llu volume reads, %llu more reads coalesced "
+                 "into them", (unsigned long long)l1->stats_rq.volume_reads,
+                 (unsigned long long)l1->stats_rq.coalesced);
+    u64map_free(&l1->rq_at);
+    u64map_free(&l1->rq_end);
     cache_admit_fini(&l1->admit);
     cache_fini(&l1->policy);
     u64map_free(&l1->slot_of);
@@ -319,7 +325,7 @@ static int bypass_read(struct df_l1 *l1, uint64_t off, const struct iovec *iov, 
                        iraid_cb cb, void *user)
 {
     l1->stats.bypasses++;
-    return iraid_readv(l1->vol, off, iov, niov, cb, user);
+    return l1_vol_readv(l1, off, iov, niov, cb, user);
 }
 
 static void fill_done(struct iraid_volume *vol, int status, void *user)
@@ -509,7 +515,7 @@ int df_l1_readv(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int nio
         l1_trace(l1, "%c %llu %llu\n", stream ? 'B' : (how & DF_L1_OLD) ? 'M' : 'R',
                     (unsigned long long)off, (unsigned long long)len);
     if (l1->capacity == 0 || !cb || len == 0)
-        return iraid_readv(l1->vol, off, iov, niov, cb, user);
+        return l1_vol_readv(l1, off, iov, niov, cb, user);
     if ((off + len - 1) / DFSTORE_BLOCK != vb) {
         /* The store reads within one block; a read across blocks goes
          * around the cache, which only works while they are clean. */

@@ -150,6 +150,11 @@
  * it waited this long (its reader is gone, or seeked): younger ones are
  * other streams' next blocks, and dropping them would only waste reads. */
 #define L1_RA_STALE_MS 1000u
+/* Reads past the cache in flight per volume at most before more wait to
+ * be coalesced (l1coalesce.c), and the most one coalesced read carries. */
+#define L1_RQ_DEPTH 16u
+#define L1_RQ_MAX_BYTES (1u << 20)
+#define L1_RQ_MAX_IOV 256
 /* Copy buffers of whole runs kept for the next write-back (a fresh 2 MiB
  * buffer costs 512 page faults and their zeroing each time). */
 #define L1_SPARE_COPIES 8
@@ -265,6 +270,16 @@ struct df_l1 {
     uint8_t *spare_copies[L1_SPARE_COPIES];  /* run-sized, free */
     uint32_t nspare_copies;
     struct df_l1_stats stats;
+    /* reads past the cache (l1coalesce.c): waiting, oldest first, found by
+     * where they start and end; in flight */
+    struct l1_rq *rq_head, *rq_tail;
+    struct u64map rq_at, rq_end;
+    uint64_t rq_queued;
+    uint32_t rq_inflight;
+    struct {
+        uint64_t volume_reads;  /* volume reads they went out in */
+        uint64_t coalesced;     /* of the reads, those that rode along */
+    } stats_rq;
     FILE *trace;                /* --trace: events for ipvfs-cachesim; NULL: none */
 };
 
@@ -370,6 +385,15 @@ void l1_ra_promote(struct df_l1 *l1, uint32_t slot);
 struct l1_wait *l1_waiters_copy(struct df_l1 *l1, uint32_t slot, int valid,
                                 struct l1_wait *list);
 void l1_waiters_finish(struct df_l1 *l1, struct l1_wait *list);
+
+/* ---- internals: l1coalesce.c, the reads past the cache ---- */
+
+struct l1_rq;
+/* iraid_readv's contract; the read may wait to go out with its neighbours. */
+int l1_vol_readv(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int niov, iraid_cb cb,
+                 void *user);
+/* Sends waiting reads while fewer than L1_RQ_DEPTH are in flight. */
+void l1_rq_pump(struct df_l1 *l1);
 
 /* ---- internals: between l1cache.c and l1writeback.c ---- */
 

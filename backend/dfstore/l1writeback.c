@@ -335,5 +335,6 @@ int df_l1_flush(struct df_l1 *l1, iraid_cb cb, void *user)
 
 int df_l1_busy(const struct df_l1 *l1)
 {
-    return l1->inflight > 0 || l1->round_state != ROUND_IDLE || l1->next_waiters;
+    return l1->inflight > 0 || l1->round_state != ROUND_IDLE || l1->next_waiters ||
+           l1->rq_inflight > 0 || l1->rq_head;
 }

@@ -295,10 +295,10 @@ void df_l1_fini(struct df_l1 *l1);
  * into iov, not filled into the L1 (a fill costs a copy out, and the
  * eviction of another block, a DEMOTE to the L2); cached blocks, read-
  * ahead's included, are hits.  DF_L1_OLD, a write's read of the old bytes
- * it keeps (read-modify-write): a miss fills the block (the write then
- * lands in the L1), without asking cache/cache.h's admission, which
- * other reads of less than a block do (the write is the block's second
- * use).  Neither: a plain read. */
+ * it keeps (read-modify-write): a miss reads just those bytes past the L1
+ * (the write then lands in the L1 around them: "Writes" above).  Neither:
+ * a plain read; a miss of less than a block fills only when cache/cache.h's
+ * admission lets it. */
 #define DF_L1_STREAM 1u
 #define DF_L1_OLD 2u
 /* loans: NULL, or where a stream's read of whole prefetched blocks takes

@@ -259,9 +259,10 @@ int cache_smap_next_run(const struct cache_smap *m, uint32_t n, uint32_t from, u
 
 /* The I/O node's L1 rules on its blocks' sectors (backend/dfstore/
  * l1cache.h, "Writes"), shared with its replay.  Sectors are sect bytes;
- * in and n are bytes of one block (in + n at most its size).  Whether a write of [in, in + n) into a block whose
- * holes are *holes (NULL: a block not cached, all holes) leaves no
- * sector written in part that is a hole. */
+ * in and n are bytes of one block (in + n at most its size).
+ * cache_sect_fits: whether a write of [in, in + n) into a block whose
+ * holes are *holes (NULL: a block not cached, all holes) leaves no sector
+ * written in part that is a hole. */
 int cache_sect_fits(const struct cache_smap *holes, uint32_t sect, uint64_t in, uint64_t n);
 /* A write of [in, in + n): the sectors it covers whole are no holes;
  * dirty: every sector it touches that is no hole is dirty. */

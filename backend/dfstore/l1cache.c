@@ -2,7 +2,6 @@
 #include "backend/dfstore/l1cache.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -138,42 +137,7 @@ void df_l1_set_trace(struct df_l1 *l1, FILE *trace)
     l1->trace = trace;
 }
 
-void l1_trace(struct df_l1 *l1, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (!l1->trace)
-        return;
-    va_start(ap, fmt);
-    /* The owner sees a failed write through ferror (l1cache.h). */
-    (void)vfprintf(l1->trace, fmt, ap);
-    va_end(ap);
-}
-
 /* ---- slots ---- */
-
-uint64_t l1_slot_find(const struct df_l1 *l1, uint64_t vb)
-{
-    return u64map_get(&l1->slot_of, vb);
-}
-
-/* Takes a clean block out of the map and the policy.  Its slot is freed,
- * or, while a fill into it is in flight, left in state for the fill's
- * completion to free (ORPHAN: evicted; STALE: written meanwhile). */
-void l1_block_forget(struct df_l1 *l1, uint64_t vb, uint8_t state)
-{
-    uint64_t s = l1_slot_find(l1, vb);
-
-    if (s == U64MAP_NONE)
-        return;
-    l1_ra_unlink(l1, (uint32_t)s, 0);
-    u64map_del(&l1->slot_of, vb);
-    cache_remove(&l1->policy, vb);
-    if (l1->slots[s].state == SLOT_FILLING)
-        l1->slots[s].state = state;
-    else
-        l1_slot_free(l1, (uint32_t)s);
-}
 
 /* Slot of vb if dirty with no write-back in flight, else U64MAP_NONE. */
 static uint64_t wb_candidate(const struct df_l1 *l1, uint64_t vb)

@@ -364,7 +364,8 @@ int df_l1_set_readahead(struct df_l1 *l1, uint64_t max_blocks);
  * stops it; 0 when read-ahead is off. */
 uint32_t df_l1_prefetch(struct df_l1 *l1, const uint64_t *vbs, uint32_t n);
 
-/* ---- internals: l1cache.c's slots, for l1prefetch.c only ---- */
+/* ---- internals: the slots (l1_slot_find, l1_block_forget: l1pool.c; the
+ * rest l1cache.c's), for l1prefetch.c and l1writeback.c ---- */
 
 enum { SLOT_FREE, SLOT_FILLING, SLOT_VALID, SLOT_ORPHAN, SLOT_STALE, SLOT_EVICTING, SLOT_LENT };
 static inline uint8_t *l1_slot_data(struct df_l1 *l1, uint32_t slot)
@@ -395,7 +396,7 @@ int l1_vol_readv(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int ni
 /* Sends waiting reads while fewer than L1_RQ_DEPTH are in flight. */
 void l1_rq_pump(struct df_l1 *l1);
 
-/* ---- internals: between l1cache.c and l1writeback.c ---- */
+/* ---- internals: between l1cache.c and l1writeback.c (l1_trace: l1pool.c) ---- */
 
 enum { ROUND_IDLE, ROUND_WRITING, ROUND_FLUSHING };
 /* --trace's event (df_l1_set_trace); nothing when not tracing. */
@@ -411,7 +412,7 @@ void l1_wb_pass(struct df_l1 *l1);
 /* The running flush round flushes the volume once its blocks are done. */
 void l1_round_check(struct df_l1 *l1);
 
-/* ---- internals: l1pool.c, the leaf helpers of l1cache.c and l1prefetch.c ---- */
+/* ---- internals: l1pool.c, the leaf helpers of the other l1*.c ---- */
 
 uint64_t l1_iov_len(const struct iovec *iov, int niov);
 /* From vol's level, chunk and members: the write-behind unit in blocks

@@ -288,8 +288,8 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
     if (argc < 4 || (arg = strtol(argv[3], NULL, 10)) <= 0) {
         if (rank == 0)
-            fprintf(stderr,
-                    "usage: ipvfs-patterns sched|tile|ctile|itile|rtile|btio FILE N [KEY=VALUE...]\n");
+            fprintf(stderr, "usage: ipvfs-patterns sched|tile|ctile|itile|rtile|btio FILE N "
+                            "[KEY=VALUE...]\n");
         MPI_Finalize();
         return 2;
     }
@@ -319,7 +319,8 @@ int main(int argc, char **argv)
         if (sscanf(argv[3], "%d:%d:%d:%d:%d", &a, &c, &d, &elem, &reps) < 4 || a <= 0 ||
             nprocs % a || c <= 0 || d <= 0 || elem <= 0 || reps <= 0 ||
             (uint64_t)c * (uint64_t)d * (uint64_t)elem > INT32_MAX)
-            die("ctile needs A:C:D:ELEM[:REPS], A dividing the ranks, a tile under 2 GiB",
+            die("ctile, itile and rtile need A:C:D:ELEM[:REPS], A dividing the ranks, "
+                "a tile under 2 GiB",
                 MPI_ERR_ARG);
         run_tile(argv[2], info, reps, a, c, d, elem,
                  argv[1][0] == 'c' ? 1 : argv[1][0] == 'r' ? 2 : 0);

@@ -105,14 +105,13 @@ print(sum(r.get("requests", 0) for r in json.load(sys.stdin)["ranks"] if r.get("
                     o=$(run "$mp" "$f" "$tile") || { echo "small-io.sh: $label/$l1 $s $e $m: $o" >&2; exit 1; }
                     w=$(sed -n 's/^RESULT.* op=write .* MiBps=\([^ ]*\) .*/\1/p' <<<"$o")
                     echo "$round,$label,$l1,$s,$e,$m,rewrite,$w," >>"$raw"
-                    rm_mode=$([ "$m" = coll ] && echo rtile || echo rtile)
                     t0=$(served)
                     if [ "$m" = coll ]; then
                         # collective read alone: ctile's read (after its write) is the figure
                         r=$(sed -n 's/^RESULT.* op=read .* MiBps=\([^ ]*\) .*/\1/p' <<<"$o")
                         cmds=
                     else
-                        o=$(run "$rm_mode" "$f" "$tile") || { echo "small-io.sh: read $s $e: $o" >&2; exit 1; }
+                        o=$(run rtile "$f" "$tile") || { echo "small-io.sh: read $s $e: $o" >&2; exit 1; }
                         t1=$(served)
                         r=$(sed -n 's/^RESULT.* op=read .* MiBps=\([^ ]*\) .*/\1/p' <<<"$o")
                         cmds=$(awk -v n=$((t1 - t0)) -v mb=$((mib * np)) 'BEGIN { printf "%.1f", n / mb }')
@@ -175,9 +174,9 @@ PY
 } | cat - "$table" >"$work/t" && mv "$work/t" "$table"
 cat "$table"
 if command -v gnuplot >/dev/null; then
-    gnuplot -e "set terminal png size 1500,1200; set output '$png';
+    gnuplot -e "set terminal png size 1500,1200 noenhanced; set output '$png';
         set style data histograms; set style histogram clustered; set style fill solid 0.8;
-        set ylabel 'MiB/s'; set yrange [0:*]; set xtics rotate by -35 font ',8'; set key top right;
+        set ylabel 'MiB/s'; set yrange [0:*]; set xtics rotate by -35 font ',8'; set key outside right top;
         set multiplot layout 3,1;
         do for [op in 'first_write rewrite read'] {
             set title 'tile pattern, '.op.' (median of $rounds rounds, 2 I/O nodes x 2 targets)';

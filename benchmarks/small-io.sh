@@ -18,8 +18,8 @@
 # it, and a read alone (rtile: ipvfs-ctl stats around it give the iSCSI
 # commands the targets served per MiB read).  Every byte read is checked by
 # the program.  Rounds (default 3) take turns over the four variants
-# (base/new x L1 on/off), their order rotated each round, each variant on a
-# fresh cluster; the figures are medians over rounds.  The ipvfs-patterns
+# (base/new x L1 on/off), their order rotated each round and reversed
+# every second one, each variant on a fresh cluster; the figures are medians over rounds.  The ipvfs-patterns
 # of NEW_BUILD drives both builds (each with its own libipvfs-romio.so and
 # servers): only the file system differs.
 # Output (DIR, default benchmarks/results; NAME, default small-io):
@@ -125,9 +125,13 @@ print(sum(r.get("requests", 0) for r in json.load(sys.stdin)["ranks"] if r.get("
 }
 
 variants=("base on" "base off" "new on" "new off")
+# Each round starts one later in the list, and every second round walks it
+# backwards: a variant is not always run right after the same other one
+# (which leaves its load behind: a cluster's teardown, written-back data).
 for round in $(seq "$rounds"); do
     for i in 0 1 2 3; do
-        v=${variants[$(( (i + round - 1) % 4 ))]}
+        k=$(( round % 2 ? i : 3 - i ))
+        v=${variants[$(( (k + round - 1) % 4 ))]}
         label=${v% *} l1=${v#* }
         bdir=$([ "$label" = base ] && echo "$base" || echo "$new")
         echo "round $round: $label, L1 $l1" >&2

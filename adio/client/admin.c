@@ -36,6 +36,8 @@ static const char *op_name(uint16_t op, char *buf, size_t len)
     case IPVFS_OP_MKDIR: return "MKDIR";
     case IPVFS_OP_REMOVE: return "REMOVE";
     case IPVFS_OP_ORPHANS: return "ORPHANS";
+    case IPVFS_OP_QOS_SET: return "QOS_SET";
+    case IPVFS_OP_QOS_STATUS: return "QOS_STATUS";
     default:
         snprintf(buf, len, "request %u", op);
         return buf;

@@ -365,9 +365,31 @@ static struct qos_req *pick_edf(struct qos_sched *s)
     return r;
 }
 
+static struct qos_req *to_store(struct qos_sched *s, struct qos_req *r, uint64_t now)
+{
+    struct qos_class *c = &s->cls[r->cls];
+
+    c->queued--;
+    c->in_store++;
+    r->where = QOS_STORE;
+    r->store_us = now;
+    s->outstanding++;
+    if (s->outstanding > s->max_outstanding)
+        s->max_outstanding = s->outstanding;
+    return r;
+}
+
+struct qos_req *qos_take_any(struct qos_sched *s)
+{
+    if (s->lower)
+        return to_store(s, pick_edf(s), s->window_end);
+    if (s->upper)
+        return to_store(s, unlink_upper(s, &s->upper), s->window_end);
+    return NULL;
+}
+
 struct qos_req *qos_next(struct qos_sched *s, uint64_t now)
 {
-    struct qos_class *c;
     struct qos_req *r;
 
     qos_tick(s, now);
@@ -383,23 +405,16 @@ struct qos_req *qos_next(struct qos_sched *s, uint64_t now)
         if (!s->lower || s->outstanding >= s->depth)
             return NULL;
         r = pick_edf(s);
-        c = &s->cls[r->cls];
+        struct qos_class *c = &s->cls[r->cls];
+
         c->wait_sum_ms += (double)(now - r->lower_us) / 1000;
         c->waits++;
     } else {
         if (!s->upper || s->outstanding >= s->depth)
             return NULL;
         r = s->policy == QOS_DSFQ ? pick_dsfq(s) : unlink_upper(s, &s->upper);
-        c = &s->cls[r->cls];
     }
-    c->queued--;
-    c->in_store++;
-    r->where = QOS_STORE;
-    r->store_us = now;
-    s->outstanding++;
-    if (s->outstanding > s->max_outstanding)
-        s->max_outstanding = s->outstanding;
-    return r;
+    return to_store(s, r, now);
 }
 
 void qos_done(struct qos_sched *s, struct qos_req *r, uint64_t now)

@@ -160,7 +160,10 @@ void qos_submit(struct qos_sched *s, struct qos_req *r, uint64_t now);
 /* The next request to start in the store now, or NULL (nothing waits, or
  * the depth is reached).  The caller starts it and calls again. */
 struct qos_req *qos_next(struct qos_sched *s, uint64_t now);
-/* r (returned by qos_next) completed at now. */
+/* Any waiting request, whatever the depth and credit (the store is going
+ * away: the caller fails it), or NULL.  It counts as in the store. */
+struct qos_req *qos_take_any(struct qos_sched *s);
+/* r (returned by qos_next or qos_take_any) completed at now. */
 void qos_done(struct qos_sched *s, struct qos_req *r, uint64_t now);
 /* Closes every window that ended by now (submit, next and done call it
  * too); the caller's timer calls it so idle windows close as well. */

@@ -143,6 +143,8 @@ int client_cap_fresh(struct ipvfs_file *f, struct ipvfs_error *out_err);
  * names it on fd, a new connection to an I/O node (QOS_CLASS): 0 or
  * -errno with the reason. */
 int client_qos_init(struct ipvfs_client *c, char *msg, size_t msglen);
+/* 0 when name is a valid class name, else -EINVAL with the reason. */
+int client_qos_check(const char *name, char *msg, size_t msglen);
 int conn_send_qos_class(struct ipvfs_client *c, int fd, char *msg, size_t msglen);
 /* Closes rank's connection (after a transport failure). */
 void conn_drop(struct ipvfs_client *c, uint32_t rank);

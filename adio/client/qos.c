@@ -1,8 +1,8 @@
 /* The application class a client's requests count for at the I/O nodes'
  * QoS schedulers (common/proto.h, QOS_CLASS; doc/qos.md): chosen when the
  * client is made, sent once on each new connection to an I/O node, right
- * after AUTH, and changed by ipvfs_client_set_qos_class (the hint
- * ipvfs_qos_class). */
+ * after AUTH (conn.c), and changed by ipvfs_client_set_qos_class
+ * (admin.c; the hint ipvfs_qos_class).  Calls nothing of conn.c's. */
 #include "adio/client/client_internal.h"
 
 #include <errno.h>
@@ -13,7 +13,7 @@
 
 #include "common/wire.h"
 
-static int check_name(const char *name, char *msg, size_t msglen)
+int client_qos_check(const char *name, char *msg, size_t msglen)
 {
     size_t len = strlen(name);
 
@@ -40,7 +40,7 @@ int client_qos_init(struct ipvfs_client *c, char *msg, size_t msglen)
     char host[64] = "";
 
     if (env && env[0]) {
-        if (check_name(env, msg, msglen) < 0) {
+        if (client_qos_check(env, msg, msglen) < 0) {
             size_t n = strlen(msg);
 
             snprintf(msg + n, msglen - n, " (IPVFS_QOS_CLASS)");
@@ -52,7 +52,7 @@ int client_qos_init(struct ipvfs_client *c, char *msg, size_t msglen)
     if (gethostname(host, sizeof(host) - 1) < 0)
         snprintf(host, sizeof(host), "unknown");
     host[strcspn(host, ". ")] = '\0';
-    if (job && job[0] && check_name(job, msg, msglen) == 0)
+    if (job && job[0] && client_qos_check(job, msg, msglen) == 0)
         snprintf(c->qos_class, sizeof(c->qos_class), "slurm-%.50s", job);
     else if (getenv("PMI_RANK") && getenv("HYDI_CONTROL_FD"))
         snprintf(c->qos_class, sizeof(c->qos_class), "mpiexec-%ld@%.40s", (long)getppid(), host);
@@ -78,32 +78,6 @@ int conn_send_qos_class(struct ipvfs_client *c, int fd, char *msg, size_t msglen
     }
     wire_reply_free(&rep);
     return rc;
-}
-
-int ipvfs_client_set_qos_class(struct ipvfs_client *c, const char *name,
-                               struct ipvfs_error *out_err)
-{
-    char msg[256];
-    int rc;
-
-    if (check_name(name, msg, sizeof(msg)) < 0)
-        return client_error(out_err, EINVAL, "hint ipvfs_qos_class", NULL, NULL, -1, msg);
-    if (strcmp(name, c->qos_class) == 0)
-        return 0;
-    snprintf(c->qos_class, sizeof(c->qos_class), "%s", name);
-    /* connections open now carry the new name from here on; while an
-     * asynchronous access holds them, those keep the old one */
-    if (c->queue_head)
-        return 0;
-    for (uint32_t r = 0; r < c->map.nranks; r++) {
-        if (!(c->map.ranks[r].role & IPVFS_ROLE_IO) || !conn_cached(c, r))
-            continue;
-        if ((rc = conn_send_qos_class(c, c->fds[r], msg, sizeof(msg))) < 0) {
-            conn_drop(c, r);
-            return client_error(out_err, -rc, "hint ipvfs_qos_class", NULL, c, r, msg);
-        }
-    }
-    return 0;
 }
 
 const char *ipvfs_client_qos_class(const struct ipvfs_client *c)

@@ -466,6 +466,12 @@ static struct io_op *op_of(struct qos_req *r)
     return (struct io_op *)(void *)((char *)r - offsetof(struct io_op, q));
 }
 
+/* The store is going away (qos_svc_close): r starts, and fails. */
+static void qos_start(struct qos_req *r)
+{
+    rw_start(op_of(r));
+}
+
 static void qos_pump(struct server *srv)
 {
     struct qos_req *r;
@@ -487,17 +493,9 @@ static void qos_submit_op(struct io_op *o, struct conn *c)
         rw_start(o);
         return;
     }
-    o->q = (struct qos_req){ .cls = qos_svc_class(c), .bytes = o->bytes };
+    o->q = (struct qos_req){ .cls = qos_svc_class(c), .bytes = o->bytes, .start = qos_start };
     qos_submit(srv->qos, &o->q, qos_svc_now_us());
     qos_pump(srv);
-}
-
-void ionode_qos_drain(struct server *srv)
-{
-    struct qos_req *r;
-
-    while (srv->qos && (r = qos_take_any(srv->qos)))
-        rw_start(op_of(r));
 }
 
 /* --trace: one line per pair of each READ/WRITE, as it arrives, in

@@ -227,7 +227,6 @@ void ionode_close(struct server *srv)
         srv->ds = NULL;
     }
     /* what still waits for the store gets ESHUTDOWN */
-    ionode_qos_drain(srv);
     qos_svc_close(srv);
     if (srv->vol) {
         /* Clears the write-intent bits of the last second's writes too, so

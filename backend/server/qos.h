@@ -81,6 +81,8 @@ enum qos_where { QOS_UPPER = 1, QOS_LOWER = 2, QOS_STORE = 3 };
 struct qos_req {
     uint32_t cls;
     uint64_t bytes;
+    /* the caller's: starts it (qos_svc_close drains the queues with it) */
+    void (*start)(struct qos_req *r);
     /* set by the scheduler */
     uint64_t seq;
     uint64_t arrive_us, lower_us, store_us, deadline_us;

@@ -44,6 +44,10 @@ int qos_svc_open(struct server *srv)
 
 void qos_svc_close(struct server *srv)
 {
+    struct qos_req *r;
+
+    while (srv->qos && (r = qos_take_any(srv->qos)))
+        r->start(r);
     free(srv->qos);
     srv->qos = NULL;
 }

@@ -28,11 +28,25 @@ import ipvfs_proto as P  # noqa: E402
 MIB = 1 << 20
 
 
+PROGRESS = P.OP["PROGRESS"] | P.REPLY
+
+
+def call(s, op, body=b""):
+    """(status, body) of one request; keepalives (a request that waits
+    IPVFS_PROGRESS_MS or more) are skipped, as clients do."""
+    P.send(s, op, body)
+    while True:
+        r = P.reply(s)
+        assert r is not None, "connection closed by the server"
+        if r[0] != PROGRESS:
+            return r[1], r[3]
+
+
 def connect(mapfile, cls):
-    secret, addr, s = P.io_node(mapfile)
+    secret, addr, s = P.io_node(mapfile, timeout=120)
     assert P.hello(s, secret, 77)[0] == 0, "HELLO/AUTH refused"
     if cls:
-        st, body = P.call(s, P.OP["QOS_CLASS"], cls.encode())
+        st, body = call(s, P.OP["QOS_CLASS"], cls.encode())
         assert st == 0, body
     return s
 
@@ -67,7 +81,7 @@ def writer(mapfile, app, cls, pattern, nthreads, handle, t0, duration, log, lock
             continue
         body = struct.pack("<QII", handle, 1, 0) + struct.pack("<QQ", off, MIB) + data
         issued = time.monotonic()
-        st, rbody = P.call(s, P.OP["WRITE"], body)
+        st, rbody = call(s, P.OP["WRITE"], body)
         done = time.monotonic()
         assert st == 0, (st, rbody[:200])
         off = (off + MIB) % (64 * MIB)
@@ -84,7 +98,7 @@ def writer(mapfile, app, cls, pattern, nthreads, handle, t0, duration, log, lock
 def poller(mapfile, t0, duration, depths):
     s = connect(mapfile, None)
     while time.monotonic() - t0 < duration:
-        st, b = P.call(s, P.OP["QOS_STATUS"], b"")
+        st, b = call(s, P.OP["QOS_STATUS"], b"")
         if st == 0:
             depth, over = struct.unpack_from("<I", b, 8)[0], struct.unpack_from("<I", b, 20)[0]
             depths[int(time.monotonic() - t0)] = (depth, over)

@@ -23,6 +23,11 @@
  *       the same with collective calls (write_at_all, read_at_all): A
  *       tiles across (ranks / A down) of C x D elements of ELEM bytes
  *       (benchmarks/collective-choice.sh).
+ *   ipvfs-patterns itile FILE A:C:D:ELEM[:REPS] [hints...]
+ *       the same shapes with independent calls (write_at, read_at;
+ *       benchmarks/small-io.sh).
+ *   ipvfs-patterns rtile FILE A:C:D:ELEM[:REPS] [hints...]
+ *       itile's read alone, of a file itile wrote (checked the same).
  *   ipvfs-patterns btio FILE N [hints...]
  *       BTIO-like: an N^3 array of 40-byte cells, ranks own (z, y) blocks
  *       with all x; collective write_all then read_all through a subarray
@@ -152,7 +157,7 @@ static void quiet_barrier(void)
 /* Writes then reads through the view, timing both; checks the data. */
 static void run_phases(const char *name, const char *path, MPI_Info info, MPI_Offset disp,
                        MPI_Datatype ftype, MPI_Datatype mtype, const struct shape *s,
-                       uint64_t nbytes, size_t memsize, int coll, int reps)
+                       uint64_t nbytes, size_t memsize, int coll, int reps, int read_only)
 {
     unsigned char *mem = calloc(memsize, 1);
     MPI_File fh;
@@ -167,11 +172,12 @@ static void run_phases(const char *name, const char *path, MPI_Info info, MPI_Of
     CHECK("set_view", MPI_File_set_view(fh, disp, MPI_BYTE, ftype, "native", info));
     quiet_barrier();
     t = MPI_Wtime();
-    for (int i = 0; i < reps; i++)
+    for (int i = 0; i < reps && !read_only; i++)
         CHECK("write", coll ? MPI_File_write_at_all(fh, 0, mem, 1, mtype, MPI_STATUS_IGNORE) :
               MPI_File_write_at(fh, 0, mem, 1, mtype, MPI_STATUS_IGNORE));
     data_s = MPI_Wtime() - t;
-    CHECK("sync", MPI_File_sync(fh));
+    if (!read_only)
+        CHECK("sync", MPI_File_sync(fh));
     quiet_barrier();
     wr = measure(nbytes * (uint64_t)reps, MPI_Wtime() - t);
     MPI_Reduce(&data_s, &wr.data, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
@@ -191,7 +197,8 @@ static void run_phases(const char *name, const char *path, MPI_Info info, MPI_Of
                 (unsigned long long)allbad);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    report(name, "write", &wr);
+    if (!read_only)
+        report(name, "write", &wr);
     report(name, "read", &rd);
     free(mem);
 }
@@ -204,7 +211,7 @@ static void bench_sched(const char *path, MPI_Info info, uint64_t mib)
     MPI_Type_contiguous((int)s.n, MPI_BYTE, &mtype);
     MPI_Type_commit(&mtype);
     run_phases("sched", path, info, (MPI_Offset)rank * (MPI_Offset)s.n, MPI_BYTE, mtype, &s, s.n,
-               s.n, 0, 1);
+               s.n, 0, 1, 0);
     MPI_Type_free(&mtype);
 }
 
@@ -217,7 +224,8 @@ static void bench_tile(const char *path, MPI_Info info, int reps)
 }
 
 /* A tiles across, of c x d elements of elem bytes, one per rank;
- * collective calls when coll. */
+ * collective calls when coll & 1; only the read (of a file written so
+ * before) when coll & 2. */
 static void run_tile(const char *path, MPI_Info info, int reps, int a, int c, int d, int elem,
                      int coll)
 {
@@ -234,7 +242,7 @@ static void run_tile(const char *path, MPI_Info info, int reps, int a, int c, in
     MPI_Type_commit(&ftype);
     MPI_Type_contiguous((int)nbytes, MPI_BYTE, &mtype);
     MPI_Type_commit(&mtype);
-    run_phases("tile", path, info, 0, ftype, mtype, &s, nbytes, nbytes, coll, reps);
+    run_phases("tile", path, info, 0, ftype, mtype, &s, nbytes, nbytes, coll & 1, reps, coll >> 1);
     MPI_Type_free(&etype);
     MPI_Type_free(&ftype);
     MPI_Type_free(&mtype);
@@ -264,7 +272,7 @@ static void bench_btio(const char *path, MPI_Info info, int n)
     MPI_Type_create_subarray(3, lsize, sub, lstart, MPI_ORDER_C, cell, &mtype);
     MPI_Type_commit(&mtype);
     run_phases("btio", path, info, 0, ftype, mtype, &s, nbytes,
-               (size_t)lsize[0] * (size_t)lsize[1] * (size_t)lsize[2] * 40, 1, 1);
+               (size_t)lsize[0] * (size_t)lsize[1] * (size_t)lsize[2] * 40, 1, 1, 0);
     MPI_Type_free(&cell);
     MPI_Type_free(&ftype);
     MPI_Type_free(&mtype);
@@ -280,7 +288,8 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
     if (argc < 4 || (arg = strtol(argv[3], NULL, 10)) <= 0) {
         if (rank == 0)
-            fprintf(stderr, "usage: ipvfs-patterns sched|tile|ctile|btio FILE N [KEY=VALUE...]\n");
+            fprintf(stderr, "usage: ipvfs-patterns sched|tile|ctile|itile|rtile|btio FILE N "
+                            "[KEY=VALUE...]\n");
         MPI_Finalize();
         return 2;
     }
@@ -303,15 +312,18 @@ int main(int argc, char **argv)
         if (nprocs != 4)
             die("tile needs 4 ranks", MPI_ERR_ARG);
         bench_tile(argv[2], info, (int)arg);
-    } else if (strcmp(argv[1], "ctile") == 0) {
+    } else if (strcmp(argv[1], "ctile") == 0 || strcmp(argv[1], "itile") == 0 ||
+               strcmp(argv[1], "rtile") == 0) {
         int a, c, d, elem, reps = 1;
 
         if (sscanf(argv[3], "%d:%d:%d:%d:%d", &a, &c, &d, &elem, &reps) < 4 || a <= 0 ||
             nprocs % a || c <= 0 || d <= 0 || elem <= 0 || reps <= 0 ||
             (uint64_t)c * (uint64_t)d * (uint64_t)elem > INT32_MAX)
-            die("ctile needs A:C:D:ELEM[:REPS], A dividing the ranks, a tile under 2 GiB",
+            die("ctile, itile and rtile need A:C:D:ELEM[:REPS], A dividing the ranks, "
+                "a tile under 2 GiB",
                 MPI_ERR_ARG);
-        run_tile(argv[2], info, reps, a, c, d, elem, 1);
+        run_tile(argv[2], info, reps, a, c, d, elem,
+                 argv[1][0] == 'c' ? 1 : argv[1][0] == 'r' ? 2 : 0);
     } else if (strcmp(argv[1], "btio") == 0) {
         if (nprocs % 2 || arg % (nprocs / 2) || arg % 2)
             die("btio needs an even number of ranks dividing N", MPI_ERR_ARG);

@@ -231,4 +231,57 @@ void cache_admit_filled(struct cache_admit *a);
 /* A read hit a block that such a fill brought. */
 void cache_admit_hit(struct cache_admit *a);
 
+/* Sector maps: which sectors of one cached block hold a given property
+ * (the I/O node's L1 keeps two per block, valid and dirty, and its replay
+ * in tools/cachesim/live.c the same).  A block is CACHE_BLOCK_SIZE bytes
+ * of 512-byte sectors at the finest (CACHE_SECTORS_MAX of them); a level
+ * whose sectors are larger (a volume of 4 KiB blocks) uses the first
+ * CACHE_BLOCK_SIZE / size bits.  Ranges are of sectors, [lo, hi), with
+ * lo <= hi <= CACHE_SECTORS_MAX; pure bit arithmetic, no allocation. */
+#define CACHE_SECTORS_MAX (CACHE_BLOCK_SIZE / 512u)
+
+struct cache_smap {
+    uint64_t w[CACHE_SECTORS_MAX / 64];
+};
+
+void cache_smap_set(struct cache_smap *m, uint32_t lo, uint32_t hi);
+void cache_smap_clear(struct cache_smap *m, uint32_t lo, uint32_t hi);
+/* Nonzero when every sector of [lo, hi) is set (an empty range: 1). */
+int cache_smap_all(const struct cache_smap *m, uint32_t lo, uint32_t hi);
+/* Nonzero when some sector of [lo, hi) is set. */
+int cache_smap_any(const struct cache_smap *m, uint32_t lo, uint32_t hi);
+/* Clears in m the sectors set in other. */
+void cache_smap_andnot(struct cache_smap *m, const struct cache_smap *other);
+/* The first run of set sectors that starts at or after from and ends
+ * before n: 1 and [*lo, *hi), or 0 when none. */
+int cache_smap_next_run(const struct cache_smap *m, uint32_t n, uint32_t from, uint32_t *lo,
+                        uint32_t *hi);
+
+/* The I/O node's L1 rules on its blocks' sectors (backend/dfstore/
+ * l1cache.h, "Writes"), shared with its replay.  Sectors are sect bytes;
+ * in and n are bytes of one block (in + n at most its size).
+ * cache_sect_fits: whether a write of [in, in + n) into a block whose
+ * holes are *holes (NULL: a block not cached, all holes) leaves no sector
+ * written in part that is a hole. */
+int cache_sect_fits(const struct cache_smap *holes, uint32_t sect, uint64_t in, uint64_t n);
+/* A write of [in, in + n): the sectors it covers whole are no holes;
+ * dirty: every sector it touches that is no hole is dirty. */
+void cache_sect_write(struct cache_smap *holes, struct cache_smap *dmap, uint32_t sect,
+                      uint64_t in, uint64_t n, int dirty);
+/* A read of [in, in + n): a hit (no hole), around the cache (holes, none
+ * dirty: the volume holds it all), or a merge (holes and dirty sectors). */
+enum cache_sect_read { CACHE_READ_HIT, CACHE_READ_AROUND, CACHE_READ_MERGE };
+enum cache_sect_read cache_sect_read(const struct cache_smap *holes,
+                                     const struct cache_smap *dmap, uint32_t sect, uint64_t in,
+                                     uint64_t n);
+/* The volume writes of a write-back of n adjacent blocks whose dirty
+ * sectors are *dmaps[i]: byte ranges from the first block's start, each a
+ * run of adjacent dirty sectors (across blocks), in order, into runs[0..
+ * max); their count, UINT32_MAX when more than max. */
+struct cache_run {
+    uint64_t start, end;
+};
+uint32_t cache_sect_runs(const struct cache_smap *const *dmaps, uint32_t n, uint32_t nsect,
+                         uint32_t sect, struct cache_run *runs, uint32_t max);
+
 #endif

@@ -84,7 +84,9 @@ static inline int srv_accept_window(int l, uint32_t inflight)
     srv_reply(fd, &r, &rep, sizeof(rep));
     srv_read(fd, IPVFS_OP_AUTH, &r);
     auth_client_proof(key, rep.nonce, hello.nonce, hello.client_id, want);
-    WANT(r.h.body_len == IPVFS_PROOF_LEN && auth_proof_equal(r.body, want));
+    WANT(r.h.body_len == sizeof(struct ipvfs_auth_req) &&
+         ((struct ipvfs_auth_req *)r.body)->method == IPVFS_AUTH_KEY &&
+         auth_proof_equal(((struct ipvfs_auth_req *)r.body)->proof, want));
     srv_reply(fd, &r, NULL, 0);
     return fd;
 }

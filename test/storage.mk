@@ -54,3 +54,13 @@ noinst_PROGRAMS += test/faultfs
 test_faultfs_SOURCES = test/faultfs.c
 test_faultfs_CFLAGS = $(AM_CFLAGS) $(FUSE3_CFLAGS)
 test_faultfs_LDADD = $(FUSE3_LIBS)
+
+check_PROGRAMS += test/test_small_l1sect
+test_test_small_l1sect_SOURCES = test/test_small_l1sect.c
+test_test_small_l1sect_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+test_test_small_l1sect_LDADD = cache/libipvfs-cache.la $(CMOCKA_LIBS)
+
+check_PROGRAMS += test/storage-small-tool
+test_storage_small_tool_SOURCES = test/test_small_dfstore.c
+test_storage_small_tool_LDADD = backend/dfstore/libdfstore.la
+dist_noinst_SCRIPTS += test/t_small_partial.sh

@@ -23,7 +23,7 @@ command -v man >/dev/null || { echo "skip: no man (man-db)"; exit 77; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ipvfs-doc.XXXXXX") || ipvfs_fail "mktemp"
 ipvfs_test_cleanup() { rm -rf "$tmp"; }
 
-pages="ipvfs-server.8 ipvfs-ctl.1 ipvfs-fuse.1 ipvfs-target.8 ipvfs-cachesim.1 ipvfs.7"
+pages="ipvfs-server.8 ipvfs-ctl.1 ipvfs-fuse.1 ipvfs-target.8 ipvfs-cachesim.1 ipvfs-model.1 ipvfs.7"
 
 # Installed where make install puts them (built first if out of date).
 make -s -C "$IPVFS_BUILDDIR" install-man DESTDIR="$tmp/stage" >"$tmp/install.log" 2>&1 ||
@@ -51,7 +51,8 @@ help "$IPVFS_BUILDDIR/tools/ipvfs-ctl" >"$tmp/ipvfs-ctl.help"
 help "$IPVFS_BUILDDIR/fuse/ipvfs-fuse" >"$tmp/ipvfs-fuse.help"
 help "$IPVFS_BUILDDIR/backend/ipvfs-target" >"$tmp/ipvfs-target.help"
 help "$IPVFS_BUILDDIR/tools/ipvfs-cachesim" >"$tmp/ipvfs-cachesim.help"
-for p in ipvfs-server ipvfs-ctl ipvfs-fuse ipvfs-target ipvfs-cachesim; do
+help "$IPVFS_BUILDDIR/tools/ipvfs-model" >"$tmp/ipvfs-model.help"
+for p in ipvfs-server ipvfs-ctl ipvfs-fuse ipvfs-target ipvfs-cachesim ipvfs-model; do
     grep -q '^usage: ' "$tmp/$p.help" || ipvfs_fail "$p --help printed no usage: $(head -3 "$tmp/$p.help")"
 done
 
@@ -125,7 +126,7 @@ def man_terms(path, sections):
 
 programs = {'ipvfs-server': 'ipvfs-server.8', 'ipvfs-ctl': 'ipvfs-ctl.1',
             'ipvfs-fuse': 'ipvfs-fuse.1', 'ipvfs-target': 'ipvfs-target.8',
-            'ipvfs-cachesim': 'ipvfs-cachesim.1'}
+            'ipvfs-cachesim': 'ipvfs-cachesim.1', 'ipvfs-model': 'ipvfs-model.1'}
 for prog, page in programs.items():
     commands = prog == 'ipvfs-ctl'
     h = help_tokens(os.path.join(tmp, prog + '.help'), prog, commands)

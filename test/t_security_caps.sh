@@ -115,6 +115,14 @@ s, nonce = hello(meta)
 st, _ = auth(s, "KERNEL")
 check(st == errno.EACCES, "AUTH KERNEL without a claim -> EACCES")
 check(claim(meta[1], os.urandom(16)) == errno.ENOENT, "a claim of an unknown nonce -> ENOENT")
+idle = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+idle.connect(b"\0ipvfs-cred:%d" % meta[1])
+idle.settimeout(10)
+try:
+    dropped = idle.recv(4) == b""
+except OSError:
+    dropped = False
+check(dropped, "a claim that says nothing is dropped (within 10 s)")
 s, nonce = hello(meta)
 check(claim(meta[1], nonce) == 0, "a claim of this connection's nonce -> 0")
 check(claim(meta[1], nonce) == errno.EEXIST, "the same nonce claimed again -> EEXIST")

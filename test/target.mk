@@ -35,3 +35,4 @@ test_test_target_chap_SOURCES = test/test_target_chap.c test/test_target_helpers
 test_test_target_chap_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(ISCSI_CFLAGS)
 test_test_target_chap_LDADD = backend/iscsi/libipvfs-target.la common/libipvfs-common.la \
 	$(ISCSI_LIBS) $(CMOCKA_LIBS)
+dist_noinst_SCRIPTS += test/t_target_model_disk.sh

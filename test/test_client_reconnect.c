@@ -56,8 +56,13 @@ static uint32_t lookup_flags(const struct srv_req *r)
 
 static void server_script(int l)
 {
-    struct ipvfs_entry e = { .handle = HANDLE, .stripe_unit = 65536, .stripe_factor = 1,
-                             .type = IPVFS_TYPE_FILE };
+    /* LOOKUP's reply: the entry and a capability (unused with the key) */
+    struct {
+        struct ipvfs_entry e;
+        struct ipvfs_cap cap;
+    } ec = { .e = { .handle = HANDLE, .stripe_unit = 65536, .stripe_factor = 1,
+                    .type = IPVFS_TYPE_FILE } };
+    const uint32_t create_excl = IPVFS_LOOKUP_CREATE | IPVFS_LOOKUP_EXCL;
     struct srv_req r;
     int fd;
 
@@ -82,12 +87,12 @@ static void server_script(int l)
     srv_sync_reply(fd, &r, 222);
     /* 5: an exclusive create in doubt, then asked as open-or-create */
     srv_read(fd, IPVFS_OP_LOOKUP, &r);
-    WANT(lookup_flags(&r) == (IPVFS_LOOKUP_CREATE | IPVFS_LOOKUP_EXCL));
+    WANT((lookup_flags(&r) & create_excl) == create_excl);
     close(fd);
     fd = srv_accept(l);
     srv_read(fd, IPVFS_OP_LOOKUP, &r);
-    WANT(lookup_flags(&r) == IPVFS_LOOKUP_CREATE);
-    srv_reply(fd, &r, &e, sizeof(e));
+    WANT((lookup_flags(&r) & create_excl) == IPVFS_LOOKUP_CREATE);
+    srv_reply(fd, &r, &ec, sizeof(ec));
     /* 6: gone for good: the port closes with the connection */
     srv_read(fd, IPVFS_OP_WRITE, &r);
     close(l);

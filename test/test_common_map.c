@@ -137,6 +137,65 @@ static void test_comments_and_order(void **state)
     ipvfs_map_free(&m);
 }
 
+/* A map that names its key file (the public map ipvfs-server writes):
+ * the key is read when this process may read the file, and a map without
+ * a readable key is no error (its reader proves who it is instead). */
+static void test_key_file(void **state)
+{
+    char keyfile[sizeof(path) + 8], text[700], err[512];
+    uint8_t key[IPVFS_SECRET_LEN];
+    struct ipvfs_map m;
+    FILE *f;
+
+    (void)state;
+    snprintf(keyfile, sizeof(keyfile), "%s.key", path);
+    for (int i = 0; i < IPVFS_SECRET_LEN; i++)
+        key[i] = (uint8_t)(0xa0 + i);
+    assert_non_null(f = fopen(keyfile, "w"));
+    assert_int_equal(fwrite(key, 1, sizeof(key), f), sizeof(key));
+    assert_int_equal(fclose(f), 0);
+    snprintf(text, sizeof(text), "ipvfs-map 1\nkey %s\nlayout 1 0 0 4096\nrank 0 3 0 - h 1 0 1\n",
+             keyfile);
+    write_text(text);
+    assert_int_equal(ipvfs_map_read(path, &m, err, sizeof(err)), 0);
+    assert_int_equal(m.have_key, 1);
+    assert_memory_equal(m.secret, key, sizeof(key));
+    assert_string_equal(m.key_path, keyfile);
+    ipvfs_map_free(&m);
+    /* a key file one may not read, or that is gone: no key, no error */
+    assert_int_equal(unlink(keyfile), 0);
+    assert_int_equal(ipvfs_map_read(path, &m, err, sizeof(err)), 0);
+    assert_int_equal(m.have_key, 0);
+    ipvfs_map_free(&m);
+    /* ipvfs_map_write of a map that names its key: public, no secret in it */
+    m.key_path[0] = '\0';
+    {
+        struct ipvfs_map_rank r = { .rank = 0, .role = 3, .target_index = -1, .host = "h",
+                                    .port = 1, .pid = 1 };
+        struct ipvfs_map w = { .nio = 1, .stripe_unit = 4096, .nranks = 1, .ranks = &r };
+        struct stat st;
+        char back[700];
+        size_t n;
+
+        memset(w.secret, 0x5a, sizeof(w.secret));
+        snprintf(w.key_path, sizeof(w.key_path), "%s", keyfile);
+        assert_int_equal(ipvfs_map_write(path, &w), 0);
+        assert_int_equal(stat(path, &st), 0);
+        assert_int_equal(st.st_mode & 0777, 0644);
+        assert_non_null(f = fopen(path, "r"));
+        n = fread(back, 1, sizeof(back) - 1, f);
+        back[n] = '\0';
+        assert_int_equal(fclose(f), 0);
+        assert_null(strstr(back, "secret"));
+        assert_non_null(strstr(back, keyfile));
+    }
+    /* and without any key line */
+    write_text("ipvfs-map 1\nlayout 1 0 0 4096\nrank 0 3 0 - h 1 0 1\n");
+    assert_int_equal(ipvfs_map_read(path, &m, err, sizeof(err)), 0);
+    assert_int_equal(m.have_key, 0);
+    ipvfs_map_free(&m);
+}
+
 static void test_malformed(void **state)
 {
     static const struct {
@@ -168,7 +227,8 @@ static void test_malformed(void **state)
         { "ipvfs-map 1\nsecret " SECRET_HEX "\nlayout 1 0 0 4096\nport 0\n", "line 4" },
         { "ipvfs-map 1\nsecret " SECRET_HEX "\nlayout 1 1 0 4096\nrank 0 3 0 - h 1 0 1\n",
           "incomplete" },   /* rank 1 missing */
-        { "ipvfs-map 1\nlayout 1 0 0 4096\nrank 0 3 0 - h 1 0 1\n", "incomplete" },
+        { "ipvfs-map 1\nkey relative/secret\nlayout 1 0 0 4096\nrank 0 3 0 - h 1 0 1\n",
+          "line 2" },
         { "ipvfs-map 1\nsecret " SECRET_HEX "\n", "incomplete" },
     };
 
@@ -246,6 +306,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_comments_and_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_key_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_file, setup, teardown),
         cmocka_unit_test(test_hex),
         cmocka_unit_test(test_public_text),

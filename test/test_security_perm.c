@@ -1,6 +1,7 @@
 /* The POSIX permission rules of the metadata rank (backend/server/perm.c),
  * on hand-checked cases: what Linux answers a process with that uid, gid
- * and groups for a name of that mode and owner. */
+ * and groups for a name of that mode and owner; then the same rules along
+ * the paths of a real namespace (metadb with a credential). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -8,6 +9,11 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/server/metadb.h"
 #include "backend/server/perm.h"
 
 static const struct perm_cred alice = { .uid = 1001, .gid = 1001, .ngroups = 1, .groups = { 50 } };
@@ -117,12 +123,71 @@ static void test_utimes_owner(void **state)
     assert_int_equal(perm_owner(&root, 1001, 1001), 0);
 }
 
+/* A namespace as root (NULL: the key) made it: /home 0755 root's,
+ * /home/alice 0700 alice's, alice's file in it; then each user's calls. */
+static void test_namespace_walks(void **state)
+{
+    const struct metadb_owner root_dir = { .mode = 0755 }, alice_dir = { 0700, 1001, 1001 },
+                              alice_file = { 0644, 1001, 1001 }, bob_dir = { 0755, 1002, 1002 };
+    struct ipvfs_setattr_req chmod = { .valid = IPVFS_SETATTR_MODE, .mode = 0666 };
+    char dir[256], msg[512], cmd[300];
+    struct ipvfs_rename_rep rep;
+    struct ipvfs_entry e;
+    struct ipvfs_attr a;
+    struct metadb *db;
+    size_t len;
+    void *list;
+
+    (void)state;
+    snprintf(dir, sizeof(dir), "%s/test_security_perm.XXXXXX",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(metadb_open(dir, 2, 65536, &db, msg, sizeof(msg)), 0);
+    assert_int_equal(metadb_mkdir(db, NULL, "/home", 5, &root_dir, msg, sizeof(msg)), 0);
+    assert_int_equal(metadb_mkdir(db, NULL, "/home/alice", 11, &alice_dir, msg, sizeof(msg)), 0);
+    /* alice creates in her directory, asking to write */
+    assert_int_equal(metadb_lookup(db, &alice, "/home/alice/f", 13,
+                                   IPVFS_LOOKUP_CREATE | IPVFS_LOOKUP_WRITE, 0, 0, &alice_file,
+                                   &e, msg, sizeof(msg)), 0);
+    assert_int_equal(e.created, 1);
+    /* bob: no search in /home/alice, even for a 0644 file; no list of it */
+    assert_int_equal(metadb_lookup(db, &bob, "/home/alice/f", 13, IPVFS_LOOKUP_READ, 0, 0,
+                                   &alice_file, &e, msg, sizeof(msg)), -EACCES);
+    assert_non_null(strstr(msg, "uid 1002 may not search"));
+    assert_int_equal(metadb_getattr(db, &bob, "/home/alice/f", 13, &a, msg, sizeof(msg)), -EACCES);
+    assert_int_equal(metadb_readdir(db, &bob, "/home/alice", 11, IPVFS_MAX_BODY, &list, &len,
+                                    msg, sizeof(msg)), -EACCES);
+    assert_int_equal(metadb_readdir(db, &alice, "/home/alice", 11, IPVFS_MAX_BODY, &list, &len,
+                                    msg, sizeof(msg)), 0);
+    free(list);
+    /* bob may not make names in root's /home, nor parents on the way */
+    assert_int_equal(metadb_mkdir(db, &bob, "/home/bob", 9, &bob_dir, msg, sizeof(msg)), -EACCES);
+    assert_int_equal(metadb_lookup(db, &bob, "/home/bob/x/f", 13, IPVFS_LOOKUP_CREATE, 0, 0,
+                                   &bob_dir, &e, msg, sizeof(msg)), -EACCES);
+    /* alice moves her file to the sticky root; bob can neither remove,
+     * rename nor chmod it there; root can */
+    assert_int_equal(metadb_rename(db, &alice, "/home/alice/f", 13, "/f", 2, 0, &rep, msg,
+                                   sizeof(msg)), 0);
+    assert_int_equal(metadb_remove(db, &bob, "/f", 2, 0, &e, msg, sizeof(msg)), -EPERM);
+    assert_int_equal(metadb_rename(db, &bob, "/f", 2, "/g", 2, 0, &rep, msg, sizeof(msg)),
+                     -EPERM);
+    assert_int_equal(metadb_setattr(db, &bob, "/f", 2, &chmod, &a, msg, sizeof(msg)), -EPERM);
+    assert_int_equal(metadb_setattr(db, &alice, "/f", 2, &chmod, &a, msg, sizeof(msg)), 0);
+    assert_int_equal(a.mode, 0666u);
+    assert_int_equal(metadb_lookup(db, &bob, "/f", 2, IPVFS_LOOKUP_READ | IPVFS_LOOKUP_WRITE, 0,
+                                   0, &alice_file, &e, msg, sizeof(msg)), 0);
+    assert_int_equal(metadb_remove(db, &root, "/f", 2, 0, &e, msg, sizeof(msg)), 0);
+    metadb_close(db);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_access_classes), cmocka_unit_test(test_root),
         cmocka_unit_test(test_sticky),         cmocka_unit_test(test_chmod_chown),
-        cmocka_unit_test(test_utimes_owner),
+        cmocka_unit_test(test_utimes_owner),   cmocka_unit_test(test_namespace_walks),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

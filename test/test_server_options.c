@@ -125,6 +125,32 @@ static void test_cache_l2(void **state)
     }
 }
 
+/* --emulate-disk (model_emulate: the emulated disk of the model's
+ * validation): off by default, the papers' disk by name, anything else
+ * refused with the option's name and the known disk. */
+static void test_model_emulate_disk(void **state)
+{
+    static const char *const ok[] = { "--data", "/d", "--emulate-disk", "st318452lw", NULL };
+    static const char *const dflt[] = { "--data", "/d", NULL };
+    const char *const *const bad[] = {
+        (const char *const[]){ "--data", "/d", "--emulate-disk", "floppy", NULL },
+        (const char *const[]){ "--data", "/d", "--emulate-disk", "", NULL },
+        (const char *const[]){ "--data", "/d", "--emulate-disk", "ST318452LW", NULL },
+    };
+    struct server_opts o;
+
+    (void)state;
+    assert_int_equal(parse(&o, dflt), 0);
+    assert_string_equal(o.emulate_disk, "");
+    assert_int_equal(parse(&o, ok), 0);
+    assert_string_equal(o.emulate_disk, "st318452lw");
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_int_equal(parse(&o, bad[i]), -EINVAL);
+        assert_non_null(strstr(err, "--emulate-disk"));
+        assert_non_null(strstr(err, "st318452lw"));
+    }
+}
+
 static void test_errors(void **state)
 {
     const char *const *const cases[] = {
@@ -200,6 +226,7 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_cache_l1),
         cmocka_unit_test(test_cache_l2),
+        cmocka_unit_test(test_model_emulate_disk),
         cmocka_unit_test(test_members),
         cmocka_unit_test(test_help),
     };

@@ -184,6 +184,74 @@ int ctl_mv(struct ipvfs_client *c, int argc, char **argv)
     return 0;
 }
 
+/* A number in base (8: a mode, 10: an id) up to max, the whole word. */
+static int parse_num(const char *text, int base, unsigned long max, uint32_t *out)
+{
+    unsigned long v;
+    char *end;
+
+    errno = 0;
+    v = strtoul(text, &end, base);
+    if (!text[0] || *end || errno || v > max || text[0] == '-')
+        return -1;
+    *out = (uint32_t)v;
+    return 0;
+}
+
+/* chmod and chown: one SETATTR per path, as the metadata rank's
+ * permission rules allow (doc/security.md). */
+static int setattr_all(struct ipvfs_client *c, const char *cmd, struct ipvfs_setattr_req *req,
+                       int argc, char **argv)
+{
+    char path[IPVFS_MAX_PATH + 1];
+    struct ipvfs_error err;
+    int rc = 0;
+
+    for (int i = 2; i < argc; i++) {
+        if (ctl_ipvfs_path(argv[i], 1, path, sizeof(path)) != 1) {
+            fprintf(stderr, "ipvfs-ctl: %s %s: the path must be absolute (/dir/file or "
+                    "ipvfs:/dir/file)\n", cmd, argv[i]);
+            rc = 1;
+        } else if (ipvfs_setattr(c, path, req, NULL, &err) < 0) {
+            rc = say_fail(cmd, path, &err);
+        }
+    }
+    return rc ? 1 : 0;
+}
+
+int ctl_chmod(struct ipvfs_client *c, int argc, char **argv)
+{
+    struct ipvfs_setattr_req req = { .valid = IPVFS_SETATTR_MODE };
+
+    if (argc < 3 || parse_num(argv[1], 8, 07777, &req.mode) < 0) {
+        fputs("usage: ipvfs-ctl chmod MODE PATH...  (MODE in octal, 0 to 7777)\n", stderr);
+        return 2;
+    }
+    return setattr_all(c, "chmod", &req, argc, argv);
+}
+
+int ctl_chown(struct ipvfs_client *c, int argc, char **argv)
+{
+    struct ipvfs_setattr_req req = { 0 };
+    char *colon = argc >= 2 ? strchr(argv[1], ':') : NULL;
+    int bad = argc < 3;
+
+    if (!bad && colon) {
+        *colon = '\0';
+        bad = parse_num(colon + 1, 10, UINT32_MAX - 1, &req.gid) < 0;
+        req.valid |= IPVFS_SETATTR_GID;
+    }
+    if (!bad && argv[1][0]) {
+        bad = parse_num(argv[1], 10, UINT32_MAX - 1, &req.uid) < 0;
+        req.valid |= IPVFS_SETATTR_UID;
+    }
+    if (bad || !req.valid) {
+        fputs("usage: ipvfs-ctl chown UID[:GID]|:GID PATH...  (numeric ids)\n", stderr);
+        return 2;
+    }
+    return setattr_all(c, "chown", &req, argc, argv);
+}
+
 /* One line of df: MiB (2^20 bytes), rounded down; use% rounded up, as df(1). */
 static void df_line(const char *name, uint64_t total, uint64_t free_bytes, uint64_t files)
 {

@@ -1,4 +1,5 @@
-/* ipvfs-ctl's file commands: stat, mv and df (ctl_files.c), cp (ctl_cp.c).
+/* ipvfs-ctl's file commands: stat, mv, chmod, chown and df (ctl_files.c),
+ * cp (ctl_cp.c).
  * Each takes the command's words (argv[0] is the command name) and
  * returns ipvfs-ctl's exit status: 0, 1 on failure (message on stderr) or
  * 2 on a usage error.  Paths on the iPVFS side are written ipvfs:/PATH or,
@@ -13,6 +14,10 @@
 int ctl_stat(struct ipvfs_client *client, int argc, char **argv);
 int ctl_mv(struct ipvfs_client *client, int argc, char **argv);
 int ctl_cp(struct ipvfs_client *client, int argc, char **argv);
+/* chmod MODE PATH... and chown UID[:GID] PATH... (numeric, as the servers
+ * keep them); each path refused by the permission rules is reported. */
+int ctl_chmod(struct ipvfs_client *client, int argc, char **argv);
+int ctl_chown(struct ipvfs_client *client, int argc, char **argv);
 /* Size, used and free bytes of each I/O node's datafile store, and total. */
 int ctl_df(struct ipvfs_client *client, int argc, char **argv);
 

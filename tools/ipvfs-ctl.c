@@ -58,6 +58,9 @@ static int usage(void)
           "                    (which I/O node holds which datafile)\n"
           "  mv [-f] SRC DST   rename; an existing DST is refused unless -f, which\n"
           "                    replaces it as rename(2) does\n"
+          "  chmod MODE PATH...  set the permission bits (octal)\n"
+          "  chown UID[:GID] PATH...  set the owner and group (numeric; root only,\n"
+          "                    but an owner may give a file to a group of its own)\n"
           "  cp [-r] [-f] SRC DST\n"
           "                    copy a file (-r: a tree); each side ipvfs:/PATH, a local\n"
           "                    path or - (standard input/output); an existing DST is\n"
@@ -789,6 +792,10 @@ static int run(struct ctl *ctl, int argc, char **argv)
         return ctl_stat(ctl->client, argc, argv);
     if (strcmp(cmd, "mv") == 0)
         return ctl_mv(ctl->client, argc, argv);
+    if (strcmp(cmd, "chmod") == 0)
+        return ctl_chmod(ctl->client, argc, argv);
+    if (strcmp(cmd, "chown") == 0)
+        return ctl_chown(ctl->client, argc, argv);
     if (strcmp(cmd, "cp") == 0)
         return ctl_cp(ctl->client, argc, argv);
     if (strcmp(cmd, "df") == 0)

@@ -162,12 +162,16 @@ static void count_zeros(struct dfstore *ds, const struct iovec *iov, int n)
 }
 
 /* Whether a new block that still holds the volume's first zeros gets only
- * the sectors written: not when the L1 keeps new blocks, which it does
- * only for whole ones (a whole block costs a copy there, and its
- * write-back fills whole stripes). */
+ * the sectors written: always (issue 27).  The L1 keeps part of a block
+ * as well as all of it (its sectors, l1cache.h), so writing the zeros too
+ * only cost a copy of them and, below, half again the bytes of a tile
+ * row's first write (a 32 KiB row into a new 64 KiB block went out as the
+ * whole block, then its neighbour's row again).  On RAID-5 the rows
+ * written back together still make whole stripes. */
 static int zeroed_part(const struct dfstore *ds, const struct blk_io *io)
 {
-    return io->zeroed && !l1_keeps_new(ds);
+    (void)ds;
+    return io->zeroed;
 }
 
 /* Builds the iovecs of one block write.  New blocks are written whole with

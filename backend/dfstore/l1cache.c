@@ -2,7 +2,6 @@
 #include "backend/dfstore/l1cache.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,8 +9,6 @@
 #include "common/log.h"
 
 _Static_assert(DFSTORE_BLOCK == CACHE_BLOCK_SIZE, "the L1 block is the store's block");
-
-enum { ROUND_IDLE, ROUND_WRITING, ROUND_FLUSHING };
 
 /* A completion without volume I/O (a read hit, an absorbed write),
  * deferred: the contract calls cb from the loop. */
@@ -32,6 +29,19 @@ struct fill_ctx {
     struct iovec iov[];
 };
 
+/* A merge: the whole block read into buf, its bytes copied into the
+ * slot's holes, then the wanted ones to the caller (l1cache.h). */
+struct merge_ctx {
+    struct df_l1 *l1;
+    uint32_t slot, gen;
+    uint64_t vb, off;           /* the block, and where the read starts */
+    uint8_t *buf;
+    iraid_cb cb;
+    void *user;
+    int niov;
+    struct iovec iov[];
+};
+
 /* A write that went to the volume: a failure drops the clean blocks it
  * added (the volume does not hold their bytes). */
 struct write_ctx {
@@ -41,25 +51,6 @@ struct write_ctx {
     void *user;
 };
 
-/* A gathered write-back of n adjacent blocks, from a copy: writes may
- * change the slots meanwhile, and RAID-5 computes parity from the buffer
- * it is given, which must hold still until the write completes. */
-struct wb_ctx {
-    struct df_l1 *l1;
-    uint32_t n;
-    uint32_t slot[L1_RUN_BLOCKS];
-    uint64_t seq[L1_RUN_BLOCKS];
-    uint8_t *copy;
-};
-
-struct l1_flush {
-    iraid_cb cb;
-    void *user;
-    struct l1_flush *next;
-};
-
-static void wb_issue(struct df_l1 *l1, const uint32_t *slots, uint32_t n);
-static void wb_pass(struct df_l1 *l1);
 
 /* ---- set-up ---- */
 
@@ -93,6 +84,13 @@ int df_l1_init(struct df_l1 *l1, struct evloop *loop, struct iraid_volume *vol, 
     l1->nslots = (uint32_t)ns;
     l1->capacity = l1->stats.capacity = n;
     l1_volume_shape(vol, &l1->unit_blocks, &l1->stream_grain);
+    /* Sectors: the volume's block, when it divides the L1's into at most
+     * CACHE_SECTORS_MAX; else the block is one sector (whole blocks). */
+    l1->sect = iraid_block_size(vol);
+    if (l1->sect < DFSTORE_BLOCK / CACHE_SECTORS_MAX || l1->sect > DFSTORE_BLOCK ||
+        DFSTORE_BLOCK % l1->sect)
+        l1->sect = DFSTORE_BLOCK;
+    l1->nsect = DFSTORE_BLOCK / l1->sect;
     return 0;
 
 free_all:
@@ -116,6 +114,12 @@ void df_l1_fini(struct df_l1 *l1)
                  (unsigned long long)l1->stats.readahead_hits,
                  (unsigned long long)l1->stats.readahead_lent,
                  (unsigned long long)l1->stats.readahead_wasted);
+    if (l1->stats_rq.volume_reads)
+        log_info("dfstore: reads past the L1: %llu volume reads, %llu more reads coalesced "
+                 "into them", (unsigned long long)l1->stats_rq.volume_reads,
+                 (unsigned long long)l1->stats_rq.coalesced);
+    u64map_free(&l1->rq_at);
+    u64map_free(&l1->rq_end);
     cache_admit_fini(&l1->admit);
     cache_fini(&l1->policy);
     u64map_free(&l1->slot_of);
@@ -133,43 +137,7 @@ void df_l1_set_trace(struct df_l1 *l1, FILE *trace)
     l1->trace = trace;
 }
 
-__attribute__((format(printf, 2, 3)))
-static void trace_event(struct df_l1 *l1, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (!l1->trace)
-        return;
-    va_start(ap, fmt);
-    /* The owner sees a failed write through ferror (l1cache.h). */
-    (void)vfprintf(l1->trace, fmt, ap);
-    va_end(ap);
-}
-
 /* ---- slots ---- */
-
-uint64_t l1_slot_find(const struct df_l1 *l1, uint64_t vb)
-{
-    return u64map_get(&l1->slot_of, vb);
-}
-
-/* Takes a clean block out of the map and the policy.  Its slot is freed,
- * or, while a fill into it is in flight, left in state for the fill's
- * completion to free (ORPHAN: evicted; STALE: written meanwhile). */
-void l1_block_forget(struct df_l1 *l1, uint64_t vb, uint8_t state)
-{
-    uint64_t s = l1_slot_find(l1, vb);
-
-    if (s == U64MAP_NONE)
-        return;
-    l1_ra_unlink(l1, (uint32_t)s, 0);
-    u64map_del(&l1->slot_of, vb);
-    cache_remove(&l1->policy, vb);
-    if (l1->slots[s].state == SLOT_FILLING)
-        l1->slots[s].state = state;
-    else
-        l1_slot_free(l1, (uint32_t)s);
-}
 
 /* Slot of vb if dirty with no write-back in flight, else U64MAP_NONE. */
 static uint64_t wb_candidate(const struct df_l1 *l1, uint64_t vb)
@@ -197,7 +165,7 @@ static void wb_around(struct df_l1 *l1, uint64_t vb)
         hi++;
     for (uint64_t b = lo; b <= hi; b++)
         slots[n++] = (uint32_t)l1_slot_find(l1, b);
-    wb_issue(l1, slots, n);
+    l1_wb_issue(l1, slots, n);
 }
 
 /* The policy evicted vb: a dirty block stays mapped (EVICTING) until its
@@ -218,6 +186,7 @@ static void victim_out(struct df_l1 *l1, uint64_t vb)
     /* A clean block goes down to the targets' L2 (exclusive caching): a
      * hint, whose failure costs only a later hit. */
     if (l1->slots[s].state == SLOT_VALID &&
+        !cache_smap_any(&l1->slots[s].holes, 0, l1->nsect) &&
         iraid_demote(l1->vol, vb * DFSTORE_BLOCK, l1_slot_data(l1, s), DFSTORE_BLOCK) == 1)
         l1->stats.demotes++;
     l1_block_forget(l1, vb, SLOT_ORPHAN);
@@ -238,7 +207,7 @@ static uint32_t block_add(struct df_l1 *l1, uint64_t vb, uint8_t state)
         return UINT32_MAX;
     }
     slot = l1->free_slots[--l1->nfree];
-    l1->slots[slot] = (struct l1_slot){ .vb = vb, .state = state };
+    l1->slots[slot] = (struct l1_slot){ .vb = vb, .state = state, .gen = l1->slots[slot].gen + 1 };
     (void)u64map_put(&l1->slot_of, vb, slot);  /* reserved for every slot */
     return slot;
 }
@@ -252,6 +221,7 @@ static void block_touch(struct df_l1 *l1, uint32_t slot)
         (void)cache_access(&l1->policy, l1->slots[slot].vb, 0, &v);  /* a hit: no victim */
 }
 
+/* The slot took bytes the volume lacks (its dirty sectors: cache_sect_write). */
 static void slot_dirty(struct df_l1 *l1, uint32_t slot)
 {
     if (!l1->slots[slot].dirty) {
@@ -319,7 +289,7 @@ static int bypass_read(struct df_l1 *l1, uint64_t off, const struct iovec *iov, 
                        iraid_cb cb, void *user)
 {
     l1->stats.bypasses++;
-    return iraid_readv(l1->vol, off, iov, niov, cb, user);
+    return l1_vol_readv(l1, off, iov, niov, cb, user);
 }
 
 static void fill_done(struct iraid_volume *vol, int status, void *user)
@@ -332,7 +302,7 @@ static void fill_done(struct iraid_volume *vol, int status, void *user)
     struct l1_wait *w;
 
     l1->inflight--;
-    trace_event(l1, "V %u %d\n", slot, status == 0);
+    l1_trace(l1, "V %u %d\n", slot, status == 0);
     if (status == 0)
         l1_copy_out(ctx->iov, ctx->niov, l1_slot_data(l1, slot) + ctx->in);
     w = l1_waiters_copy(l1, slot, status == 0 && l1->slots[slot].state != SLOT_STALE, NULL);
@@ -414,6 +384,73 @@ static int read_hit(struct df_l1 *l1, uint32_t slot, uint64_t off, const struct 
     return 0;
 }
 
+static void merge_done(struct iraid_volume *vol, int status, void *user)
+{
+    struct merge_ctx *ctx = user;
+    struct df_l1 *l1 = ctx->l1;
+    struct l1_slot *sl = &l1->slots[ctx->slot];
+    iraid_cb cb = ctx->cb;
+    void *cb_user = ctx->user;
+    uint32_t lo, hi, at = 0;
+    int rc;
+
+    l1->inflight--;
+    if (status == 0 && sl->gen == ctx->gen && sl->vb == ctx->vb &&
+        (sl->state == SLOT_VALID || sl->state == SLOT_EVICTING)) {
+        /* Holes are never dirty and no write ran meanwhile (the store
+         * runs a block's reads only beside reads): the volume's bytes of
+         * them are the block's. */
+        while (cache_smap_next_run(&sl->holes, l1->nsect, at, &lo, &hi)) {
+            memcpy(l1_slot_data(l1, ctx->slot) + (size_t)lo * l1->sect,
+                   ctx->buf + (size_t)lo * l1->sect, (size_t)(hi - lo) * l1->sect);
+            at = hi;
+        }
+        memset(&sl->holes, 0, sizeof(sl->holes));
+        l1_copy_out(ctx->iov, ctx->niov, l1_slot_data(l1, ctx->slot) + ctx->off % DFSTORE_BLOCK);
+    } else if (status == 0) {
+        /* The slot went (written back, then freed): the volume has it all. */
+        if ((rc = iraid_readv(l1->vol, ctx->off, ctx->iov, ctx->niov, cb, cb_user)) == 0) {
+            free(ctx->buf);
+            free(ctx);
+            return;
+        }
+        status = rc;
+    }
+    free(ctx->buf);
+    free(ctx);
+    cb(vol, status, cb_user);
+}
+
+/* A read of slot's block that needs some of its holes and some of its
+ * dirty sectors: the whole block from the volume into a buffer, then
+ * merge_done.  Out of memory: -ENOMEM (the store fails the read). */
+static int read_merge(struct df_l1 *l1, uint32_t slot, uint64_t off, const struct iovec *iov,
+                      int niov, iraid_cb cb, void *user)
+{
+    struct merge_ctx *ctx = malloc(sizeof(*ctx) + (size_t)niov * sizeof(*iov));
+    uint8_t *buf = malloc(DFSTORE_BLOCK);
+    struct iovec whole = { buf, DFSTORE_BLOCK };
+    int rc = -ENOMEM;
+
+    if (ctx && buf) {
+        *ctx = (struct merge_ctx){ .l1 = l1, .slot = slot, .gen = l1->slots[slot].gen,
+                                   .vb = l1->slots[slot].vb, .off = off, .buf = buf, .cb = cb,
+                                   .user = user, .niov = niov };
+        memcpy(ctx->iov, iov, (size_t)niov * sizeof(*iov));
+        rc = iraid_readv_flags(l1->vol, ctx->vb * DFSTORE_BLOCK, &whole, 1, IRAID_READ_DPO,
+                               merge_done, ctx);
+    }
+    if (rc < 0) {
+        free(buf);
+        free(ctx);
+        return rc;
+    }
+    l1->inflight++;
+    l1->stats.misses++;
+    block_touch(l1, slot);
+    return 0;
+}
+
 /* Whether any block of [off, off + len) holds bytes the volume lacks. */
 static int range_dirty(const struct df_l1 *l1, uint64_t off, uint64_t len)
 {
@@ -439,10 +476,10 @@ int df_l1_readv(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int nio
     int gated = !stream && !(how & DF_L1_OLD) && len < DFSTORE_BLOCK;
 
     if (cb && len)
-        trace_event(l1, "%c %llu %llu\n", stream ? 'B' : (how & DF_L1_OLD) ? 'M' : 'R',
+        l1_trace(l1, "%c %llu %llu\n", stream ? 'B' : (how & DF_L1_OLD) ? 'M' : 'R',
                     (unsigned long long)off, (unsigned long long)len);
     if (l1->capacity == 0 || !cb || len == 0)
-        return iraid_readv(l1->vol, off, iov, niov, cb, user);
+        return l1_vol_readv(l1, off, iov, niov, cb, user);
     if ((off + len - 1) / DFSTORE_BLOCK != vb) {
         /* The store reads within one block; a read across blocks goes
          * around the cache, which only works while they are clean. */
@@ -453,7 +490,10 @@ int df_l1_readv(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int nio
         return bypass_read(l1, off, iov, niov, cb, user);
     }
     slot = l1_slot_find(l1, vb);
-    if (slot == U64MAP_NONE && (stream || (gated && !cache_admit(&l1->admit, vb))))
+    /* A write's read of old edge sectors fills nothing: the write is
+     * absorbed around them (holes, l1cache.h). */
+    if (slot == U64MAP_NONE &&
+        (stream || (how & DF_L1_OLD) || (gated && !cache_admit(&l1->admit, vb))))
         return bypass_read(l1, off, iov, niov, cb, user);
     if (slot == U64MAP_NONE)
         return read_fill(l1, off, iov, niov, gated, cb, user);
@@ -461,6 +501,12 @@ int df_l1_readv(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int nio
         return l1_wait_fill(l1, (uint32_t)slot, off, iov, niov, drop ? loans : NULL, cb, user);
     if (l1->slots[slot].state == SLOT_FILLING)
         return bypass_read(l1, off, iov, niov, cb, user);  /* clean: the volume has it */
+    switch (cache_sect_read(&l1->slots[slot].holes, &l1->slots[slot].dmap, l1->sect,
+                         off % DFSTORE_BLOCK, len)) {
+    case CACHE_READ_AROUND: return bypass_read(l1, off, iov, niov, cb, user);
+    case CACHE_READ_MERGE: return read_merge(l1, (uint32_t)slot, off, iov, niov, cb, user);
+    case CACHE_READ_HIT: break;
+    }
     if (l1->slots[slot].ra && drop)
         return read_hit(l1, (uint32_t)slot, off, iov, niov, 1, loans, cb, user);
     if (l1->slots[slot].ra)
@@ -471,8 +517,9 @@ int df_l1_readv(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int nio
 /* ---- writes ---- */
 
 /* Whether a write of [off, off + len) can be absorbed: every block cached
- * (not being filled) or covered whole, with a free slot for each of the
- * latter (block_add takes at most one each). */
+ * (not being filled) or not, with a free slot for each of the latter
+ * (block_add takes at most one each), and no sector of a hole written in
+ * part (cache_sect_fits). */
 static int absorbable(const struct df_l1 *l1, uint64_t off, uint64_t len)
 {
     uint64_t need = 0;
@@ -483,24 +530,26 @@ static int absorbable(const struct df_l1 *l1, uint64_t off, uint64_t len)
         return 0;
     for (uint64_t vb = off / DFSTORE_BLOCK; vb * DFSTORE_BLOCK < off + len; vb++) {
         uint64_t s = l1_slot_find(l1, vb);
-        if (s != U64MAP_NONE) {
-            if (l1->slots[s].state == SLOT_FILLING)
-                return 0;
-        } else if (vb * DFSTORE_BLOCK < off || (vb + 1) * DFSTORE_BLOCK > off + len) {
+        uint64_t in = vb * DFSTORE_BLOCK < off ? off - vb * DFSTORE_BLOCK : 0;
+        uint64_t end = (vb + 1) * DFSTORE_BLOCK < off + len ? DFSTORE_BLOCK
+                                                            : off + len - vb * DFSTORE_BLOCK;
+        if (s != U64MAP_NONE && l1->slots[s].state == SLOT_FILLING)
             return 0;
-        } else {
+        if (!cache_sect_fits(s == U64MAP_NONE ? NULL : &l1->slots[s].holes, l1->sect, in, end - in))
+            return 0;
+        if (s == U64MAP_NONE)
             need++;
-        }
     }
     return need <= l1->nfree;
 }
 
 /* The bytes of a write into the cached blocks it touches.  absorb: every
- * block takes them and becomes dirty (whole blocks are added).  Else the
- * write goes to the volume too: cached blocks take the bytes (dirty ones
- * stay dirty, with a new sequence, so that a write-back in flight with
- * older bytes is followed by one with these), whole blocks are added
- * clean, blocks being filled are forgotten. */
+ * block takes them and their sectors become valid and dirty (blocks not
+ * cached are added, the rest of them holes).  Else the write goes to the
+ * volume too: cached blocks take the bytes (the sectors it covers whole
+ * are valid; dirty blocks stay dirty, with a new sequence, so that a
+ * write-back in flight with older bytes is followed by one with these),
+ * whole blocks are added clean, blocks being filled are forgotten. */
 static void write_into(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int niov,
                        uint64_t len, int absorb, int add)
 {
@@ -521,13 +570,20 @@ static void write_into(struct df_l1 *l1, uint64_t off, const struct iovec *iov, 
             l1_block_forget(l1, vb, SLOT_STALE);
             slot = U64MAP_NONE;
         }
-        if (slot != U64MAP_NONE)
-            block_touch(l1, (uint32_t)slot);
-        else if (add && n == DFSTORE_BLOCK && (slot = block_add(l1, vb, SLOT_VALID)) == UINT32_MAX)
-            slot = U64MAP_NONE;
         if (slot != U64MAP_NONE) {
+            block_touch(l1, (uint32_t)slot);
+        } else if (add && (n == DFSTORE_BLOCK || absorb) &&
+                   (slot = block_add(l1, vb, SLOT_VALID)) != UINT32_MAX) {
+            cache_smap_set(&l1->slots[slot].holes, 0, l1->nsect);
+        } else {
+            slot = U64MAP_NONE;
+        }
+        if (slot != U64MAP_NONE) {
+            struct l1_slot *sl = &l1->slots[slot];
+            int dirty = absorb || sl->dirty;
             l1_copy_in(l1_slot_data(l1, (uint32_t)slot) + in, iov, niov, done, n);
-            if (absorb || l1->slots[slot].dirty)
+            cache_sect_write(&sl->holes, &sl->dmap, l1->sect, in, n, dirty);
+            if (dirty)
                 slot_dirty(l1, (uint32_t)slot);
             l1->stats.write_updates++;
         }
@@ -541,7 +597,7 @@ static void watermark_run(struct evloop *loop, uint64_t id, void *user)
 
     l1->watermark_pass = 0;
     l1->inflight--;
-    wb_pass(l1);
+    l1_wb_pass(l1);
 }
 
 /* Over 3/4 dirty: write back everything dirty, from the loop. */
@@ -556,7 +612,7 @@ static void watermark_check(struct df_l1 *l1)
 }
 
 /* Write-behind: each unit the write touched that is now dirty in every
- * block, with no write-back of it in flight, goes out now as one
+ * sector of every block, with no write-back of it in flight, goes out now as one
  * write-back of whole stripes (no reads of old data or parity).  A unit
  * written again later is dirty again and goes out again once whole, or
  * at the next flush. */
@@ -571,12 +627,13 @@ static void write_behind(struct df_l1 *l1, uint64_t off, uint64_t len)
         uint64_t i;
         for (i = 0; i < ub; i++) {
             uint64_t s = l1_slot_find(l1, u * ub + i);
-            if (s == U64MAP_NONE || !l1->slots[s].dirty || l1->slots[s].wb)
+            if (s == U64MAP_NONE || !cache_smap_all(&l1->slots[s].dmap, 0, l1->nsect) ||
+                l1->slots[s].wb)
                 break;
             slots[i] = (uint32_t)s;
         }
         if (i == ub)
-            wb_issue(l1, slots, (uint32_t)ub);
+            l1_wb_issue(l1, slots, (uint32_t)ub);
     }
 }
 
@@ -587,7 +644,7 @@ static void write_done(struct iraid_volume *vol, int status, void *user)
     free(user);
     ctx.l1->inflight--;
     if (status < 0)
-        trace_event(ctx.l1, "X %llu %llu\n", (unsigned long long)ctx.off,
+        l1_trace(ctx.l1, "X %llu %llu\n", (unsigned long long)ctx.off,
                     (unsigned long long)ctx.len);
     /* The volume's bytes are unknown after a failed write: clean blocks of
      * it go; dirty ones keep theirs and are written back later. */
@@ -610,7 +667,7 @@ int df_l1_writev(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int ni
     stream = stream && l1->stream_grain && off % l1->stream_grain == 0 &&
              len % l1->stream_grain == 0;
     if (cb && len)
-        trace_event(l1, "%c %llu %llu %d\n", stream ? 'U' : 'W', (unsigned long long)off,
+        l1_trace(l1, "%c %llu %llu %d\n", stream ? 'U' : 'W', (unsigned long long)off,
                     (unsigned long long)len, through != 0);
     if (l1->capacity == 0 || !cb || len == 0)
         return iraid_writev(l1->vol, off, iov, niov, cb, user);
@@ -635,255 +692,3 @@ int df_l1_writev(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int ni
     return 0;
 }
 
-/* ---- write-back ---- */
-
-static void round_check(struct df_l1 *l1);
-
-/* A block of the running flush round is done: clean, or written back up
- * to the round's sequence, or failed (the round reports the error). */
-static void round_count(struct df_l1 *l1, uint32_t slot, int status)
-{
-    struct l1_slot *s = &l1->slots[slot];
-
-    if (!s->in_round)
-        return;
-    if (status < 0 && l1->round_status == 0)
-        l1->round_status = status;
-    if (status < 0 || !s->dirty || s->durable_seq >= l1->round_seq) {
-        s->in_round = 0;
-        l1->round_pending--;
-    }
-}
-
-static void wb_done(struct iraid_volume *vol, int status, void *user)
-{
-    struct wb_ctx *ctx = user;
-    struct df_l1 *l1 = ctx->l1;
-    int again = 0;
-
-    l1->inflight--;
-    if (status < 0)
-        log_error("dfstore: L1 write-back of %u blocks at volume block %llu failed: %s", ctx->n,
-                  (unsigned long long)l1->slots[ctx->slot[0]].vb, strerror(-status));
-    for (uint32_t i = 0; i < ctx->n; i++) {
-        struct l1_slot *s = &l1->slots[ctx->slot[i]];
-        trace_event(l1, "C %u %d\n", ctx->slot[i], status == 0);
-        s->wb = 0;
-        if (status == 0) {
-            if (ctx->seq[i] > s->durable_seq)
-                s->durable_seq = ctx->seq[i];
-            if (s->dirty && s->latest_seq == ctx->seq[i]) {   /* not discarded */
-                s->dirty = 0;
-                l1->ndirty--;
-            }
-            l1->stats.writebacks++;
-        }
-        round_count(l1, ctx->slot[i], status);
-        if (s->state == SLOT_EVICTING && !s->dirty) {
-            u64map_del(&l1->slot_of, s->vb);
-            l1_slot_free(l1, ctx->slot[i]);
-        } else if (s->dirty && status == 0 && (s->in_round || s->state == SLOT_EVICTING)) {
-            again = 1;      /* written meanwhile: the newer bytes go out too */
-        }
-    }
-    l1->stats.writeback_ios++;
-    l1_copy_put(l1, ctx->copy, ctx->n);
-    free(ctx);
-    /* A failed block waits for the next round (within about a second). */
-    if (again)
-        wb_pass(l1);
-    round_check(l1);
-}
-
-/* Writes back slots[0..n) (adjacent volume blocks) in one request. */
-static void wb_issue(struct df_l1 *l1, const uint32_t *slots, uint32_t n)
-{
-    struct wb_ctx *ctx = calloc(1, sizeof(*ctx));
-    struct iovec iov;
-    int rc = -ENOMEM;
-
-    if (ctx && (ctx->copy = l1_copy_get(l1, n))) {
-        ctx->l1 = l1;
-        ctx->n = n;
-        for (uint32_t i = 0; i < n; i++) {
-            ctx->slot[i] = slots[i];
-            ctx->seq[i] = l1->slots[slots[i]].latest_seq;
-            memcpy(ctx->copy + (size_t)i * DFSTORE_BLOCK, l1_slot_data(l1, slots[i]), DFSTORE_BLOCK);
-            l1->slots[slots[i]].wb = 1;
-        }
-        iov = (struct iovec){ ctx->copy, (size_t)n * DFSTORE_BLOCK };
-        rc = iraid_writev(l1->vol, l1->slots[slots[0]].vb * DFSTORE_BLOCK, &iov, 1, wb_done, ctx);
-    }
-    if (rc == 0) {
-        l1->inflight++;
-        for (uint32_t i = 0; i < n; i++)
-            trace_event(l1, "S %u %u\n", slots[i], i);
-        return;
-    }
-    log_error("dfstore: cannot start an L1 write-back: %s", strerror(-rc));
-    for (uint32_t i = 0; i < n; i++) {
-        l1->slots[slots[i]].wb = 0;
-        round_count(l1, slots[i], rc);
-    }
-    if (ctx)
-        l1_copy_put(l1, ctx->copy, n);
-    free(ctx);
-    round_check(l1);
-}
-
-static int by_block(const void *a, const void *b, void *arg)
-{
-    const struct l1_slot *slots = arg;
-    uint64_t x = slots[*(const uint32_t *)a].vb, y = slots[*(const uint32_t *)b].vb;
-
-    return x < y ? -1 : x > y;
-}
-
-/* Writes back every dirty block without a write-back in flight, sorted
- * by volume block and gathered into runs of adjacent blocks, so that
- * RAID-5 sees whole stripes where the dirty blocks make them. */
-static void wb_pass(struct df_l1 *l1)
-{
-    uint32_t *todo = malloc((size_t)l1->nslots * sizeof(*todo)), n = 0, start = 0;
-
-    if (!todo) {
-        log_error("dfstore: L1: no memory for a write-back pass; retried by the next flush");
-        return;
-    }
-    for (uint32_t s = 0; s < l1->nslots; s++)
-        if (l1->slots[s].dirty && !l1->slots[s].wb)
-            todo[n++] = s;
-    qsort_r(todo, n, sizeof(*todo), by_block, l1->slots);
-    for (uint32_t i = 1; i <= n; i++) {
-        if (i < n && i - start < L1_RUN_BLOCKS &&
-            l1->slots[todo[i]].vb == l1->slots[todo[i - 1]].vb + 1)
-            continue;
-        wb_issue(l1, todo + start, i - start);
-        start = i;
-    }
-    free(todo);
-}
-
-void df_l1_discard(struct df_l1 *l1, uint64_t vb)
-{
-    uint64_t s = l1->capacity ? l1_slot_find(l1, vb) : U64MAP_NONE;
-    struct l1_slot *sl;
-
-    trace_event(l1, "D %llu\n", (unsigned long long)vb);
-    if (s == U64MAP_NONE)
-        return;
-    sl = &l1->slots[s];
-    if (sl->dirty) {
-        sl->dirty = 0;
-        l1->ndirty--;
-    }
-    if (sl->in_round) {
-        sl->in_round = 0;
-        l1->round_pending--;
-    }
-    if (!sl->wb) {
-        if (sl->state == SLOT_EVICTING) {
-            u64map_del(&l1->slot_of, vb);
-            l1_slot_free(l1, (uint32_t)s);
-        } else {
-            l1_block_forget(l1, vb, SLOT_STALE);
-        }
-    }
-    /* else wb_done frees an EVICTING slot, or keeps a clean VALID one */
-    round_check(l1);
-}
-
-/* ---- flush rounds ---- */
-
-static void round_start(struct df_l1 *l1);
-
-static void round_flushed(struct iraid_volume *vol, int status, void *user)
-{
-    struct df_l1 *l1 = user;
-    struct l1_flush *w = l1->round_waiters;
-
-    l1->inflight--;
-    if (l1->round_status < 0)
-        status = l1->round_status;
-    l1->round_waiters = NULL;
-    l1->round_state = ROUND_IDLE;
-    if (l1->next_waiters)
-        round_start(l1);
-    while (w) {
-        struct l1_flush *next = w->next;
-        w->cb(l1->vol, status, w->user);
-        free(w);
-        w = next;
-    }
-}
-
-static void round_fail_run(struct evloop *loop, uint64_t id, void *user)
-{
-    struct df_l1 *l1 = user;
-
-    round_flushed(l1->vol, l1->round_status, l1);
-}
-
-/* Once every block of the round is written back: the volume flush. */
-static void round_check(struct df_l1 *l1)
-{
-    int rc;
-
-    if (l1->round_state != ROUND_WRITING || l1->round_pending > 0)
-        return;
-    l1->round_state = ROUND_FLUSHING;
-    l1->inflight++;             /* the flush, or the deferred report */
-    if ((rc = iraid_flush(l1->vol, round_flushed, l1)) == 0)
-        return;
-    if (l1->round_status == 0)
-        l1->round_status = rc;
-    /* Never inside df_l1_flush: its caller expects cb later. */
-    if (evloop_defer(l1->loop, round_fail_run, l1) == 0) {
-        log_error("dfstore: L1: no memory to report a failed flush; reporting it now");
-        round_flushed(l1->vol, rc, l1);
-    }
-}
-
-/* Takes the waiting flushes and waits until every block dirty now is
- * written back up to the writes absorbed so far. */
-static void round_start(struct df_l1 *l1)
-{
-    l1->round_waiters = l1->next_waiters;
-    l1->next_waiters = NULL;
-    l1->round_state = ROUND_WRITING;
-    l1->round_seq = l1->wseq;
-    l1->round_status = 0;
-    l1->round_pending = 0;
-    l1->stats.flushes++;
-    for (uint32_t s = 0; s < l1->nslots; s++) {
-        struct l1_slot *sl = &l1->slots[s];
-        if (sl->dirty && sl->durable_seq < l1->round_seq) {
-            sl->in_round = 1;
-            l1->round_pending++;
-        }
-    }
-    wb_pass(l1);
-    round_check(l1);
-}
-
-int df_l1_flush(struct df_l1 *l1, iraid_cb cb, void *user)
-{
-    struct l1_flush *w, **tail;
-
-    if (l1->capacity == 0 || !cb)
-        return iraid_flush(l1->vol, cb, user);
-    if (!(w = malloc(sizeof(*w))))
-        return -ENOMEM;
-    *w = (struct l1_flush){ cb, user, NULL };
-    for (tail = &l1->next_waiters; *tail; tail = &(*tail)->next)
-        ;
-    *tail = w;
-    if (l1->round_state == ROUND_IDLE)
-        round_start(l1);
-    return 0;
-}
-
-int df_l1_busy(const struct df_l1 *l1)
-{
-    return l1->inflight > 0 || l1->round_state != ROUND_IDLE || l1->next_waiters;
-}

@@ -11,19 +11,43 @@
  * cache/cache.h's admission lets it (the block was missed before, not
  * long ago, and such fills have been paying for themselves in hits),
  * else reads just its bytes past the L1 (a bypass).
- * Writes are absorbed when every block they touch is cached (or covered
- * whole, and a slot is free): the bytes go into the slots, the blocks
- * become dirty, and the write completes from the loop without volume I/O.
- * Other writes go through to the volume as before, after updating the
- * cached blocks they touch (which stay dirty if they were).  So do the
- * writes the store marks `through`: those into blocks it has just
- * allocated, whose first write may find the target's backing store full
- * (a thin LUN): their ENOSPC reaches the writer, and the store gives the
- * blocks back, as without the cache; absorbed, the error would come at
- * the next sync and the blocks, mapped, would fail every write-back.  The
- * store marks them so only when the volume does not vouch for the room
- * (iraid_room_for_new_blocks); else it writes new blocks whole and they
- * are absorbed like any other.
+ * Writes: the rule (issue 27) is that the L1 never costs a write more
+ * volume I/O than no cache would.  A block is tracked in sectors (the
+ * volume's block size, 512 bytes or more; l1->sect): per slot a map of
+ * holes (sectors whose bytes the slot lacks) and of dirty sectors (bytes
+ * the volume lacks).  A write is absorbed when every block it touches is
+ * cached (not being filled), or not cached with a free slot for it: the
+ * bytes go into the slots, their sectors become valid and dirty, and the
+ * write completes from the loop without volume I/O.  A block is never
+ * read in to absorb part of it: a write of part of an uncached block
+ * takes a slot whose other sectors are holes.  Only a write that would
+ * leave part of a sector a hole (not sector-aligned, its edge sector not
+ * cached) goes around, as do writes the L1 cannot place (a block being
+ * filled, no slot), and those the store marks `through`: those into
+ * blocks it has just allocated, whose first write may find the target's
+ * backing store full (a thin LUN): their ENOSPC reaches the writer, and
+ * the store gives the blocks back, as without the cache; absorbed, the
+ * error would come at the next sync and the blocks, mapped, would fail
+ * every write-back.  The store marks them so only when the volume does
+ * not vouch for the room (iraid_room_for_new_blocks).  A write that goes
+ * around updates the cached blocks it touches (their dirty sectors stay
+ * dirty).  A write's read of the old edge sectors it keeps (DF_L1_OLD)
+ * no longer fills the block: it is read around when not cached, and the
+ * write is then absorbed into holes.
+ * Reads of a block with holes: a hit when every sector read is valid;
+ * else, when no sector read is dirty, the bytes come from the volume (it
+ * holds them); else the whole block is read into a buffer and its holes
+ * filled from it (the dirty sectors stay the slot's), then the read is
+ * served (a merge; when the slot was freed meanwhile, its write-back done,
+ * the read goes to the volume).  A block with holes is never demoted to
+ * the L2 (its bytes are not whole).
+ * Write-back writes only dirty sectors, each run of adjacent dirty
+ * sectors of adjacent blocks in one volume write: a block all dirty, and
+ * a run of such, is written whole as before, so RAID-5 parity still sees
+ * whole stripes where the data make them (write-behind waits for a unit
+ * dirty in every sector); a half-written block costs one write of its
+ * half, what the write would have cost without the cache, and two halves
+ * written by two clients go out as one write.
  *
  * Write-back: a dirty block reaches the volume when it is evicted, when
  * df_l1_flush runs (the store's commit rounds: every sync, within about a
@@ -64,7 +88,7 @@
  * A miss or a write that finds no free slot (the spares all evicting)
  * bypasses the cache.
  *
- * Memory: slots x (64 KiB + 64 bytes of state and map) + the policy's 78
+ * Memory: slots x (64 KiB + 100 bytes of state and map) + the policy's 78
  * bytes and the admission's 54 per block at most, plus a context per request in flight, the
  * copies of the write-backs in flight (at most the dirty blocks) and
  * L1_SPARE_COPIES runs kept for them (16 MiB).
@@ -126,6 +150,11 @@
  * it waited this long (its reader is gone, or seeked): younger ones are
  * other streams' next blocks, and dropping them would only waste reads. */
 #define L1_RA_STALE_MS 1000u
+/* Reads past the cache in flight per volume at most before more wait to
+ * be coalesced (l1coalesce.c), and the most one coalesced read carries. */
+#define L1_RQ_DEPTH 16u
+#define L1_RQ_MAX_BYTES (1u << 20)
+#define L1_RQ_MAX_IOV 256
 /* Copy buffers of whole runs kept for the next write-back (a fresh 2 MiB
  * buffer costs 512 page faults and their zeroing each time). */
 #define L1_SPARE_COPIES 8
@@ -163,6 +192,11 @@ struct l1_slot {
     uint8_t admitted;           /* filled by a small read's miss (cache_admit) */
     uint32_t ra_prev, ra_next;  /* the pool's FIFO (UINT32_MAX ends it) */
     uint64_t ra_ms;             /* when it was prefetched (CLOCK_MONOTONIC) */
+    uint32_t gen;               /* counts the slot's allocations: a merge read
+                                 * finds out whether it still holds its block */
+    struct cache_smap holes;    /* sectors whose bytes the slot lacks (none
+                                 * once filled, or written whole) */
+    struct cache_smap dmap;     /* dirty sectors (set only while dirty) */
 };
 
 struct l1_wait;                 /* a read waiting for a fill */
@@ -205,6 +239,7 @@ struct df_l1 {
     struct iraid_volume *vol;
     uint64_t capacity;          /* blocks; 0 = off */
     uint32_t unit_blocks;       /* write-behind unit (whole stripes); 0: none */
+    uint32_t sect, nsect;       /* sector bytes (the volume's block size), per block */
     uint64_t stream_grain;      /* a stream's write that covers whole multiples
                                  * of it goes through (df_l1_writev); 0: none */
     uint32_t nslots;
@@ -235,6 +270,16 @@ struct df_l1 {
     uint8_t *spare_copies[L1_SPARE_COPIES];  /* run-sized, free */
     uint32_t nspare_copies;
     struct df_l1_stats stats;
+    /* reads past the cache (l1coalesce.c): waiting, oldest first, found by
+     * where they start and end; in flight */
+    struct l1_rq *rq_head, *rq_tail;
+    struct u64map rq_at, rq_end;
+    uint64_t rq_queued;
+    uint32_t rq_inflight;
+    struct {
+        uint64_t volume_reads;  /* volume reads they went out in */
+        uint64_t coalesced;     /* of the reads, those that rode along */
+    } stats_rq;
     FILE *trace;                /* --trace: events for ipvfs-cachesim; NULL: none */
 };
 
@@ -250,10 +295,10 @@ void df_l1_fini(struct df_l1 *l1);
  * into iov, not filled into the L1 (a fill costs a copy out, and the
  * eviction of another block, a DEMOTE to the L2); cached blocks, read-
  * ahead's included, are hits.  DF_L1_OLD, a write's read of the old bytes
- * it keeps (read-modify-write): a miss fills the block (the write then
- * lands in the L1), without asking cache/cache.h's admission, which
- * other reads of less than a block do (the write is the block's second
- * use).  Neither: a plain read. */
+ * it keeps (read-modify-write): a miss reads just those bytes past the L1
+ * (the write then lands in the L1 around them: "Writes" above).  Neither:
+ * a plain read; a miss of less than a block fills only when cache/cache.h's
+ * admission lets it. */
 #define DF_L1_STREAM 1u
 #define DF_L1_OLD 2u
 /* loans: NULL, or where a stream's read of whole prefetched blocks takes
@@ -319,7 +364,8 @@ int df_l1_set_readahead(struct df_l1 *l1, uint64_t max_blocks);
  * stops it; 0 when read-ahead is off. */
 uint32_t df_l1_prefetch(struct df_l1 *l1, const uint64_t *vbs, uint32_t n);
 
-/* ---- internals: l1cache.c's slots, for l1prefetch.c only ---- */
+/* ---- internals: the slots (l1_slot_find, l1_block_forget: l1pool.c; the
+ * rest l1cache.c's), for l1prefetch.c and l1writeback.c ---- */
 
 enum { SLOT_FREE, SLOT_FILLING, SLOT_VALID, SLOT_ORPHAN, SLOT_STALE, SLOT_EVICTING, SLOT_LENT };
 static inline uint8_t *l1_slot_data(struct df_l1 *l1, uint32_t slot)
@@ -341,7 +387,32 @@ struct l1_wait *l1_waiters_copy(struct df_l1 *l1, uint32_t slot, int valid,
                                 struct l1_wait *list);
 void l1_waiters_finish(struct df_l1 *l1, struct l1_wait *list);
 
-/* ---- internals: l1pool.c, the leaf helpers of l1cache.c and l1prefetch.c ---- */
+/* ---- internals: l1coalesce.c, the reads past the cache ---- */
+
+struct l1_rq;
+/* iraid_readv's contract; the read may wait to go out with its neighbours. */
+int l1_vol_readv(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int niov, iraid_cb cb,
+                 void *user);
+/* Sends waiting reads while fewer than L1_RQ_DEPTH are in flight. */
+void l1_rq_pump(struct df_l1 *l1);
+
+/* ---- internals: between l1cache.c and l1writeback.c (l1_trace: l1pool.c) ---- */
+
+enum { ROUND_IDLE, ROUND_WRITING, ROUND_FLUSHING };
+/* --trace's event (df_l1_set_trace); nothing when not tracing. */
+__attribute__((format(printf, 2, 3)))
+void l1_trace(struct df_l1 *l1, const char *fmt, ...);
+/* Writes back slots[0..n) (adjacent volume blocks, each dirty, none with
+ * a write-back in flight): their dirty sectors, each run of adjacent
+ * ones in one volume write. */
+void l1_wb_issue(struct df_l1 *l1, const uint32_t *slots, uint32_t n);
+/* Writes back every dirty block without a write-back in flight, sorted
+ * and gathered into runs of adjacent blocks. */
+void l1_wb_pass(struct df_l1 *l1);
+/* The running flush round flushes the volume once its blocks are done. */
+void l1_round_check(struct df_l1 *l1);
+
+/* ---- internals: l1pool.c, the leaf helpers of the other l1*.c ---- */
 
 uint64_t l1_iov_len(const struct iovec *iov, int niov);
 /* From vol's level, chunk and members: the write-behind unit in blocks

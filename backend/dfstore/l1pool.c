@@ -1,12 +1,14 @@
 /* The L1's leaf helpers (l1cache.h, "internals"): the volume's shape,
  * byte copies between slots and iovecs, the write-back copy buffers, the
  * slots' memory and its loans, the read-ahead pool's list, the reads
- * waiting for a fill, and the public queries of the L1's state.  They touch only the struct df_l1 they are given and call
- * nothing else of the L1, so l1cache.c and l1prefetch.c both use them
- * without calling each other in a circle. */
+ * waiting for a fill, the public queries of the L1's state, the trace and
+ * the slot map.  They touch only the struct df_l1 they are given and call
+ * nothing else of the L1, so l1cache.c, l1prefetch.c, l1writeback.c and
+ * l1coalesce.c all use them without calling each other in a circle. */
 #include "backend/dfstore/l1cache.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -327,4 +329,42 @@ void df_l1_get_stats(const struct df_l1 *l1, struct df_l1_stats *out)
     *out = l1->stats;
     out->resident = l1->policy.resident + l1->ra_held;
     out->dirty = l1->ndirty;
+}
+
+/* ---- the trace and the slot map (l1cache.h; shared by l1cache.c and
+ * l1writeback.c) ---- */
+
+void l1_trace(struct df_l1 *l1, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!l1->trace)
+        return;
+    va_start(ap, fmt);
+    /* The owner sees a failed write through ferror (l1cache.h). */
+    (void)vfprintf(l1->trace, fmt, ap);
+    va_end(ap);
+}
+
+uint64_t l1_slot_find(const struct df_l1 *l1, uint64_t vb)
+{
+    return u64map_get(&l1->slot_of, vb);
+}
+
+/* Takes a clean block out of the map and the policy.  Its slot is freed,
+ * or, while a fill into it is in flight, left in state for the fill's
+ * completion to free (ORPHAN: evicted; STALE: written meanwhile). */
+void l1_block_forget(struct df_l1 *l1, uint64_t vb, uint8_t state)
+{
+    uint64_t s = l1_slot_find(l1, vb);
+
+    if (s == U64MAP_NONE)
+        return;
+    l1_ra_unlink(l1, (uint32_t)s, 0);
+    u64map_del(&l1->slot_of, vb);
+    cache_remove(&l1->policy, vb);
+    if (l1->slots[s].state == SLOT_FILLING)
+        l1->slots[s].state = state;
+    else
+        l1_slot_free(l1, (uint32_t)s);
 }

@@ -10,7 +10,8 @@
  *   PATH           existing regular file (its size) or block device
  * The config file holds the same settings as "key = value" lines (portal,
  * iqn, lun (repeatable), chap-user, chap-secret, mutual-user,
- * mutual-secret; '#' starts a comment); secrets belong there rather than
+ * mutual-secret, cache-l2, cache-l2-policy, emulate-disk; '#' starts a
+ * comment); secrets belong there rather than
  * on the command line, where other users can read them.
  *
  * Prints "listening on ADDR:PORT" on stdout once the portal is open; stops
@@ -46,6 +47,7 @@ struct opts {
     int nluns;
     uint64_t cache_l2;
     char *cache_l2_policy;
+    struct tgt_disk_params disk;   /* --emulate-disk; name[0] 0: none */
 };
 
 static void usage(FILE *f)
@@ -55,11 +57,14 @@ static void usage(FILE *f)
             "                    [--chap-user U --chap-secret S]\n"
             "                    [--mutual-user U --mutual-secret S] [--config FILE]\n"
             "                    [--cache-l2 SIZE [--cache-l2-policy lru|demote|mq|demote-mq]]\n"
+            "                    [--emulate-disk st318452lw]\n"
             "  SPEC: mem:SIZE | PATH:SIZE (sparse file) | PATH (file or block device)\n"
             "  SIZE: bytes with optional K, M, G or T (powers of 1024)\n"
             "  --cache-l2: an L2 cache of 64 KiB blocks (whole blocks; default 0, none);\n"
             "  the stores are then opened with O_DIRECT.  Policy default: "
             "demote.\n"
+            "  --emulate-disk: file LUNs take a disk's service time, one io at a time\n"
+            "  (a benchmark and test feature).\n"
             "  PORT 0 picks a free port; the bound address is printed as\n"
             "  'listening on ADDR:PORT'.\n"
             "environment:\n"
@@ -150,6 +155,12 @@ static int apply(struct opts *o, const char *key, const char *v)
         return set_str(&o->mutual_secret, v);
     if (strcmp(key, "cache-l2") == 0 || strcmp(key, "cache-l2-policy") == 0)
         return apply_cache(o, key, v);
+    if (strcmp(key, "emulate-disk") == 0) {
+        if (tgt_disk_preset(v, &o->disk) == 0)
+            return 0;
+        fprintf(stderr, "ipvfs-target: --emulate-disk %s: unknown disk (known: st318452lw)\n", v);
+        return -1;
+    }
     fprintf(stderr, "ipvfs-target: unknown setting '%s'\n", key);
     return -1;
 }
@@ -262,6 +273,7 @@ static int parse_args(struct opts *o, int argc, char **argv)
         { "config", required_argument, NULL, 'c' },
         { "cache-l2", required_argument, NULL, 'L' },
         { "cache-l2-policy", required_argument, NULL, 'P' },
+        { "emulate-disk", required_argument, NULL, 'E' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -280,6 +292,7 @@ static int parse_args(struct opts *o, int argc, char **argv)
         case 'c': rc = read_config(o, optarg); break;
         case 'L': rc = apply(o, "cache-l2", optarg); break;
         case 'P': rc = apply(o, "cache-l2-policy", optarg); break;
+        case 'E': rc = apply(o, "emulate-disk", optarg); break;
         case 'h': usage(stdout); exit(0);
         default: usage(stderr); return -1;
         }
@@ -330,6 +343,9 @@ static int serve(struct opts *o)
     cfg.mutual_secret = o->mutual_secret;
     cfg.cache_l2 = o->cache_l2;
     cfg.cache_l2_policy = o->cache_l2_policy;
+    for (int i = 0; o->disk.name[0] && i < o->nluns; i++)
+        if (o->luns[i].kind == TGT_BACKING_FILE)
+            o->luns[i].disk = &o->disk;
     sigemptyset(&mask);
     sigaddset(&mask, SIGTERM);
     sigaddset(&mask, SIGINT);

@@ -347,8 +347,10 @@ void tgt_server_destroy(struct tgt_server *tgt)
         next = c->next;
         tgt_conn_put(c);
     }
-    /* Completes every backing io in flight; their tasks are aborted and
-     * release the last connection references. */
+    /* Completes every backing io in flight (an emulated disk's at once);
+     * their tasks are aborted and release the last connection references. */
+    for (int i = 0; i < tgt->nluns; i++)
+        tgt_lun_drain(&tgt->luns[i]);
     tgt_aio_destroy(tgt->aio);
     close_luns(tgt);
     if (tgt->conns)

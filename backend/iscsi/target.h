@@ -28,10 +28,29 @@ enum tgt_backing {
     TGT_BACKING_MEMORY,  /* anonymous memory, lost at exit */
 };
 
+/* An emulated disk (a benchmark and test feature, store_disk.c): a file
+ * LUN whose every READ and WRITE also takes the time a disk would, one at
+ * a time per LUN in arrival order: a seek of 15/8 seek sqrt(d) for the
+ * distance d from the end of the previous io (a fraction of the LUN; 0
+ * when it starts there), a rotational latency drawn uniformly over a
+ * turn (mean rot), and len / rate of transfer.  The data is the file's. */
+struct tgt_disk_params {
+    char name[32];       /* for the log */
+    double rate;         /* bytes/s of media transfer */
+    double seek;         /* mean seek over the LUN, s */
+    double rot;          /* mean rotational latency (half a turn), s */
+};
+/* The presets by name: "st318452lw", the iPVFS papers' disk (51 MB/s,
+ * 3.8 ms mean seek, 2 ms mean rotational latency).  0, or -EINVAL for an
+ * unknown name. */
+int tgt_disk_preset(const char *name, struct tgt_disk_params *out);
+
 struct tgt_lun_config {
     enum tgt_backing kind;
     const char *path;    /* file or device; ignored for memory */
     uint64_t size;       /* bytes; 0 keeps an existing file's size */
+    const struct tgt_disk_params *disk;  /* a FILE LUN behind an emulated
+                                          * disk; NULL: none */
 };
 
 struct tgt_config {

@@ -8,8 +8,13 @@
  *     chap.c            CHAP responses (MD5 from nettle), checked in constant time
  *     order.c           per-LUN write ordering: ORWRITE holds its range alone
  *   backing I/O
- *     store.c           backing-store templates (file, block, memory) and the
- *                       asynchronous I/O engine (io_uring, worker-thread fallback)
+ *     store.c           the asynchronous I/O engine of the stores (io_uring,
+ *                       worker-thread fallback)
+ *     store_fd.c        the file and block stores (on the engine)
+ *     store_mem.c       the memory store
+ *     store_disk.c      the emulated disk: a file store with a disk's
+ *                       service times (a benchmark and test feature)
+ *     store_lun.c       the store table, LUN open/close, the read mapping
  *     l2cache.c         the L2 cache of uCache (--cache-l2) in front of the
  *                       stores, write-through, cache/ policies
  *   connection and task objects
@@ -123,7 +128,7 @@ struct tgt_scsi_upcalls;
 
 /* TGT_IO_WRITEBACK starts the kernel's writeback of [off, off + len) of a
  * buffered descriptor and waits for nothing (sync_file_range with
- * SYNC_FILE_RANGE_WRITE): it makes nothing durable.  store.c issues it
+ * SYNC_FILE_RANGE_WRITE): it makes nothing durable.  store_fd.c issues it
  * itself (write-behind, tgt_lun's wb_*); nobody else submits it. */
 enum tgt_io_op { TGT_IO_READ, TGT_IO_WRITE, TGT_IO_FLUSH, TGT_IO_PUNCH, TGT_IO_WRITEBACK };
 
@@ -149,11 +154,16 @@ struct tgt_io {
     struct tgt_io *next;   /* pool queue link */
     int fd;                /* descriptor a pool worker runs it on */
     int res;               /* a pool worker's result */
-    tgt_io_done_fn store_cb; /* a buffered WRITE's own callback (store.c) */
+    tgt_io_done_fn store_cb; /* a buffered WRITE's own callback (store_fd.c) */
     /* Private to l2cache.c while the io is in flight; fd (which of the
      * LUN's descriptors ran it, -1: none) is read there after it. */
     tgt_io_done_fn l2_cb;
     uint64_t l2_gen;
+    /* Private to store_disk.c while the io is in flight. */
+    tgt_io_done_fn disk_cb;
+    uint64_t disk_due_ns;  /* its emulated completion, CLOCK_MONOTONIC */
+    int disk_res;
+    struct tgt_io *disk_next;
 };
 
 /* A backing-store template.  open() fills lun->size (and private fields);
@@ -164,6 +174,10 @@ struct tgt_store_ops {
     void (*close)(struct tgt_lun *lun);
     void (*submit)(struct tgt_lun *lun, struct tgt_io *io);
     int (*flush)(struct tgt_lun *lun);
+    /* Optional: complete at once every io held back (the emulated disk
+     * holds completed ios until their emulated time); called before the
+     * engine is destroyed, after which nothing is held any more. */
+    void (*drain)(struct tgt_lun *lun);
     /* Provisioning of the extent that starts at block lba: sets *mapped
      * and *nblocks (>= 1, up to the end of the LUN).  NULL: every block
      * is mapped (the store cannot tell). */
@@ -171,8 +185,14 @@ struct tgt_store_ops {
 };
 
 const struct tgt_store_ops *tgt_store_lookup(enum tgt_backing kind);
-/* The memory store (store_mem.c), an entry of store.c's table. */
+/* The entries of store_lun.c's table: the file and block stores (store_fd.c)
+ * and the memory store (store_mem.c). */
+extern const struct tgt_store_ops tgt_file_store;
+extern const struct tgt_store_ops tgt_block_store;
 extern const struct tgt_store_ops tgt_mem_store;
+/* The emulated disk (store_disk.c) over a file, for a FILE LUN whose
+ * config names a disk (lun->disk holds its state). */
+extern const struct tgt_store_ops tgt_disk_store;
 
 /* The descriptor engine.  io_uring is the first choice; without a ring,
  * or when the environment sets IPVFS_TARGET_NO_URING=1, a pool of worker
@@ -198,6 +218,11 @@ int tgt_aio_create(struct tgt_server *srv, const struct tgt_aio_hooks *hooks,
 void tgt_aio_destroy(struct tgt_aio *aio);
 /* "io_uring" or "thread pool", for the log. */
 const char *tgt_aio_name(const struct tgt_aio *aio);
+
+/* Brackets a round of completion callbacks run outside the engine (the
+ * emulated disk's timer), as the engine's own are (struct tgt_aio_hooks). */
+void tgt_aio_round_begin(struct tgt_aio *aio);
+void tgt_aio_round_end(struct tgt_aio *aio);
 
 /* Inside a batch, ring submissions wait for the end of the outermost one
  * (tgt_batch_end() in conn_tx.c brackets them). */
@@ -245,11 +270,12 @@ struct tgt_lun {
     uint8_t *map;            /* read-only mapping of fd: READ data is
                               * sent from it when cached; NULL: none */
     uint8_t *mem;            /* memory store */
+    struct tgt_disk *disk;   /* emulated disk (store_disk.c), NULL: none */
     uint64_t size;           /* bytes, a multiple of the block size */
     uint64_t nblocks;
     uint32_t block_size;
     int can_punch;           /* UNMAP / WRITE SAME with UNMAP supported */
-    /* Write-behind (store.c): bytes of buffered WRITEs completed since
+    /* Write-behind (store_fd.c): bytes of buffered WRITEs completed since
      * the last writeback start and the span they cover; the io that
      * starts writeback (one at a time: wb_busy); counters for the log. */
     uint64_t wb_bytes, wb_lo, wb_hi;
@@ -495,10 +521,13 @@ void tgt_order_run(struct tgt_task *t, uint64_t lba, uint64_t n, int excl,
                    void (*run)(struct tgt_task *t));
 void tgt_order_leave(struct tgt_task *t);
 
-/* store.c (with the engine, declared with struct tgt_io above) */
+/* store_lun.c (the engine and the stores are declared with struct tgt_io above) */
 int tgt_lun_open(struct tgt_server *srv, struct tgt_lun *lun, const struct tgt_lun_config *cfg);
 /* 1 when len bytes at off are all in the page cache of lun->fd. */
 int tgt_lun_cached(const struct tgt_lun *lun, uint64_t off, size_t len);
+/* Completes at once what the store holds back (its drain), before the
+ * engine is destroyed. */
+void tgt_lun_drain(struct tgt_lun *lun);
 /* Flushes, unmaps and closes the store (the LUN's SCSI state, such as its
  * persistent reservations, is the caller's: scsi_pr_free()). */
 void tgt_lun_close(struct tgt_lun *lun);

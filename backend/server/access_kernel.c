@@ -6,11 +6,13 @@
  * abstract, so it exists only in the rank's network namespace (its host),
  * and it goes away with the serving process.  A nonce names one
  * connection and is bound once: a second claim, or a claim of an unknown
- * nonce, is refused (and logged). */
+ * nonce, is refused (and logged).  A client that connects and says
+ * nothing is dropped after CLAIM_MS, so that idle claims cannot pile up. */
 #include "backend/server/access.h"
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -19,6 +21,44 @@
 #include "backend/server/server.h"
 #include "common/evloop.h"
 #include "common/log.h"
+
+#define CLAIM_MS 2000
+
+/* One accepted client of the socket, until it said its nonce or its time
+ * is up; srv->claims lists them. */
+struct claim {
+    struct server *srv;
+    int fd;
+    uint64_t timer;
+    struct claim *next;
+};
+
+static void claim_done(struct claim *cl)
+{
+    struct server *srv = cl->srv;
+
+    for (struct claim **pp = &srv->claims; *pp; pp = &(*pp)->next) {
+        if (*pp == cl) {
+            *pp = cl->next;
+            break;
+        }
+    }
+    if (cl->timer)
+        evloop_del_timer(srv->loop, cl->timer);
+    evloop_del_fd(srv->loop, cl->fd);
+    close(cl->fd);
+    free(cl);
+}
+
+static void claim_expired(struct evloop *loop, uint64_t timer_id, void *user)
+{
+    struct claim *cl = user;
+
+    (void)loop;
+    (void)timer_id;
+    cl->timer = 0;
+    claim_done(cl);
+}
 
 static void answer(int fd, uint32_t err)
 {
@@ -59,30 +99,43 @@ static uint32_t vouch(struct server *srv, int fd, const uint8_t *nonce)
 static void on_claim(struct evloop *loop, int fd, int events, void *user)
 {
     uint8_t nonce[IPVFS_NONCE_LEN + 1];
+    struct claim *cl = user;
     ssize_t n;
 
+    (void)loop;
     (void)events;
     n = recv(fd, nonce, sizeof(nonce), MSG_DONTWAIT);
     if (n < 0 && (errno == EAGAIN || errno == EINTR))
         return;
     if (n == IPVFS_NONCE_LEN)
-        answer(fd, vouch(user, fd, nonce));
+        answer(fd, vouch(cl->srv, fd, nonce));
     else if (n > 0)
         answer(fd, EINVAL);
-    evloop_del_fd(loop, fd);
-    close(fd);
+    claim_done(cl);
 }
 
 static void on_accept(struct evloop *loop, int fd, int events, void *user)
 {
+    struct server *srv = user;
+    struct claim *cl;
     int cfd;
 
     (void)events;
     while ((cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
-        if (evloop_set_fd(loop, cfd, EV_READ, on_claim, user) < 0) {
-            log_warn("credential socket: cannot watch a client");
+        if (!(cl = calloc(1, sizeof(*cl)))) {
             close(cfd);
+            continue;
         }
+        *cl = (struct claim){ .srv = srv, .fd = cfd, .next = srv->claims };
+        if (evloop_set_fd(loop, cfd, EV_READ, on_claim, cl) < 0 ||
+            !(cl->timer = evloop_add_timer(loop, CLAIM_MS, claim_expired, cl))) {
+            log_warn("credential socket: cannot watch a client");
+            evloop_del_fd(loop, cfd);
+            close(cfd);
+            free(cl);
+            continue;
+        }
+        srv->claims = cl;
     }
 }
 
@@ -111,6 +164,8 @@ int access_kernel_listen(struct server *srv)
 
 void access_kernel_close(struct server *srv)
 {
+    while (srv->claims)
+        claim_done(srv->claims);
     if (srv->cred_fd < 0)
         return;
     evloop_del_fd(srv->loop, srv->cred_fd);

@@ -17,7 +17,7 @@ enum { OPT_IO_NODES = 256, OPT_TARGETS, OPT_RAID, OPT_DATA, OPT_TARGET_SIZE, OPT
        OPT_MAP, OPT_STRIPE_UNIT, OPT_CHUNK_SIZE, OPT_NO_BIND, OPT_DIRTY_DEGRADED,
        OPT_MEMBER, OPT_LOG_DIR, OPT_LOG_SIZE, OPT_CACHE_L1, OPT_CACHE_L2, OPT_CACHE_L2_POLICY, OPT_TRACE,
        OPT_READAHEAD, OPT_META_PORT, OPT_ROOT_SQUASH, OPT_CAP_LIFETIME, OPT_MUNGE_SOCKET,
-       OPT_QOS, OPT_QOS_WINDOW, OPT_STORE_RATE, OPT_HELP };
+       OPT_QOS, OPT_QOS_WINDOW, OPT_STORE_RATE, OPT_EMULATE_DISK, OPT_HELP };
 
 static const struct option long_opts[] = {
     { "io-nodes", required_argument, NULL, OPT_IO_NODES },
@@ -46,6 +46,7 @@ static const struct option long_opts[] = {
     { "qos", required_argument, NULL, OPT_QOS },
     { "qos-window", required_argument, NULL, OPT_QOS_WINDOW },
     { "store-rate", required_argument, NULL, OPT_STORE_RATE },
+    { "emulate-disk", required_argument, NULL, OPT_EMULATE_DISK },
     { "help", no_argument, NULL, OPT_HELP },
     { NULL, 0, NULL, 0 },
 };
@@ -113,6 +114,9 @@ const char *server_usage(void)
            "  --store-rate MBPS     benchmarks: each I/O node's READs and WRITEs complete\n"
            "                        no faster than a store serving one at a time at\n"
            "                        MBPS MB/s (1 to 100000; default off)\n"
+           "  --emulate-disk DISK   benchmarks and tests: each target's LUN file takes\n"
+           "                        the service time of DISK (st318452lw, the papers'),\n"
+           "                        one io at a time\n"
            "  --help                print this text\n"
            "SIZE takes a K, M, G or T suffix (powers of 1024).\n";
 }
@@ -351,6 +355,13 @@ static int apply_opt(int c, const char *arg, struct server_opts *o, char *err, s
         return parse_count("qos-window", arg, 100, 60000, &o->qos_window_ms, err, errlen);
     case OPT_STORE_RATE:
         return parse_count("store-rate", arg, 1, 100000, &o->store_rate_mbps, err, errlen);
+    case OPT_EMULATE_DISK:
+        /* the names of backend/iscsi's tgt_disk_preset() */
+        if (strcmp(arg, "st318452lw") != 0)
+            return fail(err, errlen, "--emulate-disk: '%s' is not a known disk (st318452lw)",
+                        arg);
+        return copy_string("emulate-disk", arg, o->emulate_disk, sizeof(o->emulate_disk), err,
+                           errlen);
     case OPT_HELP:
         o->help = 1;
         return 0;

@@ -57,6 +57,7 @@ struct server_opts {
     char qos[16];            /* --qos: fifo, dsfq or two-level (qos.h) */
     uint32_t qos_window_ms;  /* --qos-window */
     uint32_t store_rate_mbps; /* --store-rate: emulate a store of this many MB/s; 0 = off */
+    char emulate_disk[32];   /* --emulate-disk: a tgt_disk_preset() name; "" = none */
     int help;                /* --help: print usage, start nothing */
     struct server_member ext[SERVER_MAX_EXTERNAL]; /* --member, in the given order */
     uint32_t next;

@@ -57,6 +57,7 @@ static int start_target(struct server *srv)
 {
     char lun_path[1200], iqn[256];
     struct tgt_lun_config lun;
+    struct tgt_disk_params disk;
     struct iraid_chap chap;
     struct tgt_config cfg;
     int rc;
@@ -65,6 +66,14 @@ static int start_target(struct server *srv)
     server_target_iqn(srv, srv->io_index, (uint32_t)srv->target_index, iqn, sizeof(iqn));
     lun = (struct tgt_lun_config){ .kind = TGT_BACKING_FILE, .path = lun_path,
                                    .size = srv->opts.target_size };
+    if (srv->opts.emulate_disk[0]) {
+        rc = tgt_disk_preset(srv->opts.emulate_disk, &disk);
+        if (rc < 0) {
+            log_error("--emulate-disk %s: not a known disk", srv->opts.emulate_disk);
+            return rc;
+        }
+        lun.disk = &disk;
+    }
     /* only this I/O node, proving the key's CHAP for this target, and
      * proving ourselves to it in turn (mutual) */
     server_chap(srv, iqn, &chap);

@@ -124,6 +124,7 @@ struct control_state {
 
 struct shfp;
 struct lock_file;
+struct claim;
 
 struct server {
     struct server_opts opts;
@@ -158,6 +159,7 @@ struct server {
     struct lock_file *locks;    /* rank 0: files with byte-range locks */
     struct access *challenged;  /* connections between HELLO and AUTH (access.h) */
     int cred_fd;                /* the local credential socket; -1: none */
+    struct claim *claims;       /* its clients that have not said their nonce */
     struct control_state ctl;
 
     uint8_t secret[IPVFS_SECRET_LEN];

@@ -46,7 +46,8 @@
  *                    lets it (version 3; version 2 filled every miss, and
  *                    wrote the store's read-modify-write reads as R)
  *     M OFF LEN      the store's read of old bytes a write keeps (read-
- *                    modify-write): a miss fills, admission not asked
+ *                    modify-write): a miss reads past the L1 (the write is
+ *                    absorbed around it; before issue 27 a miss filled)
  *     B OFF LEN      a stream's volume read (DF_L1_STREAM_MIN): a miss
  *                    reads past the L1, no fill
  *     W OFF LEN T    a volume write, T 1 when it must go through

@@ -42,6 +42,12 @@
 #define LIVE_NONE UINT32_MAX
 /* iRAID's metadata at the start of each RAID-1/5 member (iraid/meta.h). */
 #define LIVE_META_BYTES (64u << 10)
+/* The L1's sectors: the volume's block size, which the trace does not
+ * carry; iRAID volumes over the project's targets have 512-byte blocks. */
+#define LIVE_SECT 512u
+#define LIVE_NSECT (CACHE_BLOCK_SIZE / LIVE_SECT)
+/* Blocks in one write-back run at most (l1cache.h's L1_RUN_BLOCKS is 32). */
+#define LIVE_RUN_MAX 64u
 /* Members of a volume (the header is refused above it). */
 #define IRAID_LIVE_MAX_MEMBERS 64
 
@@ -52,6 +58,7 @@ struct live_slot {
     uint64_t latest_seq, wb_seq;
     uint8_t state, dirty, wb;
     uint8_t admitted;               /* filled by an R miss cache_admit let in */
+    struct cache_smap holes, dmap;  /* l1cache.c's sectors (LIVE_SECT bytes) */
 };
 
 struct live {
@@ -72,6 +79,7 @@ struct live {
     struct iraid_layout vol;
     uint64_t data_off;
     uint64_t run_vb, run_n;         /* the write-back run being announced (S) */
+    struct cache_smap run_dmap[LIVE_RUN_MAX];   /* its blocks' dirty sectors at S */
     struct live_result *res;
 };
 
@@ -233,7 +241,7 @@ static void victim_out(struct live *lv, uint64_t vb)
         lv->slots[s].state = SLOT_EVICTING;
         return;
     }
-    if (lv->slots[s].state == SLOT_VALID)
+    if (lv->slots[s].state == SLOT_VALID && !cache_smap_any(&lv->slots[s].holes, 0, LIVE_NSECT))
         volume_demote(lv, vb);
     block_forget(lv, vb, SLOT_ORPHAN);
 }
@@ -283,7 +291,10 @@ static int range_dirty(const struct live *lv, uint64_t off, uint64_t len)
 }
 
 /* R (stream 0), B (stream 1: a miss is no fill, a bypass) and M (old 1:
- * a miss fills without asking the admission, as in a version-2 trace). */
+ * a miss is no fill either: the write is absorbed around the old sectors).
+ * A block with holes: the read is a hit, a bypass, or a merge (a miss
+ * that reads the whole block, DPO, and fills the holes; the live L1 fills
+ * them when the read completes, the replay at once). */
 static void op_read(struct live *lv, uint64_t off, uint64_t len, int stream, int old)
 {
     uint64_t vb = off / CACHE_BLOCK_SIZE;
@@ -299,7 +310,7 @@ static void op_read(struct live *lv, uint64_t off, uint64_t len, int stream, int
     }
     s = slot_find(lv, vb);
     gated = lv->cfg.version >= 3 && !stream && !old && len < CACHE_BLOCK_SIZE;
-    if (s == LIVE_NONE && (stream || (gated && !cache_admit(&lv->admit, vb))))
+    if (s == LIVE_NONE && (stream || old || (gated && !cache_admit(&lv->admit, vb))))
         return bypass(lv, off, len);
     if (s == LIVE_NONE) {
         if ((s = block_add(lv, vb, SLOT_FILLING)) == LIVE_NONE)
@@ -313,6 +324,18 @@ static void op_read(struct live *lv, uint64_t off, uint64_t len, int stream, int
     }
     if (lv->slots[s].state == SLOT_FILLING)
         return bypass(lv, off, len);
+    switch (cache_sect_read(&lv->slots[s].holes, &lv->slots[s].dmap, LIVE_SECT,
+                            off % CACHE_BLOCK_SIZE, len)) {
+    case CACHE_READ_AROUND:
+        return bypass(lv, off, len);
+    case CACHE_READ_MERGE:
+        lv->res->l1_misses++;
+        memset(&lv->slots[s].holes, 0, sizeof(lv->slots[s].holes));
+        block_touch(lv, s);
+        return volume_read(lv, vb * CACHE_BLOCK_SIZE, CACHE_BLOCK_SIZE, 1);
+    case CACHE_READ_HIT:
+        break;
+    }
     block_touch(lv, s);
     if (lv->slots[s].admitted)
         cache_admit_hit(&lv->admit);
@@ -339,14 +362,15 @@ static int absorbable(const struct live *lv, uint64_t off, uint64_t len)
         return 0;
     for (uint64_t vb = off / CACHE_BLOCK_SIZE; vb * CACHE_BLOCK_SIZE < off + len; vb++) {
         uint32_t s = slot_find(lv, vb);
-        if (s != LIVE_NONE) {
-            if (lv->slots[s].state == SLOT_FILLING)
-                return 0;
-        } else if (vb * CACHE_BLOCK_SIZE < off || (vb + 1) * CACHE_BLOCK_SIZE > off + len) {
+        uint64_t in = vb * CACHE_BLOCK_SIZE < off ? off - vb * CACHE_BLOCK_SIZE : 0;
+        uint64_t end = (vb + 1) * CACHE_BLOCK_SIZE < off + len ? CACHE_BLOCK_SIZE
+                                                               : off + len - vb * CACHE_BLOCK_SIZE;
+        if (s != LIVE_NONE && lv->slots[s].state == SLOT_FILLING)
             return 0;
-        } else {
+        if (!cache_sect_fits(s == LIVE_NONE ? NULL : &lv->slots[s].holes, LIVE_SECT, in, end - in))
+            return 0;
+        if (s == LIVE_NONE)
             need++;
-        }
     }
     return need <= lv->nfree;
 }
@@ -367,13 +391,19 @@ static void write_into(struct live *lv, uint64_t off, uint64_t len, int absorb, 
             block_forget(lv, vb, SLOT_STALE);
             s = LIVE_NONE;
         }
-        if (s != LIVE_NONE)
+        if (s != LIVE_NONE) {
             block_touch(lv, s);
-        else if (add && n == CACHE_BLOCK_SIZE)
-            s = block_add(lv, vb, SLOT_VALID);
-        if (s != LIVE_NONE && (absorb || lv->slots[s].dirty)) {
-            lv->slots[s].dirty = 1;
-            lv->slots[s].latest_seq = ++lv->wseq;
+        } else if (add && (n == CACHE_BLOCK_SIZE || absorb) &&
+                   (s = block_add(lv, vb, SLOT_VALID)) != LIVE_NONE) {
+            cache_smap_set(&lv->slots[s].holes, 0, LIVE_NSECT);
+        }
+        if (s != LIVE_NONE) {
+            int dirty = absorb || lv->slots[s].dirty;
+            cache_sect_write(&lv->slots[s].holes, &lv->slots[s].dmap, LIVE_SECT, in, n, dirty);
+            if (dirty) {
+                lv->slots[s].dirty = 1;
+                lv->slots[s].latest_seq = ++lv->wseq;
+            }
         }
         done += n;
     }
@@ -410,6 +440,7 @@ static void op_discard(struct live *lv, uint64_t vb)
     if (s == LIVE_NONE)
         return;
     lv->slots[s].dirty = 0;
+    memset(&lv->slots[s].dmap, 0, sizeof(lv->slots[s].dmap));
     if (lv->slots[s].wb)
         return;
     if (lv->slots[s].state == SLOT_EVICTING) {
@@ -439,11 +470,21 @@ static int op_fill_done(struct live *lv, uint32_t slot, int ok)
     return 0;
 }
 
-/* The write-back run announced so far goes to the volume. */
+/* The write-back run announced so far goes to the volume: one write per
+ * run of adjacent dirty sectors (l1writeback.c). */
 static void run_issue(struct live *lv)
 {
-    if (lv->run_n)
-        volume_write(lv, lv->run_vb * CACHE_BLOCK_SIZE, lv->run_n * CACHE_BLOCK_SIZE);
+    const struct cache_smap *maps[LIVE_RUN_MAX];
+    struct cache_run runs[LIVE_RUN_MAX * (LIVE_NSECT / 2 + 1)];
+    uint32_t n;
+
+    for (uint64_t i = 0; i < lv->run_n; i++)
+        maps[i] = &lv->run_dmap[i];
+    n = cache_sect_runs(maps, (uint32_t)lv->run_n, LIVE_NSECT, LIVE_SECT, runs,
+                        LIVE_RUN_MAX * (LIVE_NSECT / 2 + 1));
+    for (uint32_t r = 0; r < n && n != UINT32_MAX; r++)
+        volume_write(lv, lv->run_vb * CACHE_BLOCK_SIZE + runs[r].start,
+                     runs[r].end - runs[r].start);
     lv->run_n = 0;
 }
 
@@ -456,11 +497,11 @@ static int op_wb_start(struct live *lv, uint32_t slot, uint64_t k)
         return -1;
     if (k == 0)
         run_issue(lv);
-    else if (k != lv->run_n || s->vb != lv->run_vb + k)
+    else if (k != lv->run_n || s->vb != lv->run_vb + k || k >= LIVE_RUN_MAX)
         return -1;
     if (k == 0)
         lv->run_vb = s->vb;
-    lv->run_n++;
+    lv->run_dmap[lv->run_n++] = s->dmap;
     s->wb = 1;
     s->wb_seq = s->latest_seq;
     return 0;
@@ -473,8 +514,10 @@ static int op_wb_done(struct live *lv, uint32_t slot, int ok)
     if (!s->wb)
         return -1;
     s->wb = 0;
-    if (ok && s->dirty && s->latest_seq == s->wb_seq)
+    if (ok && s->dirty && s->latest_seq == s->wb_seq) {
         s->dirty = 0;
+        memset(&s->dmap, 0, sizeof(s->dmap));
+    }
     if (s->state == SLOT_EVICTING && !s->dirty) {
         u64map_del(&lv->slot_of, s->vb);
         slot_free(lv, slot);

@@ -1,0 +1,148 @@
+#!/bin/bash
+# model-calibrate.sh: measures the queuing model's parameters on the
+# running system and writes them as an ipvfs-model --params file.
+#
+#   benchmarks/model-calibrate.sh NIO NT OUT.params [BUILDDIR]
+#
+# On a cluster of NIO I/O nodes x NT targets whose targets serve the
+# emulated disk (--emulate-disk st318452lw), one client rank, each
+# measurement at a low rate (MC_RATE, default 20 requests/s, open loop,
+# benchmarks/ipvfs-openload) so that nothing queues:
+#   bw_cache_mbs   memory copy bandwidth (benchmarks/memcpy-bw, the best of
+#                  3: on a shared machine a run may get a fraction of a
+#                  core), decimal MB/s
+#   bw_net_mbs     the 60 KiB more that a 64 KiB read hitting the I/O
+#                  node's L1 moves than a 4 KiB one, over the extra time it
+#                  takes beyond the memory copy (a small file just written,
+#                  --cache-l1 on); 10000 when the difference drowns in the
+#                  noise (loopback: the network is a memory copy)
+#   t_node_ms      what is left of the mean response of random 64 KiB
+#                  reads that miss (below) after the disk's mean service
+#                  time and the network and copy terms, per node visited
+#                  (an I/O node and a target): the model's response at
+#                  rate 0 is then the measured one by construction, and
+#                  the validation tests how it grows with the load
+#   disk_*         the emulated disk's service time as it served the
+#                  random 64 KiB reads of a cluster restarted with
+#                  --cache-l1 0 (each target logs the mean and second
+#                  moment at stop): disk_seek_ms = mean - 2 ms rotation -
+#                  64 KiB / 51 MB/s, disk_pos_var_ms2 = second - mean^2
+#   node_cpu_ms    the CPU time of every serving process over those reads,
+#                  per read and per node it visits (an I/O node and a
+#                  target): the part of t_node that is work, not waiting
+# and, as a comment, the mean response of those reads (the model's
+# response at rate 0; the lowest of MC_TRIALS runs, default 3, of 8 s:
+# the machine's other work only ever adds to it).  MC_FILE_MIB (default 256): the file of random
+# reads; MC_TARGET_SIZE (default: 1.25 x its share of a target, at least
+# 64M) the targets' LUN size, so that the data spans most of each
+# emulated disk.  The machine may be shared: every figure is a mean of a
+# few hundred requests; rerun for a second opinion.
+set -u
+nio=${1:?usage: model-calibrate.sh NIO NT OUT.params [BUILDDIR]}
+nt=${2:?NT}
+outp=${3:?OUT.params}
+IPVFS_SRCDIR=${IPVFS_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+IPVFS_BUILDDIR=$(cd "${4:-${IPVFS_BUILDDIR:-_build}}" && pwd)
+export IPVFS_SRCDIR IPVFS_BUILDDIR
+. "$IPVFS_SRCDIR/test/lib.sh"
+b=$IPVFS_BUILDDIR
+rate=${MC_RATE:-20}
+trials=${MC_TRIALS:-3}
+mib=${MC_FILE_MIB:-256}
+tsize=${MC_TARGET_SIZE:-$(python3 -c "import sys; n, t, m = map(int, sys.argv[1:]); print(max(64, -(-m * 5 // (4 * n * t))) + 16, end='M')" "$nio" "$nt" "$mib")}
+romio=$b/adio/libipvfs-romio.so
+[ -x "$b/benchmarks/ipvfs-openload" ] && [ -f "$romio" ] || ipvfs_fail "build first: no ipvfs-openload or libipvfs-romio.so in $b"
+
+openload() {   # ARGS...: one client rank; prints the RESULT line
+    mpiexec -n 1 env LD_PRELOAD="$romio" "$b/benchmarks/ipvfs-openload" "$@" 2>&1 | grep '^RESULT' ||
+        ipvfs_fail "ipvfs-openload $* failed"
+}
+field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
+
+# memory copy bandwidth
+cache_mibs=$(for _ in 1 2 3; do "$b/benchmarks/memcpy-bw" 64 1; done |
+    sed -n 's/.*MiBps=\([0-9.]*\).*/\1/p' | sort -g | tail -1)
+[ -n "$cache_mibs" ] || ipvfs_fail "memcpy-bw printed nothing"
+
+# L1 hits: a small file, written then read back at a low rate
+ipvfs_start_cluster "$nio" "$nt" --target-size "$tsize" --emulate-disk st318452lw
+mpiexec -n 1 env LD_PRELOAD="$romio" "$b/benchmarks/ipvfs-ior" -f ipvfs:/cal/small -b 8m -t 1m \
+    -w -k >/dev/null 2>&1 || ipvfs_fail "writing the small file"
+mpiexec -n 2 env LD_PRELOAD="$romio" "$b/benchmarks/ipvfs-ior" -f ipvfs:/cal/big \
+    -b $((mib / 2))m -t 1m -w -e -k >/dev/null 2>&1 || ipvfs_fail "writing the big file"
+mpiexec -n 1 env LD_PRELOAD="$romio" "$b/benchmarks/ipvfs-ior" -f ipvfs:/cal/small -b 8m -t 1m \
+    -r -k >/dev/null 2>&1 || ipvfs_fail "reading the small file"
+hit4=$(openload -f ipvfs:/cal/small -s 4K -S 8M -r "$rate" -t 5 -W 1)
+hit64=$(openload -f ipvfs:/cal/small -s 64K -S 8M -r "$rate" -t 5 -W 1)
+echo "L1 hits, 4 KiB:  $hit4"
+echo "L1 hits, 64 KiB: $hit64"
+ipvfs_stop_cluster
+
+# disk: restart without the L1, random reads of the big file
+ipvfs_start_cluster "$nio" "$nt" --target-size "$tsize" --emulate-disk st318452lw --cache-l1 0
+cpu_ticks() {
+    local t=0 p
+    for p in $(ipvfs_serving_pids); do
+        t=$((t + $(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null || echo 0)))
+    done
+    echo "$t"
+}
+c0=$(cpu_ticks)
+miss_means= reads=0
+for _ in $(seq "$trials"); do
+    miss=$(openload -f ipvfs:/cal/big -s 64K -r "$rate" -t 8 -W 1)
+    echo "misses, 64 KiB:  $miss"
+    miss_means="$miss_means $(field mean_ms <<<"$miss")"
+    reads=$(python3 -c "import sys; print(float(sys.argv[1]) + float(sys.argv[2]) * 8)" "$reads" \
+        "$(field offered_per_s <<<"$miss")")
+done
+c1=$(cpu_ticks)
+# The least disturbed run: other work on a shared machine only adds to a
+# mean (a core taken for seconds shows as a mean ten times the others').
+miss_mean=$(python3 -c "import sys; print(min(map(float, sys.argv[1:])))" $miss_means)
+server_cpu_s=$(python3 -c "import sys; print((int(sys.argv[1]) - int(sys.argv[2])) / int(sys.argv[3]))" \
+    "$c1" "$c0" "$(getconf CLK_TCK)")
+ipvfs_stop_cluster
+disk=$(grep -h 'emulated disk st318452lw: [0-9]* ios, service mean' "$IPVFS_CLUSTER_DIR"/log/rank-*.log |
+    python3 -c '
+import re, sys
+last = {}
+for line in sys.stdin:
+    m = re.search(r"\[(target[\d.]+)\].*: (\d+) ios, service mean ([\d.]+) ms, second moment ([\d.]+)", line)
+    if m:
+        last[m.group(1)] = (int(m.group(2)), float(m.group(3)), float(m.group(4)))
+n = sum(v[0] for v in last.values())
+if not n:
+    sys.exit(1)
+mean = sum(v[0] * v[1] for v in last.values()) / n
+second = sum(v[0] * v[2] for v in last.values()) / n
+print(n, mean, second)') || ipvfs_fail "no emulated disk counters in the targets' logs"
+
+python3 - "$cache_mibs" "$(field mean_ms <<<"$hit4")" "$(field mean_ms <<<"$hit64")" \
+    "$miss_mean" $disk "$nio" "$nt" "$tsize" "$server_cpu_s" "$reads" "${miss_means# }" \
+    >"$outp" <<'PY' || ipvfs_fail "computing the parameters"
+import sys
+cache_mibs, r4, r64, r0, n, dmean, dsecond = map(float, sys.argv[1:8])
+nio, nt, tsize = sys.argv[8:11]
+cpu_s, reads = float(sys.argv[11]), float(sys.argv[12])
+bw_cache = cache_mibs * 1.048576                      # decimal MB/s
+extra = 61440 / (bw_cache * 1e3)                      # ms to copy the 60 KiB more
+bw_net = 61440 / ((r64 - r4 - extra) * 1e3) if r64 - r4 > extra * 1.05 else 10000.0
+bw_net = min(bw_net, 10000.0)
+xfer = 65536 / 51e3                                   # ms at the preset's 51 MB/s
+hops = 2 * 65536 / (bw_net * 1e3) + 2 * 65536 / (bw_cache * 1e3)
+t_node = max((r0 - dmean - hops) / 2, 0.0)
+print("# ipvfs-model --params: measured by benchmarks/model-calibrate.sh %s %s" % (nio, nt))
+print("# (--target-size %s, emulated disk st318452lw, one client rank at a low rate)" % tsize)
+print("bw_cache_mbs %.1f" % bw_cache)
+print("bw_net_mbs %.1f" % bw_net)
+print("t_node_ms %.4f" % t_node)
+print("node_cpu_ms %.4f" % min(cpu_s / reads / 2 * 1e3, t_node))
+print("disk_rate_mbs 51")
+print("disk_rot_ms 2")
+print("disk_seek_ms %.4f" % max(dmean - 2 - xfer, 0.0))
+print("disk_pos_var_ms2 %.4f" % max(dsecond - dmean * dmean, 0.0))
+print("# L1-hit means: 4 KiB %.4f ms, 64 KiB %.4f ms; 64 KiB misses %.4f ms (the lowest of %s)" % (r4, r64, r0, sys.argv[13]))
+print("# emulated disk: %d ios, service mean %.4f ms, second moment %.4f ms^2" % (n, dmean, dsecond))
+PY
+cat "$outp"

@@ -1,0 +1,156 @@
+#!/bin/bash
+# model-validate.sh: the queuing model (ipvfs-model) against the running
+# system.  For each configuration of the same total rank count (default
+# 1x5, 2x2 and 3x1 of 6 ranks; 3x1, one target per I/O node, is the
+# PVFS-like one: each I/O node's "local disk" is its one target), with
+# the emulated disk (--emulate-disk st318452lw) and no caches (--cache-l1
+# 0, no L2: hit ratios 0, as the model is told):
+#   1. benchmarks/model-calibrate.sh measures the parameters on that
+#      configuration (model-validate-NIOxNT.params);
+#   2. ipvfs-model predicts its saturation rate (corrected variant);
+#   3. an open-loop Poisson load (benchmarks/ipvfs-openload, MV_CLIENTS
+#      ranks, default 4) of random 64 KiB reads of a MV_FILE_MIB (256)
+#      file sweeps the rate over MV_POINTS (default 10 30 50 70 80 90 95
+#      120 150 200) percent of that prediction, MV_SECONDS (8) each, the
+#      first second a warm-up, in MV_TRIALS (3) rounds (each round all
+#      points in turn, so that the machine's drift spreads over them);
+#      a point's figures are the medians of its trials; the overload
+#      points measure the capacity (the highest median achieved rate);
+#   4. every variant of the model (lcn2005, journal, corrected) predicts
+#      the mean response at each offered rate.
+# Output in BENCH_OUT (default BUILDDIR/bench-results):
+# model-validate-trials.csv (every run), model-validate.csv (one row per
+# point, the medians: measured mean, p50, p95, p99, achieved rate, and
+# the three predictions at the median offered rate), model-validate-sat.csv (per configuration: measured
+# capacity = the highest achieved rate, and each variant's saturation
+# rate), model-validate-NIOxNT.png (measured vs predicted mean response
+# against the rate, the emulated disks' capacity marked), and
+# model-validate.txt (the command, the date, the load of the machine, and
+# the errors against the issue's goals: benchmarks/model-validate-report.py).
+#
+#   benchmarks/model-validate.sh [BUILDDIR]
+#
+# Environment: MV_CONFIGS (default "1x5 2x2 3x1"), MV_CLIENTS, MV_POINTS,
+# MV_SECONDS, MV_TRIALS, MV_FILE_MIB, BENCH_OUT.  It runs about 6 minutes
+# per configuration, disk-bound by design (a few percent of a core per
+# node).
+set -u
+IPVFS_SRCDIR=${IPVFS_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+IPVFS_BUILDDIR=$(cd "${1:-${IPVFS_BUILDDIR:-_build}}" && pwd)
+export IPVFS_SRCDIR IPVFS_BUILDDIR
+. "$IPVFS_SRCDIR/test/lib.sh"
+b=$IPVFS_BUILDDIR
+out=${BENCH_OUT:-$b/bench-results}
+configs=${MV_CONFIGS:-1x5 2x2 3x1}
+clients=${MV_CLIENTS:-4}
+points=${MV_POINTS:-10 30 50 70 80 90 95 120 150 200}
+secs=${MV_SECONDS:-8}
+trials=${MV_TRIALS:-3}
+mib=${MV_FILE_MIB:-256}
+model=$b/tools/ipvfs-model
+romio=$b/adio/libipvfs-romio.so
+mkdir -p "$out"
+csv=$out/model-validate.csv
+tcsv=$out/model-validate-trials.csv
+sat=$out/model-validate-sat.csv
+txt=$out/model-validate.txt
+echo "config,pct,rate_per_s,offered_per_s,achieved_per_s,mean_ms,p50_ms,p95_ms,p99_ms,lag_max_ms,lcn2005_ms,journal_ms,corrected_ms" >"$csv"
+echo "config,trial,pct,rate_per_s,offered_per_s,achieved_per_s,mean_ms,p50_ms,p95_ms,p99_ms,lag_max_ms" >"$tcsv"
+echo "config,measured_capacity_per_s,lcn2005_sat_per_s,journal_sat_per_s,corrected_sat_per_s,disks_capacity_per_s,disk_mean_ms" >"$sat"
+{
+    echo "benchmarks/model-validate.sh $* (MV_CONFIGS='$configs' MV_CLIENTS=$clients MV_POINTS='$points' MV_SECONDS=$secs MV_FILE_MIB=$mib)"
+    echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+} >"$txt"
+
+field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
+predict() {   # VARIANT PARAMS NIO RATE: the model's mean (ms), empty past saturation
+    "$model" --variant "$1" --params "$2" --nodes 6 --io-nodes "$3" --hit-io 0 --hit-target 0 \
+        --hit-pvfs 0 --rate-min "$4" --rate-steps 1 --csv | awk -F, 'NR == 2 { print $3 }'
+}
+saturation() {   # VARIANT PARAMS NIO
+    "$model" --variant "$1" --params "$2" --nodes 6 --hit-io 0 --hit-target 0 --hit-pvfs 0 \
+        --splits --csv | awk -F, -v nio="$3" '$1 == "ipvfs" && $2 == nio { print $4 }'
+}
+
+for cfg in $configs; do
+    nio=${cfg%x*} nt=${cfg#*x}
+    params=$out/model-validate-$cfg.params
+    echo "=== $cfg: calibrating"
+    MC_FILE_MIB=$mib "$IPVFS_SRCDIR/benchmarks/model-calibrate.sh" "$nio" "$nt" "$params" "$b" \
+        >"$out/model-validate-$cfg.calibrate.log" 2>&1 ||
+        { tail -20 "$out/model-validate-$cfg.calibrate.log"; ipvfs_fail "calibrating $cfg"; }
+    pred_sat=$(saturation corrected "$params" "$nio")
+    [ -n "$pred_sat" ] || ipvfs_fail "ipvfs-model gave no saturation for $cfg"
+    tsize=$(sed -n 's/.*--target-size \([0-9]*M\).*/\1/p' "$params")
+    dmean=$(sed -n 's/.*service mean \([0-9.]*\) ms.*/\1/p' "$params")
+    echo "=== $cfg: predicted saturation $pred_sat/s (corrected), sweeping"
+    ipvfs_start_cluster "$nio" "$nt" --target-size "$tsize" --emulate-disk st318452lw --cache-l1 0
+    mpiexec -n 2 env LD_PRELOAD="$romio" "$b/benchmarks/ipvfs-ior" -f ipvfs:/mv/big \
+        -b $((mib / 2))m -t 1m -w -e -k >/dev/null 2>&1 || ipvfs_fail "writing the file"
+    for trial in $(seq "$trials"); do
+        for pct in $points; do
+            rate=$(python3 -c "import sys; print('%.2f' % (float(sys.argv[1]) * int(sys.argv[2]) / 100))" "$pred_sat" "$pct")
+            res=$(mpiexec -n "$clients" env LD_PRELOAD="$romio" "$b/benchmarks/ipvfs-openload" \
+                -f ipvfs:/mv/big -s 64K -r "$rate" -t "$secs" -W 1 -x "$trial$pct" 2>&1 |
+                grep '^RESULT') || ipvfs_fail "ipvfs-openload at $rate/s"
+            row="$cfg,$trial,$pct,$rate"
+            for f in offered_per_s achieved_per_s mean_ms p50_ms p95_ms p99_ms lag_max_ms; do
+                row="$row,$(field $f <<<"$res")"
+            done
+            echo "$row" | tee -a "$tcsv"
+        done
+    done
+    # the medians of each point's trials, and the model at the median offered rate
+    python3 - "$tcsv" "$cfg" <<'PY' >"$out/.mv-medians"
+import csv, statistics, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["config"] == sys.argv[2]]
+pcts = sorted({int(r["pct"]) for r in rows})
+for p in pcts:
+    rs = [r for r in rows if int(r["pct"]) == p]
+    med = lambda k: statistics.median(float(r[k]) for r in rs)
+    print(",".join([sys.argv[2], str(p), rs[0]["rate_per_s"]] +
+                   ["%.4f" % med(k) for k in ("offered_per_s", "achieved_per_s", "mean_ms", "p50_ms",
+                                              "p95_ms", "p99_ms", "lag_max_ms")]))
+PY
+    best=0
+    while IFS= read -r row; do
+        off=$(cut -d, -f4 <<<"$row") ach=$(cut -d, -f5 <<<"$row")
+        for v in lcn2005 journal corrected; do
+            row="$row,$(predict "$v" "$params" "$nio" "$off")"
+        done
+        echo "$row" | tee -a "$csv"
+        best=$(python3 -c "import sys; print(max(float(sys.argv[1]), float(sys.argv[2])))" "$best" "$ach")
+    done <"$out/.mv-medians"
+    rm -f "$out/.mv-medians"
+    ipvfs_stop_cluster
+    echo "$cfg,$best,$(saturation lcn2005 "$params" "$nio"),$(saturation journal "$params" "$nio"),$pred_sat,$(python3 -c "import sys; print('%.1f' % (int(sys.argv[1]) * int(sys.argv[2]) * 1e3 / float(sys.argv[3])))" "$nio" "$nt" "$dmean"),$dmean" >>"$sat"
+    rm -rf "$IPVFS_CLUSTER_DIR"
+    unset IPVFS_CLUSTER_DIR
+done
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$txt"
+python3 "$IPVFS_SRCDIR/benchmarks/model-validate-report.py" "$out" | tee -a "$txt"
+
+# One figure per configuration: measured and predicted mean response
+# against the offered rate, with the emulated disks' capacity (every disk
+# busy all the time: NIO NT / E(T_disk)) as the physical limit.
+for cfg in $configs; do
+    cap=$(awk -F, -v c="$cfg" '$1 == c { print $6 }' "$sat")
+    gnuplot <<GP || echo "gnuplot failed for $cfg" >&2
+set terminal pngcairo size 800,560
+set output '$out/model-validate-$cfg.png'
+set datafile separator ','
+set title 'iPVFS $cfg (6 ranks), emulated ST318452LW, 64 KiB random reads, open loop'
+set xlabel 'offered rate (requests/s)'
+set ylabel 'mean response time (ms)'
+set logscale y
+set key top left
+set grid
+set arrow from $cap, graph 0 to $cap, graph 1 nohead dt 2 lc rgb 'gray40'
+set label 'disks busy 100%' at $cap, graph 0.95 right offset -0.5,0 tc rgb 'gray40'
+plot '< grep "^$cfg," $csv' using 4:6 with linespoints lw 2 pt 7 title 'measured', \\
+     '' using 4:11 with linespoints dt 3 title 'lcn2005 (paper)', \\
+     '' using 4:12 with linespoints dt 4 title 'journal (paper)', \\
+     '' using 4:13 with linespoints lw 2 dt 2 title 'corrected'
+GP
+done
+echo "results in $out: model-validate.csv, model-validate-sat.csv, model-validate-*.png, model-validate.txt"

@@ -1,0 +1,166 @@
+/* The L1's sector tracking (issue 27; cache/smap.c's maps and the rules of
+ * backend/dfstore/l1sect.c) on cases worked out by hand: 64 KiB blocks of
+ * 128 sectors of 512 bytes.  Which writes may be absorbed into holes,
+ * which sectors a write makes valid and dirty, how a read of a block with
+ * holes is served, and which volume writes a write-back makes of the dirty
+ * sectors of adjacent blocks. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "cache/cache.h"
+
+#define S 512u
+#define N (CACHE_BLOCK_SIZE / S)
+
+static struct cache_smap map(uint32_t lo, uint32_t hi)
+{
+    struct cache_smap m;
+
+    memset(&m, 0, sizeof(m));
+    cache_smap_set(&m, lo, hi);
+    return m;
+}
+
+/* Set, clear, all, any and runs across the 64-bit word boundary. */
+static void test_small_smap_bits(void **state)
+{
+    struct cache_smap m = map(60, 70);
+    uint32_t lo, hi;
+
+    (void)state;
+    assert_int_equal(m.w[0], 0xF000000000000000ull);
+    assert_int_equal(m.w[1], 0x3Full);
+    assert_true(cache_smap_all(&m, 60, 70));
+    assert_false(cache_smap_all(&m, 59, 70));
+    assert_false(cache_smap_all(&m, 60, 71));
+    assert_true(cache_smap_all(&m, 5, 5));          /* empty range */
+    assert_true(cache_smap_any(&m, 69, 128));
+    assert_false(cache_smap_any(&m, 70, 128));
+    assert_false(cache_smap_any(&m, 0, 60));
+    cache_smap_clear(&m, 63, 65);                   /* 60..62 and 65..69 left */
+    assert_true(cache_smap_next_run(&m, N, 0, &lo, &hi));
+    assert_int_equal(lo, 60);
+    assert_int_equal(hi, 63);
+    assert_true(cache_smap_next_run(&m, N, hi, &lo, &hi));
+    assert_int_equal(lo, 65);
+    assert_int_equal(hi, 70);
+    assert_false(cache_smap_next_run(&m, N, hi, &lo, &hi));
+    assert_true(cache_smap_next_run(&m, 67, 61, &lo, &hi));   /* cut at n */
+    assert_int_equal(lo, 61);
+    assert_int_equal(hi, 63);
+    m = map(0, N);
+    assert_int_equal(m.w[0], ~0ull);
+    assert_int_equal(m.w[1], ~0ull);
+    assert_true(cache_smap_next_run(&m, N, 0, &lo, &hi));
+    assert_int_equal(lo, 0);
+    assert_int_equal(hi, N);
+    {
+        struct cache_smap h = map(1, 127);
+        cache_smap_andnot(&m, &h);                  /* sectors 0 and 127 left */
+        assert_int_equal(m.w[0], 1ull);
+        assert_int_equal(m.w[1], 1ull << 63);
+    }
+}
+
+/* A write may be absorbed unless it writes part of a sector that is a
+ * hole (a block not cached: every sector is). */
+static void test_small_fits(void **state)
+{
+    struct cache_smap holes = map(1, N);            /* sector 0 valid */
+
+    (void)state;
+    assert_true(cache_sect_fits(NULL, S, 0, 512));
+    assert_true(cache_sect_fits(NULL, S, 512, 32768));
+    assert_true(cache_sect_fits(NULL, S, 0, CACHE_BLOCK_SIZE));
+    assert_false(cache_sect_fits(NULL, S, 0, 1000));    /* ends inside sector 1 */
+    assert_false(cache_sect_fits(NULL, S, 3, 509));     /* starts inside sector 0 */
+    assert_true(cache_sect_fits(&holes, S, 3, 509));    /* ... which is valid */
+    assert_false(cache_sect_fits(&holes, S, 3, 600));   /* ends inside hole sector 1 */
+    assert_true(cache_sect_fits(&holes, S, 3, 1021));   /* ends at sector 2's start */
+    assert_true(cache_sect_fits(&holes, S, 1024, 0));
+}
+
+/* Valid and dirty sectors after writes, then how reads are served. */
+static void test_small_write_read(void **state)
+{
+    struct cache_smap holes = map(0, N), dmap = map(0, 0);
+    struct cache_smap want_holes, want_dmap;
+
+    (void)state;
+    /* An absorbed write of bytes 1024..3071 into a new slot: sectors 2..5. */
+    cache_sect_write(&holes, &dmap, S, 1024, 2048, 1);
+    want_holes = map(0, N);
+    cache_smap_clear(&want_holes, 2, 6);
+    want_dmap = map(2, 6);
+    assert_memory_equal(&holes, &want_holes, sizeof(holes));
+    assert_memory_equal(&dmap, &want_dmap, sizeof(dmap));
+    /* Bytes 3000..3099: sector 5 (valid) and part of hole sector 6, which
+     * stays a hole and is not dirty. */
+    cache_sect_write(&holes, &dmap, S, 3000, 100, 1);
+    assert_memory_equal(&holes, &want_holes, sizeof(holes));
+    assert_memory_equal(&dmap, &want_dmap, sizeof(dmap));
+    /* A write that went to the volume (not dirty): sectors 10..11 valid. */
+    cache_sect_write(&holes, &dmap, S, 5120, 1024, 0);
+    cache_smap_clear(&want_holes, 10, 12);
+    assert_memory_equal(&holes, &want_holes, sizeof(holes));
+    assert_memory_equal(&dmap, &want_dmap, sizeof(dmap));
+
+    assert_int_equal(cache_sect_read(&holes, &dmap, S, 2048, 1024), CACHE_READ_HIT);
+    assert_int_equal(cache_sect_read(&holes, &dmap, S, 2600, 400), CACHE_READ_HIT);   /* sector 5 */
+    assert_int_equal(cache_sect_read(&holes, &dmap, S, 5120, 1024), CACHE_READ_HIT);
+    assert_int_equal(cache_sect_read(&holes, &dmap, S, 0, 4096), CACHE_READ_MERGE);
+    assert_int_equal(cache_sect_read(&holes, &dmap, S, 3000, 100), CACHE_READ_MERGE);  /* 5 and 6 */
+    assert_int_equal(cache_sect_read(&holes, &dmap, S, 4096, 512), CACHE_READ_AROUND);
+    assert_int_equal(cache_sect_read(&holes, &dmap, S, 5000, 1200), CACHE_READ_AROUND);
+    assert_int_equal(cache_sect_read(&holes, &dmap, S, 0, CACHE_BLOCK_SIZE), CACHE_READ_MERGE);
+}
+
+/* Write-back: runs of dirty sectors join across adjacent blocks. */
+static void test_small_runs(void **state)
+{
+    struct cache_smap a = map(120, N), b = map(0, N), c = map(0, 4), d = map(0, 1), e = map(127, N);
+    const struct cache_smap *three[3] = { &a, &b, &c }, *two[2] = { &d, &e };
+    struct cache_run runs[8];
+
+    (void)state;
+    cache_smap_set(&c, 10, 12);
+    assert_int_equal(cache_sect_runs(three, 3, N, S, runs, 8), 2);
+    assert_int_equal(runs[0].start, 120 * 512);
+    assert_int_equal(runs[0].end, 2 * 65536 + 4 * 512);
+    assert_int_equal(runs[1].start, 2 * 65536 + 10 * 512);
+    assert_int_equal(runs[1].end, 2 * 65536 + 12 * 512);
+    assert_int_equal(cache_sect_runs(three, 3, N, S, runs, 1), UINT32_MAX);
+    assert_int_equal(cache_sect_runs(two, 2, N, S, runs, 8), 2);
+    assert_int_equal(runs[0].start, 0);
+    assert_int_equal(runs[0].end, 512);
+    assert_int_equal(runs[1].start, 65536 + 127 * 512);
+    assert_int_equal(runs[1].end, 2 * 65536);
+    /* Whole blocks: one write of all of them (RAID-5's whole stripes). */
+    three[0] = three[1] = three[2] = &b;
+    assert_int_equal(cache_sect_runs(three, 3, N, S, runs, 8), 1);
+    assert_int_equal(runs[0].start, 0);
+    assert_int_equal(runs[0].end, 3 * 65536);
+    /* 4 KiB sectors: 16 per block. */
+    a = map(15, 16);
+    d = map(0, 2);
+    two[0] = &a;
+    two[1] = &d;
+    assert_int_equal(cache_sect_runs(two, 2, 16, 4096, runs, 8), 1);
+    assert_int_equal(runs[0].start, 15 * 4096);
+    assert_int_equal(runs[0].end, 65536 + 2 * 4096);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_small_smap_bits),
+        cmocka_unit_test(test_small_fits),
+        cmocka_unit_test(test_small_write_read),
+        cmocka_unit_test(test_small_runs),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,224 @@
+/* tools/model/: the queuing model against values worked out by hand.
+ *
+ * M/M/1: W = T / (1 - lambda T).  M/G/1 (Pollaczek-Khinchine):
+ * W = lambda E(T^2) / (2 (1 - lambda E(T))) + E(T).  Then whole
+ * configurations of the papers' equations, each term written out in the
+ * comments, and the saturation rate and the splits of N. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "tools/model/model.h"
+
+#define CLOSE(a, b, tol) assert_true(fabs((double)(a) - (double)(b)) <= (tol) * fabs((double)(b)))
+
+static void test_model_mm1(void **state)
+{
+    (void)state;
+    /* T = 1 ms at 500/s: rho 0.5, W = 1 / 0.5 = 2 ms. */
+    CLOSE(model_mm1(1e-3, 500), 2e-3, 1e-12);
+    /* T = 4 ms at 200/s: rho 0.8, W = 4 / 0.2 = 20 ms. */
+    CLOSE(model_mm1(4e-3, 200), 20e-3, 1e-12);
+    /* No load: the service time itself; at rho >= 1: saturated. */
+    CLOSE(model_mm1(3e-3, 0), 3e-3, 1e-12);
+    assert_true(model_mm1(1e-3, 1000) < 0);
+    assert_true(model_mm1(1e-3, 2000) < 0);
+}
+
+static void test_model_mg1_pollaczek_khinchine(void **state)
+{
+    (void)state;
+    /* E(T) 10 ms, E(T^2) 2e-4 s^2 (variance 1e-4), 50/s: rho 0.5,
+     * W = 50 * 2e-4 / (2 * 0.5) + 0.01 = 0.01 + 0.01 = 20 ms. */
+    CLOSE(model_mg1(10e-3, 2e-4, 50), 20e-3, 1e-12);
+    /* Deterministic service (E(T^2) = E(T)^2 = 1e-4) at rho 0.5: M/D/1,
+     * W = 50 * 1e-4 / 1 + 0.01 = 15 ms. */
+    CLOSE(model_mg1(10e-3, 1e-4, 50), 15e-3, 1e-12);
+    /* Exponential service (E(T^2) = 2 E(T)^2) is M/M/1: 4 ms at 200/s,
+     * 200 * 3.2e-5 / (2 * 0.2) + 0.004 = 0.016 + 0.004 = 20 ms. */
+    CLOSE(model_mg1(4e-3, 2 * 16e-6, 200), 20e-3, 1e-12);
+    CLOSE(model_mg1(4e-3, 2 * 16e-6, 200), model_mm1(4e-3, 200), 1e-12);
+    assert_true(model_mg1(10e-3, 2e-4, 100) < 0);
+}
+
+static void test_model_disk_preset(void **state)
+{
+    struct model_disk d;
+    double mean, second;
+
+    (void)state;
+    model_disk_preset(&d);
+    /* 64 KiB: 3.8 + 2 + 65536 / 51e6 s = 5.8 ms + 1.28502 ms. */
+    model_disk_moments(&d, 65536, &mean, &second);
+    CLOSE(mean, 5.8e-3 + 65536 / 51e6, 1e-12);
+    /* positioning variance: 3.8^2 (225/192 - 1) + 2^2 / 3 ms^2
+     * = 2.481875 + 1.333333 = 3.815208 ms^2. */
+    CLOSE(d.pos_var, 3.815208333e-6, 1e-9);
+    CLOSE(second, 3.815208333e-6 + mean * mean, 1e-9);
+}
+
+/* PVFS, N = 4, 64 KiB requests at 100/s, hit 0.5, the paper's machine.
+ *   P_i = min(ceil(64K / 64K) / 4, 1) = 0.25; piece L_ip / Nio = 16384 B
+ *   T_ionet = 16384 / 75e6 = 0.218453 ms at 25/s: W = 0.219650 ms
+ *   T_ioc = 16384 / 500e6 = 0.032768 ms at 25/s: W = 0.032795 ms
+ *   disk: lambda_i = 0.5 * 0.25 * 100 = 12.5/s, E(T) = 5.8 ms + 16384 /
+ *   51e6 = 6.121255 ms, E(T^2) = 3.815208e-6 + 6.121255e-3^2 =
+ *   4.128497e-5; W_disk = 12.5 * 4.128497e-5 / (2 (1 - 12.5 * 6.121255e-3))
+ *   + 6.121255e-3 = 6.400665 ms
+ *   T = 0.219650 + 0.032795 + 0.5 * 6.400665 = 3.452780 ms */
+static void test_model_pvfs_by_hand(void **state)
+{
+    struct model_params p;
+    struct model_config c = { .nio = 4, .nt = 0, .size = 65536, .h_io = 0.5 };
+    struct model_terms t;
+
+    (void)state;
+    model_params_paper(&p);
+    assert_int_equal(model_eval(MODEL_LCN2005, &p, &c, 100, &t), 0);
+    CLOSE(t.p_i, 0.25, 1e-12);
+    CLOSE(t.lambda_i, 12.5, 1e-12);
+    CLOSE(t.w_disk, 6.400665e-3, 1e-6);
+    CLOSE(t.total, 3.452780e-3, 1e-6);
+    /* The journal's variant differs only by W_node: with T_node 0, none. */
+    assert_int_equal(model_eval(MODEL_JOURNAL, &p, &c, 100, &t), 0);
+    CLOSE(t.total, 3.452780e-3, 1e-6);
+}
+
+/* iPVFS 2 x (1 + 1), 64 KiB at 100/s, h_ioc = h_tc = 0.5, T_node 1 ms.
+ *   P_i = 0.5; L_ir = L_ip / Nio = 32768 B; lambda_i = 0.5 * 0.5 * 100 = 25
+ *   P_ij = min(ceil(32768 / 65536) / 1, 1) = 1; target piece 32768 B;
+ *   lambda_ij = 0.5 * 25 = 12.5
+ *   disk E(T) = 5.8 ms + 32768 / 51e6 = 6.442510 ms; W_disk = 6.750576 ms
+ *   W_tnet = 0.436907 / (1 - 25 * 0.436907e-3) = 0.441733 ms; W_tc =
+ *   0.065536 / (1 - 25 * 0.065536e-3) = 0.065643 ms
+ *   LCN: W_iRAID = 0.441733 + 0.065643 + 0.5 * 6.750576 + 1 = 4.882663 ms;
+ *   W_ionet, W_ioc at 50/s: 0.446783, 0.065751 ms;
+ *   T = 0.446783 + 0.065751 + 0.5 * 4.882663 + 1 = 3.953747 ms
+ *   Journal: W_node = 1 / (1 - 25 * 1e-3) = 1.025641 ms at both levels:
+ *   T = 3.953747 + 0.5 * 0.025641 + 0.025641 = 3.992209 ms */
+static void test_model_ipvfs_by_hand(void **state)
+{
+    struct model_params p;
+    struct model_config c = { .nio = 2, .nt = 1, .size = 65536, .h_io = 0.5, .h_t = 0.5 };
+    struct model_terms t;
+
+    (void)state;
+    model_params_paper(&p);
+    p.t_node = 1e-3;
+    assert_int_equal(model_eval(MODEL_LCN2005, &p, &c, 100, &t), 0);
+    CLOSE(t.lambda_ij, 12.5, 1e-12);
+    CLOSE(t.w_disk, 6.750576e-3, 1e-6);
+    CLOSE(t.w_iraid, 4.882663e-3, 1e-6);
+    CLOSE(t.total, 3.953747e-3, 1e-6);
+    assert_int_equal(model_eval(MODEL_JOURNAL, &p, &c, 100, &t), 0);
+    CLOSE(t.total, 3.992209e-3, 1e-6);
+}
+
+/* The same iPVFS at T_node 0: the disk saturates first, at
+ * lambda_ij E(T) = 1, lambda_ij = 0.125 lambda: 1 / (0.125 * 6.442510e-3)
+ * = 1241.75/s; past it model_eval says saturated. */
+static void test_model_saturation(void **state)
+{
+    struct model_params p;
+    struct model_config c = { .nio = 2, .nt = 1, .size = 65536, .h_io = 0.5, .h_t = 0.5 };
+    struct model_terms t;
+    double s;
+
+    (void)state;
+    model_params_paper(&p);
+    s = model_saturation(MODEL_LCN2005, &p, &c);
+    CLOSE(s, 1241.752, 1e-5);
+    assert_int_equal(model_eval(MODEL_LCN2005, &p, &c, s * 0.99, &t), 0);
+    assert_true(t.rho_max < 1 && t.rho_max > 0.98);
+    assert_int_equal(model_eval(MODEL_LCN2005, &p, &c, s * 1.01, &t), 1);
+    assert_true(isinf(t.total));
+}
+
+/* The corrected variant sends a 64 KiB request whole to one I/O node and
+ * one target: 2 x (1 + 2) at 100/s, h 0: P_i 0.5, P_ij 0.5, one disk sees
+ * 25/s of 64 KiB (E(T) = 7.085020 ms).  Its I/O node lets 2 reads into
+ * the iRAID at once, each holding its place for s = 65536 / 75e6 +
+ * 65536 / 500e6 + 7.085020e-3 = 8.089905 ms: with 2 inside over 2
+ * targets, X = 2 / (s (1 + 1/2)) = 164.8145/s per I/O node, which sees
+ * lambda / 2: saturation 329.629/s, below the 4 disks' 564.57/s and the
+ * papers' piece sizes' more still. */
+static void test_model_corrected_pieces(void **state)
+{
+    struct model_params p;
+    struct model_config c = { .nio = 2, .nt = 2, .size = 65536 };
+    struct model_terms t;
+
+    (void)state;
+    model_params_paper(&p);
+    assert_int_equal(model_eval(MODEL_CORRECTED, &p, &c, 100, &t), 0);
+    CLOSE(t.piece_io, 65536, 1e-12);
+    CLOSE(t.piece_t, 65536, 1e-12);
+    CLOSE(t.lambda_ij, 25, 1e-12);
+    assert_int_equal(t.iraid_fes, 1);
+    CLOSE(model_saturation(MODEL_CORRECTED, &p, &c), 329.629, 1e-5);
+    assert_true(model_saturation(MODEL_LCN2005, &p, &c) >
+                model_saturation(MODEL_CORRECTED, &p, &c));
+}
+
+/* Mean value analysis and the flow-equivalent server by hand.
+ *   X(1, k) = 1 / s; X(2, 2) = 2 / (1.5 s); X(5, 5) = 5 / (1.8 s).
+ *   One place over one target is M/M/1: 4 ms at 100/s, 4 / 0.6 ms.
+ *   Two places over two targets, s = 6 ms, lambda 200: mu(1) = 166.667,
+ *   mu(n >= 2) = 222.222, r = 0.9; pi = 1, 1.2, then 1.08 r^m:
+ *   sum 1 + 1.2 + 1.08 / 0.1 = 13, sum n pi = 1.2 + 1.08 (2 / 0.1 +
+ *   0.9 / 0.01) = 120; E(N) = 120 / 13, W = E(N) / 200 = 46.1538 ms. */
+static void test_model_flow_equivalent_iraid(void **state)
+{
+    (void)state;
+    CLOSE(model_iraid_throughput(1, 4, 0.005), 200, 1e-12);
+    CLOSE(model_iraid_throughput(2, 2, 0.006), 2 / (1.5 * 0.006), 1e-12);
+    CLOSE(model_iraid_throughput(5, 5, 0.006), 5 / (1.8 * 0.006), 1e-12);
+    CLOSE(model_fes_residence(100, 1, 1, 0.004), 0.004 / 0.6, 1e-12);
+    CLOSE(model_fes_residence(100, 1, 1, 0.004), model_mm1(0.004, 100), 1e-12);
+    CLOSE(model_fes_residence(200, 2, 2, 0.006), 120.0 / 13 / 200, 1e-12);
+    assert_true(model_fes_residence(2 / (1.5 * 0.006), 2, 2, 0.006) < 0);
+}
+
+static void test_model_splits_and_bad_input(void **state)
+{
+    unsigned nio[8], nt[8];
+    struct model_params p;
+    struct model_config c = { .nio = 0, .nt = 1, .size = 65536 };
+    struct model_terms t;
+
+    (void)state;
+    /* 18 = 1 (1 + 17) = 2 (1 + 8) = 3 (1 + 5) = 6 (1 + 2) = 9 (1 + 1) */
+    assert_int_equal(model_splits(18, nio, nt, 8), 5);
+    assert_int_equal(nio[2], 3);
+    assert_int_equal(nt[2], 5);
+    assert_int_equal(nio[4], 9);
+    assert_int_equal(nt[4], 1);
+    assert_int_equal(model_splits(7, nio, nt, 8), 1);   /* 7 = 1 (1 + 6) */
+    assert_int_equal(model_splits(1, nio, nt, 8), 0);
+    model_params_paper(&p);
+    assert_int_equal(model_eval(MODEL_LCN2005, &p, &c, 10, &t), -1);
+    c.nio = 1;
+    c.h_io = 1.5;
+    assert_int_equal(model_eval(MODEL_LCN2005, &p, &c, 10, &t), -1);
+    assert_true(model_saturation(MODEL_LCN2005, &p, &c) == 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_model_mm1),
+        cmocka_unit_test(test_model_mg1_pollaczek_khinchine),
+        cmocka_unit_test(test_model_disk_preset),
+        cmocka_unit_test(test_model_pvfs_by_hand),
+        cmocka_unit_test(test_model_ipvfs_by_hand),
+        cmocka_unit_test(test_model_saturation),
+        cmocka_unit_test(test_model_corrected_pieces),
+        cmocka_unit_test(test_model_flow_equivalent_iraid),
+        cmocka_unit_test(test_model_splits_and_bad_input),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,267 @@
+/* The papers' queuing model and our corrected variant (model.h).  Pure
+ * arithmetic: every function depends on its arguments only. */
+#include "tools/model/model.h"
+
+#include <math.h>
+
+#define MB 1e6   /* the papers' MB/s are decimal, as disk makers' are */
+
+void model_disk_preset(struct model_disk *d)
+{
+    d->rate = 51 * MB;
+    d->seek = 3.8e-3;
+    d->rot = 2e-3;
+    /* backend/iscsi/store_disk.c draws the seek as 15/8 seek sqrt(u), u the
+     * distance over the disk's span (mean seek for uniform positions:
+     * E sqrt|x-y| = 8/15), variance seek^2 (225/64 E|x-y| - 1) =
+     * seek^2 (225/192 - 1); the rotation uniform on [0, 2 rot): rot^2/3. */
+    d->pos_var = d->seek * d->seek * (225.0 / 192.0 - 1.0) + d->rot * d->rot / 3.0;
+    d->overhead = 0;
+}
+
+void model_params_paper(struct model_params *p)
+{
+    p->bw_net = 75 * MB;
+    p->bw_cache = 500 * MB;
+    p->t_node = 0;
+    p->node_cpu = -1;
+    p->stripe = 65536;
+    model_disk_preset(&p->disk);
+}
+
+void model_disk_moments(const struct model_disk *d, double bytes, double *mean, double *second)
+{
+    *mean = d->overhead + d->seek + d->rot + (d->rate > 0 ? bytes / d->rate : 0);
+    *second = d->pos_var + *mean * *mean;
+}
+
+double model_mm1(double t, double lambda)
+{
+    if (t <= 0)
+        return 0;
+    if (lambda * t >= 1)
+        return -1;
+    return t / (1 - lambda * t);
+}
+
+double model_mg1(double mean, double second, double lambda)
+{
+    double rho = lambda * mean;
+
+    if (mean <= 0)
+        return 0;
+    if (rho >= 1)
+        return -1;
+    return lambda * second / (2 * (1 - rho)) + mean;
+}
+
+/* Where the requests go and what each queue serves, at rate lambda. */
+struct flows {
+    double p_i, p_ij, lambda_i, lambda_ij, piece_io, piece_t;
+    double node_io_rate, node_t_rate;   /* arrivals at the node queues */
+};
+
+static double min1(double x)
+{
+    return x < 1 ? x : 1;
+}
+
+static int flows(enum model_variant v, const struct model_params *p,
+                 const struct model_config *c, double lambda, struct flows *f)
+{
+    double blocks = ceil(c->size / p->stripe), tblocks;
+
+    if (c->nio == 0 || c->size <= 0 || p->stripe <= 0 || c->h_io < 0 || c->h_io > 1 ||
+        c->h_t < 0 || c->h_t > 1 || lambda < 0)
+        return -1;
+    if (v == MODEL_CORRECTED) {
+        /* A request of k stripe units reaches min(k, Nio) I/O nodes, each
+         * with its share; the same again from an I/O node to its targets. */
+        double k = blocks < c->nio ? blocks : c->nio;
+
+        f->p_i = k / c->nio;
+        f->piece_io = c->size / k;
+    } else {
+        f->p_i = min1(blocks / c->nio);
+        f->piece_io = c->size / c->nio;   /* T_ionet = L_ip / (Nio BW_net) */
+    }
+    f->lambda_i = (1 - c->h_io) * f->p_i * lambda;
+    if (c->nt == 0) {
+        /* PVFS: the I/O node's own disk takes the whole piece. */
+        f->p_ij = 1;
+        f->piece_t = f->piece_io;
+        f->lambda_ij = f->lambda_i;
+    } else if (v == MODEL_CORRECTED) {
+        double k;
+
+        tblocks = ceil(f->piece_io / p->stripe);
+        k = tblocks < c->nt ? tblocks : c->nt;
+        f->p_ij = k / c->nt;
+        f->piece_t = f->piece_io / k;
+        f->lambda_ij = (1 - c->h_t) * f->p_ij * f->lambda_i;
+    } else {
+        tblocks = ceil(f->piece_io / p->stripe);   /* L_ir = L_ip / Nio */
+        f->p_ij = min1(tblocks / c->nt);
+        f->piece_t = f->piece_io / c->nt;
+        f->lambda_ij = (1 - c->h_t) * f->p_ij * f->lambda_i;
+    }
+    if (v == MODEL_CORRECTED) {
+        f->node_io_rate = f->p_i * lambda;
+        f->node_t_rate = f->p_ij * f->lambda_i;
+    } else {
+        /* The journal's W_node has P_ij lambda_i at both levels. */
+        f->node_io_rate = f->node_t_rate = f->p_ij * f->lambda_i;
+    }
+    return 0;
+}
+
+/* Sets *w to an M/M/1 residence and tracks the busiest utilisation. */
+static void mm1_term(double t, double rate, double *w, double *rho_max)
+{
+    if (t * rate > *rho_max)
+        *rho_max = t * rate;
+    *w = model_mm1(t, rate);
+}
+
+double model_iraid_throughput(unsigned n, unsigned k, double s)
+{
+    double q = 0, x = 0;
+
+    /* Exact MVA of a closed network of k identical queues, each visited
+     * with probability 1/k, service s: R(j) = s (1 + Q(j-1)) at each
+     * queue, X(j) = j / R(j) (one visit per request in all), Q(j) =
+     * X(j) R(j) / k per queue. */
+    for (unsigned j = 1; j <= n; j++) {
+        double r = s * (1 + q);
+
+        x = j / r;
+        q = x * r / k;
+    }
+    return x;
+}
+
+double model_fes_residence(double lambda, unsigned places, unsigned k, double s)
+{
+    double top = model_iraid_throughput(places, k, s), sum = 0, weight = 1, mean = 0;
+
+    if (lambda <= 0)
+        return s;
+    if (lambda >= top)
+        return -1;
+    /* Birth-death chain: rate lambda up, mu(n) = X(min(n, places)) down;
+     * pi(n) = pi(0) prod lambda / mu(j).  Past places the ratio is the
+     * constant lambda / top < 1: a geometric tail, summed in closed form. */
+    for (unsigned n = 0; n < places; n++) {
+        sum += weight;
+        mean += n * weight;
+        weight *= lambda / model_iraid_throughput(n + 1, k, s);
+    }
+    /* from n = places on: weight r^m, m = n - places, r = lambda / top */
+    double r = lambda / top;
+
+    sum += weight / (1 - r);
+    mean += weight * (places / (1 - r) + r / ((1 - r) * (1 - r)));
+    return mean / sum / lambda;
+}
+
+int model_eval(enum model_variant v, const struct model_params *p,
+               const struct model_config *c, double lambda, struct model_terms *o)
+{
+    struct flows f;
+    double rho = 0, node_io, node_t, t_node = p->t_node;
+    int ipvfs = c->nt > 0;
+
+    if (flows(v, p, c, lambda, &f) < 0)
+        return -1;
+    *o = (struct model_terms){ .p_i = f.p_i, .p_ij = f.p_ij, .lambda_i = f.lambda_i,
+                               .lambda_ij = f.lambda_ij, .piece_io = f.piece_io,
+                               .piece_t = f.piece_t };
+    o->t_ionet = f.piece_io / p->bw_net;
+    o->t_ioc = f.piece_io / p->bw_cache;
+    mm1_term(o->t_ionet, f.p_i * lambda, &o->w_ionet, &rho);
+    mm1_term(o->t_ioc, f.p_i * lambda, &o->w_ioc, &rho);
+    if (ipvfs) {
+        o->t_tnet = f.piece_t / p->bw_net;
+        o->t_tc = f.piece_t / p->bw_cache;
+        mm1_term(o->t_tnet, f.p_ij * f.lambda_i, &o->w_tnet, &rho);
+        mm1_term(o->t_tc, f.p_ij * f.lambda_i, &o->w_tc, &rho);
+    }
+    if (v == MODEL_LCN2005) {
+        node_io = node_t = t_node;   /* a delay, no queue */
+    } else if (v == MODEL_CORRECTED && p->node_cpu >= 0 && p->node_cpu < t_node) {
+        /* only the CPU work queues; the rest (waiting for a core the
+         * machine's other work holds, wakeups) is a delay */
+        mm1_term(p->node_cpu, f.node_io_rate, &node_io, &rho);
+        mm1_term(p->node_cpu, f.node_t_rate, &node_t, &rho);
+        node_io += t_node - p->node_cpu;
+        node_t += t_node - p->node_cpu;
+    } else {
+        mm1_term(t_node, f.node_io_rate, &node_io, &rho);
+        mm1_term(t_node, f.node_t_rate, &node_t, &rho);
+    }
+    o->w_node_io = node_io;
+    o->w_node_t = ipvfs ? node_t : 0;
+    model_disk_moments(&p->disk, f.piece_t, &o->t_disk, &o->t_disk2);
+    if (o->t_disk * f.lambda_ij > rho)
+        rho = o->t_disk * f.lambda_ij;
+    o->w_disk = model_mg1(o->t_disk, o->t_disk2, f.lambda_ij);
+    if (v == MODEL_CORRECTED && ipvfs && f.p_ij * c->nt <= 1.0 + 1e-9) {
+        /* The I/O node admits Nt reads into its iRAID at once (ionode.c's
+         * places): a request holds its place through the target's
+         * network, cache, processing and disk.  The iRAID is then a
+         * flow-equivalent server of throughput X(min(n, Nt)). */
+        double s_t = o->t_tnet + o->t_tc + t_node + (1 - c->h_t) * o->t_disk;
+        double top = model_iraid_throughput(c->nt, c->nt, s_t);
+
+        o->iraid_fes = 1;
+        if (f.lambda_i / top > rho)
+            rho = f.lambda_i / top;
+        o->rho_max = rho;
+        if (rho >= 1) {
+            o->w_iraid = o->total = INFINITY;
+            return 1;
+        }
+        o->w_iraid = model_fes_residence(f.lambda_i, c->nt, c->nt, s_t);
+        o->total = o->w_ionet + o->w_ioc + (1 - c->h_io) * o->w_iraid + o->w_node_io;
+        return 0;
+    }
+    o->rho_max = rho;
+    if (rho >= 1) {
+        o->w_iraid = o->total = INFINITY;
+        return 1;
+    }
+    if (ipvfs)
+        o->w_iraid = o->w_tnet + o->w_tc + (1 - c->h_t) * o->w_disk + o->w_node_t;
+    else
+        o->w_iraid = o->w_disk;
+    o->total = o->w_ionet + o->w_ioc + (1 - c->h_io) * o->w_iraid + o->w_node_io;
+    return 0;
+}
+
+double model_saturation(enum model_variant v, const struct model_params *p,
+                        const struct model_config *c)
+{
+    struct model_terms t;
+
+    /* Every utilisation is proportional to lambda: the busiest at rate 1
+     * gives the rate at which it reaches 1. */
+    if (model_eval(v, p, c, 1.0, &t) < 0)
+        return 0;
+    return t.rho_max > 0 ? 1.0 / t.rho_max : INFINITY;
+}
+
+int model_splits(unsigned n, unsigned *nio_out, unsigned *nt_out, int max)
+{
+    int count = 0;
+
+    for (unsigned nio = 1; nio <= n / 2; nio++) {
+        if (n % nio || n / nio < 2)
+            continue;
+        if (count < max) {
+            nio_out[count] = nio;
+            nt_out[count] = n / nio - 1;
+        }
+        count++;
+    }
+    return count;
+}

@@ -1,0 +1,113 @@
+/* The iPVFS papers' two-level queuing model (pure: no I/O, no globals).
+ *
+ * The LCN 2005 paper and the journal paper (sections 4 of both) give the
+ * mean response time of a request to PVFS (N I/O nodes with local disks)
+ * and to iPVFS (Nio I/O nodes, each with an iRAID of Nt targets,
+ * N = Nio (1 + Nt)) under Poisson arrivals at rate lambda: M/M/1 queues
+ * for the network, the memory caches and (journal) the node processing,
+ * M/G/1 (Pollaczek-Khinchine) for the disks.  doc/man/ipvfs-model.1.md
+ * writes every equation out with its symbols; the names below follow it.
+ *
+ * Three variants:
+ *   MODEL_LCN2005    the first paper: T_node a constant delay, no queue.
+ *   MODEL_JOURNAL    the journal: W_node an M/M/1 queue whose arrival rate
+ *                    is P_ij * lambda_i, as printed, at both levels.
+ *   MODEL_CORRECTED  ours, fitted to the running system: each level's
+ *                    piece is what one node really gets (a 64 KiB request
+ *                    goes whole to one I/O node and one target, not
+ *                    L/Nio to each), the node queues see the requests
+ *                    that visit them, and an I/O node lets only Nt reads
+ *                    into its iRAID at once (backend/server/ionode.c's
+ *                    places): for requests that reach one target the
+ *                    iRAID is a flow-equivalent server, its throughput
+ *                    with n reads inside that of a closed network of Nt
+ *                    targets (model_iraid_throughput).
+ * The papers' variants reproduce the printed equations, including their
+ * piece sizes L_ip/Nio and L_ir/Nt (see the man page's NOTES). */
+#ifndef IPVFS_MODEL_H
+#define IPVFS_MODEL_H
+
+enum model_variant { MODEL_LCN2005, MODEL_JOURNAL, MODEL_CORRECTED };
+
+/* A disk as the M/G/1 queue sees it: positioning (seek + rotation, of mean
+ * seek + rot and variance pos_var) then size / rate. */
+struct model_disk {
+    double rate;        /* bytes/s of media transfer */
+    double seek;        /* mean seek, s */
+    double rot;         /* mean rotational latency, s */
+    double pos_var;     /* variance of seek + rotation, s^2 */
+    double overhead;    /* fixed per-request time (controller, syscall), s */
+};
+
+/* The machine: bandwidths in bytes/s, times in s, stripe unit in bytes. */
+struct model_params {
+    double bw_net;      /* BW_net: one network hop */
+    double bw_cache;    /* BW_cache: memory copy */
+    double t_node;      /* T_node: processing of a request in a node */
+    double node_cpu;    /* corrected: the part of T_node that is CPU work
+                         * and queues (M/M/1), the rest a delay; < 0:
+                         * all of it */
+    double stripe;      /* B */
+    struct model_disk disk;
+};
+
+/* One configuration: nt == 0 is PVFS (nio == N I/O nodes, local disks). */
+struct model_config {
+    unsigned nio, nt;
+    double size;        /* L_ip, bytes */
+    double h_io;        /* h_ioc: hit ratio of an I/O node's cache */
+    double h_t;         /* h_tc: hit ratio of a target's cache (iPVFS) */
+};
+
+/* Every term, for the CSV and the tests.  Times in s. */
+struct model_terms {
+    double p_i, p_ij;           /* fraction of requests an I/O node, a target sees */
+    double lambda_i, lambda_ij; /* rate into one iRAID (one PVFS disk), one disk */
+    double piece_io, piece_t;   /* bytes an I/O node, a target handles per visit */
+    double t_ionet, t_ioc, t_tnet, t_tc, t_disk, t_disk2;   /* service times, E(T^2) */
+    double w_ionet, w_ioc, w_tnet, w_tc, w_node_io, w_node_t, w_disk, w_iraid;
+    int iraid_fes;              /* corrected: the iRAID as a flow-equivalent server */
+    double rho_max;             /* the busiest queue's utilisation */
+    double total;               /* T */
+};
+
+/* The ST318452LW of both papers: 51 MB/s, 3.8 ms mean seek, 2 ms mean
+ * rotational latency (15k rpm); pos_var as the emulated disk draws it. */
+void model_disk_preset(struct model_disk *d);
+/* The first paper's section 5: 75 MB/s network, 500 MB/s memory, 64 KiB
+ * stripe, T_node 0 (neither paper gives it), the preset disk. */
+void model_params_paper(struct model_params *p);
+
+/* Mean disk service time and its second moment for one request of bytes. */
+void model_disk_moments(const struct model_disk *d, double bytes, double *mean, double *second);
+/* M/M/1 mean residence time of service mean t at arrival rate lambda;
+ * a negative value when rho = lambda t >= 1 (saturated). */
+double model_mm1(double t, double lambda);
+/* M/G/1 (Pollaczek-Khinchine) mean residence time; negative when saturated. */
+double model_mg1(double mean, double second, double lambda);
+
+/* Evaluates configuration c at total arrival rate lambda (requests/s).
+ * Returns 0 and fills out, 1 when some queue is saturated (out->rho_max
+ * >= 1, out->total is then +inf), -1 on an invalid configuration. */
+int model_eval(enum model_variant v, const struct model_params *p,
+               const struct model_config *c, double lambda, struct model_terms *out);
+/* The rate at which the busiest queue reaches utilisation 1 (every
+ * utilisation is linear in lambda); 0 on an invalid configuration. */
+double model_saturation(enum model_variant v, const struct model_params *p,
+                        const struct model_config *c);
+
+/* Throughput of n requests circulating among k identical queues of
+ * service s, each request visiting one queue chosen uniformly (exact
+ * mean value analysis): n / (s (1 + (n - 1) / k)). */
+double model_iraid_throughput(unsigned n, unsigned k, double s);
+/* Mean residence time in a flow-equivalent server fed at rate lambda
+ * whose service rate with n inside is model_iraid_throughput(min(n,
+ * places), k, s); negative when saturated. */
+double model_fes_residence(double lambda, unsigned places, unsigned k, double s);
+
+/* The splits of n nodes: every nio with nio (1 + nt) == n and nt >= 1
+ * (iPVFS), in increasing nio.  Writes at most max into nio_out/nt_out and
+ * returns how many there are. */
+int model_splits(unsigned n, unsigned *nio_out, unsigned *nt_out, int max);
+
+#endif

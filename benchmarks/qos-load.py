@@ -62,11 +62,14 @@ def rate_at(pattern, t, duration):
     return float("inf")
 
 
-def writer(mapfile, app, cls, pattern, nthreads, handle, t0, duration, log, lock):
+def writer(mapfile, app, cls, pattern, nthreads, index, handle, t0, duration, log, lock):
     s = connect(mapfile, cls)
     data = bytes([handle & 0xff]) * MIB
     off = 0
-    next_issue = t0
+    # the writers of an application start spread over one interval, not
+    # all at once (in step, 8 writers would send bursts of 8)
+    spread = index / nthreads
+    next_issue = None
     while True:
         now = time.monotonic()
         if now - t0 >= duration:
@@ -74,8 +77,11 @@ def writer(mapfile, app, cls, pattern, nthreads, handle, t0, duration, log, lock
         rate = rate_at(pattern, now - t0, duration) / nthreads
         if rate <= 0:
             time.sleep(0.05)
-            next_issue = time.monotonic()
+            next_issue = None
             continue
+        if next_issue is None:
+            # (re)starting: this writer's place in the interval
+            next_issue = now + (MIB / 1e6 / rate * spread if rate != float("inf") else 0)
         if rate != float("inf") and next_issue > now:
             time.sleep(min(next_issue - now, 0.2))
             continue
@@ -123,7 +129,7 @@ def main():
         for i in range(int(n)):
             h += 1
             threads.append(threading.Thread(target=writer, args=(
-                mapfile, name, cls, pattern, int(n), h, t0, duration, log, lock)))
+                mapfile, name, cls, pattern, int(n), i, h, t0, duration, log, lock)))
     threads.append(threading.Thread(target=poller, args=(mapfile, t0, duration, depths)))
     for t in threads:
         t.start()

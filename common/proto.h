@@ -53,7 +53,7 @@
  * Which rank serves what:
  *   metadata rank (rank 0):  LOOKUP REMOVE MKDIR READDIR ORPHANS GETATTR SETATTR
  *                            RENAME SHFP LOCK UNLOCK
- *   I/O nodes:               READ WRITE DF_* SCRUB REBUILD
+ *   I/O nodes:               READ WRITE DF_* SCRUB REBUILD CAP QOS_*
  *   every rank:              HELLO STATUS SHUTDOWN
  */
 #ifndef IPVFS_PROTO_H
@@ -90,8 +90,11 @@
  * 8: AUTH names its method (key, kernel, MUNGE, none); LOOKUP asks for
  * read and write rights and its reply carries a capability (struct
  * ipvfs_cap), as REMOVE's and RENAME's do for the datafiles they orphan;
- * CAP presents one to an I/O node; the metadata rank checks permissions. */
-#define IPVFS_PROTO_VERSION 8
+ * CAP presents one to an I/O node; the metadata rank checks permissions.
+ * 9: QoS: QOS_CLASS names a connection's application class to an I/O
+ * node, QOS_SET sets a class's SLO there, QOS_STATUS reports its
+ * scheduler (struct ipvfs_qos_*). */
+#define IPVFS_PROTO_VERSION 9
 #define IPVFS_SECRET_LEN    32
 #define IPVFS_NONCE_LEN     16
 #define IPVFS_PROOF_LEN     32   /* HMAC-SHA256 */
@@ -144,6 +147,10 @@ enum ipvfs_op {
     IPVFS_OP_MAP = 35,
     /* I/O nodes: present a capability (struct ipvfs_cap) */
     IPVFS_OP_CAP = 36,
+    /* I/O nodes: QoS (struct ipvfs_qos_set_req and below) */
+    IPVFS_OP_QOS_CLASS = 37,
+    IPVFS_OP_QOS_SET = 38,
+    IPVFS_OP_QOS_STATUS = 39,
     /* metadata rank: MPI-IO shared file pointers and atomic-mode locks */
     IPVFS_OP_SHFP = 40,
     IPVFS_OP_LOCK = 41,
@@ -669,6 +676,64 @@ struct ipvfs_rebuild_req {
     uint32_t member;
     uint32_t url_len;        /* at most IPVFS_MAX_URL */
 };
+
+/* QoS at the I/O nodes (backend/server/qos.h has the policy, chosen per
+ * server with --qos).  Each READ and WRITE counts for the application
+ * class of its connection, which QOS_CLASS names: body the class name
+ * (1 to IPVFS_QOS_NAME_MAX printable bytes, no spaces, no NUL), empty
+ * reply, any connection after AUTH, once or again (the later name
+ * counts for later requests).  Clients send it once per connection to
+ * an I/O node, right after AUTH: the name is IPVFS_QOS_CLASS, the hint
+ * ipvfs_qos_class, or the job's (doc/qos.md).  A connection that names
+ * none, or a class that has no SLO at that I/O node, counts for the
+ * class "default".
+ * QOS_SET (the key or a proven root): body struct ipvfs_qos_set_req then
+ * name_len bytes of class name; empty reply; sets or creates that class's
+ * SLO at this I/O node (EINVAL: a rate or latency out of range, with the
+ * reason; ENOSPC: IPVFS_QOS_MAX_CLASSES classes already).
+ * QOS_STATUS (any connection after AUTH): empty body; reply struct
+ * ipvfs_qos_status_rep then nclasses struct ipvfs_qos_class_status
+ * (class 0 is "default"), the figures of the last complete window. */
+#define IPVFS_QOS_NAME_MAX 63u
+#define IPVFS_QOS_MAX_CLASSES 32u
+struct ipvfs_qos_set_req {
+    uint64_t rate_kbps;      /* throughput, in 1000 bytes per second */
+    uint64_t latency_us;     /* 95th percentile latency bound */
+    uint32_t name_len;
+    uint32_t reserved;
+};
+enum ipvfs_qos_policy {
+    IPVFS_QOS_FIFO = 0,
+    IPVFS_QOS_DSFQ = 1,
+    IPVFS_QOS_TWO_LEVEL = 2,
+};
+struct ipvfs_qos_status_rep {
+    uint32_t policy;         /* enum ipvfs_qos_policy */
+    uint32_t nclasses;
+    uint32_t depth;          /* requests allowed in the store (EDF depth) */
+    uint32_t outstanding;    /* requests in the store now */
+    uint32_t queued;         /* requests waiting in the scheduler now */
+    uint32_t overloaded;     /* the last window's verdict (two-level) */
+    uint64_t window_ms;
+    int64_t credit_kb;       /* DSFQ credit left (two-level), 1000 bytes */
+    uint64_t refills;        /* credit refills on idleness since start */
+    uint64_t windows;        /* windows closed since start */
+};
+static_assert(sizeof(struct ipvfs_qos_status_rep) == 56, "QoS status is 56 bytes");
+struct ipvfs_qos_class_status {
+    char name[IPVFS_QOS_NAME_MAX + 1];
+    uint64_t rate_kbps;      /* SLO; 0: none */
+    uint64_t latency_us;
+    uint64_t issue_kbps;     /* what arrived in the last window */
+    uint64_t served_kbps;    /* what completed in it */
+    uint64_t p95_us;         /* of the requests completed in it; 0: none */
+    int32_t met;             /* 1 p95 within the bound, 0 not, -1 no SLO or no request */
+    uint32_t queued;         /* waiting now */
+    uint64_t windows;        /* windows with an SLO and requests since start */
+    uint64_t windows_met;    /* of them, the bound held */
+    uint64_t requests;       /* completed since start */
+};
+static_assert(sizeof(struct ipvfs_qos_class_status) == 136, "QoS class status is 136 bytes");
 
 /* SHFP: MPI-IO shared file pointers, kept in the metadata rank's memory
  * (not durable: a restart forgets them, as it ends every open).  A pointer

@@ -21,6 +21,10 @@ int ctl_chown(struct ipvfs_client *client, int argc, char **argv);
 /* Size, used and free bytes of each I/O node's datafile store, and total. */
 int ctl_df(struct ipvfs_client *client, int argc, char **argv);
 
+/* qos set CLASS --rate MBPS --latency MS, qos status [--json]
+ * (ctl_qos.c). */
+int ctl_qos(struct ipvfs_client *client, int argc, char **argv);
+
 /* Writes the iPVFS path of text (ipvfs:/a//b/, or /a/b where plain is
  * allowed) into out as "/a/b": the prefix dropped, repeated and trailing
  * slashes removed.  Returns 1 for an iPVFS path, 0 when text is not one

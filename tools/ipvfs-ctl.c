@@ -67,6 +67,13 @@ static int usage(void)
           "                    refused unless -f.  Size and holes are kept\n"
           "  df                size, used and free MiB of each I/O node's datafile\n"
           "                    store, and the total (what df shows on the mount)\n"
+          "  qos set CLASS --rate MBPS --latency MS\n"
+          "                    the SLO of application class CLASS at every I/O node:\n"
+          "                    throughput MB/s, 95th percentile latency bound ms\n"
+          "  qos status [--json]\n"
+          "                    each I/O node's QoS scheduler and classes in the last\n"
+          "                    window: issue and served rate, p95, SLO met, EDF depth,\n"
+          "                    DSFQ credit\n"
           "The map is --map FILE or $IPVFS_MAP.\n",
           stderr);
     return 2;
@@ -793,6 +800,8 @@ static int run(struct ctl *ctl, int argc, char **argv)
         return ctl_cp(ctl->client, argc, argv);
     if (strcmp(cmd, "df") == 0)
         return ctl_df(ctl->client, argc, argv);
+    if (strcmp(cmd, "qos") == 0)
+        return ctl_qos(ctl->client, argc, argv);
     if (argc != 2 || (strcmp(cmd, "ls") != 0 && strcmp(cmd, "mkdir") != 0 &&
                       strcmp(cmd, "rm") != 0))
         return usage();

@@ -48,6 +48,10 @@
  *                    (a server started with --readahead 0 reads no
  *                    file ahead).  Sent with every READ, in 64 KiB units
  *                    rounded up.
+ *   ipvfs_qos_class  the application class this process's READs and
+ *                    WRITEs count for at the I/O nodes' QoS schedulers
+ *                    (1 to 63 printable bytes, no spaces; overrides
+ *                    $IPVFS_QOS_CLASS and the job's default; doc/qos.md).
  *   ipvfs_listio     enable (default) | disable: disable sends a
  *                    noncontiguous access one contiguous piece per round
  *                    trip (the way without list I/O; for comparisons).

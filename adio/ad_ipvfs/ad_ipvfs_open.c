@@ -106,6 +106,19 @@ static void open_on_root(ADIO_File fd, const char *map_path, struct open_result 
     ipvfs_client_put(client);
 }
 
+/* ipvfs_qos_class: the application class of the client's requests at the
+ * I/O nodes (ipvfs_client_set_qos_class; the same hint on every rank, so
+ * every rank fails alike on a bad name). */
+static int qos_hint(ADIO_File fd, struct ipvfs_client *client, struct ipvfs_error *out_err)
+{
+    char value[MPI_MAX_INFO_VAL + 1];
+    int flag = 0;
+
+    if (fd->info)
+        ADIOI_Info_get(fd->info, "ipvfs_qos_class", MPI_MAX_INFO_VAL, value, &flag);
+    return flag ? ipvfs_client_set_qos_class(client, value, out_err) : 0;
+}
+
 void ADIOI_IPVFS_Open(ADIO_File fd, int *error_code)
 {
     static char myname[] = "ADIOI_IPVFS_OPEN";
@@ -129,6 +142,11 @@ void ADIOI_IPVFS_Open(ADIO_File fd, int *error_code)
         return;
     }
     if (ipvfs_client_get(map_path, (uint32_t) ADIOI_IPVFS_Client_id(), &client, &res.err) < 0) {
+        *error_code = ADIOI_IPVFS_Error(myname, __LINE__, &res.err);
+        return;
+    }
+    if (qos_hint(fd, client, &res.err) < 0) {
+        ipvfs_client_put(client);
         *error_code = ADIOI_IPVFS_Error(myname, __LINE__, &res.err);
         return;
     }

@@ -36,6 +36,8 @@ static const char *op_name(uint16_t op, char *buf, size_t len)
     case IPVFS_OP_MKDIR: return "MKDIR";
     case IPVFS_OP_REMOVE: return "REMOVE";
     case IPVFS_OP_ORPHANS: return "ORPHANS";
+    case IPVFS_OP_QOS_SET: return "QOS_SET";
+    case IPVFS_OP_QOS_STATUS: return "QOS_STATUS";
     default:
         snprintf(buf, len, "request %u", op);
         return buf;
@@ -151,4 +153,31 @@ int ipvfs_admin_call(struct ipvfs_client *c, uint32_t rank, uint16_t op, uint32_
         while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
             ;
     }
+}
+
+/* The hint ipvfs_qos_class (qos.c has the name's rules). */
+int ipvfs_client_set_qos_class(struct ipvfs_client *c, const char *name,
+                               struct ipvfs_error *out_err)
+{
+    char msg[256];
+    int rc;
+
+    if (client_qos_check(name, msg, sizeof(msg)) < 0)
+        return client_error(out_err, EINVAL, "hint ipvfs_qos_class", NULL, NULL, -1, msg);
+    if (strcmp(name, c->qos_class) == 0)
+        return 0;
+    snprintf(c->qos_class, sizeof(c->qos_class), "%s", name);
+    /* connections open now carry the new name from here on; while an
+     * asynchronous access holds them, those keep the old one */
+    if (c->queue_head)
+        return 0;
+    for (uint32_t r = 0; r < c->map.nranks; r++) {
+        if (!(c->map.ranks[r].role & IPVFS_ROLE_IO) || !conn_cached(c, r))
+            continue;
+        if ((rc = conn_send_qos_class(c, c->fds[r], msg, sizeof(msg))) < 0) {
+            conn_drop(c, r);
+            return client_error(out_err, -rc, "hint ipvfs_qos_class", NULL, c, r, msg);
+        }
+    }
+    return 0;
 }

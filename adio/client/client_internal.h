@@ -34,6 +34,7 @@ struct ipvfs_client {
     struct xfer_batch *queue_head;  /* started batches; the head runs (xfer.c) */
     struct xfer_batch *queue_tail;
     struct ipvfs_client *next;  /* registry of clients by map path */
+    char qos_class[IPVFS_QOS_NAME_MAX + 1];  /* the application class (qos.c) */
 };
 
 /* One request of a batch run by xfer_run().  The caller fills rank, op,
@@ -137,6 +138,14 @@ int conn_show_cap(struct ipvfs_client *c, uint32_t rank, int fd, const struct ip
  * less than a quarter of its life is left; nothing for a client with the
  * key.  0, or -errno (ESTALE: the path now names another file). */
 int client_cap_fresh(struct ipvfs_file *f, struct ipvfs_error *out_err);
+/* qos.c: picks c's QoS class (IPVFS_QOS_CLASS, else the job's): 0, or
+ * -EINVAL with the reason when IPVFS_QOS_CLASS is no valid name; and
+ * names it on fd, a new connection to an I/O node (QOS_CLASS): 0 or
+ * -errno with the reason. */
+int client_qos_init(struct ipvfs_client *c, char *msg, size_t msglen);
+/* 0 when name is a valid class name, else -EINVAL with the reason. */
+int client_qos_check(const char *name, char *msg, size_t msglen);
+int conn_send_qos_class(struct ipvfs_client *c, int fd, char *msg, size_t msglen);
 /* Closes rank's connection (after a transport failure). */
 void conn_drop(struct ipvfs_client *c, uint32_t rank);
 

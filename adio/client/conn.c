@@ -151,6 +151,10 @@ int ipvfs_client_get(const char *map_path, uint32_t client_id,
         rc = client_error(out_err, -rc, "reading the server map", NULL, NULL, -1, msg);
         goto free_path;
     }
+    if ((rc = client_qos_init(c, msg, sizeof(msg))) < 0) {
+        rc = client_error(out_err, -rc, "client setup", NULL, NULL, -1, msg);
+        goto free_map;
+    }
     c->client_id = client_id;
     /* random-IOS: different clients must draw different sequences */
     c->sched_rng = ((uint64_t)client_id + 1) * 0x9E3779B97F4A7C15ull ^ (uint64_t)getpid() << 20;
@@ -161,6 +165,10 @@ int ipvfs_client_get(const char *map_path, uint32_t client_id,
     *out_client = c;
     return 0;
 
+free_map:
+    free(c->fds);
+    free(c->shown);
+    ipvfs_map_free(&c->map);
 free_path:
     free(c->map_path);
 free_client:
@@ -236,7 +244,7 @@ int conn_get_within(struct ipvfs_client *c, uint32_t rank, int connect_ms, int h
     const struct ipvfs_map_rank *mr;
     struct ipvfs_hello_rep hello;
     struct wire_id id;
-    int fd;
+    int fd, rc;
 
     if (conn_cached(c, rank))
         return c->fds[rank];
@@ -262,6 +270,11 @@ int conn_get_within(struct ipvfs_client *c, uint32_t rank, int connect_ms, int h
                  "wrong map?)", c->map_path);
     if (fd < 0)
         return fd;
+    /* the application class its READs and WRITEs count for there */
+    if ((mr->role & IPVFS_ROLE_IO) && (rc = conn_send_qos_class(c, fd, msg, msglen)) < 0) {
+        close(fd);
+        return rc;
+    }
     c->fds[rank] = fd;
     /* without memory for the windows, requests go one at a time */
     if (!c->wins)

@@ -172,6 +172,15 @@ void ipvfs_client_put(struct ipvfs_client *client);
 int ipvfs_client_new(const char *map_path, uint32_t client_id,
                      struct ipvfs_client **out_client, struct ipvfs_error *out_err);
 
+/* The application class the client's requests count for at the I/O
+ * nodes' QoS schedulers (doc/qos.md): IPVFS_QOS_CLASS, else the job's
+ * (Slurm's job id, else the mpiexec, else the process), until set here
+ * (the hint ipvfs_qos_class; EINVAL for a bad name).  Connections open
+ * now name it at once unless an asynchronous access holds them. */
+int ipvfs_client_set_qos_class(struct ipvfs_client *client, const char *name,
+                               struct ipvfs_error *out_err);
+const char *ipvfs_client_qos_class(const struct ipvfs_client *client);
+
 /* Number of I/O nodes of the cluster (from the map). */
 uint32_t ipvfs_client_nio(const struct ipvfs_client *client);
 

@@ -40,12 +40,18 @@ int ipvfs_client_new(const char *map_path, uint32_t client_id,
     }
     for (uint32_t r = 0; r < c->map.nranks; r++)
         c->fds[r] = -1;
+    if ((rc = client_qos_init(c, msg, sizeof(msg))) < 0) {
+        rc = client_error(out_err, -rc, "client setup", NULL, NULL, -1, msg);
+        goto free_fds;
+    }
     c->client_id = client_id;
     c->sched_rng = ((uint64_t)client_id + 1) * 0x9E3779B97F4A7C15ull ^ (uint64_t)getpid() << 20;
     c->refs = 1;
     *out_client = c;
     return 0;
 
+free_fds:
+    free(c->fds);
 free_map:
     ipvfs_map_free(&c->map);
 free_path:

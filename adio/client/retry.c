@@ -37,6 +37,8 @@ int retry_request_again(uint16_t op, int once, int in_doubt)
     case IPVFS_OP_GETATTR:
     case IPVFS_OP_SETATTR:
     case IPVFS_OP_HELLO:
+    case IPVFS_OP_QOS_SET:      /* setting the same SLO twice is one setting */
+    case IPVFS_OP_QOS_STATUS:
         return !in_doubt || !once;
     default:
         return !in_doubt;

@@ -34,6 +34,8 @@ static enum op_class op_class(uint16_t op)
         return CLASS_OPEN;
     case IPVFS_OP_DF_STATFS:
     case IPVFS_OP_CAP:
+    case IPVFS_OP_QOS_CLASS:
+    case IPVFS_OP_QOS_STATUS:
         return CLASS_AUTHED;
     case IPVFS_OP_READ:
     case IPVFS_OP_WRITE:
@@ -46,6 +48,7 @@ static enum op_class op_class(uint16_t op)
     case IPVFS_OP_SHUTDOWN:
     case IPVFS_OP_SCRUB:
     case IPVFS_OP_REBUILD:
+    case IPVFS_OP_QOS_SET:
         return CLASS_ADMIN;
     default:
         return CLASS_USER;   /* the metadata rank's ops */

@@ -21,10 +21,11 @@
  * of op classes and, for data requests, one hash lookup):
  *
  *   before AUTH   HELLO AUTH MAP STATUS
- *   NOBODY        and DF_STATFS, CAP, READ WRITE DF_* on the handles whose
- *                 capabilities it presented (the right each op needs)
+ *   NOBODY        and DF_STATFS, CAP, QOS_CLASS, QOS_STATUS, READ WRITE
+ *                 DF_* on the handles whose capabilities it presented
+ *                 (the right each op needs)
  *   USER          and the metadata ops, as its uid (metadb checks the
- *                 permissions); SHUTDOWN SCRUB REBUILD only as uid 0
+ *                 permissions); SHUTDOWN SCRUB REBUILD QOS_SET only as uid 0
  *   KEY           everything; no capability needed (server ranks, the
  *                 supervisors, root's tools, the FUSE mount)
  *
@@ -62,6 +63,7 @@ struct access {
     struct perm_cred cred;               /* USER (and a vouched CHALLENGED) */
     const char *how;                     /* "key", "kernel", "munge", "none" */
     struct u64map caps;                  /* handle -> expires_ms << 3 | rights */
+    char qos_class[IPVFS_QOS_NAME_MAX + 1]; /* QOS_CLASS's; "": default (qos_svc.c) */
     struct access *next_challenged;      /* srv->challenged: awaiting AUTH */
 };
 

@@ -20,7 +20,13 @@
  * others wait in srv->reads, and each completion gives its place to the
  * waiting READ the policy picks.  A waiting READ is in one of two states:
  * WAITING (queued, counted nowhere) and IN_STORE (in_store set, counted in
- * srv->reads.in_store until io_done). */
+ * srv->reads.in_store until io_done).
+ *
+ * Before all that, every READ and WRITE goes through the QoS scheduler
+ * (srv->qos, qos.h; --qos): qos_pump starts what it lets through (a READ
+ * then meets the ordering above), and each completion tells it and pumps
+ * again.  With fifo it lets everything through at once and only
+ * measures. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +34,7 @@
 
 #include "backend/dfstore/dfstore.h"
 #include "backend/server/ionode.h"
+#include "backend/server/qos.h"
 #include "backend/server/server.h"
 #include "common/log.h"
 #include "iraid/volume.h"
@@ -66,6 +73,8 @@ struct io_op {
     uint32_t client_id;
     int in_store;               /* counted in read_order.in_store */
     struct io_op *next_wait;
+    const uint8_t *wr_data;     /* WRITE: the data of pairs/npairs */
+    struct qos_req q;           /* its place in the QoS scheduler */
 };
 
 /* ---- requests ----------------------------------------------------------- */
@@ -217,12 +226,48 @@ static int reply_lent(struct io_op *o, size_t len)
 
 static void read_next(struct server *srv);
 static void read_next_deferred(struct evloop *loop, uint64_t id, void *user);
+static void qos_pump(struct server *srv);
+static void qos_pump_deferred(struct evloop *loop, uint64_t id, void *user);
+static void io_finish(int status, void *user);
 
+static void held_done(struct evloop *loop, uint64_t id, void *user)
+{
+    io_finish(0, user);
+}
+
+/* The store's completion.  With --store-rate (a benchmark's slow store)
+ * a successful one is held until a store serving one request at a time
+ * at that rate would have finished it. */
 static void io_done(int status, uint64_t value, void *user)
 {
     struct io_op *o = user;
     struct server *srv = o->srv;
+    uint64_t now, start;
+
+    if (srv->opts.store_rate_mbps && status >= 0 && o->bytes) {
+        now = qos_svc_now_us();
+        start = srv->store_free_us > now ? srv->store_free_us : now;
+        srv->store_free_us = start + o->bytes / srv->opts.store_rate_mbps;
+        if (srv->store_free_us >= now + 1000 &&
+            evloop_add_timer(srv->loop, (srv->store_free_us - now) / 1000, held_done, o))
+            return;
+    }
+    io_finish(status, o);
+}
+
+/* The reply of a READ or WRITE whose store I/O is done. */
+static void io_finish(int status, void *user)
+{
+    struct io_op *o = user;
+    struct server *srv = o->srv;
     struct ipvfs_io_rep *rep;
+
+    if (o->q.where == QOS_STORE && srv->qos) {
+        qos_done(srv->qos, &o->q, qos_svc_now_us());
+        /* as below: what may start now starts once this callback returned */
+        if (!evloop_defer(srv->loop, qos_pump_deferred, srv))
+            qos_pump(srv);
+    }
 
     if (o->in_store) {
         srv->reads.in_store--;
@@ -398,6 +443,61 @@ static void read_submit(struct io_op *o)
     ro->tail = o;
 }
 
+/* ---- QoS ------------------------------------------------------------- */
+
+/* Starts a READ or WRITE the scheduler let through. */
+static void rw_start(struct io_op *o)
+{
+    int rc;
+
+    if (o->op == IPVFS_OP_READ) {
+        read_submit(o);
+        return;
+    }
+    rc = o->srv->ds ? dfstore_write(o->srv->ds, o->handle, o->pairs, o->npairs, o->wr_data,
+                                    io_done, o)
+                    : -ESHUTDOWN;
+    if (rc < 0)
+        io_done(rc, 0, o);
+}
+
+static struct io_op *op_of(struct qos_req *r)
+{
+    return (struct io_op *)(void *)((char *)r - offsetof(struct io_op, q));
+}
+
+/* The store is going away (qos_svc_close): r starts, and fails. */
+static void qos_start(struct qos_req *r)
+{
+    rw_start(op_of(r));
+}
+
+static void qos_pump(struct server *srv)
+{
+    struct qos_req *r;
+
+    while (srv->qos && (r = qos_next(srv->qos, qos_svc_now_us())))
+        rw_start(op_of(r));
+}
+
+static void qos_pump_deferred(struct evloop *loop, uint64_t id, void *user)
+{
+    qos_pump(user);
+}
+
+static void qos_submit_op(struct io_op *o, struct conn *c)
+{
+    struct server *srv = o->srv;
+
+    if (!srv->qos) {
+        rw_start(o);
+        return;
+    }
+    o->q = (struct qos_req){ .cls = qos_svc_class(c), .bytes = o->bytes, .start = qos_start };
+    qos_submit(srv->qos, &o->q, qos_svc_now_us());
+    qos_pump(srv);
+}
+
 /* --trace: one line per pair of each READ/WRITE, as it arrives, in
  * ipvfs-cachesim's format (tools/cachesim/cachesim.h): CLIENT FILE OFFSET
  * LENGTH r|w, FILE the datafile handle modulo 2^24 (two handles may share
@@ -423,7 +523,7 @@ static void trace_request(struct server *srv, uint32_t client, uint64_t handle,
 
 static void handle_rw(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body)
 {
-    int writing = hdr->op == IPVFS_OP_WRITE, rc;
+    int writing = hdr->op == IPVFS_OP_WRITE;
     const struct ipvfs_pair *pairs;
     struct ipvfs_io_req req;
     struct io_op *o;
@@ -447,8 +547,11 @@ static void handle_rw(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t
         return;
     }
     if (writing) {
-        rc = dfstore_write(o->srv->ds, req.handle, pairs, req.npairs,
-                           (const uint8_t *)(pairs + req.npairs), io_done, o);
+        o->pairs = pairs;
+        o->npairs = req.npairs;
+        o->wr_data = (const uint8_t *)(pairs + req.npairs);
+        qos_submit_op(o, c);
+        return;
     } else {
         if (!(o->rep = malloc(sizeof(struct ipvfs_io_rep) + bytes))) {
             free(o);
@@ -473,11 +576,9 @@ static void handle_rw(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t
                         ? (uint64_t)(req.flags >> IPVFS_READ_RA_SHIFT) * IPVFS_READ_RA_UNIT
                         : DFSTORE_RA_DEFAULT;
         o->client_id = conn_client_id(c);
-        read_submit(o);
+        qos_submit_op(o, c);
         return;
     }
-    if (rc < 0)
-        io_done(rc, 0, o);
 }
 
 static void df_done(int status, uint64_t value, void *user)

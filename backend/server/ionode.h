@@ -22,4 +22,15 @@ struct ipvfs_l1_status ionode_l1_status(struct server *srv);
  * (ionode.c) or at close. */
 void ionode_trace_close(struct server *srv);
 
+/* QoS (qos_svc.c): its service (QOS_CLASS QOS_SET QOS_STATUS); the
+ * scheduler srv->qos, made with the store (ionode_open) and freed after it
+ * (ionode_close: the requests still waiting start then, through their
+ * start callback, and fail for want of a store); the class of c's connection (0: default); the clock the
+ * scheduler runs on, in microseconds. */
+extern const struct service qos_service;
+int qos_svc_open(struct server *srv);
+void qos_svc_close(struct server *srv);
+uint32_t qos_svc_class(struct conn *c);
+uint64_t qos_svc_now_us(void);
+
 #endif

@@ -173,7 +173,8 @@ int ionode_open(struct server *srv)
                   (unsigned long long)(srv->opts.cache_l1 >> 20), strerror(-rc));
         goto close_store;
     }
-    if ((rc = setup_readahead(srv)) < 0 || (rc = trace_open(srv)) < 0)
+    if ((rc = setup_readahead(srv)) < 0 || (rc = trace_open(srv)) < 0 ||
+        (rc = qos_svc_open(srv)) < 0)
         goto close_store;
     /* one READ per target at once keeps every member busy; more wait
      * and are ordered */
@@ -225,6 +226,8 @@ void ionode_close(struct server *srv)
         dfstore_close(srv->ds);
         srv->ds = NULL;
     }
+    /* what still waits for the store gets ESHUTDOWN */
+    qos_svc_close(srv);
     if (srv->vol) {
         /* Clears the write-intent bits of the last second's writes too, so
          * that the next start finds the volume clean even if a member is

@@ -17,7 +17,7 @@ enum { OPT_IO_NODES = 256, OPT_TARGETS, OPT_RAID, OPT_DATA, OPT_TARGET_SIZE, OPT
        OPT_MAP, OPT_STRIPE_UNIT, OPT_CHUNK_SIZE, OPT_NO_BIND, OPT_DIRTY_DEGRADED,
        OPT_MEMBER, OPT_LOG_DIR, OPT_LOG_SIZE, OPT_CACHE_L1, OPT_CACHE_L2, OPT_CACHE_L2_POLICY, OPT_TRACE,
        OPT_READAHEAD, OPT_META_PORT, OPT_ROOT_SQUASH, OPT_CAP_LIFETIME, OPT_MUNGE_SOCKET,
-       OPT_EMULATE_DISK, OPT_HELP };
+       OPT_QOS, OPT_QOS_WINDOW, OPT_STORE_RATE, OPT_EMULATE_DISK, OPT_HELP };
 
 static const struct option long_opts[] = {
     { "io-nodes", required_argument, NULL, OPT_IO_NODES },
@@ -43,6 +43,9 @@ static const struct option long_opts[] = {
     { "root-squash", no_argument, NULL, OPT_ROOT_SQUASH },
     { "cap-lifetime", required_argument, NULL, OPT_CAP_LIFETIME },
     { "munge-socket", required_argument, NULL, OPT_MUNGE_SOCKET },
+    { "qos", required_argument, NULL, OPT_QOS },
+    { "qos-window", required_argument, NULL, OPT_QOS_WINDOW },
+    { "store-rate", required_argument, NULL, OPT_STORE_RATE },
     { "emulate-disk", required_argument, NULL, OPT_EMULATE_DISK },
     { "help", no_argument, NULL, OPT_HELP },
     { NULL, 0, NULL, 0 },
@@ -103,6 +106,14 @@ const char *server_usage(void)
            "                        clients renew them by opening again)\n"
            "  --munge-socket PATH   munged's socket for MUNGE credentials (default\n"
            "                        libmunge's, /run/munge/munge.socket.2)\n"
+           "  --qos POLICY          how each I/O node orders READs and WRITEs of\n"
+           "                        application classes: fifo (default), dsfq or\n"
+           "                        two-level (DSFQ shares, EDF latency bounds)\n"
+           "  --qos-window MS       the QoS time window: measures and depth control\n"
+           "                        (default 1000, 100 to 60000)\n"
+           "  --store-rate MBPS     benchmarks: each I/O node's READs and WRITEs complete\n"
+           "                        no faster than a store serving one at a time at\n"
+           "                        MBPS MB/s (1 to 100000; default off)\n"
            "  --emulate-disk DISK   benchmarks and tests: each target's LUN file takes\n"
            "                        the service time of DISK (st318452lw, the papers'),\n"
            "                        one io at a time\n"
@@ -336,6 +347,14 @@ static int apply_opt(int c, const char *arg, struct server_opts *o, char *err, s
                            errlen);
     case OPT_TRACE:
         return copy_string("trace", arg, o->trace_path, sizeof(o->trace_path) - 16, err, errlen);
+    case OPT_QOS:
+        if (strcmp(arg, "fifo") && strcmp(arg, "dsfq") && strcmp(arg, "two-level"))
+            return fail(err, errlen, "--qos %s: the policies are fifo, dsfq and two-level", arg);
+        return copy_string("qos", arg, o->qos, sizeof(o->qos), err, errlen);
+    case OPT_QOS_WINDOW:
+        return parse_count("qos-window", arg, 100, 60000, &o->qos_window_ms, err, errlen);
+    case OPT_STORE_RATE:
+        return parse_count("store-rate", arg, 1, 100000, &o->store_rate_mbps, err, errlen);
     case OPT_EMULATE_DISK:
         /* the names of backend/iscsi's tgt_disk_preset() */
         if (strcmp(arg, "st318452lw") != 0)
@@ -365,6 +384,8 @@ static void set_defaults(struct server_opts *o)
     o->cache_l1 = SERVER_DEFAULT_CACHE_L1;
     o->readahead = SERVER_DEFAULT_READAHEAD;
     o->cap_lifetime_s = SERVER_DEFAULT_CAP_LIFETIME_S;
+    strcpy(o->qos, "fifo");
+    o->qos_window_ms = 1000;
 }
 
 /* RAID-5 by default (the papers'), but parity over fewer than 3 members is

@@ -54,6 +54,9 @@ struct server_opts {
     int root_squash;         /* --root-squash: proven root is nobody (access.h) */
     uint32_t cap_lifetime_s; /* --cap-lifetime: seconds a capability lasts */
     char munge_socket[256];  /* --munge-socket; "" = libmunge's default */
+    char qos[16];            /* --qos: fifo, dsfq or two-level (qos.h) */
+    uint32_t qos_window_ms;  /* --qos-window */
+    uint32_t store_rate_mbps; /* --store-rate: emulate a store of this many MB/s; 0 = off */
     char emulate_disk[32];   /* --emulate-disk: a tgt_disk_preset() name; "" = none */
     int help;                /* --help: print usage, start nothing */
     struct server_member ext[SERVER_MAX_EXTERNAL]; /* --member, in the given order */

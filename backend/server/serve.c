@@ -50,6 +50,7 @@
  * stays down serves the first two (HELLO, then control's). */
 static const struct service *const services[] = {
     &hello_service, &control_service, &metasvc_service, &locks_service, &ionode_service,
+    &qos_service,
 };
 
 static int start_target(struct server *srv)

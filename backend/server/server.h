@@ -18,6 +18,8 @@
  *              local), SCRUB, REBUILD, signals
  *   ionode.c   I/O node service: READ WRITE DF_* over dfstore
  *   ionode_store.c  its store and volume: open, local stop, close
+ *   qos_svc.c  QoS service: QOS_CLASS QOS_SET QOS_STATUS, the scheduler
+ *              (qos.c: the pure policy) that ionode.c puts READ/WRITE through
  *   metasvc.c  metadata service: LOOKUP REMOVE MKDIR READDIR ORPHANS over
  *              metadb, and MPI-IO shared file pointers (SHFP) in memory
  *   locks.c    lock service: byte-range locks for MPI atomic mode
@@ -69,6 +71,7 @@ struct client_counters {
 };
 
 struct io_op;
+struct qos_sched;
 
 /* Server-side READ ordering of an I/O node (ionode.c; policies in
  * common/proto.h, enum ipvfs_read_order). */
@@ -149,6 +152,8 @@ struct server {
     struct dfstore *ds;
     FILE *trace;                /* I/O nodes with --trace */
     struct read_order reads;    /* I/O nodes */
+    struct qos_sched *qos;      /* I/O nodes: the QoS scheduler (qos_svc.c) */
+    uint64_t store_free_us;     /* --store-rate: when the emulated store is free */
     struct metadb *mdb;         /* rank 0 */
     struct shfp *shfps;         /* rank 0: shared file pointers (metasvc.c) */
     struct lock_file *locks;    /* rank 0: files with byte-range locks */

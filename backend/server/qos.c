@@ -1,0 +1,434 @@
+/* The QoS scheduler's policy (rules and states in qos.h). */
+#include "backend/server/qos.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const policy_names[] = { "fifo", "dsfq", "two-level" };
+
+void qos_init(struct qos_sched *s, enum qos_policy policy, uint32_t window_ms)
+{
+    memset(s, 0, sizeof(*s));
+    s->policy = policy;
+    s->window_us = (uint64_t)(window_ms ? window_ms : QOS_DEFAULT_WINDOW_MS) * 1000;
+    snprintf(s->cls[0].name, sizeof(s->cls[0].name), "default");
+    s->cls[0].last.met = -1;
+    s->ncls = 1;
+    s->depth = policy == QOS_TWO_LEVEL ? QOS_DEPTH_INIT
+               : policy == QOS_DSFQ    ? QOS_DSFQ_DEPTH
+                                       : UINT32_MAX;
+}
+
+int qos_policy_parse(const char *name, enum qos_policy *out)
+{
+    for (size_t i = 0; i < sizeof(policy_names) / sizeof(*policy_names); i++) {
+        if (strcmp(name, policy_names[i]) == 0) {
+            *out = (enum qos_policy)i;
+            return 0;
+        }
+    }
+    return -EINVAL;
+}
+
+const char *qos_policy_name(enum qos_policy p)
+{
+    return (unsigned)p < sizeof(policy_names) / sizeof(*policy_names) ? policy_names[p] : "?";
+}
+
+int qos_check_name(const char *name, size_t len, char *msg, size_t msglen)
+{
+    if (len == 0 || len > QOS_NAME_MAX) {
+        snprintf(msg, msglen, "a QoS class name has 1 to %u bytes, not %zu", QOS_NAME_MAX, len);
+        return -EINVAL;
+    }
+    for (size_t i = 0; i < len; i++) {
+        if (name[i] <= ' ' || name[i] > '~') {
+            snprintf(msg, msglen, "a QoS class name holds printable bytes without spaces "
+                     "(byte %zu is %#x)", i, (unsigned char)name[i]);
+            return -EINVAL;
+        }
+    }
+    return 0;
+}
+
+int qos_check_slo(double rate_mbps, double latency_ms, char *msg, size_t msglen)
+{
+    if (!isfinite(rate_mbps) || rate_mbps <= 0 || rate_mbps > QOS_MAX_RATE_MBPS) {
+        snprintf(msg, msglen, "rate %g MB/s: an SLO's throughput is more than 0 and at most "
+                 "%.0f MB/s", rate_mbps, QOS_MAX_RATE_MBPS);
+        return -EINVAL;
+    }
+    if (!isfinite(latency_ms) || latency_ms < QOS_MIN_LATENCY_MS ||
+        latency_ms > QOS_MAX_LATENCY_MS) {
+        snprintf(msg, msglen, "latency %g ms: an SLO's p95 latency is between %g and %.0f ms",
+                 latency_ms, QOS_MIN_LATENCY_MS, QOS_MAX_LATENCY_MS);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+uint32_t qos_lookup(const struct qos_sched *s, const char *name, size_t len)
+{
+    for (uint32_t i = 0; i < s->ncls; i++)
+        if (strlen(s->cls[i].name) == len && memcmp(s->cls[i].name, name, len) == 0)
+            return i;
+    return 0;
+}
+
+int qos_set(struct qos_sched *s, const char *name, double rate_mbps, double latency_ms,
+            char *msg, size_t msglen)
+{
+    size_t len = strlen(name);
+    struct qos_class *c;
+    uint32_t i;
+    int rc;
+
+    if ((rc = qos_check_name(name, len, msg, msglen)) < 0 ||
+        (rc = qos_check_slo(rate_mbps, latency_ms, msg, msglen)) < 0)
+        return rc;
+    i = qos_lookup(s, name, len);
+    if (i == 0 && strcmp(name, s->cls[0].name) != 0) {
+        if (s->ncls == QOS_MAX_CLASSES) {
+            snprintf(msg, msglen, "%u QoS classes already: no room for %s", QOS_MAX_CLASSES,
+                     name);
+            return -ENOSPC;
+        }
+        i = s->ncls++;
+        c = &s->cls[i];
+        memset(c, 0, sizeof(*c));
+        memcpy(c->name, name, len + 1);
+        c->last.met = -1;
+        /* a new class starts at the present virtual time, owing nothing */
+        c->last_finish = s->vtime;
+    }
+    c = &s->cls[i];
+    c->rate_mbps = rate_mbps;
+    c->latency_ms = latency_ms;
+    return 0;
+}
+
+static double weight(const struct qos_class *c)
+{
+    return c->rate_mbps > 0 ? c->rate_mbps : QOS_NO_SLO_WEIGHT;
+}
+
+static double deadline_ms(const struct qos_class *c)
+{
+    return c->rate_mbps > 0 ? c->latency_ms : QOS_NO_SLO_DEADLINE_MS;
+}
+
+/* D when full: what the classes may move down in one window. */
+static double credit_full(const struct qos_sched *s)
+{
+    double sum = 0;
+
+    for (uint32_t i = 0; i < s->ncls; i++)
+        sum += weight(&s->cls[i]);
+    return sum * (double)s->window_us / 1e6;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* The 95th percentile (nearest rank) of c's samples; sorts them. */
+static double p95(struct qos_class *c)
+{
+    uint32_t rank;
+
+    if (!c->nsamples)
+        return 0;
+    qsort(c->samples, c->nsamples, sizeof(*c->samples), by_value);
+    rank = (uint32_t)ceil(0.95 * c->nsamples);
+    return c->samples[rank ? rank - 1 : 0];
+}
+
+/* Requests waiting whose deadline falls before due. */
+static uint64_t count_due(const struct qos_req *q, uint64_t due)
+{
+    uint64_t n = 0;
+
+    for (; q; q = q->next)
+        n += q->deadline_us <= due;
+    return n;
+}
+
+/* The feedback controller at the end of a window (qos.h); the classes'
+ * last windows are filled already. */
+static void control_depth(struct qos_sched *s, uint64_t end)
+{
+    double L = s->depth, X = (double)s->completed, Lmin, Lbar, min_rt = INFINITY, next;
+    double n = (double)s->nupper + s->nlower + s->outstanding + s->arrivals;
+    /* in the store: due soon enough to count (they are being served) */
+    double due = (double)s->outstanding + (double)count_due(s->upper, end + s->window_us) +
+                 (double)count_due(s->lower, end + s->window_us);
+    double rt[QOS_MAX_CLASSES];
+    int have = 0;
+
+    if (X == 0) {
+        /* nothing completed: stuck behind a slow store, or idle */
+        s->overloaded = s->outstanding > 0 || s->nupper + s->nlower > 0;
+        if (s->overloaded)
+            s->depth = QOS_DEPTH_INF;
+        return;
+    }
+    for (uint32_t i = 0; i < s->ncls; i++) {
+        struct qos_class *c = &s->cls[i];
+
+        /* classes whose deadline falls within the next window, by what
+         * they sent in this one */
+        if (deadline_ms(c) * 1000 <= (double)s->window_us)
+            due += (double)c->arrivals;
+        rt[i] = -1;
+        if (c->rate_mbps > 0 && c->last.p95_ms > 0) {
+            rt[i] = L * (c->latency_ms - c->last.edf_wait_ms) / c->last.p95_ms;
+            if (rt[i] < 1)
+                rt[i] = 1;
+            if (rt[i] < min_rt)
+                min_rt = rt[i];
+            have = 1;
+        }
+    }
+    Lmin = ceil(due * L / X);
+    Lbar = ceil(n * L / X);
+    if (Lbar < 1)
+        Lbar = 1;
+    if (!have) {
+        /* no latency to keep: all the depth utilization can use */
+        s->overloaded = 0;
+        next = QOS_DEPTH_INF;
+    } else if (min_rt < Lmin) {
+        s->overloaded = 1;
+        next = n > X ? QOS_DEPTH_INF : fmax(min_rt, Lmin);
+    } else {
+        s->overloaded = 0;
+        next = INFINITY;
+        for (uint32_t i = 0; i < s->ncls; i++) {
+            double cand;
+
+            if (rt[i] < 0)
+                continue;
+            if (rt[i] > Lbar)
+                cand = Lbar;
+            else if (rt[i] < L || s->max_outstanding >= L)
+                cand = rt[i];
+            else
+                cand = L;
+            next = fmin(next, cand);
+        }
+    }
+    s->depth = next >= QOS_DEPTH_INF ? QOS_DEPTH_INF : next < 1 ? 1 : (uint32_t)next;
+}
+
+/* Ends the window that ended at end. */
+static void close_window(struct qos_sched *s, uint64_t end)
+{
+    double secs = (double)s->window_us / 1e6;
+
+    for (uint32_t i = 0; i < s->ncls; i++) {
+        struct qos_class *c = &s->cls[i];
+        struct qos_window *w = &c->last;
+
+        w->issue_mbps = (double)c->issued_bytes / 1e6 / secs;
+        w->served_mbps = (double)c->served_bytes / 1e6 / secs;
+        w->p95_ms = p95(c);
+        w->edf_wait_ms = c->waits ? c->wait_sum_ms / (double)c->waits : 0;
+        w->served = c->completions;
+        w->met = c->rate_mbps > 0 && c->nsamples ? w->p95_ms <= c->latency_ms : -1;
+        if (w->met >= 0) {
+            c->windows++;
+            c->windows_met += (uint64_t)w->met;
+        }
+    }
+    if (s->policy == QOS_TWO_LEVEL)
+        control_depth(s, end);
+    for (uint32_t i = 0; i < s->ncls; i++) {
+        struct qos_class *c = &s->cls[i];
+
+        c->issued_bytes = c->served_bytes = c->arrivals = c->completions = 0;
+        c->nsamples = 0;
+        c->wait_sum_ms = 0;
+        c->waits = 0;
+    }
+    /* the credit window expires with the time window */
+    s->credit = credit_full(s);
+    s->completed = s->arrivals = 0;
+    s->max_outstanding = s->outstanding;
+    s->windows++;
+}
+
+void qos_tick(struct qos_sched *s, uint64_t now)
+{
+    if (!s->window_end) {
+        s->window_end = now + s->window_us;
+        s->credit = credit_full(s);
+        return;
+    }
+    if (now < s->window_end)
+        return;
+    close_window(s, s->window_end);
+    /* idle for longer: the windows in between saw nothing */
+    s->window_end = now >= s->window_end + s->window_us ? now + s->window_us
+                                                        : s->window_end + s->window_us;
+}
+
+void qos_submit(struct qos_sched *s, struct qos_req *r, uint64_t now)
+{
+    struct qos_class *c;
+
+    qos_tick(s, now);
+    if (r->cls >= s->ncls)
+        r->cls = 0;
+    c = &s->cls[r->cls];
+    r->seq = s->seq++;
+    r->arrive_us = now;
+    r->deadline_us = now + (uint64_t)(deadline_ms(c) * 1000);
+    r->start_tag = fmax(s->vtime, c->last_finish);
+    r->finish_tag = r->start_tag + (double)r->bytes / 1e6 / weight(c);
+    c->last_finish = r->finish_tag;
+    c->issued_bytes += r->bytes;
+    c->arrivals++;
+    c->queued++;
+    s->arrivals++;
+    r->where = QOS_UPPER;
+    r->next = NULL;
+    if (s->upper_tail)
+        s->upper_tail->next = r;
+    else
+        s->upper = r;
+    s->upper_tail = r;
+    s->nupper++;
+}
+
+/* Takes the request *pp points at out of the upper queue. */
+static struct qos_req *unlink_upper(struct qos_sched *s, struct qos_req **pp)
+{
+    struct qos_req *r = *pp;
+
+    *pp = r->next;
+    if (s->upper_tail == r) {
+        s->upper_tail = NULL;
+        for (struct qos_req *t = s->upper; t; t = t->next)
+            s->upper_tail = t;
+    }
+    r->next = NULL;
+    s->nupper--;
+    return r;
+}
+
+/* DSFQ: the waiting request with the least start tag (ties: the oldest). */
+static struct qos_req *pick_dsfq(struct qos_sched *s)
+{
+    struct qos_req **best = &s->upper, **pp;
+
+    for (pp = &s->upper; *pp; pp = &(*pp)->next)
+        if ((*pp)->start_tag < (*best)->start_tag)
+            best = pp;
+    s->vtime = (*best)->start_tag;
+    return unlink_upper(s, best);
+}
+
+/* TWO_LEVEL: moves requests down while the credit lasts. */
+static void move_down(struct qos_sched *s, uint64_t now)
+{
+    while (s->upper && s->credit > 0) {
+        struct qos_req *r = pick_dsfq(s);
+
+        s->credit -= (double)r->bytes / 1e6;
+        r->where = QOS_LOWER;
+        r->lower_us = now;
+        r->next = s->lower;
+        s->lower = r;
+        s->nlower++;
+    }
+}
+
+/* EDF: the waiting request with the earliest deadline (ties: the oldest). */
+static struct qos_req *pick_edf(struct qos_sched *s)
+{
+    struct qos_req **best = &s->lower, **pp, *r;
+
+    for (pp = &s->lower; *pp; pp = &(*pp)->next)
+        if ((*pp)->deadline_us < (*best)->deadline_us ||
+            ((*pp)->deadline_us == (*best)->deadline_us && (*pp)->seq < (*best)->seq))
+            best = pp;
+    r = *best;
+    *best = r->next;
+    r->next = NULL;
+    s->nlower--;
+    return r;
+}
+
+static struct qos_req *to_store(struct qos_sched *s, struct qos_req *r, uint64_t now)
+{
+    struct qos_class *c = &s->cls[r->cls];
+
+    c->queued--;
+    c->in_store++;
+    r->where = QOS_STORE;
+    r->store_us = now;
+    s->outstanding++;
+    if (s->outstanding > s->max_outstanding)
+        s->max_outstanding = s->outstanding;
+    return r;
+}
+
+struct qos_req *qos_take_any(struct qos_sched *s)
+{
+    if (s->lower)
+        return to_store(s, pick_edf(s), s->window_end);
+    if (s->upper)
+        return to_store(s, unlink_upper(s, &s->upper), s->window_end);
+    return NULL;
+}
+
+struct qos_req *qos_next(struct qos_sched *s, uint64_t now)
+{
+    struct qos_req *r;
+
+    qos_tick(s, now);
+    if (s->policy == QOS_TWO_LEVEL) {
+        move_down(s, now);
+        /* idleness below with work held above: refill at once */
+        if (!s->lower && s->upper && s->credit <= 0 &&
+            (uint64_t)s->outstanding * 100 < (uint64_t)QOS_IDLE_PCT * s->depth) {
+            s->credit = credit_full(s);
+            s->refills++;
+            move_down(s, now);
+        }
+        if (!s->lower || s->outstanding >= s->depth)
+            return NULL;
+        r = pick_edf(s);
+        struct qos_class *c = &s->cls[r->cls];
+
+        c->wait_sum_ms += (double)(now - r->lower_us) / 1000;
+        c->waits++;
+    } else {
+        if (!s->upper || s->outstanding >= s->depth)
+            return NULL;
+        r = s->policy == QOS_DSFQ ? pick_dsfq(s) : unlink_upper(s, &s->upper);
+    }
+    return to_store(s, r, now);
+}
+
+void qos_done(struct qos_sched *s, struct qos_req *r, uint64_t now)
+{
+    struct qos_class *c = &s->cls[r->cls];
+
+    qos_tick(s, now);
+    s->outstanding--;
+    s->completed++;
+    c->in_store--;
+    c->served_bytes += r->bytes;
+    c->completions++;
+    c->requests++;
+    if (c->nsamples < QOS_SAMPLES)
+        c->samples[c->nsamples++] = (float)((double)(now - r->arrive_us) / 1000);
+    r->where = 0;
+}

@@ -1,0 +1,174 @@
+/* The I/O node's QoS scheduler: which waiting READ or WRITE goes to the
+ * datafile store next, per application class (the policy of vPFS's
+ * two-level scheduler, Xu and Zhao; ../shared/papers).  Pure: no sockets,
+ * no clock, no server state; the caller passes the time in microseconds,
+ * so the policy is unit tested on synthetic arrivals (test/test_qos.c) and
+ * driven live by qos_svc.c.
+ *
+ * A class is a name with an SLO (t, l): a throughput t in MB/s (10^6
+ * bytes) and a latency bound l in ms at the 95th percentile, kept while
+ * the class issues at most t.  Class 0 is "default": requests of classes
+ * nobody set an SLO for fall into it.  Classes without an SLO (rate 0)
+ * weigh QOS_NO_SLO_WEIGHT and have the deadline QOS_NO_SLO_DEADLINE_MS.
+ *
+ * Policies (enum qos_policy):
+ *   FIFO       requests start in arrival order, no bound on how many are
+ *              in the store (what the I/O node did before); only measured.
+ *   DSFQ       start-time fair queueing by weight t: each request gets a
+ *              start tag max(V, the class's previous finish tag) and a
+ *              finish tag start + bytes / t; the smallest start tag goes
+ *              first (ties: arrival order); V is the start tag of the
+ *              request dispatched last.  At most QOS_DSFQ_DEPTH requests
+ *              in the store.  Global proportional sharing across I/O nodes
+ *              by the paper's layout-based scheme in its simplest form:
+ *              files are striped evenly over every I/O node by default, so
+ *              a class's service at each node is its global service over
+ *              the number of nodes and the local tags need no broadcast.
+ *   TWO_LEVEL  DSFQ above, whose depth is a credit D in MB: a request
+ *              moves down while D > 0 and takes its size off D; D is
+ *              refilled to the sum of the classes' t (times the window in
+ *              seconds, at least one request) when the lower level
+ *              reports idleness, or at the end of each window.  Below,
+ *              EDF (deadline = arrival + l) with one depth L for all
+ *              classes, set once per window by the feedback controller
+ *              (qos_window below, the paper's section 3.2.2).
+ *
+ * Idleness: the store holds fewer than 0.9 L requests (QOS_IDLE_PCT)
+ * while requests wait above: the credit is refilled at once.
+ *
+ * The controller at the end of window k (X requests completed, L the
+ * depth, Lmax the most requests in the store at once, N the requests
+ * waiting or in the store or arrived this window, Ndue those whose
+ * deadline falls before the end of the next window):
+ *   per class i with samples: E_i = (l_i - MT_i) / T_i (MT_i its mean
+ *   wait in EDF, T_i its p95), L_RT_i = L E_i;
+ *   Lmin = Ndue L / X, Lbar = N L / X (capacity predicted from this one);
+ *   overloaded when min L_RT_i < Lmin: L = QOS_DEPTH_INF if N > X, else
+ *   max(min L_RT_i, Lmin);
+ *   otherwise each class proposes Lbar if L_RT_i > Lbar, L_RT_i if
+ *   L_RT_i < L or Lmax >= L, else L; the new L is the least proposal
+ *   (QOS_DEPTH_INF when no class with an SLO was served: no latency to
+ *   keep).
+ *   X = 0 with requests outstanding: overloaded, L = QOS_DEPTH_INF.
+ *   L stays within [1, QOS_DEPTH_INF].
+ *
+ * Request states: UPPER (waiting in DSFQ or, FIFO, in the queue) ->
+ * LOWER (TWO_LEVEL: waiting in EDF) -> STORE (qos_next returned it) ->
+ * done (qos_done).  A request leaves only by qos_next and qos_done. */
+#ifndef IPVFS_SERVER_QOS_H
+#define IPVFS_SERVER_QOS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define QOS_MAX_CLASSES 32
+#define QOS_NAME_MAX 63               /* bytes of a class name */
+#define QOS_DEPTH_INF 64              /* the paper's "infinite" depth */
+#define QOS_DEPTH_INIT 8
+#define QOS_DSFQ_DEPTH 8
+#define QOS_IDLE_PCT 90
+#define QOS_SAMPLES 2048              /* latencies kept per class and window */
+#define QOS_NO_SLO_WEIGHT 10.0        /* MB/s */
+#define QOS_NO_SLO_DEADLINE_MS 10000.0
+#define QOS_MAX_RATE_MBPS 1000000.0   /* 1 TB/s: more is a unit mistake */
+#define QOS_MIN_LATENCY_MS 0.1
+#define QOS_MAX_LATENCY_MS 3600000.0  /* an hour */
+#define QOS_DEFAULT_WINDOW_MS 1000
+
+enum qos_policy { QOS_FIFO = 0, QOS_DSFQ = 1, QOS_TWO_LEVEL = 2 };
+enum qos_where { QOS_UPPER = 1, QOS_LOWER = 2, QOS_STORE = 3 };
+
+struct qos_req {
+    uint32_t cls;
+    uint64_t bytes;
+    /* the caller's: starts it (qos_svc_close drains the queues with it) */
+    void (*start)(struct qos_req *r);
+    /* set by the scheduler */
+    uint64_t seq;
+    uint64_t arrive_us, lower_us, store_us, deadline_us;
+    double start_tag, finish_tag;
+    enum qos_where where;
+    struct qos_req *next;
+};
+
+/* What one class did in the last complete window (what status shows). */
+struct qos_window {
+    double issue_mbps, served_mbps;
+    double p95_ms;                    /* 0 without samples */
+    double edf_wait_ms;               /* mean wait in EDF */
+    uint64_t served;                  /* requests completed */
+    int met;                          /* 1 met, 0 missed, -1 no SLO or no samples */
+};
+
+struct qos_class {
+    char name[QOS_NAME_MAX + 1];
+    double rate_mbps;                 /* 0: no SLO */
+    double latency_ms;
+    double last_finish;               /* DSFQ: finish tag of its latest request */
+    uint32_t queued, in_store;
+    /* the window in progress */
+    uint64_t issued_bytes, served_bytes, arrivals, completions;
+    uint32_t nsamples;
+    float samples[QOS_SAMPLES];       /* latencies, ms */
+    double wait_sum_ms;
+    uint64_t waits;
+    /* the last complete window, and since start */
+    struct qos_window last;
+    uint64_t windows, windows_met, requests;
+};
+
+struct qos_sched {
+    enum qos_policy policy;
+    uint64_t window_us;
+    uint64_t window_end;              /* 0: no window started yet */
+    struct qos_class cls[QOS_MAX_CLASSES];
+    uint32_t ncls;
+    struct qos_req *upper, *upper_tail, *lower;
+    uint32_t nupper, nlower, outstanding;
+    uint64_t seq;
+    double vtime;                     /* DSFQ's virtual time */
+    double credit;                    /* TWO_LEVEL: MB that may move down */
+    uint32_t depth;                   /* requests allowed in the store */
+    /* the window in progress */
+    uint32_t max_outstanding;
+    uint64_t completed, arrivals;
+    /* the last window's verdict, and counts since start */
+    int overloaded;
+    uint64_t refills, windows;
+};
+
+/* A scheduler of policy with windows of window_ms (> 0). */
+void qos_init(struct qos_sched *s, enum qos_policy policy, uint32_t window_ms);
+/* "fifo", "dsfq", "two-level": 0 and *out, or -EINVAL. */
+int qos_policy_parse(const char *name, enum qos_policy *out);
+const char *qos_policy_name(enum qos_policy p);
+
+/* 0 when name is a valid class name (1..QOS_NAME_MAX printable bytes, no
+ * spaces), else -EINVAL with the reason in msg. */
+int qos_check_name(const char *name, size_t len, char *msg, size_t msglen);
+/* 0 when (rate, latency) is a valid SLO, else -EINVAL with the reason:
+ * both positive and finite, rate at most QOS_MAX_RATE_MBPS, latency
+ * within [QOS_MIN_LATENCY_MS, QOS_MAX_LATENCY_MS]. */
+int qos_check_slo(double rate_mbps, double latency_ms, char *msg, size_t msglen);
+/* Sets (creating it) class name's SLO.  0, -EINVAL (bad name or SLO),
+ * -ENOSPC (QOS_MAX_CLASSES classes already), reason in msg. */
+int qos_set(struct qos_sched *s, const char *name, double rate_mbps, double latency_ms,
+            char *msg, size_t msglen);
+/* The class of name: its index, or 0 (default) when nobody set it. */
+uint32_t qos_lookup(const struct qos_sched *s, const char *name, size_t len);
+
+/* A request of r->cls with r->bytes arrives at now. */
+void qos_submit(struct qos_sched *s, struct qos_req *r, uint64_t now);
+/* The next request to start in the store now, or NULL (nothing waits, or
+ * the depth is reached).  The caller starts it and calls again. */
+struct qos_req *qos_next(struct qos_sched *s, uint64_t now);
+/* Any waiting request, whatever the depth and credit (the store is going
+ * away: the caller fails it), or NULL.  It counts as in the store. */
+struct qos_req *qos_take_any(struct qos_sched *s);
+/* r (returned by qos_next or qos_take_any) completed at now. */
+void qos_done(struct qos_sched *s, struct qos_req *r, uint64_t now);
+/* Closes every window that ended by now (submit, next and done call it
+ * too); the caller's timer calls it so idle windows close as well. */
+void qos_tick(struct qos_sched *s, uint64_t now);
+
+#endif

@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""qos-load.py: IOR-like writers of application classes against one I/O
+node, for benchmarks/qos.sh (the vPFS paper's experiment, scaled down).
+
+  qos-load.py MAP POLICY DURATION_S OUT_CSV APP...
+
+APP is NAME:CLASS:THREADS:PATTERN, PATTERN one of
+  onoff:RATE:PERIOD   RATE MB/s during [2kP, 2kP+P), nothing otherwise
+  ramp:R0:R1          from R0 to R1 MB/s over the run
+  closed              as fast as the store serves (one request per thread
+                      in flight)
+Each thread is an IOR process: its own connection (HELLO, AUTH with the
+cluster key, QOS_CLASS), 1 MiB WRITEs to its own datafile, one in flight,
+issued at its share of the rate (a late one goes as soon as the previous
+completes, catching up one request at most).  Latency is the client's (issue to reply).  Every second the
+I/O node's QOS_STATUS gives its EDF depth.  OUT_CSV gets one line per
+application and window of 1 s: policy,t,app,issue_mbps,served_mbps,
+p95_ms,requests,edf_depth,overloaded."""
+import os
+import struct
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test"))
+import ipvfs_proto as P  # noqa: E402
+
+MIB = 1 << 20
+
+
+PROGRESS = P.OP["PROGRESS"] | P.REPLY
+
+
+def call(s, op, body=b""):
+    """(status, body) of one request; keepalives (a request that waits
+    IPVFS_PROGRESS_MS or more) are skipped, as clients do."""
+    P.send(s, op, body)
+    while True:
+        r = P.reply(s)
+        assert r is not None, "connection closed by the server"
+        if r[0] != PROGRESS:
+            return r[1], r[3]
+
+
+def connect(mapfile, cls):
+    secret, addr, s = P.io_node(mapfile, timeout=120)
+    assert P.hello(s, secret, 77)[0] == 0, "HELLO/AUTH refused"
+    if cls:
+        st, body = call(s, P.OP["QOS_CLASS"], cls.encode())
+        assert st == 0, body
+    return s
+
+
+def rate_at(pattern, t, duration):
+    kind = pattern[0]
+    if kind == "onoff":
+        rate, period = float(pattern[1]), float(pattern[2])
+        return rate if int(t // period) % 2 == 0 else 0.0
+    if kind == "ramp":
+        r0, r1 = float(pattern[1]), float(pattern[2])
+        return r0 + (r1 - r0) * min(t / duration, 1.0)
+    return float("inf")
+
+
+def writer(mapfile, app, cls, pattern, nthreads, index, handle, t0, duration, log, lock):
+    s = connect(mapfile, cls)
+    data = bytes([handle & 0xff]) * MIB
+    off = 0
+    # the writers of an application start spread over one interval, not
+    # all at once (in step, 8 writers would send bursts of 8)
+    spread = index / nthreads
+    next_issue = None
+    while True:
+        now = time.monotonic()
+        if now - t0 >= duration:
+            break
+        rate = rate_at(pattern, now - t0, duration) / nthreads
+        if rate <= 0:
+            time.sleep(0.05)
+            next_issue = None
+            continue
+        if next_issue is None:
+            # (re)starting: this writer's place in the interval
+            next_issue = now + (MIB / 1e6 / rate * spread if rate != float("inf") else 0)
+        if rate != float("inf") and next_issue > now:
+            time.sleep(min(next_issue - now, 0.2))
+            continue
+        body = struct.pack("<QII", handle, 1, 0) + struct.pack("<QQ", off, MIB) + data
+        issued = time.monotonic()
+        st, rbody = call(s, P.OP["WRITE"], body)
+        done = time.monotonic()
+        assert st == 0, (st, rbody[:200])
+        off = (off + MIB) % (64 * MIB)
+        with lock:
+            log.append((app, issued - t0, done - t0))
+        if rate != float("inf"):
+            # a late writer catches up by one request at most (IOR: the
+            # next request goes when the previous one is done)
+            step = MIB / 1e6 / rate
+            next_issue = max(next_issue + step, done - step)
+    s.close()
+
+
+def poller(mapfile, t0, duration, depths):
+    s = connect(mapfile, None)
+    while time.monotonic() - t0 < duration:
+        st, b = call(s, P.OP["QOS_STATUS"], b"")
+        if st == 0:
+            depth, over = struct.unpack_from("<I", b, 8)[0], struct.unpack_from("<I", b, 20)[0]
+            depths[int(time.monotonic() - t0)] = (depth, over)
+        time.sleep(1.0 - (time.monotonic() - t0) % 1.0)
+    s.close()
+
+
+def p95(xs):
+    if not xs:
+        return 0.0
+    xs = sorted(xs)
+    return xs[max(0, -(-95 * len(xs) // 100) - 1)]
+
+
+def main():
+    mapfile, policy, duration, out = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
+    apps = [a.split(":") for a in sys.argv[5:]]
+    log, lock, depths, threads = [], threading.Lock(), {}, []
+    t0 = time.monotonic() + 1.0
+    h = 1000 * (1 + ["fifo", "dsfq", "two-level"].index(policy))
+    for name, cls, n, *pattern in apps:
+        for i in range(int(n)):
+            h += 1
+            threads.append(threading.Thread(target=writer, args=(
+                mapfile, name, cls, pattern, int(n), i, h, t0, duration, log, lock)))
+    threads.append(threading.Thread(target=poller, args=(mapfile, t0, duration, depths)))
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    with open(out, "a") as f:
+        for w in range(int(duration)):
+            depth, over = depths.get(w, (0, 0))
+            for name, *_ in apps:
+                issued = [x for x in log if x[0] == name and w <= x[1] < w + 1]
+                done = [x for x in log if x[0] == name and w <= x[2] < w + 1]
+                f.write("%s,%d,%s,%.2f,%.2f,%.1f,%d,%d,%d\n" % (
+                    policy, w, name, len(issued) * MIB / 1e6, len(done) * MIB / 1e6,
+                    p95([(x[2] - x[1]) * 1000 for x in done]), len(done), depth, over))
+
+
+if __name__ == "__main__":
+    main()

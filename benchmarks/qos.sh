@@ -1,0 +1,147 @@
+#!/bin/bash
+# qos.sh: the I/O nodes' QoS policies (issue 30, doc/qos.md) on the vPFS
+# paper's experiment, scaled down to minutes on one machine.
+#
+#   benchmarks/qos.sh [--duration S] [--out DIR] [BUILD]
+#
+# One I/O node x 2 targets whose store saturates at a known rate
+# (--store-rate 50 MB/s as the paper's disk, divided by QOS_SCALE), and two
+# IOR-like applications writing 1 MiB requests (benchmarks/qos-load.py,
+# 8 writers each, one request in flight per writer) with the paper's SLOs:
+#   App1 (40 MB/s, 100 ms): 50 MB/s (QOS_APP1_RATE) on and off every
+#   DURATION/6 s
+#   App2 (20 MB/s, 300 ms): from 20 to 50 MB/s over the run
+# (QOS_SCALE=S, default 1: every rate divided by S, every latency bound
+# multiplied by S, requests still 1 MiB), run with --qos fifo, dsfq and two-level one after the other on fresh
+# clusters (default DURATION 90 s each), then one class alone writing as
+# fast as the store serves (QOS_SOLO_S, default 20 s, per policy) for the
+# throughput of one class.  Output in DIR (default benchmarks/results),
+# named qos-* (qos-app1-R-* when QOS_APP1_RATE=R is not 50):
+# qos-windows.csv (per policy, second and application: issue and served
+# MB/s, client-side p95 ms, requests, the I/O node's EDF depth),
+# qos-solo.csv, qos.txt (the goals' figures, the command, date and load),
+# qos-fifo.png, qos-dsfq.png, qos-two-level.png (issue rate, EDF depth,
+# p95 per application, as the paper's Figures 3-5, with the store's rate
+# and the SLO bounds drawn).
+set -u
+srcdir=$(cd "$(dirname "$0")/.." && pwd)
+duration=90 out=$srcdir/benchmarks/results
+while [ $# -gt 0 ]; do
+    case $1 in
+    --duration) duration=${2:?--duration needs seconds}; shift 2 ;;
+    --out) out=${2:?--out needs a directory}; shift 2 ;;
+    -*) echo "qos.sh: unknown option $1" >&2; exit 2 ;;
+    *) break ;;
+    esac
+done
+case $duration in ''|*[!0-9]*) echo "qos.sh: --duration needs whole seconds" >&2; exit 2 ;; esac
+[ "$duration" -ge 12 ] || { echo "qos.sh: --duration needs 12 s or more" >&2; exit 2; }
+build=$(cd "${1:-$srcdir/_build}" && pwd) || exit 2
+scale=${QOS_SCALE:-1} solo=${QOS_SOLO_S:-20} app1=${QOS_APP1_RATE:-50}
+case $scale in ''|*[!0-9]*|0) echo "qos.sh: QOS_SCALE needs a whole number above 0" >&2; exit 2 ;; esac
+# the paper's figures, rates divided and latencies multiplied by the scale
+# (a shared machine's scheduling noise is tens of ms: a scale of 5 keeps
+# the bounds well above it)
+sc() { awk -v v="$1" -v m="$2" -v d="$3" 'BEGIN { printf "%g", v * m / d }'; }
+cap=$(sc 50 1 "$scale") r1=$(sc 40 1 "$scale") r2=$(sc 20 1 "$scale")
+l1=$(sc 100 "$scale" 1) l2=$(sc 300 "$scale" 1)
+i1=$(sc "$app1" 1 "$scale") i2a=$(sc 20 1 "$scale") i2b=$(sc 50 1 "$scale")
+name=qos
+[ "$app1" = 50 ] || name=qos-app1-$app1
+[ "$scale" = 1 ] || name=$name-scale$scale
+command -v gnuplot >/dev/null || { echo "qos.sh: gnuplot is needed" >&2; exit 1; }
+IPVFS_SRCDIR=$srcdir IPVFS_BUILDDIR=$build
+export IPVFS_SRCDIR IPVFS_BUILDDIR
+. "$srcdir/test/lib.sh" || exit 1
+mkdir -p "$out" || exit 1
+csv=$out/$name-windows.csv solo_csv=$out/$name-solo.csv
+echo "policy,t,app,issue_mbps,served_mbps,p95_ms,requests,edf_depth,overloaded" >"$csv"
+echo "policy,t,app,issue_mbps,served_mbps,p95_ms,requests,edf_depth,overloaded" >"$solo_csv"
+period=$((duration / 6))
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
+for policy in fifo dsfq two-level; do
+    echo "policy $policy: $duration s"
+    ipvfs_start_cluster 1 2 --raid 0 --target-size 512M --no-bind --qos "$policy" \
+        --store-rate "$cap"
+    ipvfs-ctl qos set app1 --rate "$r1" --latency "$l1" >/dev/null || ipvfs_fail "qos set app1"
+    ipvfs-ctl qos set app2 --rate "$r2" --latency "$l2" >/dev/null || ipvfs_fail "qos set app2"
+    python3 "$srcdir/benchmarks/qos-load.py" "$IPVFS_MAP" "$policy" "$duration" "$csv" \
+        "App1:app1:8:onoff:$i1:$period" "App2:app2:8:ramp:$i2a:$i2b" ||
+        ipvfs_fail "qos-load.py ($policy)"
+    python3 "$srcdir/benchmarks/qos-load.py" "$IPVFS_MAP" "$policy" "$solo" "$solo_csv" \
+        "Solo:app1:8:closed" || ipvfs_fail "qos-load.py solo ($policy)"
+    ipvfs-ctl qos status
+    ipvfs_stop_cluster
+    unset IPVFS_CLUSTER_DIR
+done
+load1=$(cut -d' ' -f1-3 /proc/loadavg)
+
+python3 - "$csv" "$solo_csv" "$cap" "$r1" "$l1" "$r2" "$l2" >"$out/$name.txt" <<'PYEOF'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+solo = list(csv.DictReader(open(sys.argv[2])))
+cap = float(sys.argv[3])
+bound = {"App1": float(sys.argv[5]), "App2": float(sys.argv[7])}
+slo = {"App1": float(sys.argv[4]), "App2": float(sys.argv[6])}
+print("store rate (the physical limit here): %.0f MB/s" % cap)
+print("%-10s %-5s %8s %8s %8s %10s" % ("policy", "app", "windows", "met", "met %", "met <cap"))
+res = {}
+for pol in ("fifo", "dsfq", "two-level"):
+    by_t = {}
+    for r in rows:
+        if r["policy"] == pol:
+            by_t.setdefault(int(r["t"]), {})[r["app"]] = r
+    # skip the first window (start-up)
+    ts = sorted(t for t in by_t if t > 0)
+    for app in ("App1", "App2"):
+        w = [by_t[t][app] for t in ts if int(by_t[t][app]["requests"]) > 0]
+        met = [x for x in w if float(x["p95_ms"]) <= bound[app]]
+        under = [by_t[t][app] for t in ts if int(by_t[t][app]["requests"]) > 0 and
+                 sum(float(v["issue_mbps"]) for v in by_t[t].values()) <= 0.9 * cap]
+        under_met = [x for x in under if float(x["p95_ms"]) <= bound[app]]
+        res[(pol, app)] = (len(w), len(met))
+        print("%-10s %-5s %8d %8d %7.0f%% %4d of %-4d" % (pol, app, len(w), len(met),
+              100.0 * len(met) / max(len(w), 1), len(under_met), len(under)))
+    sat = [t for t in ts if all(int(by_t[t][a]["requests"]) > 0 for a in ("App1", "App2")) and
+           sum(float(v["issue_mbps"]) for v in by_t[t].values()) >= cap]
+    s1 = sum(float(by_t[t]["App1"]["served_mbps"]) for t in sat)
+    s2 = sum(float(by_t[t]["App2"]["served_mbps"]) for t in sat)
+    print("%-10s saturated windows %d: served App1/App2 = %.2f (SLO ratio %.2f)" % (
+        pol, len(sat), s1 / s2 if s2 else float("nan"), slo["App1"] / slo["App2"]))
+for pol in ("dsfq", "two-level"):
+    f, p = res[("fifo", "App1")][1], res[(pol, "App1")][1]
+    print("App1 windows within %g ms: %s %d vs fifo %d%s" % (
+        bound["App1"], pol, p, f, " (%.1fx)" % (p / f) if f else ""))
+def served(pol):
+    w = [float(r["served_mbps"]) for r in solo if r["policy"] == pol and int(r["t"]) > 0]
+    return sum(w) / max(len(w), 1)
+for pol in ("fifo", "dsfq", "two-level"):
+    print("one class alone, %s: %.1f MB/s served (%.1f%% of fifo)" % (
+        pol, served(pol), 100.0 * served(pol) / served("fifo") if served("fifo") else 0))
+PYEOF
+cat "$out/$name.txt"
+{
+    echo "command: QOS_SCALE=$scale QOS_SOLO_S=$solo QOS_APP1_RATE=$app1 benchmarks/qos.sh --duration $duration${1:+ $1}"
+    echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'), load before/after: $load0 / $load1 ($(nproc) CPUs, shared)"
+} >>"$out/$name.txt"
+
+for policy in fifo dsfq two-level; do
+    grep "^$policy,.*,App1," "$csv" >"$out/.qos-a1.dat"
+    grep "^$policy,.*,App2," "$csv" >"$out/.qos-a2.dat"
+    gnuplot <<GP || ipvfs_fail "gnuplot ($policy)"
+set terminal png size 900,900
+set output "$out/$name-$policy.png"
+set datafile separator ","
+set multiplot layout 3,1 title "--qos $policy: store $cap MB/s; App1 ($r1 MB/s, $l1 ms) on-off at $i1 MB/s; App2 ($r2 MB/s, $l2 ms) $i2a to $i2b MB/s"
+set ylabel "issue MB/s"
+plot "$out/.qos-a1.dat" using 2:4 with lines title "App1", "$out/.qos-a2.dat" using 2:4 with lines title "App2", $cap with lines dt 2 title "store rate"
+set ylabel "EDF depth"
+plot "$out/.qos-a1.dat" using 2:8 with steps title "depth (0: unbounded)"
+set ylabel "p95 ms"
+set xlabel "s"
+set logscale y
+plot "$out/.qos-a1.dat" using 2:(\$6 > 0 ? \$6 : 1/0) with points pt 7 ps 0.5 title "App1", "$out/.qos-a2.dat" using 2:(\$6 > 0 ? \$6 : 1/0) with points pt 5 ps 0.5 title "App2", $l1 with lines dt 2 title "$l1 ms", $l2 with lines dt 3 title "$l2 ms"
+unset multiplot
+GP
+done
+rm -f "$out/.qos-a1.dat" "$out/.qos-a2.dat"

@@ -1,0 +1,358 @@
+/* Unit tests of the I/O node's QoS scheduler (backend/server/qos.c; the
+ * policy is in qos.h): SLO and name checks, the exact orders of FIFO,
+ * DSFQ and EDF on synthetic arrivals, the credit and its refill, the
+ * feedback controller's depth, and that no class starves. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "backend/server/qos.h"
+
+#define MB 1000000u
+#define MS 1000u   /* microseconds */
+
+static struct qos_sched sched;    /* large: not on the stack */
+static struct qos_req reqs[4096];
+
+static uint32_t add_class(struct qos_sched *s, const char *name, double rate, double lat)
+{
+    char msg[200];
+
+    assert_int_equal(qos_set(s, name, rate, lat, msg, sizeof(msg)), 0);
+    return qos_lookup(s, name, strlen(name));
+}
+
+static struct qos_req *submit(struct qos_sched *s, int i, uint32_t cls, uint64_t bytes,
+                              uint64_t now)
+{
+    reqs[i] = (struct qos_req){ .cls = cls, .bytes = bytes };
+    qos_submit(s, &reqs[i], now);
+    return &reqs[i];
+}
+
+/* Dispatches what the scheduler lets start now, writing the classes' names'
+ * first letters into out; returns how many. */
+static int drain(struct qos_sched *s, uint64_t now, char *out, struct qos_req **started)
+{
+    struct qos_req *r;
+    int n = 0;
+
+    while ((r = qos_next(s, now))) {
+        out[n] = s->cls[r->cls].name[0];
+        if (started)
+            started[n] = r;
+        n++;
+    }
+    out[n] = 0;
+    return n;
+}
+
+static void test_slo_checks(void **state)
+{
+    char msg[200];
+
+    (void)state;
+    qos_init(&sched, QOS_TWO_LEVEL, 1000);
+    assert_int_equal(qos_check_slo(40, 100, msg, sizeof(msg)), 0);
+    assert_int_equal(qos_check_slo(-1, 100, msg, sizeof(msg)), -EINVAL);
+    assert_non_null(strstr(msg, "rate -1 MB/s"));
+    assert_int_equal(qos_check_slo(0, 100, msg, sizeof(msg)), -EINVAL);
+    assert_int_equal(qos_check_slo(NAN, 100, msg, sizeof(msg)), -EINVAL);
+    assert_int_equal(qos_check_slo(INFINITY, 100, msg, sizeof(msg)), -EINVAL);
+    /* 40 GB/s written as 40e9 "MB/s": a unit mistake */
+    assert_int_equal(qos_check_slo(40e9, 100, msg, sizeof(msg)), -EINVAL);
+    assert_int_equal(qos_check_slo(40, 0, msg, sizeof(msg)), -EINVAL);
+    assert_non_null(strstr(msg, "latency 0 ms"));
+    assert_int_equal(qos_check_slo(40, -5, msg, sizeof(msg)), -EINVAL);
+    /* 100 ms written as 100e6 (ns): more than an hour */
+    assert_int_equal(qos_check_slo(40, 100e6, msg, sizeof(msg)), -EINVAL);
+    assert_int_equal(qos_set(&sched, "", 40, 100, msg, sizeof(msg)), -EINVAL);
+    assert_int_equal(qos_set(&sched, "a b", 40, 100, msg, sizeof(msg)), -EINVAL);
+    assert_int_equal(qos_set(&sched, "app1", 0, 100, msg, sizeof(msg)), -EINVAL);
+    assert_int_equal(sched.ncls, 1);   /* nothing made by the refusals */
+    assert_int_equal(qos_check_name("x123456789x123456789x123456789x123456789x123456789"
+                                    "x123456789x123", 64, msg, sizeof(msg)), -EINVAL);
+}
+
+/* Unknown classes fall into the default class; the table has a bound. */
+static void test_classes(void **state)
+{
+    char name[16], msg[200];
+    uint32_t a;
+
+    (void)state;
+    qos_init(&sched, QOS_DSFQ, 1000);
+    a = add_class(&sched, "app1", 40, 100);
+    assert_int_equal(a, 1);
+    assert_int_equal(qos_lookup(&sched, "app2", 4), 0);
+    assert_int_equal(qos_lookup(&sched, "app", 3), 0);
+    assert_int_equal(add_class(&sched, "app1", 50, 80), 1);   /* an update */
+    assert_true(sched.cls[1].rate_mbps == 50);
+    assert_int_equal(add_class(&sched, "default", 5, 1000), 0);
+    for (int i = 2; i < QOS_MAX_CLASSES; i++) {
+        snprintf(name, sizeof(name), "c%d", i);
+        add_class(&sched, name, 1, 100);
+    }
+    assert_int_equal(qos_set(&sched, "onemore", 1, 100, msg, sizeof(msg)), -ENOSPC);
+}
+
+static void test_fifo_order(void **state)
+{
+    char order[64];
+    uint32_t a, b;
+
+    (void)state;
+    qos_init(&sched, QOS_FIFO, 1000);
+    a = add_class(&sched, "A", 40, 100);
+    b = add_class(&sched, "B", 10, 10);
+    submit(&sched, 0, a, MB, 0);
+    submit(&sched, 1, b, MB, 1);
+    submit(&sched, 2, a, MB, 2);
+    submit(&sched, 3, b, MB, 3);
+    assert_int_equal(drain(&sched, 3, order, NULL), 4);
+    assert_string_equal(order, "ABAB");
+}
+
+/* Weights 2:1, both backlogged with 1 MB requests from time 0: start tags
+ * A 0 .05 .1 .15 .2 .25, B 0 .1 .2; the least goes first, ties to the
+ * older; at most QOS_DSFQ_DEPTH in the store. */
+static void test_dsfq_order(void **state)
+{
+    struct qos_req *started[16];
+    char order[64];
+    uint32_t a, b;
+    int i = 0;
+
+    (void)state;
+    qos_init(&sched, QOS_DSFQ, 1000);
+    a = add_class(&sched, "A", 20, 100);
+    b = add_class(&sched, "B", 10, 100);
+    for (int k = 0; k < 6; k++)
+        submit(&sched, i++, a, MB, 0);
+    for (int k = 0; k < 3; k++)
+        submit(&sched, i++, b, MB, 0);
+    assert_int_equal(drain(&sched, 0, order, started), QOS_DSFQ_DEPTH);
+    assert_string_equal(order, "ABAABAAB");
+    qos_done(&sched, started[0], 10 * MS);
+    assert_int_equal(drain(&sched, 10 * MS, order, NULL), 1);
+    assert_string_equal(order, "A");
+    /* a class arriving later starts at the virtual time: it owes nothing
+     * for its idle past and gains nothing from it */
+    submit(&sched, i++, add_class(&sched, "C", 10, 100), MB, 11 * MS);
+    assert_true(reqs[i - 1].start_tag == sched.vtime);
+    assert_true(sched.vtime == 0.25);
+}
+
+/* EDF below: the earlier deadline first, whatever the arrival order. */
+static void test_edf_order(void **state)
+{
+    char order[64];
+    uint32_t a, b;
+    int i = 0;
+
+    (void)state;
+    qos_init(&sched, QOS_TWO_LEVEL, 1000);
+    a = add_class(&sched, "A", 40, 100);
+    b = add_class(&sched, "B", 20, 300);
+    for (int k = 0; k < 3; k++)
+        submit(&sched, i++, b, MB, 0);
+    for (int k = 0; k < 3; k++)
+        submit(&sched, i++, a, MB, 1 * MS);
+    /* B's deadlines 300 ms, A's 101 ms */
+    assert_int_equal(drain(&sched, 1 * MS, order, NULL), 6);
+    assert_string_equal(order, "AAABBB");
+}
+
+/* The credit: (10 + 40 + 20) MB per 1 s window moves down; the rest waits
+ * above until the store idles (refill) or the window ends. */
+static void test_credit(void **state)
+{
+    struct qos_req *started[QOS_DEPTH_INIT];
+    char order[128];
+    uint32_t b;
+    int done = 0;
+
+    (void)state;
+    qos_init(&sched, QOS_TWO_LEVEL, 1000);
+    add_class(&sched, "A", 40, 100);
+    b = add_class(&sched, "B", 20, 300);
+    for (int k = 0; k < 100; k++)
+        submit(&sched, k, b, MB, 0);
+    assert_int_equal(drain(&sched, 0, order, started), QOS_DEPTH_INIT);
+    assert_int_equal(sched.nlower, 70 - QOS_DEPTH_INIT);
+    assert_int_equal(sched.nupper, 30);
+    /* serve one at a time: no refill while EDF holds requests */
+    for (int t = 1; sched.nlower > 0; t++) {
+        qos_done(&sched, &reqs[done++], (uint64_t)t * MS);
+        assert_int_equal(drain(&sched, (uint64_t)t * MS, order, NULL), 1);
+    }
+    assert_int_equal(sched.refills, 0);
+    assert_int_equal(sched.nupper, 30);
+    /* EDF empty, the store below 0.9 of its depth: idleness refills */
+    qos_done(&sched, &reqs[done++], 100 * MS);
+    assert_int_equal(drain(&sched, 100 * MS, order, NULL), 1);
+    assert_int_equal(sched.refills, 1);
+    assert_int_equal(sched.nupper, 0);
+    assert_int_equal(sched.nlower, 29);
+}
+
+/* One window of the controller: n requests of class a arrive at the start,
+ * each is served alone for service_ms (a store that does one at a time),
+ * then the window closes. */
+static void one_window(uint32_t a, int n, uint64_t t0, uint64_t service_ms)
+{
+    uint64_t t = t0;
+
+    for (int k = 0; k < n; k++)
+        submit(&sched, k, a, MB, t0);
+    for (int k = 0; k < n; k++) {
+        struct qos_req *r = qos_next(&sched, t);
+
+        assert_non_null(r);
+        t += service_ms * MS;
+        qos_done(&sched, r, t);
+    }
+    qos_tick(&sched, t0 + 1000 * MS);
+}
+
+static void test_controller(void **state)
+{
+    uint32_t a;
+
+    (void)state;
+    qos_init(&sched, QOS_TWO_LEVEL, 1000);
+    a = add_class(&sched, "A", 40, 100);
+    qos_tick(&sched, 0);
+    /* 4 requests of 10 ms each, served one after the other: p95 40 ms,
+     * EDF waits 0 10 20 30 (mean 15).  L_RT = 8 (100 - 15) / 40 = 17;
+     * N = 4 = X: Lbar = 8; Lmin = 4 * 8 / 4 = 8; underloaded; L_RT > Lbar:
+     * the depth becomes Lbar = 8 */
+    one_window(a, 4, 0, 10);
+    assert_int_equal(sched.cls[a].last.met, 1);
+    assert_true(fabs(sched.cls[a].last.p95_ms - 40) < 1e-3);
+    assert_true(fabs(sched.cls[a].last.edf_wait_ms - 15) < 1e-3);
+    assert_int_equal(sched.overloaded, 0);
+    assert_int_equal(sched.depth, 8);
+    /* 8 requests of 30 ms: p95 240 ms (missed), mean wait 105 ms: E < 0,
+     * L_RT = 1 < Lmin = 8: overloaded; N = 8 = X, so max(1, 8) = 8 */
+    one_window(a, 8, 1000 * MS, 30);
+    assert_int_equal(sched.cls[a].last.met, 0);
+    assert_int_equal(sched.overloaded, 1);
+    assert_int_equal(sched.depth, 8);
+    /* a window that completes nothing while requests wait: infinite depth */
+    submit(&sched, 0, a, MB, 2000 * MS);
+    assert_non_null(qos_next(&sched, 2000 * MS));
+    qos_tick(&sched, 3000 * MS);
+    assert_int_equal(sched.overloaded, 1);
+    assert_int_equal(sched.depth, QOS_DEPTH_INF);
+    /* it completes in the next window (p95 1001 ms, missed) and nothing
+     * else comes: L_RT = 64 * 100 / 1001 = 6.4, Lmin = 0, Lbar = 0 -> 1:
+     * underloaded, L_RT > Lbar: depth 1 (no demand, no depth) */
+    qos_done(&sched, &reqs[0], 3001 * MS);
+    qos_tick(&sched, 4000 * MS);
+    assert_int_equal(sched.overloaded, 0);
+    assert_int_equal(sched.depth, 1);
+    /* a light window: 2 requests of 5 ms: p95 10, waits 0 and 5: L_RT =
+     * 1 * 97.5 / 10 = 9.75 >= Lmin = 2 * 1 / 2 = 1, > Lbar = 1: depth 1 */
+    one_window(a, 2, 4000 * MS, 5);
+    assert_int_equal(sched.overloaded, 0);
+    assert_int_equal(sched.depth, 1);
+    /* 40 requests at once, 20 ms each, one at a time: p95 about 800 ms,
+     * E < 0 so L_RT = 1; X = N = 40, Lmin = Lbar = 1: not overloaded, and
+     * with Lmax >= L the proposal is L_RT: depth 1.  Then 60 at once of
+     * which 40 are served: at the end N = 20 waiting + 60 arrived = 80 >
+     * X = 40, Lmin = 80 * 1 / 40 = 2 > L_RT: overloaded, infinite depth */
+    one_window(a, 40, 5000 * MS, 20);
+    assert_int_equal(sched.depth, 1);
+    for (int k = 0; k < 60; k++)
+        submit(&sched, k, a, MB, 6000 * MS);
+    for (int k = 0; k < 40; k++) {
+        struct qos_req *r = qos_next(&sched, 6000 * MS + (uint64_t)k * 20 * MS);
+
+        assert_non_null(r);
+        qos_done(&sched, r, 6000 * MS + (uint64_t)(k + 1) * 20 * MS);
+    }
+    qos_tick(&sched, 7000 * MS);
+    assert_int_equal(sched.overloaded, 1);
+    assert_int_equal(sched.depth, QOS_DEPTH_INF);
+    /* no class with an SLO served: no latency to keep, infinite depth */
+    qos_init(&sched, QOS_TWO_LEVEL, 1000);
+    a = add_class(&sched, "A", 40, 100);
+    one_window(0, 4, 0, 10);
+    assert_int_equal(sched.depth, QOS_DEPTH_INF);
+}
+
+/* A flood of A (2 requests per ms, its SLO 40 MB/s) against one request of
+ * B every 100 ms, a store that completes one request per ms: every request
+ * of B is served, none waits more than a second, and B gets at least its
+ * request rate. */
+static void test_no_starvation(void **state)
+{
+    static struct qos_req *inflight[QOS_DEPTH_INF * 2];
+    int ninflight = 0, next = 0, b_sent = 0, b_served = 0;
+    uint64_t worst_b = 0;
+    char order[QOS_DEPTH_INF * 2 + 1];
+    struct qos_req *started[QOS_DEPTH_INF * 2];
+    uint32_t a, b;
+
+    (void)state;
+    for (int pol = QOS_DSFQ; pol <= QOS_TWO_LEVEL; pol++) {
+        qos_init(&sched, (enum qos_policy)pol, 1000);
+        a = add_class(&sched, "A", 40, 100);
+        b = add_class(&sched, "B", 1, 10000);
+        ninflight = next = b_sent = b_served = 0;
+        worst_b = 0;
+        for (uint64_t ms = 0; ms < 3000; ms++) {
+            uint64_t now = ms * MS;
+            int n;
+
+            if (ninflight > 0) {
+                struct qos_req *r = inflight[0];
+
+                memmove(inflight, inflight + 1, (size_t)--ninflight * sizeof(*inflight));
+                if (r->cls == b) {
+                    b_served++;
+                    if (now - r->arrive_us > worst_b)
+                        worst_b = now - r->arrive_us;
+                }
+                qos_done(&sched, r, now);
+                r->bytes = 0;   /* the slot is free again */
+            }
+            for (int k = 0; k < 2 + (ms % 100 == 0); k++) {
+                int slot;
+
+                for (slot = next; reqs[slot % 4096].bytes; slot++)
+                    ;
+                next = slot + 1;
+                submit(&sched, slot % 4096, k == 2 ? b : a, MB, now);
+                b_sent += k == 2;
+            }
+            n = drain(&sched, now, order, started);
+            for (int k = 0; k < n; k++)
+                inflight[ninflight++] = started[k];
+        }
+        assert_int_equal(b_sent, 30);
+        assert_in_range(b_served, 29, 30);
+        assert_true(worst_b < 1000 * MS);
+        memset(reqs, 0, sizeof(reqs));
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_slo_checks),    cmocka_unit_test(test_classes),
+        cmocka_unit_test(test_fifo_order),    cmocka_unit_test(test_dsfq_order),
+        cmocka_unit_test(test_edf_order),     cmocka_unit_test(test_credit),
+        cmocka_unit_test(test_controller),    cmocka_unit_test(test_no_starvation),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -465,33 +465,37 @@ out:
     free(want);
 }
 
-/* The prefixes: half of them just after a metadata write (a bit set or
- * cleared, the superblock), spread over those writes, the rest spread
- * evenly over the log; in log order, none twice. */
+/* The prefixes: up to half of them just after a metadata write (a bit set
+ * or cleared, the superblock), spread over those writes, the rest spread
+ * over the whole log (ever finer until there are enough); in log order,
+ * each once.  Returns how many (fewer than want only for a short log). */
 static size_t pick_windows(const struct replay *rp, size_t want, size_t *out)
 {
-    size_t n = 0, nmeta = 0, k = 0, *meta = calloc(rp->n, sizeof(*meta));
+    size_t nmeta = 0, have = 0, n = 0, *meta = calloc(rp->n, sizeof(*meta));
+    uint8_t *chosen = calloc(rp->n + 1, 1);
 
-    if (!meta)
+    if (!meta || !chosen)
         FAIL("out of memory");
     for (size_t i = 0; i < rp->n; i++)
         if (rp->recs[i].r.type == REC_WRITE && rp->recs[i].r.off < META)
             meta[nmeta++] = i + 1;
-    for (size_t j = 0; j < want / 2 && nmeta; j++)
-        out[n++] = meta[j * nmeta / (want / 2)];
-    for (size_t j = 0; n < want; j++)
-        out[n++] = 1 + (rp->n - 1) * j / (want - want / 2);
-    for (size_t i = 1; i < n; i++)
-        for (size_t j = i; j > 0 && out[j - 1] > out[j]; j--) {
-            size_t x = out[j];
-            out[j] = out[j - 1];
-            out[j - 1] = x;
+    for (size_t j = 0; j < want / 2 && nmeta; j++) {
+        size_t p = meta[j * nmeta / (want / 2)];
+        have += !chosen[p];
+        chosen[p] = 1;
+    }
+    for (size_t d = want; have < want && d < 2 * rp->n; d *= 2)
+        for (size_t j = 0; j < d && have < want; j++) {
+            size_t p = 1 + (rp->n - 1) * j / d;
+            have += !chosen[p];
+            chosen[p] = 1;
         }
-    for (size_t i = 0; i < n; i++)
-        if (k == 0 || out[i] != out[k - 1])
-            out[k++] = out[i];
+    for (size_t p = 1; p <= rp->n; p++)
+        if (chosen[p])
+            out[n++] = p;
     free(meta);
-    return k;
+    free(chosen);
+    return n;
 }
 
 static int cmd_replay(struct tool *t, const char *logpath, size_t windows)

@@ -40,8 +40,9 @@
 # the kill hit stripe writes and bitmap updates in flight.
 #
 # Output, benchmarks/results/: crash-torture.csv (one row per cycle, rows
-# of earlier runs kept unless --fresh), crash-torture.png (cycles per kind
-# and phase; failures marked), crash-torture.cmd (the command lines).
+# of earlier runs kept unless --fresh), crash-torture.png (over every row:
+# cycles per kind killed under load, killed again in the recovery, and
+# failed), crash-torture.cmd (the command lines, appended).
 # Last line: `cycles N, mismatched stripes M, bytes lost L`; exit status 1
 # when M or L is not 0 (or a cycle could not be checked), 2 on bad usage.
 set -u
@@ -372,22 +373,31 @@ for ((c = 1; c <= cycles; c++)); do
 done
 load_stop now
 [ -n "$level" ] && { ipvfs_stop_cluster || true; }
-ipvfs_test_cleanup
-gnuplot <<GP >/dev/null 2>&1 || echo "crash-torture: gnuplot failed" >&2
+# The plot counts every row of the CSV (earlier runs' too): per kind, the
+# cycles killed under load, killed again in the recovery, and failed.
+plot_csv() {
+    local rows mism lost
+    awk -F, 'NR > 1 { k[$5]; c[$5 "," $8]++; bad[$5] += ($12 > 0 || $13 > 0) }
+        END { print "kind,killed under load,killed again in the recovery,mismatch or loss"
+              for (x in k) print x "," c[x ",load"] + 0 "," c[x ",recovery"] + 0 "," bad[x] + 0 }' \
+        "$csv" >"$work/plot.csv"
+    read -r rows mism lost < <(awk -F, 'NR > 1 { n++; m += $12; l += $13 } END { print n + 0, m + 0, l + 0 }' "$csv")
+    gnuplot <<GP
 set terminal pngcairo size 900,480
 set output "$out/crash-torture.png"
 set datafile separator ","
 set style data histograms
-set style histogram rowstacked
+set style histogram clustered gap 1
 set style fill solid 0.8 border -1
-set boxwidth 0.7
-set title "crash-torture: cycles by what was killed and when (all runs in crash-torture.csv)"
+set title "crash-torture: $rows cycles (crash-torture.csv), $mism mismatched stripes, $lost bytes lost"
 set ylabel "cycles"
-set key top left
-plot "< awk -F, 'NR > 1 { k[\$5]; c[\$5 \",\" \$8]++; bad[\$5] += (\$12 > 0 || \$13 > 0) } END { for (x in k) print x \",\" c[x \",load\"] + 0 \",\" c[x \",recovery\"] + 0 \",\" bad[x] + 0 }' $csv" \
-        using 2:xtic(1) title "killed under load", '' using 3 title "killed again in the recovery", \
-     '' using 4 title "cycles with a mismatch or a loss"
+set yrange [0:*]
+set key top right
+plot for [i = 2:4] "$work/plot.csv" using i:xtic(1) title columnheader(i)
 GP
+}
+plot_csv >/dev/null 2>&1 || echo "crash-torture: gnuplot failed" >&2
+ipvfs_test_cleanup
 echo "crash-torture: results in $csv, $out/crash-torture.png"
 echo "cycles $cycles, mismatched stripes $total_mism, bytes lost $total_lost"
 [ "$total_mism" = 0 ] && [ "$total_lost" = 0 ] && [ "$total_bad" = 0 ]

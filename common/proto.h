@@ -274,7 +274,11 @@ static_assert(sizeof(struct ipvfs_cap) == 64, "capability is 64 bytes");
  * single I/O request, or 8 pieces of 1 MiB, which keeps a loopback or
  * 10 GbE link busy for a round trip many times over.  A server also bounds
  * all its connections together (IPVFS_SERVER_INFLIGHT_BYTES, enforced the
- * same way: it stops reading connections while at its bound). */
+ * same way: it stops reading connections while at its bound), twice over:
+ * once the WRITE data it holds, once everything else (READ data, other
+ * bodies), so that writes waiting for a slow or stopped volume never keep
+ * it from reading a fresh connection's HELLO, a metadata request, or a
+ * READ that needs nothing from that volume. */
 #define IPVFS_CONN_MAX_INFLIGHT 8u
 #define IPVFS_CONN_WINDOW_BYTES (8ull << 20)
 #define IPVFS_SERVER_INFLIGHT_BYTES (64ull << 20)

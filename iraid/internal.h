@@ -284,6 +284,10 @@ struct iraid_volume {
      * sits below meta.c and reports a failed member through it. */
     void (*member_stale)(struct iraid_volume *vol, uint32_t member, int stale);
     struct iraid_probe_op *probes; /* replacement LUNs being checked (probe.c) */
+    const struct iraid_observer *observer; /* cfg->observer, or NULL */
+    /* Inside iraid_open until the dirty regions adopted from the members
+     * are resynced (volume.c): their bits must stay (meta_tick). */
+    int opening;
 };
 
 /* ---- member.c: member sessions and states ---- */

@@ -10,7 +10,9 @@
  * A region's bit: set (and written) by the first write to the region
  *   (meta_intent_begin; the write waits until it is durable), cleared by
  *   the tick once the region saw no write for IRAID_META_LINGER_MS and a
- *   flush made its writes durable, or at once by meta_mark_clean().
+ *   flush made its writes durable (never inside iraid_open: the resync
+ *   of the regions adopted dirty has not made them consistent yet), or
+ *   at once by meta_mark_clean().
  *   A sequential stream sets the next region's bit ahead, in the
  *   background (meta_intent_ahead), so that it never waits for a FUA
  *   bitmap write; such a bit is cleared as any other once it lingered.
@@ -508,7 +510,14 @@ void meta_tick(struct iraid_volume *vol)
     uint64_t now = evloop_now_ms();
     struct iraid_req *req;
 
-    if (meta->cleaning || now < meta->next_clean || vol->closing)
+    /* The dirty regions adopted at open are made consistent by the resync
+     * that follows (sweep.c), one stripe after another, in stripe ops
+     * that are no writes of a region (no intent): to this clock those
+     * regions have been idle since ever, and the open's own waits run this
+     * tick.  Clearing a bit there before the resync is through would make
+     * it skip the rest of that region, whose stripes a crash may have
+     * torn: so nothing is cleared until iraid_open is done. */
+    if (meta->cleaning || now < meta->next_clean || vol->closing || vol->opening)
         return;
     meta->next_clean = now + IRAID_META_LINGER_MS / 2;
     meta->ncand = 0;

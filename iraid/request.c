@@ -247,6 +247,28 @@ static int part_retry_unit_attention(struct iraid_part *p, int status)
     return 1;
 }
 
+/* cfg->observer's view of an acknowledged change (volume.h). */
+static void part_observe(const struct iraid_part *p)
+{
+    const struct iraid_observer *obs = p->req->vol->observer;
+    struct iovec *iov = NULL;
+    enum iraid_observed what = p->op == PART_WRITE   ? IRAID_OBSERVED_WRITE
+                               : p->op == PART_UNMAP ? IRAID_OBSERVED_UNMAP
+                                                     : IRAID_OBSERVED_FLUSH;
+
+    if (p->op == PART_WRITE) {
+        if (!(iov = calloc((size_t)p->niov, sizeof(*iov)))) {
+            log_error("iraid: out of memory observing a write: the observer misses it");
+            return;
+        }
+        for (int i = 0; i < p->niov; i++)
+            iov[i] = (struct iovec){ p->iov[i].iov_base, p->iov[i].iov_len };
+    }
+    obs->acked(obs->user, p->m->idx, what, p->fua, p->member_off,
+               p->op == PART_FLUSH ? 0 : p->len, iov, iov ? p->niov : 0);
+    free(iov);
+}
+
 static void part_done(struct iscsi_context *iscsi, int status, void *command_data, void *priv)
 {
     struct iraid_part *p = priv;
@@ -260,6 +282,9 @@ static void part_done(struct iscsi_context *iscsi, int status, void *command_dat
 
     scsi_free_scsi_task(p->task);
     p->task = NULL;
+    if (rc == 0 && req->vol->observer &&
+        (p->op == PART_WRITE || p->op == PART_UNMAP || p->op == PART_FLUSH))
+        part_observe(p);
     /* An unanswered command means the target stopped answering: the
      * member is failed like a broken session (its session is dropped after
      * libiscsi returns). */

@@ -344,9 +344,11 @@ static int volume_start(struct iraid_volume *vol, struct evloop *loop)
     if (!(priv = evloop_create()))
         return -ENOMEM;
     vol->loop = priv;
+    vol->opening = 1;
     if ((rc = volume_attach(vol, priv)) == 0 && (rc = iraid_meta_open(vol)) == 0 &&
         (rc = sweep_resync_dirty(vol)) == 0)
         rc = volume_attach(vol, loop);
+    vol->opening = 0;
     if (rc < 0 && vol->loop == priv) {
         if (vol->timer)
             evloop_del_timer(priv, vol->timer);
@@ -386,6 +388,7 @@ int iraid_open(struct evloop *loop, const struct iraid_config *cfg, struct iraid
         vol->cmd_timeout_ms = vol->timeout_ms;
     vol->assume_clean = cfg->assume_clean != 0;
     vol->start_dirty_degraded = cfg->start_dirty_degraded != 0;
+    vol->observer = cfg->observer;
     if (!(vol->iqn = strdup(cfg->initiator_iqn ? cfg->initiator_iqn : IRAID_DEFAULT_IQN))) {
         rc = -ENOMEM;
         goto free_vol;

@@ -145,6 +145,25 @@ struct iraid_config {
      * left as they are and their bits cleared.  RAID-1 resyncs from a live
      * mirror and never needs it. */
     int start_dirty_degraded;
+    /* What reaches the members, for a block-level crash-state checker
+     * (test/test_iraid_crashlog.c records it, as Linux's dm-log-writes does);
+     * NULL: nothing is observed.  Not copied: it must outlive the volume. */
+    const struct iraid_observer *observer;
+};
+
+/* Called once for every WRITE, UNMAP and SYNCHRONIZE CACHE that a member
+ * acknowledged with GOOD status, in the order the acknowledgements
+ * arrive, before anything waiting for it goes on: so a command issued
+ * only after another's completion is always observed after it, and every
+ * prefix of the sequence is a state the members may hold after a crash.
+ * off and len are the member's bytes (from its first byte, the metadata
+ * area included); iov holds a WRITE's data (NULL, 0 otherwise), valid
+ * only during the call; fua: the WRITE had FUA set. */
+enum iraid_observed { IRAID_OBSERVED_WRITE, IRAID_OBSERVED_UNMAP, IRAID_OBSERVED_FLUSH };
+struct iraid_observer {
+    void (*acked)(void *user, uint32_t member, enum iraid_observed what, int fua, uint64_t off,
+                  uint64_t len, const struct iovec *iov, int iovcnt);
+    void *user;
 };
 
 struct iraid_volume;

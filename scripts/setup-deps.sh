@@ -9,7 +9,7 @@ PKGS="build-essential autoconf automake libtool pkg-config
  liblmdb-dev liburing-dev libcmocka-dev libisal-dev nettle-dev libmunge-dev
  tgt clang libclang-rt-14-dev valgrind python3 dpkg-dev gnuplot-nox
  libfuse3-dev fuse3 libhdf5-mpich-dev hdf5-tools
- fio iperf3 iproute2 linux-perf slurm-wlm munge tcpdump pandoc man-db"
+ fio iperf3 iproute2 stress-ng linux-perf slurm-wlm munge tcpdump pandoc man-db"
 
 missing=""
 for p in $PKGS; do

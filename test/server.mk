@@ -19,7 +19,7 @@ test_test_server_tagged_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 
 dist_noinst_SCRIPTS += test/t_server_basic.sh test/t_server_badinput.sh test/t_server_asan.sh \
 	test/t_server_durability.sh test/t_server_crashloop.sh test/t_server_backoff_stop.sh \
-	test/t_server_logs.sh test/t_qos_basic.sh
+	test/t_server_logs.sh test/t_qos_basic.sh test/t_server_slowmember.sh
 dist_noinst_SCRIPTS += test/t_server_l1cache.sh test/t_server_l1admit.sh test/t_server_readahead.sh test/t_transport_tagged.sh \
 	test/t_transport_killread.sh
 

@@ -40,6 +40,14 @@ test_iraid_model_tool_LDADD = iraid/libiraid.la
 
 dist_noinst_SCRIPTS += test/t_iraid_raid5.sh test/t_iraid_writehole.sh test/t_iraid_twofail.sh \
 	test/t_iraid_flushlose.sh
+
+# The block-level crash-state checker: record a volume's member writes,
+# replay prefixes (test/t_iraid_crash_replay.sh drives it).
+check_PROGRAMS += test/iraid-crashlog-tool
+test_iraid_crashlog_tool_SOURCES = test/test_iraid_crashlog.c
+test_iraid_crashlog_tool_LDADD = iraid/libiraid.la
+
+dist_noinst_SCRIPTS += test/t_iraid_crash_replay.sh
 EXTRA_DIST += test/iraid_lib.sh
 
 # iRAID throughput benchmark (benchmarks/iraid-bench.sh runs it).

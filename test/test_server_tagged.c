@@ -118,6 +118,12 @@ static void test_windows(void **state)
     assert_false(reqorder_may_start(1 << 20, 0, 0, IPVFS_SERVER_INFLIGHT_BYTES, 3));
     assert_true(reqorder_may_start(1 << 20, 0, 0, IPVFS_SERVER_INFLIGHT_BYTES, 0));
     assert_true(reqorder_may_start(0, IPVFS_CONN_WINDOW_BYTES, 8, IPVFS_SERVER_INFLIGHT_BYTES, 9));
+    /* WRITE data has a bound of its own: writes stuck on a slow volume
+     * never hold back what is charged to the other one */
+    assert_int_equal(reqorder_pool(IPVFS_OP_WRITE), REQ_POOL_WRITE);
+    assert_int_equal(reqorder_pool(IPVFS_OP_READ), REQ_POOL_OTHER);
+    assert_int_equal(reqorder_pool(IPVFS_OP_HELLO), REQ_POOL_OTHER);
+    assert_int_equal(reqorder_pool(IPVFS_OP_LOOKUP), REQ_POOL_OTHER);
 }
 
 int main(void)

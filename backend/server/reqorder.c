@@ -47,6 +47,11 @@ int reqorder_must_wait(const struct req_shape *earlier, const struct req_shape *
            later->lo < earlier->hi;
 }
 
+enum req_pool reqorder_pool(uint16_t op)
+{
+    return op == IPVFS_OP_WRITE ? REQ_POOL_WRITE : REQ_POOL_OTHER;
+}
+
 int reqorder_may_admit(uint32_t held_reqs, uint64_t held_bytes, uint64_t srv_bytes)
 {
     return held_reqs < IPVFS_CONN_MAX_INFLIGHT && held_bytes < IPVFS_CONN_WINDOW_BYTES &&

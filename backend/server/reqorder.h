@@ -38,14 +38,22 @@ void reqorder_describe(const struct ipvfs_hdr *hdr, const uint8_t *body,
  * still in flight), else 0. */
 int reqorder_must_wait(const struct req_shape *earlier, const struct req_shape *later);
 
+/* The server's two bounds (common/proto.h): what a request's bytes are
+ * charged to.  WRITE bodies wait for the volume; everything else must
+ * not wait behind them. */
+enum req_pool { REQ_POOL_OTHER, REQ_POOL_WRITE, REQ_POOLS };
+enum req_pool reqorder_pool(uint16_t op);
+
 /* 1 when a connection holding held_reqs requests and held_bytes bytes
  * (bodies and READ data) may read one more request, with the server's
- * connections holding srv_bytes together; else 0. */
+ * connections holding srv_bytes together in the request's pool (checked
+ * for REQ_POOL_OTHER before its header is read, and for REQ_POOL_WRITE
+ * again once the header says WRITE); else 0. */
 int reqorder_may_admit(uint32_t held_reqs, uint64_t held_bytes, uint64_t srv_bytes);
 
 /* 1 when a request that adds bytes (READ data: its reply buffer) may
  * start, with the connection and the server holding conn_bytes and
- * srv_bytes and running conn_running and srv_running requests; a lone
+ * srv_bytes (its REQ_POOL_OTHER) and running conn_running and srv_running requests; a lone
  * request always may, so a request as large as the window still runs. */
 int reqorder_may_start(uint64_t bytes, uint64_t conn_bytes, uint32_t conn_running,
                        uint64_t srv_bytes, uint32_t srv_running);

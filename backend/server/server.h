@@ -44,6 +44,7 @@
 #include <stdio.h>
 
 #include "backend/server/options.h"
+#include "backend/server/reqorder.h"
 #include "common/evloop.h"
 #include "common/map.h"
 #include "common/proto.h"
@@ -95,7 +96,7 @@ struct conn_layer {
     struct link *dead;          /* closed, waiting for the loop to free them */
     uint64_t reap_id;           /* the deferred call that frees them */
     uint64_t progress_timer;    /* armed while a request may be BUSY */
-    uint64_t held;              /* bytes all connections hold (reqorder.h) */
+    uint64_t held[REQ_POOLS];   /* bytes all connections hold, per pool (reqorder.h) */
     uint32_t nbusy;             /* requests running, all connections */
     int want_wake;              /* a connection waits for bytes to free up */
     const struct service *services[SERVER_MAX_SERVICES];

@@ -126,7 +126,7 @@ static void count_request(struct conn *c)
 static void release(struct conn *r)
 {
     r->l->held -= r->held;
-    r->l->srv->conns.held -= r->held;
+    r->l->srv->conns.held[reqorder_pool(r->hdr.op)] -= r->held;
     r->held = 0;
 }
 
@@ -134,7 +134,7 @@ static void charge(struct conn *r, uint64_t bytes)
 {
     r->held += bytes;
     r->l->held += bytes;
-    r->l->srv->conns.held += bytes;
+    r->l->srv->conns.held[reqorder_pool(r->hdr.op)] += bytes;
 }
 
 /* Takes r off its link's lists and frees it (the serial one is reset). */
@@ -502,7 +502,8 @@ static int may_start(const struct link *l, const struct conn *r)
         if ((q->state == REQ_PENDING || q->state == REQ_BUSY) &&
             reqorder_must_wait(&q->shape, &r->shape))
             return 0;
-    return reqorder_may_start(r->shape.reply_bytes, l->held, l->nbusy, cl->held, cl->nbusy);
+    return reqorder_may_start(r->shape.reply_bytes, l->held, l->nbusy, cl->held[REQ_POOL_OTHER],
+                              cl->nbusy);
 }
 
 /* Starts every PENDING request of l that may start now, in order; the
@@ -623,8 +624,11 @@ static int header_in(struct link *l)
         link_refuse(l, err, "malformed request header; closing the connection");
         return -1;
     }
-    if (!data && l->serial_taken) {
-        l->rx = RX_HOLD;        /* the slot frees when its reply is written */
+    if ((!data && l->serial_taken) ||    /* the slot frees when its reply is written */
+        (reqorder_pool(l->rxhdr.op) == REQ_POOL_WRITE &&
+         !reqorder_may_admit(l->nreqs, l->held, l->srv->conns.held[REQ_POOL_WRITE]))) {
+        l->srv->conns.want_wake |= data;
+        l->rx = RX_HOLD;
         return 0;
     }
     if (!(l->rxreq = link_add_req(l))) {
@@ -670,7 +674,7 @@ static int read_some(struct link *l, void *buf, size_t want, size_t *got)
 /* Whether l may read another request now (see "room" in the header). */
 static int link_has_room(const struct link *l)
 {
-    return reqorder_may_admit(l->nreqs, l->held, l->srv->conns.held);
+    return reqorder_may_admit(l->nreqs, l->held, l->srv->conns.held[REQ_POOL_OTHER]);
 }
 
 static void on_readable(struct link *l)

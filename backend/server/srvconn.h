@@ -35,7 +35,9 @@
  *
  * "Room" is the window of common/proto.h: fewer than
  * IPVFS_CONN_MAX_INFLIGHT requests and IPVFS_CONN_WINDOW_BYTES bytes held
- * by the link, fewer than IPVFS_SERVER_INFLIGHT_BYTES by all links, and
+ * by the link, fewer than IPVFS_SERVER_INFLIGHT_BYTES by all links in the
+ * request's pool (WRITE data, or all else: reqorder.h; a WRITE header is
+ * read on the other pool's room, then held in RX_HOLD for its own), and
  * for a request that is not a READ or WRITE (a barrier) the link's serial
  * slot free (below).  While a link has no room it does not read its
  * socket: TCP holds the client back.  Bytes are held from the header

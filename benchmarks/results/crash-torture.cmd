@@ -1,0 +1,5 @@
+benchmarks/crash-torture.sh /tmp/torture-bin --cycles 200 --seed 31001  # 2026-11-28, build 6a0ca18 (before the iraid fix), stopped after 96 cycles
+benchmarks/crash-torture.sh /tmp/torture-bin --cycles 400 --seed 31002  # 2026-11-28, build 4a8dceb (iraid fix), stopped after 272 cycles
+benchmarks/crash-torture.sh --cycles 3 --seed 1 --fresh  # 2026-11-28T21:58:35Z, first seed 1, 2 clients, stress-ng --cpu 2
+benchmarks/crash-torture.sh --cycles 1 --seed 7 --fresh  # 2026-11-28T23:07:11Z, first seed 7, 2 clients, stress-ng --cpu 2
+benchmarks/crash-torture.sh --cycles 2 --seed 31003  # 2026-11-28T23:35:57Z, first seed 31003, 2 clients, stress-ng --cpu 2

@@ -58,8 +58,9 @@ static inline void srv_read(int fd, uint16_t op, struct srv_req *r)
     WANT(net_read_full(fd, r->body, r->h.body_len, 5000) == 0);
 }
 
-/* Accepts a connection and answers its HELLO and AUTH as a server of the
- * key SECRET_BYTE..., stating a window of inflight requests (0: none, the
+/* Accepts a connection and answers its HELLO, AUTH and QOS_CLASS as a
+ * server (metadata rank and I/O node 0) of the key SECRET_BYTE..., stating
+ * a window of inflight requests (0: none, the
  * client sends one at a time). */
 static inline int srv_accept_window(int l, uint32_t inflight)
 {
@@ -87,6 +88,10 @@ static inline int srv_accept_window(int l, uint32_t inflight)
     WANT(r.h.body_len == sizeof(struct ipvfs_auth_req) &&
          ((struct ipvfs_auth_req *)r.body)->method == IPVFS_AUTH_KEY &&
          auth_proof_equal(((struct ipvfs_auth_req *)r.body)->proof, want));
+    srv_reply(fd, &r, NULL, 0);
+    /* an I/O node's connection names its QoS class next (protocol 9) */
+    srv_read(fd, IPVFS_OP_QOS_CLASS, &r);
+    WANT(r.h.body_len > 0 && r.h.body_len <= IPVFS_QOS_NAME_MAX);
     srv_reply(fd, &r, NULL, 0);
     return fd;
 }

@@ -11,8 +11,9 @@
 #   9th request's reply does not come while the first 8 are stuck;
 # - 8 READs of one connection from client id 0xffffffff wait for the I/O
 #   node's READ places and are all answered (no division by zero);
-# - with 8 connections holding 64 MiB (the server's bound) in stuck
-#   WRITEs, a 9th connection's request is not read until they finish;
+# - with 8 connections holding 64 MiB (the server's bound on WRITE data)
+#   in stuck WRITEs, a 9th connection's WRITE is not read until they
+#   finish, while another connection's STATUS is served meanwhile;
 # - a request body over the stated bound closes that connection with a
 #   logged reason, and the server goes on serving another connection;
 # - a version-4 HELLO is refused with EPROTONOSUPPORT naming both versions.
@@ -148,25 +149,31 @@ tags = sorted(reply(big)[2] for _ in range(8))
 assert tags == list(range(600, 608)), tags
 print("ok   8 READs waiting for places from client id 0xffffffff all answered")
 
-# the server's bound over all connections (64 MiB): with 8 WRITEs of 8 MiB
-# on 8 connections stuck, a 9th connection's request is not read
+# the server's bound on WRITE data over all connections (64 MiB): with 8
+# WRITEs of 8 MiB on 8 connections stuck, a 9th connection's WRITE is not
+# read, but a request that holds no WRITE data is (the other pool: stuck
+# writes hold back nothing that does not need them, reqorder_pool)
 writers = [authed()[0] for _ in range(8)]
 late, _ = authed()
+other, _ = authed()
 data = pattern(0, 65536) * 128
 stop(signal.SIGSTOP)
 try:
     for k, w in enumerate(writers):
         P.send(w, P.OP["WRITE"], io(0x80 + k, [(0, len(data))]) + data, req_id=700 + k)
-    P.send(late, P.OP["STATUS"], req_id=710)   # needs no store: only the bound holds it
-    assert quiet(late, 1.5), "a 9th connection was served past the server's bound"
-    print("ok   at 64 MiB in flight over 8 connections a 9th connection waits")
+    P.send(late, P.OP["WRITE"], io(0x90, [(0, 4096)]) + pattern(0, 4096), req_id=710)
+    assert quiet(late, 1.5), "a 9th connection's WRITE was served past the server's bound"
+    P.send(other, P.OP["STATUS"], req_id=720)   # needs no store and no WRITE room
+    r = reply(other)
+    assert r is not None and r[2] == 720 and r[1] == 0, ("STATUS behind stuck writes", r and r[:3])
+    print("ok   at 64 MiB of WRITEs in flight a 9th WRITE waits, a STATUS is served")
 finally:
     stop(signal.SIGCONT)
 for k, w in enumerate(writers):
     r = reply(w)
     assert r is not None and r[2] == 700 + k and r[1] == 0, ("big WRITE", r and r[:3])
 r = reply(late)
-assert r is not None and r[2] == 710, r and r[:3]
+assert r is not None and r[2] == 710 and r[1] == 0, r and r[:3]
 print("ok   all answered once the targets go on")
 
 # a body over the bound closes that connection; others go on

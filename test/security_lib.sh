@@ -7,6 +7,9 @@
 #   sec_as USER COMMAND...      runs COMMAND as USER with the user's own
 #                               environment: only the map, HOME=$SEC_HOME
 #   sec_users_remove            for the test's ipvfs_test_cleanup
+#   sec_munged_start DIR        a private munged (as every Slurm node runs
+#                               one) under DIR/munge, its socket open to
+#                               users: SEC_MUNGE_SOCK; stopped by sec_munged_stop
 #
 # The users' commands read the map, which is public; the cluster directory
 # must be readable to them (chmod 755, as an administrator would put the
@@ -43,5 +46,22 @@ sec_users_remove() {
         groupdel "$u" 2>/dev/null
     done
     SEC_MADE_USERS=()
+    return 0
+}
+
+SEC_MUNGED_PID= SEC_MUNGE_SOCK=
+
+sec_munged_start() {
+    local d=$1/munge
+    mkdir -m 755 "$d" && head -c 1024 /dev/urandom >"$d/key" && chmod 400 "$d/key" ||
+        ipvfs_fail "no munge key in $d"
+    munged --force --socket="$d/sock" --key-file="$d/key" --pid-file="$d/pid" \
+        --log-file="$d/log" --seed-file="$d/seed" || ipvfs_fail "munged did not start"
+    SEC_MUNGED_PID=$(cat "$d/pid") SEC_MUNGE_SOCK=$d/sock
+}
+
+sec_munged_stop() {
+    [ -z "$SEC_MUNGED_PID" ] || kill "$SEC_MUNGED_PID" 2>/dev/null
+    SEC_MUNGED_PID=
     return 0
 }

@@ -18,12 +18,12 @@ set -u
 . "$IPVFS_SRCDIR/test/lib.sh"
 . "$IPVFS_SRCDIR/test/security_lib.sh"
 sec_require
-A=ipvfs-sa B=ipvfs-sb munged_pid=
+A=ipvfs-sa B=ipvfs-sb
 work=$(mktemp -d "${TMPDIR:-/tmp}/t_security_caps.XXXXXX") || ipvfs_fail "no scratch directory"
 chmod 755 "$work"
 SEC_HOME=$work
 ipvfs_test_cleanup() {
-    [ -n "$munged_pid" ] && kill "$munged_pid" 2>/dev/null
+    sec_munged_stop
     rm -rf "$work"
     sec_users_remove
 }
@@ -34,12 +34,8 @@ as() { sec_as "$@"; }
 # a private munged (as every Slurm node runs one), its socket open to users
 munge_args=()
 if command -v munged >/dev/null && command -v munge >/dev/null; then
-    mkdir -m 755 munge && head -c 1024 /dev/urandom >munge/key && chmod 400 munge/key
-    munged --force --socket="$work/munge/sock" --key-file="$work/munge/key" \
-        --pid-file="$work/munge/pid" --log-file="$work/munge/log" \
-        --seed-file="$work/munge/seed" || ipvfs_fail "munged did not start"
-    munged_pid=$(cat "$work/munge/pid")
-    munge_args=(--munge-socket "$work/munge/sock")
+    sec_munged_start "$work"
+    munge_args=(--munge-socket "$SEC_MUNGE_SOCK")
 fi
 
 # capabilities live 10 s here, so that one can expire within the test

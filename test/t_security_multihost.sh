@@ -20,12 +20,12 @@ e2e_require
 hosts_require
 sec_require
 command -v munged >/dev/null || { echo "skip: no munged (Debian munge)"; exit 77; }
-A=ipvfs-sa B=ipvfs-sb munged_pid=
+A=ipvfs-sa B=ipvfs-sb
 work=$(mktemp -d "${TMPDIR:-/tmp}/t_security_mh.XXXXXX") || ipvfs_fail "no scratch directory"
 chmod 755 "$work"
 SEC_HOME=$work
 ipvfs_test_cleanup() {
-    [ -n "$munged_pid" ] && kill "$munged_pid" 2>/dev/null
+    sec_munged_stop
     rm -rf "$work"
     sec_users_remove
 }
@@ -34,23 +34,19 @@ cd "$work" && mkdir -m 777 out || ipvfs_fail "cannot enter $work"
 
 # one munged for every host (its socket is a file all the namespaces see),
 # as every node of a Slurm cluster runs one with the same key
-mkdir -m 755 munge && head -c 1024 /dev/urandom >munge/key && chmod 400 munge/key
-munged --force --socket="$work/munge/sock" --key-file="$work/munge/key" \
-    --pid-file="$work/munge/pid" --log-file="$work/munge/log" --seed-file="$work/munge/seed" ||
-    ipvfs_fail "munged did not start"
-munged_pid=$(cat "$work/munge/pid")
+sec_munged_start "$work"
 
 hosts_up 3
 mh_servers_on node1 node1:2,node2:2
 ipvfs_start_cluster 2 1 --target-size 256M --meta-port "$MH_META_PORT" \
-    --munge-socket "$work/munge/sock" --root-squash
+    --munge-socket "$SEC_MUNGE_SOCK" --root-squash
 remote=node1:$MH_META_PORT
 # USER on node3: no key, the map from the metadata rank, munged's socket
 on3() {
     local u=$1
     shift
     mh_on node3 runuser -u "$u" -- env HOME="$work" IPVFS_MAP="$remote" \
-        IPVFS_MUNGE_SOCKET="$work/munge/sock" PATH="$PATH" "$@"
+        IPVFS_MUNGE_SOCKET="$SEC_MUNGE_SOCK" PATH="$PATH" "$@"
 }
 
 head -c 250001 /dev/urandom >private.bin && chmod 600 private.bin

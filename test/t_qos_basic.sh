@@ -12,6 +12,10 @@
 #   that disagrees with its name length EINVAL, with a zero rate EINVAL;
 #   the WRITEs of a connection that named a class count for it, those of
 #   one naming an unknown class for "default";
+# - --qos-slo FILE sets its classes at start, --qos-internal shows the
+#   class "internal" with its least rate; nobody sets it or names it (a
+#   connection naming it counts for "default");
+# - ipvfs_proto.call skips a keepalive header before the reply;
 # - an MPI program (ipvfs-ior through ROMIO) with IPVFS_QOS_CLASS=app1
 #   counts for app1; with the hint ipvfs_qos_class=app2 (ROMIO_HINTS) for
 #   app2; a bad
@@ -42,8 +46,18 @@ refused() {
     echo "$out" | grep -q -- "$what" || ipvfs_fail "qos set $*: '$out' does not say '$what'"
 }
 
-ipvfs_start_cluster 1 2 --target-size 256M --no-bind --qos two-level --qos-window 200
+slo=$(mktemp) || ipvfs_fail "mktemp"
+printf '# SLOs read at start\nfromfile 12MB/s 250ms\n' >"$slo"
+ipvfs_start_cluster 1 2 --target-size 256M --no-bind --qos two-level --qos-window 200 \
+    --qos-slo "$slo" --qos-internal 2:20
+rm -f "$slo"
 ipvfs_wait_log 'QoS two-level, windows of 200 ms' || ipvfs_fail "the I/O node names no QoS policy"
+ipvfs-ctl qos status --json | python3 -c '
+import json, sys
+c = {x["name"]: x for x in json.load(sys.stdin)["io_nodes"][0]["classes"]}
+assert c["fromfile"]["rate_mbps"] == 12 and c["fromfile"]["latency_ms"] == 250, c
+assert c["internal"]["rate_mbps"] == 2, c' || ipvfs_fail "the SLO file or --qos-internal not in qos status"
+refused "is the servers' rebuild and scrub" internal --rate 10 --latency 100
 
 ipvfs-ctl qos set app1 --rate 40 --latency 100 | grep -q 'class app1: 40 MB/s' ||
     ipvfs_fail "qos set app1"
@@ -112,6 +126,17 @@ call(t, "QOS_CLASS", b"app3", 0)
 call(t, "QOS_STATUS", b"", 0)
 st, body = P.call(t, P.OP["QOS_SET"], struct.pack("<QQII", 1000, 1000, 4, 0) + b"evil")
 assert st in (errno.EPERM, errno.EACCES), (st, body)
+# a client naming the internal class counts for default
+call(s, "QOS_CLASS", b"internal", 0)
+write(s, 303, 2)
+last = status()
+assert last["default"] == again["default"] + 2 and last["internal"] == 0, (again, last)
+# P.call skips keepalives (a request waiting 2 s or more gets PROGRESS
+# headers before its reply), as clients do
+a, b = __import__("socket").socketpair()
+b.sendall(P.HDR.pack(P.MAGIC, P.VERSION, P.PROGRESS, 0, 0, 7, 0) +
+          P.HDR.pack(P.MAGIC, P.VERSION, P.OP["QOS_STATUS"] | P.REPLY, errno.ENOENT, 0, 7, 2) + b"ok")
+assert P.call(a, P.OP["QOS_STATUS"]) == (errno.ENOENT, b"ok")
 print("wire checks passed")
 PYEOF
 

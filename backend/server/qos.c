@@ -73,7 +73,7 @@ int qos_check_slo(double rate_mbps, double latency_ms, char *msg, size_t msglen)
 uint32_t qos_lookup(const struct qos_sched *s, const char *name, size_t len)
 {
     for (uint32_t i = 0; i < s->ncls; i++)
-        if (strlen(s->cls[i].name) == len && memcmp(s->cls[i].name, name, len) == 0)
+        if ((!s->internal || i != s->internal) && strlen(s->cls[i].name) == len && memcmp(s->cls[i].name, name, len) == 0)
             return i;
     return 0;
 }
@@ -89,6 +89,11 @@ int qos_set(struct qos_sched *s, const char *name, double rate_mbps, double late
     if ((rc = qos_check_name(name, len, msg, msglen)) < 0 ||
         (rc = qos_check_slo(rate_mbps, latency_ms, msg, msglen)) < 0)
         return rc;
+    if (strcmp(name, QOS_INTERNAL_NAME) == 0) {
+        snprintf(msg, msglen, "the class %s is the servers' rebuild and scrub, paced by "
+                 "--qos-internal, not an application's", QOS_INTERNAL_NAME);
+        return -EINVAL;
+    }
     i = qos_lookup(s, name, len);
     if (i == 0 && strcmp(name, s->cls[0].name) != 0) {
         if (s->ncls == QOS_MAX_CLASSES) {
@@ -110,6 +115,60 @@ int qos_set(struct qos_sched *s, const char *name, double rate_mbps, double late
     return 0;
 }
 
+int qos_set_internal(struct qos_sched *s, double min_mbps, double max_mbps, char *msg,
+                     size_t msglen)
+{
+    struct qos_class *c;
+
+    if (!isfinite(min_mbps) || !isfinite(max_mbps) || min_mbps <= 0 ||
+        min_mbps > QOS_MAX_RATE_MBPS || max_mbps < 0 || max_mbps > QOS_MAX_RATE_MBPS ||
+        (max_mbps > 0 && max_mbps < min_mbps)) {
+        snprintf(msg, msglen, "internal work %g:%g MB/s: the least rate is more than 0, the "
+                 "most at least the least (0: unlimited), both at most %.0f MB/s", min_mbps,
+                 max_mbps, QOS_MAX_RATE_MBPS);
+        return -EINVAL;
+    }
+    if (!s->internal) {
+        if (s->ncls == QOS_MAX_CLASSES) {
+            snprintf(msg, msglen, "%u QoS classes already: no room for %s", QOS_MAX_CLASSES,
+                     QOS_INTERNAL_NAME);
+            return -ENOSPC;
+        }
+        s->internal = s->ncls++;
+        c = &s->cls[s->internal];
+        memset(c, 0, sizeof(*c));
+        snprintf(c->name, sizeof(c->name), "%s", QOS_INTERNAL_NAME);
+        c->last.met = -1;
+    }
+    c = &s->cls[s->internal];
+    c->rate_mbps = min_mbps;
+    s->internal_min_mbps = min_mbps;
+    s->internal_max_mbps = max_mbps;
+    return 0;
+}
+
+double qos_internal_rate(struct qos_sched *s, uint64_t now)
+{
+    if (!s->internal)
+        return 0;
+    qos_tick(s, now);
+    if (s->outstanding || s->nupper || s->nlower || s->arrivals || s->last_arrivals)
+        return s->internal_min_mbps;
+    return s->internal_max_mbps;
+}
+
+void qos_internal_done(struct qos_sched *s, uint64_t bytes, uint64_t now)
+{
+    struct qos_class *c;
+
+    if (!s->internal)
+        return;
+    qos_tick(s, now);
+    c = &s->cls[s->internal];
+    c->issued_bytes += bytes;
+    c->served_bytes += bytes;
+}
+
 static double weight(const struct qos_class *c)
 {
     return c->rate_mbps > 0 ? c->rate_mbps : QOS_NO_SLO_WEIGHT;
@@ -126,7 +185,8 @@ static double credit_full(const struct qos_sched *s)
     double sum = 0;
 
     for (uint32_t i = 0; i < s->ncls; i++)
-        sum += weight(&s->cls[i]);
+        if (!s->internal || i != s->internal) /* paced, never queued here */
+            sum += weight(&s->cls[i]);
     return sum * (double)s->window_us / 1e6;
 }
 
@@ -195,7 +255,8 @@ static void control_depth(struct qos_sched *s, uint64_t end)
             have = 1;
         }
     }
-    Lmin = ceil(due * L / X);
+    /* not rounded up: a backlog of one request must not pass for overload */
+    Lmin = due * L / X;
     Lbar = ceil(n * L / X);
     if (Lbar < 1)
         Lbar = 1;
@@ -205,7 +266,18 @@ static void control_depth(struct qos_sched *s, uint64_t end)
         next = QOS_DEPTH_INF;
     } else if (min_rt < Lmin) {
         s->overloaded = 1;
-        next = n > X ? QOS_DEPTH_INF : fmax(min_rt, Lmin);
+        if (n <= X)
+            next = fmax(min_rt, Lmin);
+        else if (s->xcap <= 0)
+            next = QOS_DEPTH_INF;           /* capacity unknown: the paper's rule */
+        else if (X * 100 < QOS_CAP_PCT * s->xcap)
+            /* below what the store did: the depth at which it did */
+            next = fmax(min_rt, ceil(L * s->xcap / X));
+        else
+            /* at the store's capacity: more depth adds no throughput, only
+             * latency (a single-server store, a disk serving in arrival
+             * order); keep the depth the latency bounds allow */
+            next = min_rt;
     } else {
         s->overloaded = 0;
         next = INFINITY;
@@ -224,6 +296,13 @@ static void control_depth(struct qos_sched *s, uint64_t end)
         }
     }
     s->depth = next >= QOS_DEPTH_INF ? QOS_DEPTH_INF : next < 1 ? 1 : (uint32_t)next;
+    /* the store's capacity: what it completed in a window that left work
+     * waiting (it was kept busy), fading so that a slower store is learnt;
+     * taken after the decision so that the first such window still sees
+     * an unknown capacity */
+    s->xcap *= (100.0 - QOS_CAP_FADE_PCT) / 100;
+    if (s->nupper + s->nlower > 0 && X > s->xcap)
+        s->xcap = X;
 }
 
 /* Ends the window that ended at end. */
@@ -258,6 +337,7 @@ static void close_window(struct qos_sched *s, uint64_t end)
     }
     /* the credit window expires with the time window */
     s->credit = credit_full(s);
+    s->last_arrivals = s->arrivals;
     s->completed = s->arrivals = 0;
     s->max_outstanding = s->outstanding;
     s->windows++;

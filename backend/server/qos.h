@@ -43,8 +43,15 @@
  *   per class i with samples: E_i = (l_i - MT_i) / T_i (MT_i its mean
  *   wait in EDF, T_i its p95), L_RT_i = L E_i;
  *   Lmin = Ndue L / X, Lbar = N L / X (capacity predicted from this one);
- *   overloaded when min L_RT_i < Lmin: L = QOS_DEPTH_INF if N > X, else
- *   max(min L_RT_i, Lmin);
+ *   overloaded when min L_RT_i < Lmin: if N <= X, L = max(min L_RT_i,
+ *   Lmin); if N > X, the paper opens the depth (QOS_DEPTH_INF) to gain
+ *   throughput, which holds only for a store whose throughput grows with
+ *   depth.  Here Xcap, the most a window completed while work was left
+ *   waiting (the store kept busy; fading QOS_CAP_FADE_PCT per window),
+ *   decides: unknown -> QOS_DEPTH_INF; X below QOS_CAP_PCT of Xcap -> the
+ *   depth that reached it, max(min L_RT_i, L Xcap / X); X at Xcap -> more
+ *   depth only adds latency (a single server, a disk in arrival order):
+ *   L = min L_RT_i;
  *   otherwise each class proposes Lbar if L_RT_i > Lbar, L_RT_i if
  *   L_RT_i < L or Lmax >= L, else L; the new L is the least proposal
  *   (QOS_DEPTH_INF when no class with an SLO was served: no latency to
@@ -67,6 +74,8 @@
 #define QOS_DEPTH_INIT 8
 #define QOS_DSFQ_DEPTH 8
 #define QOS_IDLE_PCT 90
+#define QOS_CAP_PCT 90                /* X this close to Xcap: at capacity */
+#define QOS_CAP_FADE_PCT 2            /* Xcap fades this much per window */
 #define QOS_SAMPLES 2048              /* latencies kept per class and window */
 #define QOS_NO_SLO_WEIGHT 10.0        /* MB/s */
 #define QOS_NO_SLO_DEADLINE_MS 10000.0
@@ -133,7 +142,12 @@ struct qos_sched {
     uint32_t max_outstanding;
     uint64_t completed, arrivals;
     /* the last window's verdict, and counts since start */
+    /* internal work (rebuild, scrub): its class (0: none) and pace */
+    uint32_t internal;
+    double internal_min_mbps, internal_max_mbps;
+    uint64_t last_arrivals;           /* requests that arrived in the last window */
     int overloaded;
+    double xcap;                      /* the store's capacity, requests/window */
     uint64_t refills, windows;
 };
 
@@ -154,6 +168,31 @@ int qos_check_slo(double rate_mbps, double latency_ms, char *msg, size_t msglen)
  * -ENOSPC (QOS_MAX_CLASSES classes already), reason in msg. */
 int qos_set(struct qos_sched *s, const char *name, double rate_mbps, double latency_ms,
             char *msg, size_t msglen);
+/* One line of an SLO file (qos_conf.c: "CLASS RATE LATENCY", units MB/s
+ * and ms optional, "#" comments): 1 and name (QOS_NAME_MAX + 1 bytes),
+ * rate, latency; 0 for a blank or comment line; -EINVAL with the reason. */
+int qos_parse_slo_line(const char *line, char *name, double *rate, double *latency, char *msg,
+                       size_t msglen);
+/* Sets the SLOs of the file at path.  0, or -errno / -EINVAL with
+ * "PATH:LINE: reason" in msg (classes before the bad line stay set). */
+int qos_load_slo(struct qos_sched *s, const char *path, char *msg, size_t msglen);
+/* Internal work (iRAID's rebuild and scrub) as the class "internal", md's
+ * sync_speed_min/max in MB/s: while applications have requests (waiting,
+ * in the store, or arrived in this window or the last) the sweeps get
+ * min_mbps, else max_mbps (0: unlimited).  They do not queue in the
+ * scheduler (a sweep holds one stripe at a time); they are paced.  The
+ * class shows in status with min_mbps as its rate and the sweeps' MB/s
+ * as issued and served; clients cannot name it (qos_lookup gives them
+ * "default", qos_set refuses it).  0, or -EINVAL with the reason (min
+ * must be > 0 and at most max unless max is 0), -ENOSPC. */
+#define QOS_INTERNAL_NAME "internal"
+int qos_set_internal(struct qos_sched *s, double min_mbps, double max_mbps, char *msg,
+                     size_t msglen);
+/* The MB/s internal work may have now (0: unlimited, also without an
+ * internal class). */
+double qos_internal_rate(struct qos_sched *s, uint64_t now);
+/* Internal work moved bytes at now (counted as issued and served). */
+void qos_internal_done(struct qos_sched *s, uint64_t bytes, uint64_t now);
 /* The class of name: its index, or 0 (default) when nobody set it. */
 uint32_t qos_lookup(const struct qos_sched *s, const char *name, size_t len);
 

@@ -12,6 +12,7 @@
 #include "backend/server/qos.h"
 #include "backend/server/server.h"
 #include "common/log.h"
+#include "iraid/volume.h"
 
 static_assert(IPVFS_QOS_NAME_MAX == QOS_NAME_MAX, "class names: wire and policy agree");
 static_assert(IPVFS_QOS_MAX_CLASSES == QOS_MAX_CLASSES, "classes: wire and policy agree");
@@ -26,6 +27,22 @@ uint64_t qos_svc_now_us(void)
     return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
+/* The pace of iRAID's rebuild and scrub: the class "internal". */
+static uint64_t internal_rate(void *user)
+{
+    struct server *srv = user;
+
+    return srv->qos ? (uint64_t)(qos_internal_rate(srv->qos, qos_svc_now_us()) * 1e6) : 0;
+}
+
+static void internal_done(void *user, uint64_t bytes)
+{
+    struct server *srv = user;
+
+    if (srv->qos)
+        qos_internal_done(srv->qos, bytes, qos_svc_now_us());
+}
+
 int qos_svc_open(struct server *srv)
 {
     enum qos_policy policy = QOS_FIFO;
@@ -37,6 +54,35 @@ int qos_svc_open(struct server *srv)
         return -ENOMEM;
     }
     qos_init(srv->qos, policy, srv->opts.qos_window_ms);
+    if (srv->opts.qos_internal_min > 0) {
+        char msg[200];
+        int rc = qos_set_internal(srv->qos, srv->opts.qos_internal_min,
+                                  srv->opts.qos_internal_max, msg, sizeof(msg));
+
+        if (rc < 0) {
+            log_error("I/O node %u: --qos-internal %s", srv->io_index, msg);
+            free(srv->qos);
+            srv->qos = NULL;
+            return rc;
+        }
+        if (srv->vol)
+            iraid_set_sweep_pace(srv->vol, &(struct iraid_sweep_pace){
+                                     .rate = internal_rate, .done = internal_done,
+                                     .user = srv });
+    }
+    if (srv->opts.qos_slo[0]) {
+        char msg[300];
+        int rc = qos_load_slo(srv->qos, srv->opts.qos_slo, msg, sizeof(msg));
+
+        if (rc < 0) {
+            log_error("I/O node %u: --qos-slo %s", srv->io_index, msg);
+            free(srv->qos);
+            srv->qos = NULL;
+            return rc;
+        }
+        log_info("I/O node %u: %u QoS class(es) from %s", srv->io_index, srv->qos->ncls - 1,
+                 srv->opts.qos_slo);
+    }
     log_info("I/O node %u: QoS %s, windows of %u ms", srv->io_index, qos_policy_name(policy),
              srv->opts.qos_window_ms);
     return 0;
@@ -46,6 +92,8 @@ void qos_svc_close(struct server *srv)
 {
     struct qos_req *r;
 
+    if (srv->vol)
+        iraid_set_sweep_pace(srv->vol, NULL);
     while (srv->qos && (r = qos_take_any(srv->qos)))
         r->start(r);
     free(srv->qos);

@@ -115,19 +115,57 @@ static int qos_ready(struct conn *c)
     return 0;
 }
 
+/* A hint's SLO (after the name and a NUL): set for a class that has none
+ * here, so that an administrator's or the file's stays. */
+static int class_slo(struct server *srv, const char *name, const uint8_t *tail, char *msg,
+                     size_t msglen)
+{
+    struct ipvfs_qos_slo slo;
+    uint32_t i = qos_lookup(srv->qos, name, strlen(name));
+    double rate, latency;
+    int rc;
+
+    memcpy(&slo, tail, sizeof(slo));
+    rate = (double)slo.rate_kbps / 1000;
+    latency = (double)slo.latency_us / 1000;
+    if ((rc = qos_check_slo(rate, latency, msg, msglen)) < 0)
+        return rc;
+    if ((i != 0 || strcmp(name, srv->qos->cls[0].name) == 0) && srv->qos->cls[i].rate_mbps > 0)
+        return 0;
+    if ((rc = qos_set(srv->qos, name, rate, latency, msg, msglen)) < 0)
+        return rc;
+    log_info("I/O node %u: QoS class %s: %.3f MB/s, p95 %.3f ms (a client's hint)",
+             srv->io_index, name, rate, latency);
+    return 0;
+}
+
 static void handle_class(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body)
 {
     struct access *a = conn_access(c);
-    char msg[160];
+    const uint8_t *nul = hdr->body_len ? memchr(body, 0, hdr->body_len) : NULL;
+    size_t len = nul ? (size_t)(nul - body) : hdr->body_len;
+    char name[QOS_NAME_MAX + 1], msg[200];
+    int rc;
 
     if (!qos_ready(c))
         return;
-    if (qos_check_name((const char *)body, hdr->body_len, msg, sizeof(msg)) < 0) {
+    if (nul && hdr->body_len != len + 1 + sizeof(struct ipvfs_qos_slo)) {
+        conn_reply_err(c, EINVAL, "QOS_CLASS: %llu bytes after the name's NUL, not an SLO "
+                       "of %zu", (unsigned long long)(hdr->body_len - len - 1),
+                       sizeof(struct ipvfs_qos_slo));
+        return;
+    }
+    if (qos_check_name((const char *)body, len, msg, sizeof(msg)) < 0) {
         conn_reply_err(c, EINVAL, "QOS_CLASS: %s", msg);
         return;
     }
-    memcpy(a->qos_class, body, hdr->body_len);
-    a->qos_class[hdr->body_len] = '\0';
+    memcpy(name, body, len);
+    name[len] = '\0';
+    if (nul && (rc = class_slo(conn_server(c), name, nul + 1, msg, sizeof(msg))) < 0) {
+        conn_reply_err(c, -rc, "QOS_CLASS: %s", msg);
+        return;
+    }
+    memcpy(a->qos_class, name, len + 1);
     conn_reply(c, 0, NULL, 0);
 }
 

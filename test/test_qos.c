@@ -293,23 +293,24 @@ static void test_controller(void **state)
     for (int k = 0; k < 60; k++)
         submit(&sched, k, a, MB, 6000 * MS);
     for (int k = 0; k < 40; k++) {
-        struct qos_req *r = qos_next(&sched, 6000 * MS + (uint64_t)k * 20 * MS);
+        struct qos_req *r = qos_next(&sched, 6000 * MS + (uint64_t)k * 25 * MS);
 
         assert_non_null(r);
-        qos_done(&sched, r, 6000 * MS + (uint64_t)(k + 1) * 20 * MS);
+        qos_done(&sched, r, 6000 * MS + (uint64_t)(k + 1) * 25 * MS);
     }
     qos_tick(&sched, 7000 * MS);
     assert_int_equal(sched.overloaded, 1);
     assert_int_equal(sched.depth, QOS_DEPTH_INF);
-    /* that window learnt the store's capacity: 40 a window with work left.
-     * At depth 64 it completes 40 again (one at a time): at capacity, so
-     * more depth adds only latency: the depth the bound allows, L_RT = 1 */
-    backlog_window(a, 100, 40, 40, 7000 * MS, 20);
+    /* that window kept the store busy (40 x 25 ms): its capacity is 40 a
+     * window.  At depth 64 it completes 40 again (one at a time): at
+     * capacity, so more depth adds only latency: the depth the bound
+     * allows, L_RT = 1 */
+    backlog_window(a, 100, 40, 40, 7000 * MS, 25);
     assert_int_equal(sched.overloaded, 1);
     assert_int_equal(sched.depth, 1);
     /* a store that did 40 a window completes 20 at depth 1 (it serves
      * more at once): the depth that reached its capacity, 1 x 40 / 20 */
-    backlog_window(a, 200, 40, 20, 8000 * MS, 20);
+    backlog_window(a, 200, 40, 20, 8000 * MS, 50);
     assert_int_equal(sched.overloaded, 1);
     assert_int_equal(sched.depth, 2);
     /* no class with an SLO served: no latency to keep, infinite depth */

@@ -221,7 +221,7 @@ static uint64_t count_due(const struct qos_req *q, uint64_t due)
 
 /* The feedback controller at the end of a window (qos.h); the classes'
  * last windows are filled already. */
-static void control_depth(struct qos_sched *s, uint64_t end)
+static void control_depth(struct qos_sched *s, uint64_t end, int busy)
 {
     double L = s->depth, X = (double)s->completed, Lmin, Lbar, min_rt = INFINITY, next;
     double n = (double)s->nupper + s->nlower + s->outstanding + s->arrivals;
@@ -296,13 +296,26 @@ static void control_depth(struct qos_sched *s, uint64_t end)
         }
     }
     s->depth = next >= QOS_DEPTH_INF ? QOS_DEPTH_INF : next < 1 ? 1 : (uint32_t)next;
-    /* the store's capacity: what it completed in a window that left work
-     * waiting (it was kept busy), fading so that a slower store is learnt;
+    /* the store's capacity: what it completed in a window it was kept
+     * busy (empty less than QOS_BUSY_IDLE_PCT of it: demand did not limit
+     * X), fading so that a slower store is learnt;
      * taken after the decision so that the first such window still sees
      * an unknown capacity */
     s->xcap *= (100.0 - QOS_CAP_FADE_PCT) / 100;
-    if (s->nupper + s->nlower > 0 && X > s->xcap)
+    if (busy && X > s->xcap)
         s->xcap = X;
+}
+
+/* The store empty from the later of since and the window's start to now
+ * adds to the window's idle time. */
+static void add_idle(struct qos_sched *s, uint64_t since, uint64_t now)
+{
+    uint64_t start = s->window_end > s->window_us ? s->window_end - s->window_us : 0;
+
+    if (since < start)
+        since = start;
+    if (now > since)
+        s->idle_us += now - since;
 }
 
 /* Ends the window that ended at end. */
@@ -325,8 +338,11 @@ static void close_window(struct qos_sched *s, uint64_t end)
             c->windows_met += (uint64_t)w->met;
         }
     }
+    if (!s->outstanding)
+        add_idle(s, s->idle_from, end);
     if (s->policy == QOS_TWO_LEVEL)
-        control_depth(s, end);
+        control_depth(s, end, s->idle_us * 100 < (uint64_t)QOS_BUSY_IDLE_PCT * s->window_us);
+    s->idle_us = 0;
     for (uint32_t i = 0; i < s->ncls; i++) {
         struct qos_class *c = &s->cls[i];
 
@@ -347,6 +363,7 @@ void qos_tick(struct qos_sched *s, uint64_t now)
 {
     if (!s->window_end) {
         s->window_end = now + s->window_us;
+        s->idle_from = now;
         s->credit = credit_full(s);
         return;
     }
@@ -449,6 +466,8 @@ static struct qos_req *to_store(struct qos_sched *s, struct qos_req *r, uint64_t
 {
     struct qos_class *c = &s->cls[r->cls];
 
+    if (!s->outstanding)
+        add_idle(s, s->idle_from, now);
     c->queued--;
     c->in_store++;
     r->where = QOS_STORE;
@@ -502,7 +521,8 @@ void qos_done(struct qos_sched *s, struct qos_req *r, uint64_t now)
     struct qos_class *c = &s->cls[r->cls];
 
     qos_tick(s, now);
-    s->outstanding--;
+    if (--s->outstanding == 0)
+        s->idle_from = now;
     s->completed++;
     c->in_store--;
     c->served_bytes += r->bytes;

@@ -46,8 +46,9 @@
  *   overloaded when min L_RT_i < Lmin: if N <= X, L = max(min L_RT_i,
  *   Lmin); if N > X, the paper opens the depth (QOS_DEPTH_INF) to gain
  *   throughput, which holds only for a store whose throughput grows with
- *   depth.  Here Xcap, the most a window completed while work was left
- *   waiting (the store kept busy; fading QOS_CAP_FADE_PCT per window),
+ *   depth.  Here Xcap, the most a window completed while the store was
+ *   kept busy (empty less than QOS_BUSY_IDLE_PCT of the window, so that
+ *   demand did not limit X; fading QOS_CAP_FADE_PCT per window),
  *   decides: unknown -> QOS_DEPTH_INF; X below QOS_CAP_PCT of Xcap -> the
  *   depth that reached it, max(min L_RT_i, L Xcap / X); X at Xcap -> more
  *   depth only adds latency (a single server, a disk in arrival order):
@@ -76,6 +77,7 @@
 #define QOS_IDLE_PCT 90
 #define QOS_CAP_PCT 90                /* X this close to Xcap: at capacity */
 #define QOS_CAP_FADE_PCT 2            /* Xcap fades this much per window */
+#define QOS_BUSY_IDLE_PCT 5           /* a store empty less of a window: busy */
 #define QOS_SAMPLES 2048              /* latencies kept per class and window */
 #define QOS_NO_SLO_WEIGHT 10.0        /* MB/s */
 #define QOS_NO_SLO_DEADLINE_MS 10000.0
@@ -148,6 +150,8 @@ struct qos_sched {
     uint64_t last_arrivals;           /* requests that arrived in the last window */
     int overloaded;
     double xcap;                      /* the store's capacity, requests/window */
+    uint64_t idle_from;               /* the store empty since (outstanding 0) */
+    uint64_t idle_us;                 /* the store empty in the window so far */
     uint64_t refills, windows;
 };
 

@@ -172,6 +172,29 @@ static void test_edf_order(void **state)
     assert_string_equal(order, "AAABBB");
 }
 
+/* EDF counts a deadline from when the request conforms to its class's
+ * rate (a bucket of one bound's worth): B (1 MB/s, 100 ms) sends 5 MB at
+ * once, A (40 MB/s, 100 ms) 3 MB a millisecond later.  B's first conforms
+ * at once, its others at 1 s intervals: A's go before them, "BAAABBBB"
+ * (by arrival + bound alone, B's five would all go first). */
+static void test_edf_conforming(void **state)
+{
+    char order[16];
+    uint32_t a, b;
+
+    (void)state;
+    qos_init(&sched, QOS_TWO_LEVEL, 1000);
+    a = add_class(&sched, "A", 40, 100);
+    b = add_class(&sched, "B", 1, 100);
+    qos_tick(&sched, 0);
+    for (int k = 0; k < 5; k++)
+        submit(&sched, k, b, MB, 0);
+    for (int k = 5; k < 8; k++)
+        submit(&sched, k, a, MB, 1 * MS);
+    assert_int_equal(drain(&sched, 1 * MS, order, NULL), 8);
+    assert_string_equal(order, "BAAABBBB");
+}
+
 /* The credit: (10 + 40 + 20) MB per 1 s window moves down; the rest waits
  * above until the store idles (refill) or the window ends. */
 static void test_credit(void **state)
@@ -313,6 +336,11 @@ static void test_controller(void **state)
     backlog_window(a, 200, 40, 20, 8000 * MS, 50);
     assert_int_equal(sched.overloaded, 1);
     assert_int_equal(sched.depth, 2);
+    /* at depth 2 it completes 40 again: capacity needs no more than 2,
+     * so the depth stays at most 2 whatever the latency allows */
+    backlog_window(a, 300, 40, 40, 9000 * MS, 25);
+    assert_int_equal(sched.lcap, 2);
+    assert_true(sched.depth <= 2);
     /* no class with an SLO served: no latency to keep, infinite depth */
     qos_init(&sched, QOS_TWO_LEVEL, 1000);
     a = add_class(&sched, "A", 40, 100);
@@ -496,7 +524,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_slo_checks),    cmocka_unit_test(test_classes),
         cmocka_unit_test(test_fifo_order),    cmocka_unit_test(test_dsfq_order),
-        cmocka_unit_test(test_edf_order),     cmocka_unit_test(test_credit),
+        cmocka_unit_test(test_edf_order),     cmocka_unit_test(test_edf_conforming),
+        cmocka_unit_test(test_credit),
         cmocka_unit_test(test_controller),    cmocka_unit_test(test_no_starvation),
         cmocka_unit_test(test_slo_file),      cmocka_unit_test(test_internal),
     };

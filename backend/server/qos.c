@@ -179,6 +179,22 @@ static double deadline_ms(const struct qos_class *c)
     return c->rate_mbps > 0 ? c->latency_ms : QOS_NO_SLO_DEADLINE_MS;
 }
 
+/* When a request of c arriving at now conforms to c's rate: the bound is
+ * promised only while a class issues at most its rate (qos.h), so EDF
+ * counts a request's deadline from the time it would conform, by a token
+ * bucket of the class's rate holding one latency bound's worth of bytes
+ * (bursts within it conform at once).  A class over its rate then gets
+ * ever later deadlines and takes what the conforming ones leave, instead
+ * of crowding them out with deadlines as early as theirs. */
+static uint64_t release_us(struct qos_class *c, uint64_t bytes, uint64_t now)
+{
+    double t = (double)now, bucket = deadline_ms(c) * 1000;
+    double base = fmax(c->next_release_us, t - bucket);
+
+    c->next_release_us = base + (double)bytes / weight(c);  /* MB/s = bytes/us */
+    return (uint64_t)fmax(base, t);
+}
+
 /* D when full: what the classes may move down in one window. */
 static double credit_full(const struct qos_sched *s)
 {
@@ -295,7 +311,21 @@ static void control_depth(struct qos_sched *s, uint64_t end, int busy)
             next = fmin(next, cand);
         }
     }
+    /* past the least depth at which the store reached its capacity, more
+     * depth adds only latency (and a class that comes on waits behind it) */
+    if (s->lcap)
+        next = fmin(next, s->lcap);
     s->depth = next >= QOS_DEPTH_INF ? QOS_DEPTH_INF : next < 1 ? 1 : (uint32_t)next;
+    /* that depth: lowered by a busy window at capacity, raised when a busy
+     * window at it falls short (the store or the load changed) */
+    if (busy && s->xcap > 0) {
+        if (X * 100 >= QOS_CAP_PCT * s->xcap) {
+            if (!s->lcap || L < s->lcap)
+                s->lcap = (uint32_t)L;
+        } else if (s->lcap && L >= s->lcap) {
+            s->lcap = (uint32_t)fmin(QOS_DEPTH_INF, ceil(L * s->xcap / X));
+        }
+    }
     /* the store's capacity: what it completed in a window it was kept
      * busy (empty less than QOS_BUSY_IDLE_PCT of it: demand did not limit
      * X), fading so that a slower store is learnt;
@@ -385,7 +415,7 @@ void qos_submit(struct qos_sched *s, struct qos_req *r, uint64_t now)
     c = &s->cls[r->cls];
     r->seq = s->seq++;
     r->arrive_us = now;
-    r->deadline_us = now + (uint64_t)(deadline_ms(c) * 1000);
+    r->deadline_us = release_us(c, r->bytes, now) + (uint64_t)(deadline_ms(c) * 1000);
     r->start_tag = fmax(s->vtime, c->last_finish);
     r->finish_tag = r->start_tag + (double)r->bytes / 1e6 / weight(c);
     c->last_finish = r->finish_tag;

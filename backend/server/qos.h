@@ -53,6 +53,9 @@
  *   depth that reached it, max(min L_RT_i, L Xcap / X); X at Xcap -> more
  *   depth only adds latency (a single server, a disk in arrival order):
  *   L = min L_RT_i;
+ *   and in every case L is at most Lcap, the least depth at which a busy
+ *   window reached QOS_CAP_PCT of Xcap (raised to L Xcap / X when a busy
+ *   window at Lcap falls short): beyond it depth adds only latency;
  *   otherwise each class proposes Lbar if L_RT_i > Lbar, L_RT_i if
  *   L_RT_i < L or Lmax >= L, else L; the new L is the least proposal
  *   (QOS_DEPTH_INF when no class with an SLO was served: no latency to
@@ -116,6 +119,7 @@ struct qos_class {
     double rate_mbps;                 /* 0: no SLO */
     double latency_ms;
     double last_finish;               /* DSFQ: finish tag of its latest request */
+    double next_release_us;           /* EDF: when its next request conforms */
     uint32_t queued, in_store;
     /* the window in progress */
     uint64_t issued_bytes, served_bytes, arrivals, completions;
@@ -150,6 +154,7 @@ struct qos_sched {
     uint64_t last_arrivals;           /* requests that arrived in the last window */
     int overloaded;
     double xcap;                      /* the store's capacity, requests/window */
+    uint32_t lcap;                    /* the least depth that reached it; 0 unknown */
     uint64_t idle_from;               /* the store empty since (outstanding 0) */
     uint64_t idle_us;                 /* the store empty in the window so far */
     uint64_t refills, windows;

@@ -133,6 +133,9 @@ int conn_send_qos_class(struct ipvfs_client *c, int fd, char *msg, size_t msglen
     if (rep.status) {
         rc = -(int)rep.status;
         snprintf(msg, msglen, "QOS_CLASS: %s", rep.len ? (const char *)rep.body : strerror(-rc));
+        /* a refused SLO fails this open, not every later connection of
+         * the client (the hints came with one file) */
+        c->qos_slo = (struct ipvfs_qos_slo){ 0 };
     }
     wire_reply_free(&rep);
     return rc;

@@ -186,10 +186,20 @@ static double deadline_ms(const struct qos_class *c)
  * (bursts within it conform at once).  A class over its rate then gets
  * ever later deadlines and takes what the conforming ones leave, instead
  * of crowding them out with deadlines as early as theirs. */
-static uint64_t release_us(struct qos_class *c, uint64_t bytes, uint64_t now)
+static uint64_t release_us(const struct qos_sched *s, struct qos_class *c, uint64_t bytes,
+                           uint64_t now)
 {
-    double t = (double)now, bucket = deadline_ms(c) * 1000;
+    double t = (double)now, bucket = deadline_ms(c) * 1000, lead = 0;
     double base = fmax(c->next_release_us, t - bucket);
+
+    /* a class over its rate for long is not owed ever later deadlines (it
+     * would starve once the others come back): its conformance time runs
+     * at most QOS_LEAD_BOUNDS times the largest bound ahead of now, so it
+     * waits a bounded time */
+    for (uint32_t i = 0; i < s->ncls; i++)
+        if (s->cls[i].rate_mbps > 0)
+            lead = fmax(lead, QOS_LEAD_BOUNDS * s->cls[i].latency_ms * 1000);
+    base = fmin(base, t + lead);
 
     c->next_release_us = base + (double)bytes / weight(c);  /* MB/s = bytes/us */
     return (uint64_t)fmax(base, t);
@@ -415,7 +425,7 @@ void qos_submit(struct qos_sched *s, struct qos_req *r, uint64_t now)
     c = &s->cls[r->cls];
     r->seq = s->seq++;
     r->arrive_us = now;
-    r->deadline_us = release_us(c, r->bytes, now) + (uint64_t)(deadline_ms(c) * 1000);
+    r->deadline_us = release_us(s, c, r->bytes, now) + (uint64_t)(deadline_ms(c) * 1000);
     r->start_tag = fmax(s->vtime, c->last_finish);
     r->finish_tag = r->start_tag + (double)r->bytes / 1e6 / weight(c);
     c->last_finish = r->finish_tag;

@@ -29,7 +29,9 @@
  *              refilled to the sum of the classes' t (times the window in
  *              seconds, at least one request) when the lower level
  *              reports idleness, or at the end of each window.  Below,
- *              EDF (deadline = arrival + l) with one depth L for all
+ *              EDF (deadline = l after the request conforms to t, by a
+ *              token bucket of l's worth, at most QOS_LEAD_BOUNDS
+ *              largest bounds ahead of arrival) with one depth L for all
  *              classes, set once per window by the feedback controller
  *              (qos_window below, the paper's section 3.2.2).
  *
@@ -81,6 +83,7 @@
 #define QOS_CAP_PCT 90                /* X this close to Xcap: at capacity */
 #define QOS_CAP_FADE_PCT 2            /* Xcap fades this much per window */
 #define QOS_BUSY_IDLE_PCT 5           /* a store empty less of a window: busy */
+#define QOS_LEAD_BOUNDS 4             /* EDF: conformance at most this many bounds ahead */
 #define QOS_SAMPLES 2048              /* latencies kept per class and window */
 #define QOS_NO_SLO_WEIGHT 10.0        /* MB/s */
 #define QOS_NO_SLO_DEADLINE_MS 10000.0

@@ -302,8 +302,10 @@ static void control_depth(struct qos_sched *s, uint64_t end, int busy)
         else
             /* at the store's capacity: more depth adds no throughput, only
              * latency (a single-server store, a disk serving in arrival
-             * order); keep the depth the latency bounds allow */
-            next = min_rt;
+             * order); keep the depth the latency bounds allow, but not one
+             * already seen to fall short of the capacity (that would only
+             * deepen the overload) */
+            next = fmax(min_rt, s->lshort + 1);
     } else {
         s->overloaded = 0;
         next = INFINITY;
@@ -332,8 +334,13 @@ static void control_depth(struct qos_sched *s, uint64_t end, int busy)
         if (X * 100 >= QOS_CAP_PCT * s->xcap) {
             if (!s->lcap || L < s->lcap)
                 s->lcap = (uint32_t)L;
-        } else if (s->lcap && L >= s->lcap) {
-            s->lcap = (uint32_t)fmin(QOS_DEPTH_INF, ceil(L * s->xcap / X));
+            if (L <= s->lshort)
+                s->lshort = (uint32_t)L - 1;
+        } else {
+            if (L > s->lshort && (!s->lcap || L < s->lcap))
+                s->lshort = (uint32_t)L;
+            if (s->lcap && L >= s->lcap)
+                s->lcap = (uint32_t)fmin(QOS_DEPTH_INF, ceil(L * s->xcap / X));
         }
     }
     /* the store's capacity: what it completed in a window it was kept

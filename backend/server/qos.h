@@ -54,7 +54,9 @@
  *   decides: unknown -> QOS_DEPTH_INF; X below QOS_CAP_PCT of Xcap -> the
  *   depth that reached it, max(min L_RT_i, L Xcap / X); X at Xcap -> more
  *   depth only adds latency (a single server, a disk in arrival order):
- *   L = min L_RT_i;
+ *   L = max(min L_RT_i, Lshort + 1), Lshort the greatest depth a busy
+ *   window was seen to fall short of Xcap at (less would only deepen the
+ *   overload);
  *   and in every case L is at most Lcap, the least depth at which a busy
  *   window reached QOS_CAP_PCT of Xcap (raised to L Xcap / X when a busy
  *   window at Lcap falls short): beyond it depth adds only latency;
@@ -158,6 +160,7 @@ struct qos_sched {
     int overloaded;
     double xcap;                      /* the store's capacity, requests/window */
     uint32_t lcap;                    /* the least depth that reached it; 0 unknown */
+    uint32_t lshort;                  /* the most depth seen short of it; 0 none */
     uint64_t idle_from;               /* the store empty since (outstanding 0) */
     uint64_t idle_us;                 /* the store empty in the window so far */
     uint64_t refills, windows;

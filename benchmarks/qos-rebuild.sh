@@ -8,7 +8,7 @@
 # One I/O node x 4 targets, RAID-5, every target an emulated disk
 # (--emulate-disk st318452lw, 51 MB/s), --qos two-level.  The application
 # "app" (SLO QOS_REB_RATE MB/s, default 8, p95 QOS_REB_LAT ms, default
-# 60) writes 1 MiB requests at its rate from 8 writers
+# 40) writes 1 MiB requests at its rate from 8 writers
 # (benchmarks/qos-load.py) for DURATION s (default 60); 5 s in,
 # `ipvfs-ctl rebuild 0 2` rebuilds member 2 in full.  Two runs side by
 # side on fresh clusters: "unpaced" (no --qos-internal) and "paced"
@@ -34,7 +34,7 @@ done
 case $duration in ''|*[!0-9]*) echo "qos-rebuild.sh: --duration needs whole seconds" >&2; exit 2 ;; esac
 [ "$duration" -ge 15 ] || { echo "qos-rebuild.sh: --duration needs 15 s or more" >&2; exit 2; }
 build=$(cd "${1:-$srcdir/_build}" && pwd) || exit 2
-rate=${QOS_REB_RATE:-8} lat=${QOS_REB_LAT:-60} internal=${QOS_REB_INTERNAL:-2:0}
+rate=${QOS_REB_RATE:-8} lat=${QOS_REB_LAT:-40} internal=${QOS_REB_INTERNAL:-2:0}
 wait_max=${QOS_REB_WAIT:-600}
 command -v gnuplot >/dev/null || { echo "qos-rebuild.sh: gnuplot is needed" >&2; exit 1; }
 IPVFS_SRCDIR=$srcdir IPVFS_BUILDDIR=$build

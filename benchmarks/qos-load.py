@@ -4,6 +4,8 @@ node, for benchmarks/qos.sh (the vPFS paper's experiment, scaled down).
 
   qos-load.py MAP POLICY DURATION_S OUT_CSV APP...
 
+POLICY labels the CSV's lines (the server's --qos, or another run label).
+
 APP is NAME:CLASS:THREADS:PATTERN, PATTERN one of
   onoff:RATE:PERIOD   RATE MB/s during [2kP, 2kP+P), nothing otherwise
   ramp:R0:R1          from R0 to R1 MB/s over the run
@@ -28,25 +30,11 @@ import ipvfs_proto as P  # noqa: E402
 MIB = 1 << 20
 
 
-PROGRESS = P.OP["PROGRESS"] | P.REPLY
-
-
-def call(s, op, body=b""):
-    """(status, body) of one request; keepalives (a request that waits
-    IPVFS_PROGRESS_MS or more) are skipped, as clients do."""
-    P.send(s, op, body)
-    while True:
-        r = P.reply(s)
-        assert r is not None, "connection closed by the server"
-        if r[0] != PROGRESS:
-            return r[1], r[3]
-
-
 def connect(mapfile, cls):
     secret, addr, s = P.io_node(mapfile, timeout=120)
     assert P.hello(s, secret, 77)[0] == 0, "HELLO/AUTH refused"
     if cls:
-        st, body = call(s, P.OP["QOS_CLASS"], cls.encode())
+        st, body = P.call(s, P.OP["QOS_CLASS"], cls.encode())
         assert st == 0, body
     return s
 
@@ -87,7 +75,7 @@ def writer(mapfile, app, cls, pattern, nthreads, index, handle, t0, duration, lo
             continue
         body = struct.pack("<QII", handle, 1, 0) + struct.pack("<QQ", off, MIB) + data
         issued = time.monotonic()
-        st, rbody = call(s, P.OP["WRITE"], body)
+        st, rbody = P.call(s, P.OP["WRITE"], body)
         done = time.monotonic()
         assert st == 0, (st, rbody[:200])
         off = (off + MIB) % (64 * MIB)
@@ -104,7 +92,7 @@ def writer(mapfile, app, cls, pattern, nthreads, index, handle, t0, duration, lo
 def poller(mapfile, t0, duration, depths):
     s = connect(mapfile, None)
     while time.monotonic() - t0 < duration:
-        st, b = call(s, P.OP["QOS_STATUS"], b"")
+        st, b = P.call(s, P.OP["QOS_STATUS"], b"")
         if st == 0:
             depth, over = struct.unpack_from("<I", b, 8)[0], struct.unpack_from("<I", b, 20)[0]
             depths[int(time.monotonic() - t0)] = (depth, over)
@@ -124,7 +112,9 @@ def main():
     apps = [a.split(":") for a in sys.argv[5:]]
     log, lock, depths, threads = [], threading.Lock(), {}, []
     t0 = time.monotonic() + 1.0
-    h = 1000 * (1 + ["fifo", "dsfq", "two-level"].index(policy))
+    # datafile handles apart per run label (policy, or any other label)
+    labels = ["fifo", "dsfq", "two-level"]
+    h = 1000 * (1 + (labels.index(policy) if policy in labels else len(labels)))
     for name, cls, n, *pattern in apps:
         for i in range(int(n)):
             h += 1

@@ -12,7 +12,10 @@
 #   DURATION/6 s
 #   App2 (20 MB/s, 300 ms): from 20 to 50 MB/s over the run
 # (QOS_SCALE=S, default 1: every rate divided by S, every latency bound
-# multiplied by S, requests still 1 MiB), run with --qos fifo, dsfq and two-level one after the other on fresh
+# multiplied by S, requests still 1 MiB; QOS_STORE=disk: instead of
+# --store-rate, every target an emulated disk, --emulate-disk st318452lw,
+# so the store has the internal parallelism of 2 disks behind RAID-0 and
+# its rate is what one class alone gets under fifo), run with --qos fifo, dsfq and two-level one after the other on fresh
 # clusters (default DURATION 90 s each), then one class alone writing as
 # fast as the store serves (QOS_SOLO_S, default 20 s, per policy) for the
 # throughput of one class.  Output in DIR (default benchmarks/results),
@@ -37,7 +40,8 @@ done
 case $duration in ''|*[!0-9]*) echo "qos.sh: --duration needs whole seconds" >&2; exit 2 ;; esac
 [ "$duration" -ge 12 ] || { echo "qos.sh: --duration needs 12 s or more" >&2; exit 2; }
 build=$(cd "${1:-$srcdir/_build}" && pwd) || exit 2
-scale=${QOS_SCALE:-1} solo=${QOS_SOLO_S:-20} app1=${QOS_APP1_RATE:-50}
+scale=${QOS_SCALE:-1} solo=${QOS_SOLO_S:-20} app1=${QOS_APP1_RATE:-50} store=${QOS_STORE:-rate}
+case $store in rate|disk) ;; *) echo "qos.sh: QOS_STORE is rate or disk" >&2; exit 2 ;; esac
 case $scale in ''|*[!0-9]*|0) echo "qos.sh: QOS_SCALE needs a whole number above 0" >&2; exit 2 ;; esac
 # the paper's figures, rates divided and latencies multiplied by the scale
 # (a shared machine's scheduling noise is tens of ms: a scale of 5 keeps
@@ -49,6 +53,13 @@ i1=$(sc "$app1" 1 "$scale") i2a=$(sc 20 1 "$scale") i2b=$(sc 50 1 "$scale")
 name=qos
 [ "$app1" = 50 ] || name=qos-app1-$app1
 [ "$scale" = 1 ] || name=$name-scale$scale
+[ "$store" = rate ] || name=$name-disk
+store_opt=(--store-rate "$cap" --target-size 512M)
+if [ "$store" = disk ]; then
+    # 16 writers x 64 MiB each fit; the plots' line is the disks' sum
+    store_opt=(--emulate-disk st318452lw --target-size 1G)
+    cap=102
+fi
 command -v gnuplot >/dev/null || { echo "qos.sh: gnuplot is needed" >&2; exit 1; }
 IPVFS_SRCDIR=$srcdir IPVFS_BUILDDIR=$build
 export IPVFS_SRCDIR IPVFS_BUILDDIR
@@ -61,8 +72,7 @@ period=$((duration / 6))
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 for policy in fifo dsfq two-level; do
     echo "policy $policy: $duration s"
-    ipvfs_start_cluster 1 2 --raid 0 --target-size 512M --no-bind --qos "$policy" \
-        --store-rate "$cap"
+    ipvfs_start_cluster 1 2 --raid 0 --no-bind --qos "$policy" "${store_opt[@]}"
     ipvfs-ctl qos set app1 --rate "$r1" --latency "$l1" >/dev/null || ipvfs_fail "qos set app1"
     ipvfs-ctl qos set app2 --rate "$r2" --latency "$l2" >/dev/null || ipvfs_fail "qos set app2"
     python3 "$srcdir/benchmarks/qos-load.py" "$IPVFS_MAP" "$policy" "$duration" "$csv" \
@@ -76,11 +86,16 @@ for policy in fifo dsfq two-level; do
 done
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
 
-python3 - "$csv" "$solo_csv" "$cap" "$r1" "$l1" "$r2" "$l2" >"$out/$name.txt" <<'PYEOF'
+python3 - "$csv" "$solo_csv" "$cap" "$r1" "$l1" "$r2" "$l2" "$store" >"$out/$name.txt" <<'PYEOF'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 solo = list(csv.DictReader(open(sys.argv[2])))
 cap = float(sys.argv[3])
+if sys.argv[8] == "disk":
+    # the store's rate: what one class alone got under fifo
+    w = [float(r["served_mbps"]) for r in solo if r["policy"] == "fifo" and int(r["t"]) > 0]
+    cap = sum(w) / max(len(w), 1)
+    print("store: 2 emulated st318452lw disks (51 MB/s each) behind RAID-0")
 bound = {"App1": float(sys.argv[5]), "App2": float(sys.argv[7])}
 slo = {"App1": float(sys.argv[4]), "App2": float(sys.argv[6])}
 print("store rate (the physical limit here): %.0f MB/s" % cap)
@@ -121,7 +136,7 @@ for pol in ("fifo", "dsfq", "two-level"):
 PYEOF
 cat "$out/$name.txt"
 {
-    echo "command: QOS_SCALE=$scale QOS_SOLO_S=$solo QOS_APP1_RATE=$app1 benchmarks/qos.sh --duration $duration${1:+ $1}"
+    echo "command: QOS_STORE=$store QOS_SCALE=$scale QOS_SOLO_S=$solo QOS_APP1_RATE=$app1 benchmarks/qos.sh --duration $duration${1:+ $1}"
     echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'), load before/after: $load0 / $load1 ($(nproc) CPUs, shared)"
 } >>"$out/$name.txt"
 

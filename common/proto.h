@@ -690,7 +690,11 @@ struct ipvfs_rebuild_req {
  * an I/O node, right after AUTH: the name is IPVFS_QOS_CLASS, the hint
  * ipvfs_qos_class, or the job's (doc/qos.md).  A connection that names
  * none, or a class that has no SLO at that I/O node, counts for the
- * class "default".
+ * class "default".  The name may be followed by one NUL and a struct
+ * ipvfs_qos_slo (the hints ipvfs_qos_rate and ipvfs_qos_latency): that
+ * SLO is set for the class when it has none at that I/O node (QOS_SET
+ * and the --qos-slo file win; a later hint changes nothing); EINVAL for
+ * an SLO out of range or a tail of another size, with the reason.
  * QOS_SET (the key or a proven root): body struct ipvfs_qos_set_req then
  * name_len bytes of class name; empty reply; sets or creates that class's
  * SLO at this I/O node (EINVAL: a rate or latency out of range, with the
@@ -705,6 +709,10 @@ struct ipvfs_qos_set_req {
     uint64_t latency_us;     /* 95th percentile latency bound */
     uint32_t name_len;
     uint32_t reserved;
+};
+struct ipvfs_qos_slo {
+    uint64_t rate_kbps;      /* as in struct ipvfs_qos_set_req */
+    uint64_t latency_us;
 };
 enum ipvfs_qos_policy {
     IPVFS_QOS_FIFO = 0,

@@ -240,6 +240,7 @@ struct iraid_sweep {
     int status;
     uint64_t mismatches, skipped;
     uint64_t done;                 /* stripe ops completed */
+    double pace_at_ms;             /* paced: when the next stripe may start */
     iraid_scrub_cb cb;
     void *user;
     int (*want)(const struct iraid_volume *vol, uint64_t stripe); /* NULL: every stripe */
@@ -268,6 +269,7 @@ struct iraid_volume {
     int assume_clean;              /* cfg->assume_clean, for the first open */
     int start_dirty_degraded;      /* cfg->start_dirty_degraded */
     struct iraid_sweep rebuild, scrub, resync;
+    struct iraid_sweep_pace pace;  /* iraid_set_sweep_pace(); rate NULL: none */
     uint64_t rebuild_retry_at;     /* 0: no rebuild wanted */
     uint64_t read_repairs;         /* stripe reads served around a member's read error */
     uint64_t read_rewrites;        /* ...whose rows were then written back to it */

@@ -44,6 +44,35 @@ static void sweep_timer(struct evloop *loop, uint64_t id, void *user)
     sweep_step(sw->vol, sw);
 }
 
+/* After a stripe done: how long the next one waits for the pace
+ * (iraid_set_sweep_pace), in ms.  One stripe's chunk takes chunk / rate;
+ * a stripe op slower than its share is not paid back by a burst: the pace
+ * clock never lags now by more than one stripe. */
+static uint64_t sweep_pace_delay(struct iraid_volume *vol, struct iraid_sweep *sw)
+{
+    double now = (double)evloop_now_ms(), step;
+    uint64_t rate;
+
+    if (!vol->pace.rate)
+        return 0;
+    if (vol->pace.done)
+        vol->pace.done(vol->pace.user, vol->layout.chunk);
+    if (!(rate = vol->pace.rate(vol->pace.user))) {
+        sw->pace_at_ms = now;
+        return 0;
+    }
+    step = (double)vol->layout.chunk * 1000.0 / (double)rate;
+    if (sw->pace_at_ms < now - step)
+        sw->pace_at_ms = now - step;
+    sw->pace_at_ms += step;
+    return sw->pace_at_ms > now ? (uint64_t)(sw->pace_at_ms - now) : 0;
+}
+
+void iraid_set_sweep_pace(struct iraid_volume *vol, const struct iraid_sweep_pace *pace)
+{
+    vol->pace = pace ? *pace : (struct iraid_sweep_pace){ 0 };
+}
+
 /* One stripe done.  The next one starts from a timer, never from here:
  * stripes that finish without I/O would otherwise recurse.  A next-round
  * timer rather than evloop_defer: the clients' I/O gets its turn between
@@ -53,6 +82,7 @@ static void sweep_op_done(struct stripe_op *op, int status)
     struct iraid_sweep *sw = op->user;
     struct iraid_volume *vol = op->vol;
     struct iraid_member *t = &vol->members[sw->target];
+    uint64_t delay = 0;
 
     if (status < 0) {
         sw->status = status;
@@ -69,8 +99,9 @@ static void sweep_op_done(struct stripe_op *op, int status)
             else
                 sw->status = -ESTALE;
         }
+        delay = sweep_pace_delay(vol, sw);
     }
-    if (vol->closing || !(sw->timer = evloop_add_timer(vol->loop, 0, sweep_timer, sw))) {
+    if (vol->closing || !(sw->timer = evloop_add_timer(vol->loop, delay, sweep_timer, sw))) {
         if (sw->status == 0)
             sw->status = vol->closing ? -ECANCELED : -ENOMEM;
         sw->running = 0;

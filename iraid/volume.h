@@ -313,6 +313,21 @@ int iraid_get_status(const struct iraid_volume *vol, struct iraid_status *out);
 typedef void (*iraid_scrub_cb)(struct iraid_volume *vol, int status, uint64_t mismatches,
                                uint64_t skipped, void *user);
 int iraid_scrub(struct iraid_volume *vol, iraid_scrub_cb cb, void *user);
+
+/* The pace of the background sweeps, rebuild and scrub (md's
+ * sync_speed_min/max, decided by the caller: the I/O node's QoS class
+ * "internal").  After each stripe a sweep tells done(user, bytes) the
+ * stripe's chunk bytes (its progress over one member) and asks
+ * rate(user) how many such bytes per second it may have now: the next
+ * stripe starts when that pace allows (0: at once).  The resync inside
+ * iraid_open() runs before a pace can be set and is never paced.  NULL
+ * or a pace without rate: unpaced (the default).  Copied. */
+struct iraid_sweep_pace {
+    uint64_t (*rate)(void *user);
+    void (*done)(void *user, uint64_t bytes);
+    void *user;
+};
+void iraid_set_sweep_pace(struct iraid_volume *vol, const struct iraid_sweep_pace *pace);
 int iraid_scrub_sync(struct iraid_volume *vol, uint64_t *mismatches, uint64_t *skipped);
 
 /* Takes member idx out (as if it failed) and logs in to url instead, with

@@ -12,6 +12,14 @@
 #   that disagrees with its name length EINVAL, with a zero rate EINVAL;
 #   the WRITEs of a connection that named a class count for it, those of
 #   one naming an unknown class for "default";
+# - --qos-slo FILE sets its classes at start, --qos-internal shows the
+#   class "internal" with its least rate; nobody sets it or names it (a
+#   connection naming it counts for "default");
+# - ipvfs_proto.call skips a keepalive header before the reply;
+# - the hints ipvfs_qos_rate/ipvfs_qos_latency give a class without an
+#   SLO one (not a class that has one); malformed values (negative, other
+#   units, one without the other, out of range) fail the open naming the
+#   hint; on the wire an SLO tail of the wrong size is EINVAL;
 # - an MPI program (ipvfs-ior through ROMIO) with IPVFS_QOS_CLASS=app1
 #   counts for app1; with the hint ipvfs_qos_class=app2 (ROMIO_HINTS) for
 #   app2; a bad
@@ -42,8 +50,18 @@ refused() {
     echo "$out" | grep -q -- "$what" || ipvfs_fail "qos set $*: '$out' does not say '$what'"
 }
 
-ipvfs_start_cluster 1 2 --target-size 256M --no-bind --qos two-level --qos-window 200
+slo=$(mktemp) || ipvfs_fail "mktemp"
+printf '# SLOs read at start\nfromfile 12MB/s 250ms\n' >"$slo"
+ipvfs_start_cluster 1 2 --target-size 256M --no-bind --qos two-level --qos-window 200 \
+    --qos-slo "$slo" --qos-internal 2:20
+rm -f "$slo"
 ipvfs_wait_log 'QoS two-level, windows of 200 ms' || ipvfs_fail "the I/O node names no QoS policy"
+ipvfs-ctl qos status --json | python3 -c '
+import json, sys
+c = {x["name"]: x for x in json.load(sys.stdin)["io_nodes"][0]["classes"]}
+assert c["fromfile"]["rate_mbps"] == 12 and c["fromfile"]["latency_ms"] == 250, c
+assert c["internal"]["rate_mbps"] == 2, c' || ipvfs_fail "the SLO file or --qos-internal not in qos status"
+refused "is the servers' rebuild and scrub" internal --rate 10 --latency 100
 
 ipvfs-ctl qos set app1 --rate 40 --latency 100 | grep -q 'class app1: 40 MB/s' ||
     ipvfs_fail "qos set app1"
@@ -112,6 +130,24 @@ call(t, "QOS_CLASS", b"app3", 0)
 call(t, "QOS_STATUS", b"", 0)
 st, body = P.call(t, P.OP["QOS_SET"], struct.pack("<QQII", 1000, 1000, 4, 0) + b"evil")
 assert st in (errno.EPERM, errno.EACCES), (st, body)
+# a class name with an SLO after a NUL (the hints): a tail of another
+# size, an SLO out of range, or the internal class are refused
+slo = lambda kbps, us: struct.pack("<QQ", kbps, us)
+assert b"not an SLO" in call(s, "QOS_CLASS", b"app7\0" + slo(1000, 1000)[:15], errno.EINVAL)
+assert b"rate 0 MB/s" in call(s, "QOS_CLASS", b"app7\0" + slo(0, 1000), errno.EINVAL)
+assert b"rebuild and scrub" in call(s, "QOS_CLASS", b"internal\0" + slo(1000, 1000000), errno.EINVAL)
+call(s, "QOS_CLASS", b"app7\0" + slo(7000, 70000), 0)
+# a client naming the internal class counts for default
+call(s, "QOS_CLASS", b"internal", 0)
+write(s, 303, 2)
+last = status()
+assert last["default"] == again["default"] + 2 and last["internal"] == 0, (again, last)
+# P.call skips keepalives (a request waiting 2 s or more gets PROGRESS
+# headers before its reply), as clients do
+a, b = __import__("socket").socketpair()
+b.sendall(P.HDR.pack(P.MAGIC, P.VERSION, P.PROGRESS, 0, 0, 7, 0) +
+          P.HDR.pack(P.MAGIC, P.VERSION, P.OP["QOS_STATUS"] | P.REPLY, errno.ENOENT, 0, 7, 2) + b"ok")
+assert P.call(a, P.OP["QOS_STATUS"]) == (errno.ENOENT, b"ok")
 print("wire checks passed")
 PYEOF
 
@@ -128,6 +164,36 @@ IPVFS_QOS_CLASS=app1 ROMIO_HINTS=$IPVFS_CLUSTER_DIR/hints ior "$IOR" -f ipvfs:/q
     ipvfs_fail "ipvfs-ior with the hint"
 b1=$(requests app2)
 [ "$b1" -ge $((b0 + 8)) ] || ipvfs_fail "app2 served $b0 then $b1: the hint ipvfs_qos_class did not apply"
+# SLO hints: a new class takes the hints' SLO; a class with one keeps it;
+# malformed or out-of-range values fail the open naming the hint
+slo_of() {
+    ipvfs-ctl qos status --json | python3 -c '
+import json, sys
+c = [x for x in json.load(sys.stdin)["io_nodes"][0]["classes"] if x["name"] == sys.argv[1]]
+print("%g %g" % (c[0]["rate_mbps"], c[0]["latency_ms"]) if c else "none")' "$1"
+}
+printf 'ipvfs_qos_class app5\nipvfs_qos_rate 30MB/s\nipvfs_qos_latency 200ms\n' >"$IPVFS_CLUSTER_DIR/hints"
+ROMIO_HINTS=$IPVFS_CLUSTER_DIR/hints ior "$IOR" -f ipvfs:/qos/c -b 1m -t 1m -w -e -k ||
+    ipvfs_fail "ipvfs-ior with SLO hints: $(cat "$IPVFS_CLUSTER_DIR/ior.err")"
+[ "$(slo_of app5)" = "30 200" ] || ipvfs_fail "the hints' SLO: app5 has $(slo_of app5)"
+printf 'ipvfs_qos_class app1\nipvfs_qos_rate 5\nipvfs_qos_latency 1000\n' >"$IPVFS_CLUSTER_DIR/hints"
+ROMIO_HINTS=$IPVFS_CLUSTER_DIR/hints ior "$IOR" -f ipvfs:/qos/d -b 1m -t 1m -w -e -k ||
+    ipvfs_fail "ipvfs-ior with SLO hints for app1"
+[ "$(slo_of app1)" = "40 100" ] || ipvfs_fail "a hint changed the SLO set by qos set: $(slo_of app1)"
+bad_hints() {
+    local what=$1
+    shift
+    printf '%s\n' "$@" >"$IPVFS_CLUSTER_DIR/hints"
+    ROMIO_HINTS=$IPVFS_CLUSTER_DIR/hints ior "$IOR" -f ipvfs:/qos/e -b 1m -t 1m -w -e -k &&
+        ipvfs_fail "bad hints accepted: $*"
+    grep -q -- "$what" "$IPVFS_CLUSTER_DIR/ior.err" ||
+        ipvfs_fail "bad hints $*: '$(head -c 400 "$IPVFS_CLUSTER_DIR/ior.err")' does not say '$what'"
+}
+bad_hints "hint ipvfs_qos_rate '-5' must be more than 0" "ipvfs_qos_class app6" "ipvfs_qos_rate -5" "ipvfs_qos_latency 100"
+bad_hints "unknown unit 'GB/s'" "ipvfs_qos_class app6" "ipvfs_qos_rate 4GB/s" "ipvfs_qos_latency 100"
+bad_hints "ipvfs_qos_rate without ipvfs_qos_latency" "ipvfs_qos_class app6" "ipvfs_qos_rate 4"
+bad_hints "latency 0.01 ms" "ipvfs_qos_class app6" "ipvfs_qos_rate 4" "ipvfs_qos_latency 0.01"
+[ "$(slo_of app6)" = none ] || ipvfs_fail "refused hints made a class: $(slo_of app6)"
 out=$(IPVFS_QOS_CLASS="a b" ipvfs-ctl qos status 2>&1) && ipvfs_fail "a bad IPVFS_QOS_CLASS was accepted"
 echo "$out" | grep -q IPVFS_QOS_CLASS || ipvfs_fail "bad IPVFS_QOS_CLASS: '$out' does not name it"
 ipvfs-ctl qos status

@@ -11,7 +11,9 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backend/server/qos.h"
 
@@ -170,6 +172,29 @@ static void test_edf_order(void **state)
     assert_string_equal(order, "AAABBB");
 }
 
+/* EDF counts a deadline from when the request conforms to its class's
+ * rate (a bucket of one bound's worth): B (1 MB/s, 100 ms) sends 5 MB at
+ * once, A (40 MB/s, 100 ms) 3 MB a millisecond later.  B's first conforms
+ * at once, its others at 1 s intervals: A's go before them, "BAAABBBB"
+ * (by arrival + bound alone, B's five would all go first). */
+static void test_edf_conforming(void **state)
+{
+    char order[16];
+    uint32_t a, b;
+
+    (void)state;
+    qos_init(&sched, QOS_TWO_LEVEL, 1000);
+    a = add_class(&sched, "A", 40, 100);
+    b = add_class(&sched, "B", 1, 100);
+    qos_tick(&sched, 0);
+    for (int k = 0; k < 5; k++)
+        submit(&sched, k, b, MB, 0);
+    for (int k = 5; k < 8; k++)
+        submit(&sched, k, a, MB, 1 * MS);
+    assert_int_equal(drain(&sched, 1 * MS, order, NULL), 8);
+    assert_string_equal(order, "BAAABBBB");
+}
+
 /* The credit: (10 + 40 + 20) MB per 1 s window moves down; the rest waits
  * above until the store idles (refill) or the window ends. */
 static void test_credit(void **state)
@@ -218,6 +243,23 @@ static void one_window(uint32_t a, int n, uint64_t t0, uint64_t service_ms)
         assert_non_null(r);
         t += service_ms * MS;
         qos_done(&sched, r, t);
+    }
+    qos_tick(&sched, t0 + 1000 * MS);
+}
+
+/* A window of a backlogged store: nsub requests of class a arrive at t0
+ * (in reqs[base...]),
+ * nserve of the waiting ones are served one at a time, service_ms each. */
+static void backlog_window(uint32_t a, int base, int nsub, int nserve, uint64_t t0,
+                           uint64_t service_ms)
+{
+    for (int k = 0; k < nsub; k++)
+        submit(&sched, base + k, a, MB, t0);
+    for (int k = 0; k < nserve; k++) {
+        struct qos_req *r = qos_next(&sched, t0 + (uint64_t)k * service_ms * MS);
+
+        assert_non_null(r);
+        qos_done(&sched, r, t0 + (uint64_t)(k + 1) * service_ms * MS);
     }
     qos_tick(&sched, t0 + 1000 * MS);
 }
@@ -274,14 +316,35 @@ static void test_controller(void **state)
     for (int k = 0; k < 60; k++)
         submit(&sched, k, a, MB, 6000 * MS);
     for (int k = 0; k < 40; k++) {
-        struct qos_req *r = qos_next(&sched, 6000 * MS + (uint64_t)k * 20 * MS);
+        struct qos_req *r = qos_next(&sched, 6000 * MS + (uint64_t)k * 25 * MS);
 
         assert_non_null(r);
-        qos_done(&sched, r, 6000 * MS + (uint64_t)(k + 1) * 20 * MS);
+        qos_done(&sched, r, 6000 * MS + (uint64_t)(k + 1) * 25 * MS);
     }
     qos_tick(&sched, 7000 * MS);
     assert_int_equal(sched.overloaded, 1);
     assert_int_equal(sched.depth, QOS_DEPTH_INF);
+    /* that window kept the store busy (40 x 25 ms): its capacity is 40 a
+     * window.  At depth 64 it completes 40 again (one at a time): at
+     * capacity, so more depth adds only latency: the depth the bound
+     * allows, L_RT = 1 */
+    backlog_window(a, 100, 40, 40, 7000 * MS, 25);
+    assert_int_equal(sched.overloaded, 1);
+    assert_int_equal(sched.depth, 1);
+    /* a store that did 40 a window completes 20 at depth 1 (it serves
+     * more at once): the depth that reached its capacity, 1 x 40 / 20 */
+    backlog_window(a, 200, 40, 20, 8000 * MS, 50);
+    assert_int_equal(sched.overloaded, 1);
+    assert_int_equal(sched.depth, 2);
+    /* at depth 2 it completes 40 again: capacity needs no more than 2,
+     * so the depth stays at most 2 whatever the latency allows; and depth
+     * 1 fell short of it, so under overload it stays 2 (L_RT = 1 would
+     * lose throughput) */
+    assert_int_equal(sched.lshort, 1);
+    backlog_window(a, 300, 40, 40, 9000 * MS, 25);
+    assert_int_equal(sched.lcap, 2);
+    assert_int_equal(sched.overloaded, 1);
+    assert_int_equal(sched.depth, 2);
     /* no class with an SLO served: no latency to keep, infinite depth */
     qos_init(&sched, QOS_TWO_LEVEL, 1000);
     a = add_class(&sched, "A", 40, 100);
@@ -345,13 +408,130 @@ static void test_no_starvation(void **state)
     }
 }
 
+/* Writes text to a new temporary file; its path in path (PATH_MAX). */
+static void slo_file(char *path, const char *text)
+{
+    FILE *f;
+
+    snprintf(path, 64, "/tmp/test_qos_slo.XXXXXX");
+    int fd = mkstemp(path);
+
+    assert_true(fd >= 0);
+    assert_non_null(f = fdopen(fd, "w"));
+    assert_true(fputs(text, f) >= 0);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* SLOs from a file (--qos-slo): a good file sets its classes; each bad
+ * line is refused with the file, the line number and the reason. */
+static void test_slo_file(void **state)
+{
+    static const struct {
+        const char *text, *reason;
+    } bad[] = {
+        { "app1 40 100\napp2 -5 300\n", ":2: rate -5 MB/s" },
+        { "app1 0MB/s 100ms\n", ":1: rate 0 MB/s" },
+        { "app1 40GB/s 100ms\n", "unknown unit 'GB/s'" },
+        { "app1 40 100s\n", "unknown unit 's'" },
+        { "app1 40 0.01\n", "latency 0.01 ms" },
+        { "app1 nan 100\n", "'nan' is not a number" },
+        { "app1 40 MB/s 100\n", "after the latency" },
+        { "app1 40\n", "not 2 words" },
+        { "app1 forty 100\n", "'forty' is not a number" },
+        { "# two\napp1 40 100\n\napp1 20 300\n", ":4: class app1 is named twice" },
+    };
+    char path[64], msg[300];
+    uint32_t i;
+
+    (void)state;
+    qos_init(&sched, QOS_TWO_LEVEL, 1000);
+    slo_file(path, "# the paper's\napp1 40MB/s 100ms  # on-off\n\n\tapp2\t20 300\n"
+                   "default 5 1000\n");
+    assert_int_equal(qos_load_slo(&sched, path, msg, sizeof(msg)), 0);
+    unlink(path);
+    assert_int_equal(sched.ncls, 3);
+    i = qos_lookup(&sched, "app1", 4);
+    assert_true(i > 0 && sched.cls[i].rate_mbps == 40 && sched.cls[i].latency_ms == 100);
+    i = qos_lookup(&sched, "app2", 4);
+    assert_true(i > 0 && sched.cls[i].rate_mbps == 20 && sched.cls[i].latency_ms == 300);
+    assert_true(sched.cls[0].rate_mbps == 5);
+    for (size_t k = 0; k < sizeof(bad) / sizeof(*bad); k++) {
+        qos_init(&sched, QOS_TWO_LEVEL, 1000);
+        slo_file(path, bad[k].text);
+        msg[0] = 0;
+        assert_int_equal(qos_load_slo(&sched, path, msg, sizeof(msg)), -EINVAL);
+        unlink(path);
+        if (!strstr(msg, bad[k].reason) || strncmp(msg, path, strlen(path)) != 0)
+            fail_msg("'%s': message '%s' lacks '%s'", bad[k].text, msg, bad[k].reason);
+    }
+    qos_init(&sched, QOS_TWO_LEVEL, 1000);
+    assert_int_equal(qos_load_slo(&sched, "/nonexistent/slo", msg, sizeof(msg)), -ENOENT);
+    assert_non_null(strstr(msg, "/nonexistent/slo: No such file"));
+}
+
+/* Internal work (--qos-internal): a class clients cannot name or set,
+ * outside the credit, min MB/s while applications have requests (or had
+ * in this window or the last), max otherwise; bad ranges refused. */
+static void test_internal(void **state)
+{
+    static const double bad[][2] = { { 0, 10 }, { -1, 10 }, { 10, 5 }, { 5, -1 },
+                                     { NAN, 10 }, { 5, INFINITY }, { 2e6, 0 } };
+    char msg[200];
+    uint32_t a, in;
+    double credit;
+
+    (void)state;
+    qos_init(&sched, QOS_TWO_LEVEL, 1000);
+    a = add_class(&sched, "A", 40, 100);
+    for (size_t k = 0; k < sizeof(bad) / sizeof(*bad); k++) {
+        assert_int_equal(qos_set_internal(&sched, bad[k][0], bad[k][1], msg, sizeof(msg)),
+                         -EINVAL);
+        assert_non_null(strstr(msg, "internal work"));
+    }
+    assert_int_equal(sched.ncls, 2);
+    assert_true(qos_internal_rate(&sched, 0) == 0);      /* none: unpaced */
+    qos_tick(&sched, 0);
+    credit = sched.credit;
+    assert_int_equal(qos_set_internal(&sched, 5, 50, msg, sizeof(msg)), 0);
+    in = sched.internal;
+    assert_int_equal(in, 2);
+    assert_string_equal(sched.cls[in].name, QOS_INTERNAL_NAME);
+    /* clients naming it fall into default; nobody sets it as an SLO */
+    assert_int_equal(qos_lookup(&sched, "internal", 8), 0);
+    assert_int_equal(qos_set(&sched, "internal", 10, 100, msg, sizeof(msg)), -EINVAL);
+    assert_non_null(strstr(msg, "--qos-internal"));
+    /* idle: max; a request of A: min, while it waits, is served, and for
+     * the rest of its window and the next */
+    assert_true(qos_internal_rate(&sched, 10 * MS) == 50);
+    submit(&sched, 0, a, MB, 20 * MS);
+    assert_true(qos_internal_rate(&sched, 20 * MS) == 5);
+    qos_done(&sched, qos_next(&sched, 20 * MS), 30 * MS);
+    assert_true(qos_internal_rate(&sched, 500 * MS) == 5);
+    assert_true(qos_internal_rate(&sched, 1500 * MS) == 5);
+    assert_true(qos_internal_rate(&sched, 2500 * MS) == 50);
+    /* its bytes show as the class's issue and served rate; its min is
+     * not in the credit (it never queues here) */
+    qos_internal_done(&sched, 3 * MB, 2600 * MS);
+    qos_tick(&sched, 3000 * MS);
+    assert_true(fabs(sched.cls[in].last.served_mbps - 3) < 1e-9);
+    assert_int_equal(sched.cls[in].last.met, -1);
+    assert_true(sched.credit == credit);
+    /* changing the pace keeps the one class */
+    assert_int_equal(qos_set_internal(&sched, 1, 0, msg, sizeof(msg)), 0);
+    assert_int_equal(sched.internal, in);
+    assert_int_equal(sched.ncls, 3);
+    assert_true(qos_internal_rate(&sched, 3100 * MS) == 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_slo_checks),    cmocka_unit_test(test_classes),
         cmocka_unit_test(test_fifo_order),    cmocka_unit_test(test_dsfq_order),
-        cmocka_unit_test(test_edf_order),     cmocka_unit_test(test_credit),
+        cmocka_unit_test(test_edf_order),     cmocka_unit_test(test_edf_conforming),
+        cmocka_unit_test(test_credit),
         cmocka_unit_test(test_controller),    cmocka_unit_test(test_no_starvation),
+        cmocka_unit_test(test_slo_file),      cmocka_unit_test(test_internal),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

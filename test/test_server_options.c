@@ -6,7 +6,10 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backend/server/options.h"
 
@@ -151,6 +154,56 @@ static void test_model_emulate_disk(void **state)
     }
 }
 
+/* --qos-slo FILE: read at parse time (a bad line stops the server before
+ * it starts, naming the file and line), kept as an absolute path;
+ * --qos-internal MIN:MAX: off by default, bad ranges refused. */
+static void test_qos_options(void **state)
+{
+    static const char *const dflt[] = { "--data", "/d", NULL };
+    const char *const *const bad_internal[] = {
+        (const char *const[]){ "--data", "/d", "--qos-internal", "5", NULL },
+        (const char *const[]){ "--data", "/d", "--qos-internal", "0:10", NULL },
+        (const char *const[]){ "--data", "/d", "--qos-internal", "10:5", NULL },
+        (const char *const[]){ "--data", "/d", "--qos-internal", "5:x", NULL },
+        (const char *const[]){ "--data", "/d", "--qos-internal", "-1:0", NULL },
+        (const char *const[]){ "--data", "/d", "--qos-internal", "5:", NULL },
+    };
+    char good[] = "/tmp/test_server_options.XXXXXX", bad[] = "/tmp/test_server_options.XXXXXX";
+    const char *ok[] = { "--data", "/d", "--qos-slo", good, "--qos-internal", "5:50", NULL };
+    const char *no[] = { "--data", "/d", "--qos-slo", bad, NULL };
+    const char *none[] = { "--data", "/d", "--qos-slo", "/nonexistent/slo", NULL };
+    struct server_opts o;
+    FILE *f;
+    int fd;
+
+    (void)state;
+    assert_int_equal(parse(&o, dflt), 0);
+    assert_string_equal(o.qos_slo, "");
+    assert_true(o.qos_internal_min == 0);
+    assert_true((fd = mkstemp(good)) >= 0);
+    assert_non_null(f = fdopen(fd, "w"));
+    fputs("app1 40MB/s 100ms\n", f);
+    assert_int_equal(fclose(f), 0);
+    assert_true((fd = mkstemp(bad)) >= 0);
+    assert_non_null(f = fdopen(fd, "w"));
+    fputs("app1 40MB/s 100ms\napp2 -20 300\n", f);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(parse(&o, (const char *const *)ok), 0);
+    assert_string_equal(o.qos_slo, good);
+    assert_true(o.qos_internal_min == 5 && o.qos_internal_max == 50);
+    assert_int_equal(parse(&o, (const char *const *)no), -EINVAL);
+    assert_non_null(strstr(err, "--qos-slo"));
+    assert_non_null(strstr(err, ":2: rate -20 MB/s"));
+    assert_int_equal(parse(&o, (const char *const *)none), -EINVAL);
+    assert_non_null(strstr(err, "/nonexistent/slo"));
+    unlink(good);
+    unlink(bad);
+    for (size_t i = 0; i < sizeof(bad_internal) / sizeof(bad_internal[0]); i++) {
+        assert_int_equal(parse(&o, bad_internal[i]), -EINVAL);
+        assert_non_null(strstr(err, "--qos-internal"));
+    }
+}
+
 static void test_errors(void **state)
 {
     const char *const *const cases[] = {
@@ -229,6 +282,7 @@ int main(void)
         cmocka_unit_test(test_model_emulate_disk),
         cmocka_unit_test(test_members),
         cmocka_unit_test(test_help),
+        cmocka_unit_test(test_qos_options),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -177,7 +177,9 @@ static void print_node(uint32_t io, uint32_t rank, const struct ipvfs_qos_status
 
         if (cs[i].rate_kbps) {
             snprintf(slo_rate, sizeof(slo_rate), "%.1f", (double)cs[i].rate_kbps / 1000);
-            snprintf(slo_lat, sizeof(slo_lat), "%.1f", (double)cs[i].latency_us / 1000);
+            /* none for the class internal: a rate floor, no bound */
+            if (cs[i].latency_us)
+                snprintf(slo_lat, sizeof(slo_lat), "%.1f", (double)cs[i].latency_us / 1000);
         }
         printf("  %-24s %9s %9s %9.1f %9.1f %9.1f %-4s %llu/%llu\n", cs[i].name, slo_rate,
                slo_lat, (double)cs[i].issue_kbps / 1000, (double)cs[i].served_kbps / 1000,

@@ -52,6 +52,10 @@
  *                    WRITEs count for at the I/O nodes' QoS schedulers
  *                    (1 to 63 printable bytes, no spaces; overrides
  *                    $IPVFS_QOS_CLASS and the job's default; doc/qos.md).
+ *   ipvfs_qos_rate   the class's SLO throughput in MB/s, with
+ *                    ipvfs_qos_latency (both or neither): set at each
+ *                    I/O node where the class has none (doc/mpi.md).
+ *   ipvfs_qos_latency  the class's SLO bound on p95 latency, in ms.
  *   ipvfs_listio     enable (default) | disable: disable sends a
  *                    noncontiguous access one contiguous piece per round
  *                    trip (the way without list I/O; for comparisons).

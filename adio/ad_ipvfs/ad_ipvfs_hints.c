@@ -16,7 +16,7 @@
 static const char *const ipvfs_keys[] = {
     "striping_unit", "striping_factor", "ipvfs_map", "ipvfs_io_schedule",
     "ipvfs_schedule_block", "ipvfs_listio", "ipvfs_coll_align", "ipvfs_coll",
-    "ipvfs_readahead", "ipvfs_qos_class"
+    "ipvfs_readahead", "ipvfs_qos_class", "ipvfs_qos_rate", "ipvfs_qos_latency"
 };
 
 static const char *const schedule_names[] = {

@@ -107,16 +107,22 @@ static void open_on_root(ADIO_File fd, const char *map_path, struct open_result 
 }
 
 /* ipvfs_qos_class: the application class of the client's requests at the
- * I/O nodes (ipvfs_client_set_qos_class; the same hint on every rank, so
- * every rank fails alike on a bad name). */
+ * I/O nodes; ipvfs_qos_rate and ipvfs_qos_latency: its SLO where it has
+ * none (ipvfs_client_set_qos; the same hints on every rank, so every rank
+ * fails alike on a bad value). */
 static int qos_hint(ADIO_File fd, struct ipvfs_client *client, struct ipvfs_error *out_err)
 {
-    char value[MPI_MAX_INFO_VAL + 1];
-    int flag = 0;
+    static const char *const keys[] = { "ipvfs_qos_class", "ipvfs_qos_rate",
+                                        "ipvfs_qos_latency" };
+    char value[3][MPI_MAX_INFO_VAL + 1];
+    int flag[3] = { 0, 0, 0 };
 
-    if (fd->info)
-        ADIOI_Info_get(fd->info, "ipvfs_qos_class", MPI_MAX_INFO_VAL, value, &flag);
-    return flag ? ipvfs_client_set_qos_class(client, value, out_err) : 0;
+    for (int i = 0; i < 3 && fd->info; i++)
+        ADIOI_Info_get(fd->info, (char *)keys[i], MPI_MAX_INFO_VAL, value[i], &flag[i]);
+    if (!flag[0] && !flag[1] && !flag[2])
+        return 0;
+    return ipvfs_client_set_qos(client, flag[0] ? value[0] : NULL, flag[1] ? value[1] : NULL,
+                                flag[2] ? value[2] : NULL, out_err);
 }
 
 void ADIOI_IPVFS_Open(ADIO_File fd, int *error_code)

@@ -155,18 +155,24 @@ int ipvfs_admin_call(struct ipvfs_client *c, uint32_t rank, uint16_t op, uint32_
     }
 }
 
-/* The hint ipvfs_qos_class (qos.c has the name's rules). */
-int ipvfs_client_set_qos_class(struct ipvfs_client *c, const char *name,
-                               struct ipvfs_error *out_err)
+/* The hints ipvfs_qos_class, ipvfs_qos_rate and ipvfs_qos_latency (qos.c
+ * has their rules); name NULL keeps the class. */
+static int set_qos(struct ipvfs_client *c, const char *name, const char *rate,
+                   const char *latency, struct ipvfs_error *out_err)
 {
+    struct ipvfs_qos_slo slo;
     char msg[256];
     int rc;
 
-    if (client_qos_check(name, msg, sizeof(msg)) < 0)
+    if (name && client_qos_check(name, msg, sizeof(msg)) < 0)
         return client_error(out_err, EINVAL, "hint ipvfs_qos_class", NULL, NULL, -1, msg);
-    if (strcmp(name, c->qos_class) == 0)
+    if (client_qos_parse_slo(rate, latency, &slo, msg, sizeof(msg)) < 0)
+        return client_error(out_err, EINVAL, "QoS hints", NULL, NULL, -1, msg);
+    if ((!name || strcmp(name, c->qos_class) == 0) && !slo.rate_kbps)
         return 0;
-    snprintf(c->qos_class, sizeof(c->qos_class), "%s", name);
+    if (name)
+        snprintf(c->qos_class, sizeof(c->qos_class), "%s", name);
+    c->qos_slo = slo;
     /* connections open now carry the new name from here on; while an
      * asynchronous access holds them, those keep the old one */
     if (c->queue_head)
@@ -176,8 +182,20 @@ int ipvfs_client_set_qos_class(struct ipvfs_client *c, const char *name,
             continue;
         if ((rc = conn_send_qos_class(c, c->fds[r], msg, sizeof(msg))) < 0) {
             conn_drop(c, r);
-            return client_error(out_err, -rc, "hint ipvfs_qos_class", NULL, c, r, msg);
+            return client_error(out_err, -rc, "QoS hints", NULL, c, r, msg);
         }
     }
     return 0;
+}
+
+int ipvfs_client_set_qos_class(struct ipvfs_client *c, const char *name,
+                               struct ipvfs_error *out_err)
+{
+    return set_qos(c, name, NULL, NULL, out_err);
+}
+
+int ipvfs_client_set_qos(struct ipvfs_client *c, const char *name, const char *rate,
+                         const char *latency, struct ipvfs_error *out_err)
+{
+    return set_qos(c, name, rate, latency, out_err);
 }

@@ -35,6 +35,7 @@ struct ipvfs_client {
     struct xfer_batch *queue_tail;
     struct ipvfs_client *next;  /* registry of clients by map path */
     char qos_class[IPVFS_QOS_NAME_MAX + 1];  /* the application class (qos.c) */
+    struct ipvfs_qos_slo qos_slo;  /* the hints' SLO sent with it; rate 0: none */
 };
 
 /* One request of a batch run by xfer_run().  The caller fills rank, op,
@@ -145,6 +146,12 @@ int client_cap_fresh(struct ipvfs_file *f, struct ipvfs_error *out_err);
 int client_qos_init(struct ipvfs_client *c, char *msg, size_t msglen);
 /* 0 when name is a valid class name, else -EINVAL with the reason. */
 int client_qos_check(const char *name, char *msg, size_t msglen);
+/* The hints ipvfs_qos_rate (MB/s, "MB/s" optional) and ipvfs_qos_latency
+ * (ms, "ms" optional), both or neither (NULL): 0 and *out (zeros for
+ * neither), or -EINVAL with the reason naming the hint.  The I/O nodes
+ * check the ranges. */
+int client_qos_parse_slo(const char *rate, const char *latency, struct ipvfs_qos_slo *out,
+                         char *msg, size_t msglen);
 int conn_send_qos_class(struct ipvfs_client *c, int fd, char *msg, size_t msglen);
 /* Closes rank's connection (after a transport failure). */
 void conn_drop(struct ipvfs_client *c, uint32_t rank);

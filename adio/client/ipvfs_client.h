@@ -179,6 +179,13 @@ int ipvfs_client_new(const char *map_path, uint32_t client_id,
  * now name it at once unless an asynchronous access holds them. */
 int ipvfs_client_set_qos_class(struct ipvfs_client *client, const char *name,
                                struct ipvfs_error *out_err);
+/* The same with an SLO (the hints ipvfs_qos_rate, MB/s, and
+ * ipvfs_qos_latency, ms at the 95th percentile; both or neither NULL):
+ * sent with the name, it becomes the class's SLO at each I/O node where
+ * the class has none (doc/qos.md).  name NULL keeps the class.  EINVAL,
+ * naming the hint, for a malformed value or an I/O node's refusal. */
+int ipvfs_client_set_qos(struct ipvfs_client *client, const char *name, const char *rate,
+                         const char *latency, struct ipvfs_error *out_err);
 const char *ipvfs_client_qos_class(const struct ipvfs_client *client);
 
 /* Number of I/O nodes of the cluster (from the map). */

@@ -6,6 +6,7 @@
 #include "adio/client/client_internal.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,13 +62,70 @@ int client_qos_init(struct ipvfs_client *c, char *msg, size_t msglen)
     return 0;
 }
 
+/* One hint's amount: a positive finite number, optionally with unit. */
+static int parse_amount(const char *hint, const char *text, const char *unit, double *out,
+                        char *msg, size_t msglen)
+{
+    char *end;
+    double v;
+
+    errno = 0;
+    v = strtod(text, &end);
+    if (end == text || errno == ERANGE || !isfinite(v)) {
+        snprintf(msg, msglen, "hint %s '%s' is not a number", hint, text);
+        return -EINVAL;
+    }
+    if (*end && strcmp(end, unit) != 0) {
+        snprintf(msg, msglen, "hint %s '%s': unknown unit '%s' (it is in %s)", hint, text, end,
+                 unit);
+        return -EINVAL;
+    }
+    /* the I/O nodes check the range; this keeps the conversion defined */
+    if (v <= 0 || v > 1e12) {
+        snprintf(msg, msglen, "hint %s '%s' must be more than 0 (and sane)", hint, text);
+        return -EINVAL;
+    }
+    *out = v;
+    return 0;
+}
+
+int client_qos_parse_slo(const char *rate, const char *latency, struct ipvfs_qos_slo *out,
+                         char *msg, size_t msglen)
+{
+    double r, l;
+    int rc;
+
+    *out = (struct ipvfs_qos_slo){ 0 };
+    if (!rate && !latency)
+        return 0;
+    if (!rate || !latency) {
+        snprintf(msg, msglen, "hint %s without %s: an SLO is a rate and a latency",
+                 rate ? "ipvfs_qos_rate" : "ipvfs_qos_latency",
+                 rate ? "ipvfs_qos_latency" : "ipvfs_qos_rate");
+        return -EINVAL;
+    }
+    if ((rc = parse_amount("ipvfs_qos_rate", rate, "MB/s", &r, msg, msglen)) < 0 ||
+        (rc = parse_amount("ipvfs_qos_latency", latency, "ms", &l, msg, msglen)) < 0)
+        return rc;
+    *out = (struct ipvfs_qos_slo){ .rate_kbps = (uint64_t)(r * 1000 + 0.5),
+                                   .latency_us = (uint64_t)(l * 1000 + 0.5) };
+    return 0;
+}
+
 int conn_send_qos_class(struct ipvfs_client *c, int fd, char *msg, size_t msglen)
 {
-    struct iovec body = { .iov_base = c->qos_class, .iov_len = strlen(c->qos_class) };
+    static const uint8_t nul;
+    struct iovec body[3] = {
+        { .iov_base = c->qos_class, .iov_len = strlen(c->qos_class) },
+        { .iov_base = (void *)&nul, .iov_len = 1 },
+        { .iov_base = &c->qos_slo, .iov_len = sizeof(c->qos_slo) },
+    };
     struct wire_reply rep;
     int rc;
 
-    rc = wire_call(fd, IPVFS_OP_QOS_CLASS, 0, ++c->next_req_id, &body, 1, c->request_ms, &rep);
+    /* the name, and the hints' SLO after a NUL when there is one */
+    rc = wire_call(fd, IPVFS_OP_QOS_CLASS, 0, ++c->next_req_id, body,
+                   c->qos_slo.rate_kbps ? 3 : 1, c->request_ms, &rep);
     if (rc < 0) {
         snprintf(msg, msglen, "QOS_CLASS: %s", strerror(-rc));
         return rc;
@@ -75,6 +133,9 @@ int conn_send_qos_class(struct ipvfs_client *c, int fd, char *msg, size_t msglen
     if (rep.status) {
         rc = -(int)rep.status;
         snprintf(msg, msglen, "QOS_CLASS: %s", rep.len ? (const char *)rep.body : strerror(-rc));
+        /* a refused SLO fails this open, not every later connection of
+         * the client (the hints came with one file) */
+        c->qos_slo = (struct ipvfs_qos_slo){ 0 };
     }
     wire_reply_free(&rep);
     return rc;

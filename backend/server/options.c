@@ -3,12 +3,14 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "backend/server/qos.h"
 #include "cache/cache.h"
 #include "common/proto.h"
 #include "common/size.h"
@@ -17,7 +19,7 @@ enum { OPT_IO_NODES = 256, OPT_TARGETS, OPT_RAID, OPT_DATA, OPT_TARGET_SIZE, OPT
        OPT_MAP, OPT_STRIPE_UNIT, OPT_CHUNK_SIZE, OPT_NO_BIND, OPT_DIRTY_DEGRADED,
        OPT_MEMBER, OPT_LOG_DIR, OPT_LOG_SIZE, OPT_CACHE_L1, OPT_CACHE_L2, OPT_CACHE_L2_POLICY, OPT_TRACE,
        OPT_READAHEAD, OPT_META_PORT, OPT_ROOT_SQUASH, OPT_CAP_LIFETIME, OPT_MUNGE_SOCKET,
-       OPT_QOS, OPT_QOS_WINDOW, OPT_STORE_RATE, OPT_EMULATE_DISK, OPT_HELP };
+       OPT_QOS, OPT_QOS_WINDOW, OPT_QOS_SLO, OPT_QOS_INTERNAL, OPT_STORE_RATE, OPT_EMULATE_DISK, OPT_HELP };
 
 static const struct option long_opts[] = {
     { "io-nodes", required_argument, NULL, OPT_IO_NODES },
@@ -45,6 +47,8 @@ static const struct option long_opts[] = {
     { "munge-socket", required_argument, NULL, OPT_MUNGE_SOCKET },
     { "qos", required_argument, NULL, OPT_QOS },
     { "qos-window", required_argument, NULL, OPT_QOS_WINDOW },
+    { "qos-slo", required_argument, NULL, OPT_QOS_SLO },
+    { "qos-internal", required_argument, NULL, OPT_QOS_INTERNAL },
     { "store-rate", required_argument, NULL, OPT_STORE_RATE },
     { "emulate-disk", required_argument, NULL, OPT_EMULATE_DISK },
     { "help", no_argument, NULL, OPT_HELP },
@@ -111,6 +115,11 @@ const char *server_usage(void)
            "                        two-level (DSFQ shares, EDF latency bounds)\n"
            "  --qos-window MS       the QoS time window: measures and depth control\n"
            "                        (default 1000, 100 to 60000)\n"
+           "  --qos-slo FILE        SLOs each I/O node sets at start, one class a line:\n"
+           "                        CLASS RATE LATENCY (e.g. app1 40MB/s 100ms)\n"
+           "  --qos-internal MIN:MAX  rebuild and scrub as the QoS class internal: MIN\n"
+           "                        MB/s while applications do I/O, else up to MAX\n"
+           "                        (0: unlimited; default: unpaced)\n"
            "  --store-rate MBPS     benchmarks: each I/O node's READs and WRITEs complete\n"
            "                        no faster than a store serving one at a time at\n"
            "                        MBPS MB/s (1 to 100000; default off)\n"
@@ -258,6 +267,57 @@ static int parse_cache(const char *name, const char *arg, uint64_t *out, char *e
     return 0;
 }
 
+/* --qos-slo: the file is read here too, so that a bad line stops the
+ * server before it starts (the I/O nodes read it again at start); the
+ * path is made absolute, the servers' working directory being theirs. */
+static int parse_qos_slo(const char *arg, struct server_opts *o, char *err, size_t errlen)
+{
+    char path[PATH_MAX], msg[300];
+    struct qos_sched *check;
+    int rc;
+
+    if (arg[0] == '\0')
+        return fail(err, errlen, "--qos-slo: empty value");
+    if (!realpath(arg, path))
+        return fail(err, errlen, "--qos-slo %s: %s", arg, strerror(errno));
+    if (!(check = malloc(sizeof(*check))))
+        return fail(err, errlen, "--qos-slo: out of memory");
+    qos_init(check, QOS_FIFO, QOS_DEFAULT_WINDOW_MS);
+    rc = qos_load_slo(check, path, msg, sizeof(msg));
+    free(check);
+    if (rc < 0)
+        return fail(err, errlen, "--qos-slo %s", msg);
+    return copy_string("qos-slo", path, o->qos_slo, sizeof(o->qos_slo), err, errlen);
+}
+
+/* --qos-internal MIN:MAX (MB/s; qos_set_internal() has the rules). */
+static int parse_qos_internal(const char *arg, struct server_opts *o, char *err, size_t errlen)
+{
+    char *end, *max_text, msg[200];
+    struct qos_sched *check;
+    double min, max;
+    int rc;
+
+    errno = 0;
+    min = strtod(arg, &end);
+    if (end == arg || *end != ':' || errno == ERANGE)
+        return fail(err, errlen, "--qos-internal %s: give MIN:MAX in MB/s (e.g. 5:50)", arg);
+    max_text = end + 1;
+    max = strtod(max_text, &end);
+    if (*end || errno == ERANGE || end == max_text)
+        return fail(err, errlen, "--qos-internal %s: give MIN:MAX in MB/s (e.g. 5:50)", arg);
+    if (!(check = malloc(sizeof(*check))))
+        return fail(err, errlen, "--qos-internal: out of memory");
+    qos_init(check, QOS_FIFO, QOS_DEFAULT_WINDOW_MS);
+    rc = qos_set_internal(check, min, max, msg, sizeof(msg));
+    free(check);
+    if (rc < 0)
+        return fail(err, errlen, "--qos-internal %s", msg);
+    o->qos_internal_min = min;
+    o->qos_internal_max = max;
+    return 0;
+}
+
 static int parse_l2_policy(const char *arg, struct server_opts *o, char *err, size_t errlen)
 {
     if (!cache_policy_find(arg))
@@ -353,6 +413,10 @@ static int apply_opt(int c, const char *arg, struct server_opts *o, char *err, s
         return copy_string("qos", arg, o->qos, sizeof(o->qos), err, errlen);
     case OPT_QOS_WINDOW:
         return parse_count("qos-window", arg, 100, 60000, &o->qos_window_ms, err, errlen);
+    case OPT_QOS_SLO:
+        return parse_qos_slo(arg, o, err, errlen);
+    case OPT_QOS_INTERNAL:
+        return parse_qos_internal(arg, o, err, errlen);
     case OPT_STORE_RATE:
         return parse_count("store-rate", arg, 1, 100000, &o->store_rate_mbps, err, errlen);
     case OPT_EMULATE_DISK:

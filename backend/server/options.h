@@ -56,6 +56,8 @@ struct server_opts {
     char munge_socket[256];  /* --munge-socket; "" = libmunge's default */
     char qos[16];            /* --qos: fifo, dsfq or two-level (qos.h) */
     uint32_t qos_window_ms;  /* --qos-window */
+    char qos_slo[1024];      /* --qos-slo: SLO file, absolute; "" = none */
+    double qos_internal_min, qos_internal_max; /* --qos-internal MB/s; min 0 = unpaced */
     uint32_t store_rate_mbps; /* --store-rate: emulate a store of this many MB/s; 0 = off */
     char emulate_disk[32];   /* --emulate-disk: a tgt_disk_preset() name; "" = none */
     int help;                /* --help: print usage, start nothing */

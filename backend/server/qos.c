@@ -73,7 +73,7 @@ int qos_check_slo(double rate_mbps, double latency_ms, char *msg, size_t msglen)
 uint32_t qos_lookup(const struct qos_sched *s, const char *name, size_t len)
 {
     for (uint32_t i = 0; i < s->ncls; i++)
-        if (strlen(s->cls[i].name) == len && memcmp(s->cls[i].name, name, len) == 0)
+        if ((!s->internal || i != s->internal) && strlen(s->cls[i].name) == len && memcmp(s->cls[i].name, name, len) == 0)
             return i;
     return 0;
 }
@@ -89,6 +89,11 @@ int qos_set(struct qos_sched *s, const char *name, double rate_mbps, double late
     if ((rc = qos_check_name(name, len, msg, msglen)) < 0 ||
         (rc = qos_check_slo(rate_mbps, latency_ms, msg, msglen)) < 0)
         return rc;
+    if (strcmp(name, QOS_INTERNAL_NAME) == 0) {
+        snprintf(msg, msglen, "the class %s is the servers' rebuild and scrub, paced by "
+                 "--qos-internal, not an application's", QOS_INTERNAL_NAME);
+        return -EINVAL;
+    }
     i = qos_lookup(s, name, len);
     if (i == 0 && strcmp(name, s->cls[0].name) != 0) {
         if (s->ncls == QOS_MAX_CLASSES) {
@@ -110,6 +115,60 @@ int qos_set(struct qos_sched *s, const char *name, double rate_mbps, double late
     return 0;
 }
 
+int qos_set_internal(struct qos_sched *s, double min_mbps, double max_mbps, char *msg,
+                     size_t msglen)
+{
+    struct qos_class *c;
+
+    if (!isfinite(min_mbps) || !isfinite(max_mbps) || min_mbps <= 0 ||
+        min_mbps > QOS_MAX_RATE_MBPS || max_mbps < 0 || max_mbps > QOS_MAX_RATE_MBPS ||
+        (max_mbps > 0 && max_mbps < min_mbps)) {
+        snprintf(msg, msglen, "internal work %g:%g MB/s: the least rate is more than 0, the "
+                 "most at least the least (0: unlimited), both at most %.0f MB/s", min_mbps,
+                 max_mbps, QOS_MAX_RATE_MBPS);
+        return -EINVAL;
+    }
+    if (!s->internal) {
+        if (s->ncls == QOS_MAX_CLASSES) {
+            snprintf(msg, msglen, "%u QoS classes already: no room for %s", QOS_MAX_CLASSES,
+                     QOS_INTERNAL_NAME);
+            return -ENOSPC;
+        }
+        s->internal = s->ncls++;
+        c = &s->cls[s->internal];
+        memset(c, 0, sizeof(*c));
+        snprintf(c->name, sizeof(c->name), "%s", QOS_INTERNAL_NAME);
+        c->last.met = -1;
+    }
+    c = &s->cls[s->internal];
+    c->rate_mbps = min_mbps;
+    s->internal_min_mbps = min_mbps;
+    s->internal_max_mbps = max_mbps;
+    return 0;
+}
+
+double qos_internal_rate(struct qos_sched *s, uint64_t now)
+{
+    if (!s->internal)
+        return 0;
+    qos_tick(s, now);
+    if (s->outstanding || s->nupper || s->nlower || s->arrivals || s->last_arrivals)
+        return s->internal_min_mbps;
+    return s->internal_max_mbps;
+}
+
+void qos_internal_done(struct qos_sched *s, uint64_t bytes, uint64_t now)
+{
+    struct qos_class *c;
+
+    if (!s->internal)
+        return;
+    qos_tick(s, now);
+    c = &s->cls[s->internal];
+    c->issued_bytes += bytes;
+    c->served_bytes += bytes;
+}
+
 static double weight(const struct qos_class *c)
 {
     return c->rate_mbps > 0 ? c->rate_mbps : QOS_NO_SLO_WEIGHT;
@@ -120,13 +179,40 @@ static double deadline_ms(const struct qos_class *c)
     return c->rate_mbps > 0 ? c->latency_ms : QOS_NO_SLO_DEADLINE_MS;
 }
 
+/* When a request of c arriving at now conforms to c's rate: the bound is
+ * promised only while a class issues at most its rate (qos.h), so EDF
+ * counts a request's deadline from the time it would conform, by a token
+ * bucket of the class's rate holding one latency bound's worth of bytes
+ * (bursts within it conform at once).  A class over its rate then gets
+ * ever later deadlines and takes what the conforming ones leave, instead
+ * of crowding them out with deadlines as early as theirs. */
+static uint64_t release_us(const struct qos_sched *s, struct qos_class *c, uint64_t bytes,
+                           uint64_t now)
+{
+    double t = (double)now, bucket = deadline_ms(c) * 1000, lead = 0;
+    double base = fmax(c->next_release_us, t - bucket);
+
+    /* a class over its rate for long is not owed ever later deadlines (it
+     * would starve once the others come back): its conformance time runs
+     * at most QOS_LEAD_BOUNDS times the largest bound ahead of now, so it
+     * waits a bounded time */
+    for (uint32_t i = 0; i < s->ncls; i++)
+        if (s->cls[i].rate_mbps > 0)
+            lead = fmax(lead, QOS_LEAD_BOUNDS * s->cls[i].latency_ms * 1000);
+    base = fmin(base, t + lead);
+
+    c->next_release_us = base + (double)bytes / weight(c);  /* MB/s = bytes/us */
+    return (uint64_t)fmax(base, t);
+}
+
 /* D when full: what the classes may move down in one window. */
 static double credit_full(const struct qos_sched *s)
 {
     double sum = 0;
 
     for (uint32_t i = 0; i < s->ncls; i++)
-        sum += weight(&s->cls[i]);
+        if (!s->internal || i != s->internal) /* paced, never queued here */
+            sum += weight(&s->cls[i]);
     return sum * (double)s->window_us / 1e6;
 }
 
@@ -161,7 +247,7 @@ static uint64_t count_due(const struct qos_req *q, uint64_t due)
 
 /* The feedback controller at the end of a window (qos.h); the classes'
  * last windows are filled already. */
-static void control_depth(struct qos_sched *s, uint64_t end)
+static void control_depth(struct qos_sched *s, uint64_t end, int busy)
 {
     double L = s->depth, X = (double)s->completed, Lmin, Lbar, min_rt = INFINITY, next;
     double n = (double)s->nupper + s->nlower + s->outstanding + s->arrivals;
@@ -195,7 +281,8 @@ static void control_depth(struct qos_sched *s, uint64_t end)
             have = 1;
         }
     }
-    Lmin = ceil(due * L / X);
+    /* not rounded up: a backlog of one request must not pass for overload */
+    Lmin = due * L / X;
     Lbar = ceil(n * L / X);
     if (Lbar < 1)
         Lbar = 1;
@@ -205,7 +292,20 @@ static void control_depth(struct qos_sched *s, uint64_t end)
         next = QOS_DEPTH_INF;
     } else if (min_rt < Lmin) {
         s->overloaded = 1;
-        next = n > X ? QOS_DEPTH_INF : fmax(min_rt, Lmin);
+        if (n <= X)
+            next = fmax(min_rt, Lmin);
+        else if (s->xcap <= 0)
+            next = QOS_DEPTH_INF;           /* capacity unknown: the paper's rule */
+        else if (X * 100 < QOS_CAP_PCT * s->xcap)
+            /* below what the store did: the depth at which it did */
+            next = fmax(min_rt, ceil(L * s->xcap / X));
+        else
+            /* at the store's capacity: more depth adds no throughput, only
+             * latency (a single-server store, a disk serving in arrival
+             * order); keep the depth the latency bounds allow, but not one
+             * already seen to fall short of the capacity (that would only
+             * deepen the overload) */
+            next = fmax(min_rt, s->lshort + 1);
     } else {
         s->overloaded = 0;
         next = INFINITY;
@@ -223,7 +323,46 @@ static void control_depth(struct qos_sched *s, uint64_t end)
             next = fmin(next, cand);
         }
     }
+    /* past the least depth at which the store reached its capacity, more
+     * depth adds only latency (and a class that comes on waits behind it) */
+    if (s->lcap)
+        next = fmin(next, s->lcap);
     s->depth = next >= QOS_DEPTH_INF ? QOS_DEPTH_INF : next < 1 ? 1 : (uint32_t)next;
+    /* that depth: lowered by a busy window at capacity, raised when a busy
+     * window at it falls short (the store or the load changed) */
+    if (busy && s->xcap > 0) {
+        if (X * 100 >= QOS_CAP_PCT * s->xcap) {
+            if (!s->lcap || L < s->lcap)
+                s->lcap = (uint32_t)L;
+            if (L <= s->lshort)
+                s->lshort = (uint32_t)L - 1;
+        } else {
+            if (L > s->lshort && (!s->lcap || L < s->lcap))
+                s->lshort = (uint32_t)L;
+            if (s->lcap && L >= s->lcap)
+                s->lcap = (uint32_t)fmin(QOS_DEPTH_INF, ceil(L * s->xcap / X));
+        }
+    }
+    /* the store's capacity: what it completed in a window it was kept
+     * busy (empty less than QOS_BUSY_IDLE_PCT of it: demand did not limit
+     * X), fading so that a slower store is learnt;
+     * taken after the decision so that the first such window still sees
+     * an unknown capacity */
+    s->xcap *= (100.0 - QOS_CAP_FADE_PCT) / 100;
+    if (busy && X > s->xcap)
+        s->xcap = X;
+}
+
+/* The store empty from the later of since and the window's start to now
+ * adds to the window's idle time. */
+static void add_idle(struct qos_sched *s, uint64_t since, uint64_t now)
+{
+    uint64_t start = s->window_end > s->window_us ? s->window_end - s->window_us : 0;
+
+    if (since < start)
+        since = start;
+    if (now > since)
+        s->idle_us += now - since;
 }
 
 /* Ends the window that ended at end. */
@@ -246,8 +385,11 @@ static void close_window(struct qos_sched *s, uint64_t end)
             c->windows_met += (uint64_t)w->met;
         }
     }
+    if (!s->outstanding)
+        add_idle(s, s->idle_from, end);
     if (s->policy == QOS_TWO_LEVEL)
-        control_depth(s, end);
+        control_depth(s, end, s->idle_us * 100 < (uint64_t)QOS_BUSY_IDLE_PCT * s->window_us);
+    s->idle_us = 0;
     for (uint32_t i = 0; i < s->ncls; i++) {
         struct qos_class *c = &s->cls[i];
 
@@ -258,6 +400,7 @@ static void close_window(struct qos_sched *s, uint64_t end)
     }
     /* the credit window expires with the time window */
     s->credit = credit_full(s);
+    s->last_arrivals = s->arrivals;
     s->completed = s->arrivals = 0;
     s->max_outstanding = s->outstanding;
     s->windows++;
@@ -267,6 +410,7 @@ void qos_tick(struct qos_sched *s, uint64_t now)
 {
     if (!s->window_end) {
         s->window_end = now + s->window_us;
+        s->idle_from = now;
         s->credit = credit_full(s);
         return;
     }
@@ -288,7 +432,7 @@ void qos_submit(struct qos_sched *s, struct qos_req *r, uint64_t now)
     c = &s->cls[r->cls];
     r->seq = s->seq++;
     r->arrive_us = now;
-    r->deadline_us = now + (uint64_t)(deadline_ms(c) * 1000);
+    r->deadline_us = release_us(s, c, r->bytes, now) + (uint64_t)(deadline_ms(c) * 1000);
     r->start_tag = fmax(s->vtime, c->last_finish);
     r->finish_tag = r->start_tag + (double)r->bytes / 1e6 / weight(c);
     c->last_finish = r->finish_tag;
@@ -369,6 +513,8 @@ static struct qos_req *to_store(struct qos_sched *s, struct qos_req *r, uint64_t
 {
     struct qos_class *c = &s->cls[r->cls];
 
+    if (!s->outstanding)
+        add_idle(s, s->idle_from, now);
     c->queued--;
     c->in_store++;
     r->where = QOS_STORE;
@@ -422,7 +568,8 @@ void qos_done(struct qos_sched *s, struct qos_req *r, uint64_t now)
     struct qos_class *c = &s->cls[r->cls];
 
     qos_tick(s, now);
-    s->outstanding--;
+    if (--s->outstanding == 0)
+        s->idle_from = now;
     s->completed++;
     c->in_store--;
     c->served_bytes += r->bytes;

@@ -29,7 +29,9 @@
  *              refilled to the sum of the classes' t (times the window in
  *              seconds, at least one request) when the lower level
  *              reports idleness, or at the end of each window.  Below,
- *              EDF (deadline = arrival + l) with one depth L for all
+ *              EDF (deadline = l after the request conforms to t, by a
+ *              token bucket of l's worth, at most QOS_LEAD_BOUNDS
+ *              largest bounds ahead of arrival) with one depth L for all
  *              classes, set once per window by the feedback controller
  *              (qos_window below, the paper's section 3.2.2).
  *
@@ -43,8 +45,21 @@
  *   per class i with samples: E_i = (l_i - MT_i) / T_i (MT_i its mean
  *   wait in EDF, T_i its p95), L_RT_i = L E_i;
  *   Lmin = Ndue L / X, Lbar = N L / X (capacity predicted from this one);
- *   overloaded when min L_RT_i < Lmin: L = QOS_DEPTH_INF if N > X, else
- *   max(min L_RT_i, Lmin);
+ *   overloaded when min L_RT_i < Lmin: if N <= X, L = max(min L_RT_i,
+ *   Lmin); if N > X, the paper opens the depth (QOS_DEPTH_INF) to gain
+ *   throughput, which holds only for a store whose throughput grows with
+ *   depth.  Here Xcap, the most a window completed while the store was
+ *   kept busy (empty less than QOS_BUSY_IDLE_PCT of the window, so that
+ *   demand did not limit X; fading QOS_CAP_FADE_PCT per window),
+ *   decides: unknown -> QOS_DEPTH_INF; X below QOS_CAP_PCT of Xcap -> the
+ *   depth that reached it, max(min L_RT_i, L Xcap / X); X at Xcap -> more
+ *   depth only adds latency (a single server, a disk in arrival order):
+ *   L = max(min L_RT_i, Lshort + 1), Lshort the greatest depth a busy
+ *   window was seen to fall short of Xcap at (less would only deepen the
+ *   overload);
+ *   and in every case L is at most Lcap, the least depth at which a busy
+ *   window reached QOS_CAP_PCT of Xcap (raised to L Xcap / X when a busy
+ *   window at Lcap falls short): beyond it depth adds only latency;
  *   otherwise each class proposes Lbar if L_RT_i > Lbar, L_RT_i if
  *   L_RT_i < L or Lmax >= L, else L; the new L is the least proposal
  *   (QOS_DEPTH_INF when no class with an SLO was served: no latency to
@@ -67,6 +82,10 @@
 #define QOS_DEPTH_INIT 8
 #define QOS_DSFQ_DEPTH 8
 #define QOS_IDLE_PCT 90
+#define QOS_CAP_PCT 90                /* X this close to Xcap: at capacity */
+#define QOS_CAP_FADE_PCT 2            /* Xcap fades this much per window */
+#define QOS_BUSY_IDLE_PCT 5           /* a store empty less of a window: busy */
+#define QOS_LEAD_BOUNDS 4             /* EDF: conformance at most this many bounds ahead */
 #define QOS_SAMPLES 2048              /* latencies kept per class and window */
 #define QOS_NO_SLO_WEIGHT 10.0        /* MB/s */
 #define QOS_NO_SLO_DEADLINE_MS 10000.0
@@ -105,6 +124,7 @@ struct qos_class {
     double rate_mbps;                 /* 0: no SLO */
     double latency_ms;
     double last_finish;               /* DSFQ: finish tag of its latest request */
+    double next_release_us;           /* EDF: when its next request conforms */
     uint32_t queued, in_store;
     /* the window in progress */
     uint64_t issued_bytes, served_bytes, arrivals, completions;
@@ -133,7 +153,16 @@ struct qos_sched {
     uint32_t max_outstanding;
     uint64_t completed, arrivals;
     /* the last window's verdict, and counts since start */
+    /* internal work (rebuild, scrub): its class (0: none) and pace */
+    uint32_t internal;
+    double internal_min_mbps, internal_max_mbps;
+    uint64_t last_arrivals;           /* requests that arrived in the last window */
     int overloaded;
+    double xcap;                      /* the store's capacity, requests/window */
+    uint32_t lcap;                    /* the least depth that reached it; 0 unknown */
+    uint32_t lshort;                  /* the most depth seen short of it; 0 none */
+    uint64_t idle_from;               /* the store empty since (outstanding 0) */
+    uint64_t idle_us;                 /* the store empty in the window so far */
     uint64_t refills, windows;
 };
 
@@ -154,6 +183,31 @@ int qos_check_slo(double rate_mbps, double latency_ms, char *msg, size_t msglen)
  * -ENOSPC (QOS_MAX_CLASSES classes already), reason in msg. */
 int qos_set(struct qos_sched *s, const char *name, double rate_mbps, double latency_ms,
             char *msg, size_t msglen);
+/* One line of an SLO file (qos_conf.c: "CLASS RATE LATENCY", units MB/s
+ * and ms optional, "#" comments): 1 and name (QOS_NAME_MAX + 1 bytes),
+ * rate, latency; 0 for a blank or comment line; -EINVAL with the reason. */
+int qos_parse_slo_line(const char *line, char *name, double *rate, double *latency, char *msg,
+                       size_t msglen);
+/* Sets the SLOs of the file at path.  0, or -errno / -EINVAL with
+ * "PATH:LINE: reason" in msg (classes before the bad line stay set). */
+int qos_load_slo(struct qos_sched *s, const char *path, char *msg, size_t msglen);
+/* Internal work (iRAID's rebuild and scrub) as the class "internal", md's
+ * sync_speed_min/max in MB/s: while applications have requests (waiting,
+ * in the store, or arrived in this window or the last) the sweeps get
+ * min_mbps, else max_mbps (0: unlimited).  They do not queue in the
+ * scheduler (a sweep holds one stripe at a time); they are paced.  The
+ * class shows in status with min_mbps as its rate and the sweeps' MB/s
+ * as issued and served; clients cannot name it (qos_lookup gives them
+ * "default", qos_set refuses it).  0, or -EINVAL with the reason (min
+ * must be > 0 and at most max unless max is 0), -ENOSPC. */
+#define QOS_INTERNAL_NAME "internal"
+int qos_set_internal(struct qos_sched *s, double min_mbps, double max_mbps, char *msg,
+                     size_t msglen);
+/* The MB/s internal work may have now (0: unlimited, also without an
+ * internal class). */
+double qos_internal_rate(struct qos_sched *s, uint64_t now);
+/* Internal work moved bytes at now (counted as issued and served). */
+void qos_internal_done(struct qos_sched *s, uint64_t bytes, uint64_t now);
 /* The class of name: its index, or 0 (default) when nobody set it. */
 uint32_t qos_lookup(const struct qos_sched *s, const char *name, size_t len);
 

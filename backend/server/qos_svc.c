@@ -12,6 +12,7 @@
 #include "backend/server/qos.h"
 #include "backend/server/server.h"
 #include "common/log.h"
+#include "iraid/volume.h"
 
 static_assert(IPVFS_QOS_NAME_MAX == QOS_NAME_MAX, "class names: wire and policy agree");
 static_assert(IPVFS_QOS_MAX_CLASSES == QOS_MAX_CLASSES, "classes: wire and policy agree");
@@ -26,6 +27,22 @@ uint64_t qos_svc_now_us(void)
     return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
+/* The pace of iRAID's rebuild and scrub: the class "internal". */
+static uint64_t internal_rate(void *user)
+{
+    struct server *srv = user;
+
+    return srv->qos ? (uint64_t)(qos_internal_rate(srv->qos, qos_svc_now_us()) * 1e6) : 0;
+}
+
+static void internal_done(void *user, uint64_t bytes)
+{
+    struct server *srv = user;
+
+    if (srv->qos)
+        qos_internal_done(srv->qos, bytes, qos_svc_now_us());
+}
+
 int qos_svc_open(struct server *srv)
 {
     enum qos_policy policy = QOS_FIFO;
@@ -37,6 +54,35 @@ int qos_svc_open(struct server *srv)
         return -ENOMEM;
     }
     qos_init(srv->qos, policy, srv->opts.qos_window_ms);
+    if (srv->opts.qos_internal_min > 0) {
+        char msg[200];
+        int rc = qos_set_internal(srv->qos, srv->opts.qos_internal_min,
+                                  srv->opts.qos_internal_max, msg, sizeof(msg));
+
+        if (rc < 0) {
+            log_error("I/O node %u: --qos-internal %s", srv->io_index, msg);
+            free(srv->qos);
+            srv->qos = NULL;
+            return rc;
+        }
+        if (srv->vol)
+            iraid_set_sweep_pace(srv->vol, &(struct iraid_sweep_pace){
+                                     .rate = internal_rate, .done = internal_done,
+                                     .user = srv });
+    }
+    if (srv->opts.qos_slo[0]) {
+        char msg[300];
+        int rc = qos_load_slo(srv->qos, srv->opts.qos_slo, msg, sizeof(msg));
+
+        if (rc < 0) {
+            log_error("I/O node %u: --qos-slo %s", srv->io_index, msg);
+            free(srv->qos);
+            srv->qos = NULL;
+            return rc;
+        }
+        log_info("I/O node %u: %u QoS class(es) from %s", srv->io_index, srv->qos->ncls - 1,
+                 srv->opts.qos_slo);
+    }
     log_info("I/O node %u: QoS %s, windows of %u ms", srv->io_index, qos_policy_name(policy),
              srv->opts.qos_window_ms);
     return 0;
@@ -46,6 +92,8 @@ void qos_svc_close(struct server *srv)
 {
     struct qos_req *r;
 
+    if (srv->vol)
+        iraid_set_sweep_pace(srv->vol, NULL);
     while (srv->qos && (r = qos_take_any(srv->qos)))
         r->start(r);
     free(srv->qos);
@@ -67,19 +115,57 @@ static int qos_ready(struct conn *c)
     return 0;
 }
 
+/* A hint's SLO (after the name and a NUL): set for a class that has none
+ * here, so that an administrator's or the file's stays. */
+static int class_slo(struct server *srv, const char *name, const uint8_t *tail, char *msg,
+                     size_t msglen)
+{
+    struct ipvfs_qos_slo slo;
+    uint32_t i = qos_lookup(srv->qos, name, strlen(name));
+    double rate, latency;
+    int rc;
+
+    memcpy(&slo, tail, sizeof(slo));
+    rate = (double)slo.rate_kbps / 1000;
+    latency = (double)slo.latency_us / 1000;
+    if ((rc = qos_check_slo(rate, latency, msg, msglen)) < 0)
+        return rc;
+    if ((i != 0 || strcmp(name, srv->qos->cls[0].name) == 0) && srv->qos->cls[i].rate_mbps > 0)
+        return 0;
+    if ((rc = qos_set(srv->qos, name, rate, latency, msg, msglen)) < 0)
+        return rc;
+    log_info("I/O node %u: QoS class %s: %.3f MB/s, p95 %.3f ms (a client's hint)",
+             srv->io_index, name, rate, latency);
+    return 0;
+}
+
 static void handle_class(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body)
 {
     struct access *a = conn_access(c);
-    char msg[160];
+    const uint8_t *nul = hdr->body_len ? memchr(body, 0, hdr->body_len) : NULL;
+    size_t len = nul ? (size_t)(nul - body) : hdr->body_len;
+    char name[QOS_NAME_MAX + 1], msg[200];
+    int rc;
 
     if (!qos_ready(c))
         return;
-    if (qos_check_name((const char *)body, hdr->body_len, msg, sizeof(msg)) < 0) {
+    if (nul && hdr->body_len != len + 1 + sizeof(struct ipvfs_qos_slo)) {
+        conn_reply_err(c, EINVAL, "QOS_CLASS: %llu bytes after the name's NUL, not an SLO "
+                       "of %zu", (unsigned long long)(hdr->body_len - len - 1),
+                       sizeof(struct ipvfs_qos_slo));
+        return;
+    }
+    if (qos_check_name((const char *)body, len, msg, sizeof(msg)) < 0) {
         conn_reply_err(c, EINVAL, "QOS_CLASS: %s", msg);
         return;
     }
-    memcpy(a->qos_class, body, hdr->body_len);
-    a->qos_class[hdr->body_len] = '\0';
+    memcpy(name, body, len);
+    name[len] = '\0';
+    if (nul && (rc = class_slo(conn_server(c), name, nul + 1, msg, sizeof(msg))) < 0) {
+        conn_reply_err(c, -rc, "QOS_CLASS: %s", msg);
+        return;
+    }
+    memcpy(a->qos_class, name, len + 1);
     conn_reply(c, 0, NULL, 0);
 }
 

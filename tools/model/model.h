@@ -21,7 +21,9 @@
  *                    places): for requests that reach one target the
  *                    iRAID is a flow-equivalent server, its throughput
  *                    with n reads inside that of a closed network of Nt
- *                    targets (model_iraid_throughput).
+ *                    targets (model_iraid_throughput) and of the I/O
+ *                    node's receiving link, which all its targets'
+ *                    pieces share.
  * The papers' variants reproduce the printed equations, including their
  * piece sizes L_ip/Nio and L_ir/Nt (see the man page's NOTES). */
 #ifndef IPVFS_MODEL_H
@@ -42,6 +44,8 @@ struct model_disk {
 /* The machine: bandwidths in bytes/s, times in s, stripe unit in bytes. */
 struct model_params {
     double bw_net;      /* BW_net: one network hop */
+    double bw_tnet;     /* corrected: a target's own link, when it differs
+                         * from the I/O node's BW_net; 0: BW_net */
     double bw_cache;    /* BW_cache: memory copy */
     double t_node;      /* T_node: processing of a request in a node */
     double node_cpu;    /* corrected: the part of T_node that is CPU work
@@ -96,14 +100,18 @@ int model_eval(enum model_variant v, const struct model_params *p,
 double model_saturation(enum model_variant v, const struct model_params *p,
                         const struct model_config *c);
 
-/* Throughput of n requests circulating among k identical queues of
- * service s, each request visiting one queue chosen uniformly (exact
- * mean value analysis): n / (s (1 + (n - 1) / k)). */
-double model_iraid_throughput(unsigned n, unsigned k, double s);
+/* Throughput of n requests circulating in a closed network of k
+ * identical targets, each request visiting one of them chosen uniformly
+ * (there a queue of service s, then the target's sending link, s_tx;
+ * 0: none), then one shared queue of service s_link (the I/O node's
+ * receiving link; 0: none), by exact mean value analysis.  With s_tx
+ * and s_link 0: n / (s (1 + (n - 1) / k)). */
+double model_iraid_throughput(unsigned n, unsigned k, double s, double s_tx, double s_link);
 /* Mean residence time in a flow-equivalent server fed at rate lambda
  * whose service rate with n inside is model_iraid_throughput(min(n,
- * places), k, s); negative when saturated. */
-double model_fes_residence(double lambda, unsigned places, unsigned k, double s);
+ * places), k, s, s_tx, s_link); negative when saturated. */
+double model_fes_residence(double lambda, unsigned places, unsigned k, double s, double s_tx,
+                           double s_link);
 
 /* The splits of n nodes: every nio with nio (1 + nt) == n and nt >= 1
  * (iPVFS), in increasing nio.  Writes at most max into nio_out/nt_out and

@@ -34,6 +34,10 @@
 #                  --cache-l1 0 (each target logs the mean and second
 #                  moment at stop): disk_seek_ms = mean - 2 ms rotation -
 #                  64 KiB / 51 MB/s, disk_pos_var_ms2 = second - mean^2
+#   t_place_ms     the part of the two nodes' 2 t_node that a read spends
+#                  holding its place in the I/O node's store (each I/O
+#                  node logs the mean place time at stop): that time less
+#                  the target's copy, the disk's mean and the way back
 #   node_cpu_ms    the CPU time of every serving process over those reads,
 #                  per read and per node it visits (an I/O node and a
 #                  target): the part of t_node that is work, not waiting
@@ -130,6 +134,18 @@ if not n:
 mean = sum(v[0] * v[1] for v in last.values()) / n
 second = sum(v[0] * v[2] for v in last.values()) / n
 print(n, mean, second)') || ipvfs_fail "no emulated disk counters in the targets' logs"
+# how long those reads held their places in the I/O nodes' stores (each
+# I/O node logs it at stop)
+place=$(grep -h 'READs held a place in the store for' "$IPVFS_CLUSTER_DIR"/log/rank-*.log |
+    python3 -c '
+import re, sys
+last = {}
+for line in sys.stdin:
+    m = re.search(r"I/O node (\d+): (\d+) READs held a place in the store for ([\d.]+) ms", line)
+    if m:
+        last[m.group(1)] = (int(m.group(2)), float(m.group(3)))
+n = sum(v[0] for v in last.values())
+print(sum(v[0] * v[1] for v in last.values()) / n if n else -1)')
 
 # 4 KiB misses on a cluster of their own (the disk counters above are the
 # 64 KiB reads'): their difference to the 64 KiB misses, beyond the
@@ -143,7 +159,7 @@ ipvfs_stop_cluster
 
 python3 - "$cache_mibs" "$(field mean_ms <<<"$hit4")" "$(field mean_ms <<<"$hit64")" \
     "$miss_mean" $disk "$nio" "$nt" "$tsize" "$server_cpu_s" "$reads" "${miss_means# }" \
-    "$(field mean_ms <<<"$miss4")" \
+    "$(field mean_ms <<<"$miss4")" "$place" \
     >"$outp" <<'PY' || ipvfs_fail "computing the parameters"
 import sys
 cache_mibs, r4, r64, r0, n, dmean, dsecond = map(float, sys.argv[1:8])
@@ -163,6 +179,10 @@ bw_tnet = 61440 / (back * 1e3) if back > 61440 / (bw_net * 1e3) + 1.0 else bw_ne
 bw_tnet = min(bw_tnet, bw_net)
 hops = 65536 / (bw_net * 1e3) + 65536 / (bw_tnet * 1e3) + 2 * 65536 / (bw_cache * 1e3)
 t_node = max((r0 - dmean - hops) / 2, 0.0)
+# the part of the two nodes' time inside a place: the place's time less
+# the target's copy, the disk and the way back
+place = float(sys.argv[15])
+t_place = min(max(place - 65536 / (bw_cache * 1e3) - dmean - 65536 / (bw_tnet * 1e3), 0.0), 2 * t_node)
 print("# ipvfs-model --params: measured by benchmarks/model-calibrate.sh %s %s" % (nio, nt))
 print("# (--target-size %s, emulated disk st318452lw, one client rank at a low rate)" % tsize)
 print("bw_cache_mbs %.1f" % bw_cache)
@@ -170,11 +190,14 @@ print("bw_net_mbs %.1f" % bw_net)
 print("bw_tnet_mbs %.1f" % bw_tnet)
 print("t_node_ms %.4f" % t_node)
 print("node_cpu_ms %.4f" % min(cpu_s / reads / 2 * 1e3, t_node))
+if place >= 0:
+    print("t_place_ms %.4f" % t_place)
 print("disk_rate_mbs 51")
 print("disk_rot_ms 2")
 print("disk_seek_ms %.4f" % max(dmean - 2 - xfer, 0.0))
 print("disk_pos_var_ms2 %.4f" % max(dsecond - dmean * dmean, 0.0))
 print("# L1-hit means: 4 KiB %.4f ms, 64 KiB %.4f ms; 64 KiB misses %.4f ms (the lowest of %s); 4 KiB misses %.4f ms" % (r4, r64, r0, sys.argv[13], m4))
 print("# emulated disk: %d ios, service mean %.4f ms, second moment %.4f ms^2" % (n, dmean, dsecond))
+print("# a READ held its place in the I/O node's store %.4f ms" % place)
 PY
 cat "$outp"

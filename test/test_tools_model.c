@@ -256,6 +256,32 @@ static void test_model_corrected_best_split_follows_links(void **state)
     CLOSE(model_saturation(MODEL_CORRECTED, &p, &c15), 76.207096, 1e-6);
 }
 
+/* The calibrated place time: 3 x (1 + 1), the papers' machine, T_node
+ * 2 ms of which T_place = 3 ms of the two nodes' 4 ms lies inside the
+ * place (model-calibrate.sh measures it).  s_t = 0.131072 + 3 +
+ * 7.085020 = 10.216092 ms, s_l = 0.873813 ms: one place, X(1) =
+ * 1 / 11.089905 ms = 90.172 /s per I/O node, 270.5164/s in all.  At rate
+ * 0: T_ionet 0.873813 + T_ioc 0.131072 + the place 11.089905 + the I/O
+ * node's T_node 2 less the 1 ms of it inside the place = 13.094790 ms. */
+static void test_model_corrected_place_time(void **state)
+{
+    struct model_params p;
+    struct model_config c = { .nio = 3, .nt = 1, .size = 65536 };
+    struct model_terms t;
+
+    (void)state;
+    model_params_paper(&p);
+    p.t_node = 2e-3;
+    p.t_place = 3e-3;
+    CLOSE(model_saturation(MODEL_CORRECTED, &p, &c), 270.5164, 1e-6);
+    assert_int_equal(model_eval(MODEL_CORRECTED, &p, &c, 0, &t), 0);
+    CLOSE(t.total, 13.094790e-3, 1e-6);
+    p.t_place = -1;   /* the target's T_node only: 4 ms - 2 ms = 2 ms inside */
+    CLOSE(model_saturation(MODEL_CORRECTED, &p, &c), 3 / 10.089905e-3, 1e-6);
+    assert_int_equal(model_eval(MODEL_CORRECTED, &p, &c, 0, &t), 0);
+    CLOSE(t.total, 13.094790e-3, 1e-6);
+}
+
 static void test_model_splits_and_bad_input(void **state)
 {
     unsigned nio[8], nt[8];
@@ -293,6 +319,7 @@ int main(void)
         cmocka_unit_test(test_model_flow_equivalent_iraid),
         cmocka_unit_test(test_model_corrected_shaped_link),
         cmocka_unit_test(test_model_corrected_best_split_follows_links),
+        cmocka_unit_test(test_model_corrected_place_time),
         cmocka_unit_test(test_model_splits_and_bad_input),
     };
 

@@ -83,6 +83,9 @@ struct read_order {
     uint32_t nclients;          /* one more than the largest client id seen */
     uint32_t hash_next;         /* HASH: the client whose turn it is */
     uint64_t served;            /* waiting READs served so far */
+    uint64_t placed, place_us;  /* READs that left the store, and how long
+                                 * they held their places (logged at close:
+                                 * benchmarks/model-calibrate.sh) */
     uint64_t rng;               /* RANDOM's generator */
 };
 

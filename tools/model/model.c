@@ -26,6 +26,7 @@ void model_params_paper(struct model_params *p)
     p->bw_cache = 500 * MB;
     p->t_node = 0;
     p->node_cpu = -1;
+    p->t_place = -1;
     p->stripe = 65536;
     model_disk_preset(&p->disk);
 }
@@ -224,7 +225,8 @@ int model_eval(enum model_variant v, const struct model_params *p,
          * own link is slower (bw_tnet), a queue of the difference at
          * each target.  The iRAID is then a flow-equivalent server of
          * throughput X(min(n, Nt)). */
-        double s_t = o->t_tc + t_node + (1 - c->h_t) * o->t_disk;
+        double t_place = p->t_place >= 0 ? p->t_place : t_node;
+        double s_t = o->t_tc + t_place + (1 - c->h_t) * o->t_disk;
         double s_tx = p->bw_tnet > 0 ? f.piece_t / p->bw_tnet - o->t_tnet : 0;
         double top;
 
@@ -241,6 +243,9 @@ int model_eval(enum model_variant v, const struct model_params *p,
             return 1;
         }
         o->w_iraid = model_fes_residence(f.lambda_i, c->nt, c->nt, s_t, s_tx, o->t_tnet);
+        /* what of the two nodes' 2 T_node is not inside the place is
+         * the I/O node's, outside: W_node_io + T_node - T_place */
+        o->w_node_io += t_node - t_place;
         o->total = o->w_ionet + o->w_ioc + (1 - c->h_io) * o->w_iraid + o->w_node_io;
         return 0;
     }

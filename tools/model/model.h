@@ -48,6 +48,10 @@ struct model_params {
                          * from the I/O node's BW_net; 0: BW_net */
     double bw_cache;    /* BW_cache: memory copy */
     double t_node;      /* T_node: processing of a request in a node */
+    double t_place;     /* corrected: the part of the two nodes' 2 T_node
+                         * a read spends holding its place in the I/O
+                         * node's store (the rest is outside); < 0:
+                         * T_node, the target's */
     double node_cpu;    /* corrected: the part of T_node that is CPU work
                          * and queues (M/M/1), the rest a delay; < 0:
                          * all of it */

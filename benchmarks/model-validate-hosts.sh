@@ -69,7 +69,7 @@ mh_servers_on node1 node1:1,node2:1,node3:1,node4:1,node5:1,node6:1
 MV_CLIENT_ON="$HOSTS_NETNS_SSH node7"
 MV_SERVER_ARGS=--no-bind
 MV_NAME=${MV_NAME:-model-hosts-io$io_rate-t$tgt_rate}
-MV_TITLE="hosts: I/O nodes' links $io_rate, targets' $tgt_rate"
+MV_TITLE="hosts: I/O node links $io_rate, target links $tgt_rate"
 MV_IO_LINK_BPS=$io_bps MV_T_LINK_BPS=$tgt_bps
 BENCH_OUT=${BENCH_OUT:-$srcdir/benchmarks/results}
 export MV_CLIENT_ON MV_SERVER_ARGS MV_NAME MV_TITLE MV_IO_LINK_BPS MV_T_LINK_BPS BENCH_OUT

@@ -18,22 +18,27 @@
 #      points measure the capacity (the highest median achieved rate);
 #   4. every variant of the model (lcn2005, journal, corrected) predicts
 #      the mean response at each offered rate.
-# Output in BENCH_OUT (default BUILDDIR/bench-results):
-# model-validate-trials.csv (every run), model-validate.csv (one row per
-# point, the medians: measured mean, p50, p95, p99, achieved rate, and
-# the three predictions at the median offered rate), model-validate-sat.csv (per configuration: measured
-# capacity = the highest achieved rate, and each variant's saturation
-# rate), model-validate-NIOxNT.png (measured vs predicted mean response
-# against the rate, the emulated disks' capacity marked), and
-# model-validate.txt (the command, the date, the load of the machine, and
-# the errors against the issue's goals: benchmarks/model-validate-report.py).
+# Output in BENCH_OUT (default BUILDDIR/bench-results), each file named
+# after MV_NAME (default model-validate): NAME-trials.csv (every run),
+# NAME.csv (one row per point, the medians: measured mean, p50, p95, p99,
+# achieved rate, and the three predictions at the median offered rate),
+# NAME-sat.csv (per configuration: measured capacity = the highest
+# achieved rate, and each variant's saturation rate), NAME-NIOxNT.png
+# (measured vs predicted mean response against the rate, the emulated
+# disks' capacity marked), NAME-NIOxNT.params (the calibration),
+# NAME-NIOxNT.stop.log (the place and disk counters the sweep's cluster
+# logged at stop: the place time under load), NAME.txt (the commands,
+# dates and loads of the machine) and NAME-report.txt (the errors against
+# the issue's goals: benchmarks/model-validate-report.py).
 #
 #   benchmarks/model-validate.sh [BUILDDIR]
 #
 # Environment: MV_CONFIGS (default "1x5 2x2 3x1"), MV_CLIENTS, MV_POINTS,
-# MV_SECONDS, MV_TRIALS, MV_FILE_MIB, BENCH_OUT.  It runs about 6 minutes
-# per configuration, disk-bound by design (a few percent of a core per
-# node).
+# MV_SECONDS, MV_TRIALS, MV_FILE_MIB, BENCH_OUT, MV_NAME, MV_APPEND and
+# MV_ANALYSE_ONLY (below), and for benchmarks/model-validate-hosts.sh
+# MV_CLIENT_ON, MV_SERVER_ARGS, MV_TITLE, MV_IO_LINK_BPS, MV_T_LINK_BPS.
+# It runs about 6 minutes per configuration, disk-bound by design (a few
+# percent of a core per node).
 set -u
 IPVFS_SRCDIR=${IPVFS_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 IPVFS_BUILDDIR=$(cd "${1:-${IPVFS_BUILDDIR:-_build}}" && pwd)
@@ -112,6 +117,10 @@ measure() {   # CFG: calibrates, sweeps, appends to the trials CSV
         done
     done
     ipvfs_stop_cluster
+    # what the sweep did to the places and the disks (logged at stop):
+    # the place time under load, against the calibration's at a low rate
+    grep -h 'READs held a place\|emulated disk st318452lw: [0-9]* ios' "$IPVFS_CLUSTER_DIR"/log/rank-*.log \
+        >"$out/$name-$cfg.stop.log"
     rm -rf "$IPVFS_CLUSTER_DIR"
     unset IPVFS_CLUSTER_DIR
 }

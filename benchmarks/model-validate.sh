@@ -119,7 +119,8 @@ measure() {   # CFG: calibrates, sweeps, appends to the trials CSV
     ipvfs_stop_cluster
     # what the sweep did to the places and the disks (logged at stop):
     # the place time under load, against the calibration's at a low rate
-    grep -h 'READs held a place\|emulated disk st318452lw: [0-9]* ios' "$IPVFS_CLUSTER_DIR"/log/rank-*.log \
+    grep -h 'READs held a place\|a place freed\|emulated disk st318452lw: [0-9]* ios' \
+        "$IPVFS_CLUSTER_DIR"/log/rank-*.log \
         >"$out/$name-$cfg.stop.log"
     rm -rf "$IPVFS_CLUSTER_DIR"
     unset IPVFS_CLUSTER_DIR

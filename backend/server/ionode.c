@@ -274,6 +274,8 @@ static void io_finish(int status, void *user)
         srv->reads.in_store--;
         srv->reads.placed++;
         srv->reads.place_us += qos_svc_now_us() - o->placed_us;
+        if (srv->reads.head && !srv->reads.freed_us)
+            srv->reads.freed_us = qos_svc_now_us();
         /* the freed place goes to a waiting READ once this store callback
          * has returned; failing that, right now */
         if (!evloop_defer(srv->loop, read_next_deferred, srv))
@@ -413,6 +415,11 @@ static void read_next(struct server *srv)
         struct client_counters *cc = conn_client_counters(o->c);
 
         ro->served++;
+        if (ro->freed_us) {
+            ro->handoffs++;
+            ro->handoff_us += qos_svc_now_us() - ro->freed_us;
+            ro->freed_us = 0;
+        }
         if (cc) {
             cc->reads_waited++;
             cc->last_wait_seq = ro->served;

@@ -86,6 +86,11 @@ struct read_order {
     uint64_t placed, place_us;  /* READs that left the store, and how long
                                  * they held their places (logged at close:
                                  * benchmarks/model-calibrate.sh) */
+    uint64_t freed_us;          /* when a place fell free while READs
+                                 * waited (0: none such now) */
+    uint64_t handoffs, handoff_us;  /* how often, and how long in all, such
+                                     * a place stayed free until the next
+                                     * READ took it (logged at close) */
     uint64_t rng;               /* RANDOM's generator */
 };
 

@@ -176,13 +176,13 @@ static void test_model_corrected_pieces(void **state)
 static void test_model_flow_equivalent_iraid(void **state)
 {
     (void)state;
-    CLOSE(model_iraid_throughput(1, 4, 0.005, 0, 0), 200, 1e-12);
-    CLOSE(model_iraid_throughput(2, 2, 0.006, 0, 0), 2 / (1.5 * 0.006), 1e-12);
-    CLOSE(model_iraid_throughput(5, 5, 0.006, 0, 0), 5 / (1.8 * 0.006), 1e-12);
-    CLOSE(model_fes_residence(100, 1, 1, 0.004, 0, 0), 0.004 / 0.6, 1e-12);
-    CLOSE(model_fes_residence(100, 1, 1, 0.004, 0, 0), model_mm1(0.004, 100), 1e-12);
-    CLOSE(model_fes_residence(200, 2, 2, 0.006, 0, 0), 120.0 / 13 / 200, 1e-12);
-    assert_true(model_fes_residence(2 / (1.5 * 0.006), 2, 2, 0.006, 0, 0) < 0);
+    CLOSE(model_iraid_throughput(1, 4, 0.005, 0, 0, 0), 200, 1e-12);
+    CLOSE(model_iraid_throughput(2, 2, 0.006, 0, 0, 0), 2 / (1.5 * 0.006), 1e-12);
+    CLOSE(model_iraid_throughput(5, 5, 0.006, 0, 0, 0), 5 / (1.8 * 0.006), 1e-12);
+    CLOSE(model_fes_residence(100, 1, 1, 0.004, 0, 0, 0), 0.004 / 0.6, 1e-12);
+    CLOSE(model_fes_residence(100, 1, 1, 0.004, 0, 0, 0), model_mm1(0.004, 100), 1e-12);
+    CLOSE(model_fes_residence(200, 2, 2, 0.006, 0, 0, 0), 120.0 / 13 / 200, 1e-12);
+    assert_true(model_fes_residence(2 / (1.5 * 0.006), 2, 2, 0.006, 0, 0, 0) < 0);
 }
 
 /* A shaped link (emulated hosts at 40 Mbit/s, 5e6 B/s): 1 x (1 + 5),
@@ -210,8 +210,8 @@ static void test_model_corrected_shaped_link(void **state)
     (void)state;
     model_params_paper(&p);
     p.bw_net = 5e6;
-    CLOSE(model_iraid_throughput(1, 5, 7.216092e-3, 0, 13.1072e-3), 49.204627, 1e-6);
-    CLOSE(model_iraid_throughput(3, 5, 7.216092e-3, 0, 13.1072e-3), 74.290315, 1e-6);
+    CLOSE(model_iraid_throughput(1, 5, 7.216092e-3, 0, 13.1072e-3, 0), 49.204627, 1e-6);
+    CLOSE(model_iraid_throughput(3, 5, 7.216092e-3, 0, 13.1072e-3, 0), 74.290315, 1e-6);
     CLOSE(model_saturation(MODEL_CORRECTED, &p, &c), 76.207096, 1e-6);
     assert_int_equal(model_eval(MODEL_CORRECTED, &p, &c, 0, &t), 0);
     CLOSE(t.total, 33.561564e-3, 1e-6);
@@ -247,7 +247,7 @@ static void test_model_corrected_best_split_follows_links(void **state)
     CLOSE(model_saturation(MODEL_CORRECTED, &p, &c15), 76.207096, 1e-6);
     p.bw_net = 1.25e9;
     p.bw_tnet = 2.5e6;
-    CLOSE(model_iraid_throughput(2, 5, 7.216092e-3, 26.1619712e-3, 0.0524288e-3), 52.858515, 1e-6);
+    CLOSE(model_iraid_throughput(2, 5, 7.216092e-3, 26.1619712e-3, 0.0524288e-3, 0), 52.858515, 1e-6);
     CLOSE(model_saturation(MODEL_CORRECTED, &p, &c15), 96.610654, 1e-6);
     CLOSE(model_saturation(MODEL_CORRECTED, &p, &c31), 89.738434, 1e-6);
     /* a target's link faster than the I/O node's adds no queue */
@@ -262,7 +262,9 @@ static void test_model_corrected_best_split_follows_links(void **state)
  * 7.085020 = 10.216092 ms, s_l = 0.873813 ms: one place, X(1) =
  * 1 / 11.089905 ms = 90.172 /s per I/O node, 270.5164/s in all.  At rate
  * 0: T_ionet 0.873813 + T_ioc 0.131072 + the place 11.089905 + the I/O
- * node's T_node 2 less the 1 ms of it inside the place = 13.094790 ms. */
+ * node's T_node 2 less the 1 ms of it inside the place = 13.094790 ms.
+ * A 2 ms hand-off (the place idle before the next read takes it) adds
+ * to each cycle, not to a read's own time at rate 0. */
 static void test_model_corrected_place_time(void **state)
 {
     struct model_params p;
@@ -276,6 +278,14 @@ static void test_model_corrected_place_time(void **state)
     CLOSE(model_saturation(MODEL_CORRECTED, &p, &c), 270.5164, 1e-6);
     assert_int_equal(model_eval(MODEL_CORRECTED, &p, &c, 0, &t), 0);
     CLOSE(t.total, 13.094790e-3, 1e-6);
+    /* a hand-off of 2 ms before a freed place takes the next read: one
+     * cycle 13.089905 ms, 3 / 13.089905 ms = 229.1842/s; none at rate 0 */
+    p.t_handoff = 2e-3;
+    CLOSE(model_saturation(MODEL_CORRECTED, &p, &c), 3 / 13.089905e-3, 1e-6);
+    CLOSE(model_iraid_throughput(1, 1, 10.216092e-3, 0, 0.873813e-3, 2e-3), 76.39476, 1e-5);
+    assert_int_equal(model_eval(MODEL_CORRECTED, &p, &c, 0, &t), 0);
+    CLOSE(t.total, 13.094790e-3, 1e-6);
+    p.t_handoff = 0;
     p.t_place = -1;   /* the target's T_node only: 4 ms - 2 ms = 2 ms inside */
     CLOSE(model_saturation(MODEL_CORRECTED, &p, &c), 3 / 10.089905e-3, 1e-6);
     assert_int_equal(model_eval(MODEL_CORRECTED, &p, &c, 0, &t), 0);

@@ -27,6 +27,7 @@ void model_params_paper(struct model_params *p)
     p->t_node = 0;
     p->node_cpu = -1;
     p->t_place = -1;
+    p->t_handoff = 0;
     p->stripe = 65536;
     model_disk_preset(&p->disk);
 }
@@ -125,7 +126,8 @@ static void mm1_term(double t, double rate, double *w, double *rho_max)
     *w = model_mm1(t, rate);
 }
 
-double model_iraid_throughput(unsigned n, unsigned k, double s, double s_tx, double s_link)
+double model_iraid_throughput(unsigned n, unsigned k, double s, double s_tx, double s_link,
+                              double handoff)
 {
     double q = 0, qx = 0, ql = 0, x = 0;
 
@@ -135,13 +137,14 @@ double model_iraid_throughput(unsigned n, unsigned k, double s, double s_tx, dou
      * R(j) = s (1 + Q(j-1)) and R_x(j) = s_tx (1 + Q_x(j-1)) at a
      * target, R_l(j) = s_link (1 + Q_l(j-1)) at the shared link, X(j) =
      * j / (R(j) + R_x(j) + R_l(j)), Q(j) = X(j) R(j) / k and Q_x(j) =
-     * X(j) R_x(j) / k per target, Q_l(j) = X(j) R_l(j).  The links serve
+     * X(j) R_x(j) / k per target, Q_l(j) = X(j) R_l(j); the hand-off
+     * is a delay (no queue) that adds to each cycle.  The links serve
      * their TCP flows' packets interleaved, processor sharing, which
      * MVA treats as it does FIFO with exponential service (BCMP). */
     for (unsigned j = 1; j <= n; j++) {
         double r = s * (1 + q), rx = s_tx * (1 + qx), rl = s_link * (1 + ql);
 
-        x = j / (r + rx + rl);
+        x = j / (r + rx + rl + handoff);
         q = x * r / k;
         qx = x * rx / k;
         ql = x * rl;
@@ -150,9 +153,10 @@ double model_iraid_throughput(unsigned n, unsigned k, double s, double s_tx, dou
 }
 
 double model_fes_residence(double lambda, unsigned places, unsigned k, double s, double s_tx,
-                           double s_link)
+                           double s_link, double handoff)
 {
-    double top = model_iraid_throughput(places, k, s, s_tx, s_link), sum = 0, weight = 1, mean = 0;
+    double top = model_iraid_throughput(places, k, s, s_tx, s_link, handoff), sum = 0, weight = 1,
+           mean = 0;
 
     if (lambda <= 0)
         return s + s_tx + s_link;
@@ -164,7 +168,7 @@ double model_fes_residence(double lambda, unsigned places, unsigned k, double s,
     for (unsigned n = 0; n < places; n++) {
         sum += weight;
         mean += n * weight;
-        weight *= lambda / model_iraid_throughput(n + 1, k, s, s_tx, s_link);
+        weight *= lambda / model_iraid_throughput(n + 1, k, s, s_tx, s_link, handoff);
     }
     /* from n = places on: weight r^m, m = n - places, r = lambda / top */
     double r = lambda / top;
@@ -232,7 +236,7 @@ int model_eval(enum model_variant v, const struct model_params *p,
 
         if (s_tx < 0)
             s_tx = 0;
-        top = model_iraid_throughput(c->nt, c->nt, s_t, s_tx, o->t_tnet);
+        top = model_iraid_throughput(c->nt, c->nt, s_t, s_tx, o->t_tnet, p->t_handoff);
 
         o->iraid_fes = 1;
         if (f.lambda_i / top > rho)
@@ -242,7 +246,8 @@ int model_eval(enum model_variant v, const struct model_params *p,
             o->w_iraid = o->total = INFINITY;
             return 1;
         }
-        o->w_iraid = model_fes_residence(f.lambda_i, c->nt, c->nt, s_t, s_tx, o->t_tnet);
+        o->w_iraid = model_fes_residence(f.lambda_i, c->nt, c->nt, s_t, s_tx, o->t_tnet,
+                                         p->t_handoff);
         /* what of the two nodes' 2 T_node is not inside the place is
          * the I/O node's, outside: W_node_io + T_node - T_place */
         o->w_node_io += t_node - t_place;

@@ -52,6 +52,10 @@ struct model_params {
                          * a read spends holding its place in the I/O
                          * node's store (the rest is outside); < 0:
                          * T_node, the target's */
+    double t_handoff;   /* corrected: how long a place freed while reads
+                         * wait stays free until the next takes it (a
+                         * delay in each read's cycle through its place);
+                         * 0: none */
     double node_cpu;    /* corrected: the part of T_node that is CPU work
                          * and queues (M/M/1), the rest a delay; < 0:
                          * all of it */
@@ -108,14 +112,16 @@ double model_saturation(enum model_variant v, const struct model_params *p,
  * identical targets, each request visiting one of them chosen uniformly
  * (there a queue of service s, then the target's sending link, s_tx;
  * 0: none), then one shared queue of service s_link (the I/O node's
- * receiving link; 0: none), by exact mean value analysis.  With s_tx
- * and s_link 0: n / (s (1 + (n - 1) / k)). */
-double model_iraid_throughput(unsigned n, unsigned k, double s, double s_tx, double s_link);
+ * receiving link; 0: none), then a delay of handoff before its place
+ * takes the next request, by exact mean value analysis.  With s_tx,
+ * s_link and handoff 0: n / (s (1 + (n - 1) / k)). */
+double model_iraid_throughput(unsigned n, unsigned k, double s, double s_tx, double s_link,
+                              double handoff);
 /* Mean residence time in a flow-equivalent server fed at rate lambda
  * whose service rate with n inside is model_iraid_throughput(min(n,
  * places), k, s, s_tx, s_link); negative when saturated. */
 double model_fes_residence(double lambda, unsigned places, unsigned k, double s, double s_tx,
-                           double s_link);
+                           double s_link, double handoff);
 
 /* The splits of n nodes: every nio with nio (1 + nt) == n and nt >= 1
  * (iPVFS), in increasing nio.  Writes at most max into nio_out/nt_out and

@@ -26,7 +26,7 @@
 # achieved rate, and each variant's saturation rate), NAME-NIOxNT.png
 # (measured vs predicted mean response against the rate, the emulated
 # disks' capacity marked), NAME-NIOxNT.params (the calibration),
-# NAME-NIOxNT.stop.log (the place and disk counters the sweep's cluster
+# NAME-NIOxNT.stop.txt (the place and disk counters the sweep's cluster
 # logged at stop: the place time under load), NAME.txt (the commands,
 # dates and loads of the machine) and NAME-report.txt (the errors against
 # the issue's goals: benchmarks/model-validate-report.py).
@@ -121,7 +121,7 @@ measure() {   # CFG: calibrates, sweeps, appends to the trials CSV
     # the place time under load, against the calibration's at a low rate
     grep -h 'READs held a place\|a place freed\|emulated disk st318452lw: [0-9]* ios' \
         "$IPVFS_CLUSTER_DIR"/log/rank-*.log \
-        >"$out/$name-$cfg.stop.log"
+        >"$out/$name-$cfg.stop.txt"
     rm -rf "$IPVFS_CLUSTER_DIR"
     unset IPVFS_CLUSTER_DIR
 }

@@ -13,7 +13,7 @@
 #   benchmarks/model-writes.sh PARAMS [BUILDDIR]
 #
 # Output in BENCH_OUT (default benchmarks/results): model-writes.csv,
-# model-writes.png, model-writes.stop.log, model-writes.txt.
+# model-writes.png, model-writes.stop.txt, model-writes.txt.
 set -u
 params=${1:?usage: model-writes.sh PARAMS [BUILDDIR]}
 IPVFS_SRCDIR=${IPVFS_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -54,7 +54,7 @@ for r in $rates; do
 done
 ipvfs_stop_cluster
 grep -h 'emulated disk st318452lw: [0-9]* ios\|write-behind' "$IPVFS_CLUSTER_DIR"/log/rank-*.log |
-    sort -u >"$out/model-writes.stop.log"
+    sort -u >"$out/model-writes.stop.txt"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/model-writes.txt"
 gnuplot <<GP || echo "gnuplot failed" >&2
 set terminal pngcairo size 800,560

@@ -118,7 +118,7 @@ cpu_ticks() {
     echo "$t"
 }
 c0=$(cpu_ticks)
-miss_means= reads=0
+miss_means='' reads=0
 for _ in $(seq "$trials"); do
     miss=$(openload -f ipvfs:/cal/big -s 64K -r "$rate" -t 8 -W 1)
     echo "misses, 64 KiB:  $miss"

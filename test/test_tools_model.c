@@ -283,6 +283,14 @@ static void test_model_corrected_place_time(void **state)
     p.t_handoff = 2e-3;
     CLOSE(model_saturation(MODEL_CORRECTED, &p, &c), 3 / 13.089905e-3, 1e-6);
     CLOSE(model_iraid_throughput(1, 1, 10.216092e-3, 0, 0.873813e-3, 2e-3), 76.39476, 1e-5);
+    /* the hand-off only where reads wait: one place at 50/s, mu(1) =
+     * 1 / 11.089905 ms = 90.1721 (nobody waiting), past it mu = 76.3947:
+     * pi(1) = 50 / 90.1721 = 0.554495, tail r = 50 / 76.3947 = 0.654495;
+     * sum 1 + 0.554495 / (1 - r) = 2.604885, E(n) = 0.554495 / (1 - r)^2
+     * = 4.645043, W = E(n) / sum / 50 = 35.66410 ms (no hand-off: M/M/1,
+     * 1 / (90.1721 - 50) = 24.8930 ms) */
+    CLOSE(model_fes_residence(50, 1, 1, 10.216092e-3, 0, 0.873813e-3, 2e-3), 35.66410e-3, 1e-5);
+    CLOSE(model_fes_residence(50, 1, 1, 10.216092e-3, 0, 0.873813e-3, 0), 24.8930e-3, 1e-4);
     assert_int_equal(model_eval(MODEL_CORRECTED, &p, &c, 0, &t), 0);
     CLOSE(t.total, 13.094790e-3, 1e-6);
     p.t_handoff = 0;

@@ -162,13 +162,15 @@ double model_fes_residence(double lambda, unsigned places, unsigned k, double s,
         return s + s_tx + s_link;
     if (lambda >= top)
         return -1;
-    /* Birth-death chain: rate lambda up, mu(n) = X(min(n, places)) down;
+    /* Birth-death chain: rate lambda up, mu(n) = X(min(n, places)) down
+     * (the hand-off only past places: a place freed with reads waiting);
      * pi(n) = pi(0) prod lambda / mu(j).  Past places the ratio is the
      * constant lambda / top < 1: a geometric tail, summed in closed form. */
     for (unsigned n = 0; n < places; n++) {
         sum += weight;
         mean += n * weight;
-        weight *= lambda / model_iraid_throughput(n + 1, k, s, s_tx, s_link, handoff);
+        /* up to all places busy nobody waits, so no hand-off slows them */
+        weight *= lambda / model_iraid_throughput(n + 1, k, s, s_tx, s_link, 0);
     }
     /* from n = places on: weight r^m, m = n - places, r = lambda / top */
     double r = lambda / top;

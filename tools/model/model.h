@@ -119,7 +119,8 @@ double model_iraid_throughput(unsigned n, unsigned k, double s, double s_tx, dou
                               double handoff);
 /* Mean residence time in a flow-equivalent server fed at rate lambda
  * whose service rate with n inside is model_iraid_throughput(min(n,
- * places), k, s, s_tx, s_link); negative when saturated. */
+ * places), k, s, s_tx, s_link, h), h = handoff when n > places (reads
+ * wait for a place) and 0 up to places; negative when saturated. */
 double model_fes_residence(double lambda, unsigned places, unsigned k, double s, double s_tx,
                            double s_link, double handoff);
 

@@ -30,7 +30,7 @@ def bps(rate):
 sources = [("loopback", os.path.join(d, "model-validate-sat.csv"), 0, 0)]
 for f in sorted(glob.glob(os.path.join(d, "model-hosts-io*-t*-sat.csv"))):
     m = re.search(r"model-hosts-io(\w+)-t(\w+)-sat\.csv$", f)
-    sources.append(("I/O links %s, targets' %s" % m.groups(), f, bps(m.group(1)), bps(m.group(2))))
+    sources.append(("I/O node links %s, target links %s" % m.groups(), f, bps(m.group(1)), bps(m.group(2))))
 for name, f, io, t in sources:
     if not os.path.exists(f):
         continue
@@ -59,7 +59,7 @@ set style histogram cluster gap 1
 set style fill solid 0.8 border -1
 set boxwidth 0.9
 set xtics rotate by -20 font ',9'
-set key top right
+set key outside bottom center horizontal
 set grid y
 plot '$dir/model-splits.csv' every ::1 using 3:xticlabels(sprintf("%s\n%s", stringcolumn(1), stringcolumn(2))) title 'measured', \
      '' every ::1 using 6 title 'corrected', \

@@ -14,8 +14,16 @@
 #   bw_net_mbs     the 60 KiB more that a 64 KiB read hitting the I/O
 #                  node's L1 moves than a 4 KiB one, over the extra time it
 #                  takes beyond the memory copy (a small file just written,
-#                  --cache-l1 on); 10000 when the difference drowns in the
+#                  --cache-l1 on, read back to back by ipvfs-ior: the
+#                  medians); 10000 when the difference drowns in the
 #                  noise (loopback: the network is a memory copy)
+#   bw_tnet_mbs    a target's own link: what the places of 64 KiB misses
+#                  last more than those of 4 KiB ones (a cluster of their
+#                  own; the I/O nodes log the place time) beyond the
+#                  disk's transfer and the copy is the way back from the
+#                  target, over the slower of its link and the I/O node's
+#                  (they pipeline); bw_net_mbs unless that is over 1 ms
+#                  more than the I/O node's link gives
 #   t_node_ms      what is left of the mean response of random 64 KiB
 #                  reads that miss (below) after the disk's mean service
 #                  time and the network and copy terms, per node visited
@@ -27,6 +35,10 @@
 #                  --cache-l1 0 (each target logs the mean and second
 #                  moment at stop): disk_seek_ms = mean - 2 ms rotation -
 #                  64 KiB / 51 MB/s, disk_pos_var_ms2 = second - mean^2
+#   t_place_ms     the part of the two nodes' 2 t_node that a read spends
+#                  holding its place in the I/O node's store (each I/O
+#                  node logs the mean place time at stop): that time less
+#                  the target's copy, the disk's mean and the way back
 #   node_cpu_ms    the CPU time of every serving process over those reads,
 #                  per read and per node it visits (an I/O node and a
 #                  target): the part of t_node that is work, not waiting
@@ -53,8 +65,13 @@ tsize=${MC_TARGET_SIZE:-$(python3 -c "import sys; n, t, m = map(int, sys.argv[1:
 romio=$b/adio/libipvfs-romio.so
 [ -x "$b/benchmarks/ipvfs-openload" ] && [ -f "$romio" ] || ipvfs_fail "build first: no ipvfs-openload or libipvfs-romio.so in $b"
 
+# the client's mpiexec, on an emulated host when MV_CLIENT_ON names a
+# command prefix that runs there (benchmarks/model-validate-hosts.sh)
+climpi() {
+    ${MV_CLIENT_ON:-} mpiexec "$@"
+}
 openload() {   # ARGS...: one client rank; prints the RESULT line
-    mpiexec -n 1 env LD_PRELOAD="$romio" "$b/benchmarks/ipvfs-openload" "$@" 2>&1 | grep '^RESULT' ||
+    climpi -n 1 env LD_PRELOAD="$romio" "$b/benchmarks/ipvfs-openload" "$@" 2>&1 | grep '^RESULT' ||
         ipvfs_fail "ipvfs-openload $* failed"
 }
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
@@ -65,21 +82,34 @@ cache_mibs=$(for _ in 1 2 3; do "$b/benchmarks/memcpy-bw" 64 1; done |
 [ -n "$cache_mibs" ] || ipvfs_fail "memcpy-bw printed nothing"
 
 # L1 hits: a small file, written then read back at a low rate
-ipvfs_start_cluster "$nio" "$nt" --target-size "$tsize" --emulate-disk st318452lw
-mpiexec -n 1 env LD_PRELOAD="$romio" "$b/benchmarks/ipvfs-ior" -f ipvfs:/cal/small -b 8m -t 1m \
+ipvfs_start_cluster "$nio" "$nt" --target-size "$tsize" --emulate-disk st318452lw ${MV_SERVER_ARGS:-}
+climpi -n 1 env LD_PRELOAD="$romio" "$b/benchmarks/ipvfs-ior" -f ipvfs:/cal/small -b 8m -t 1m \
     -w -k >/dev/null 2>&1 || ipvfs_fail "writing the small file"
-mpiexec -n 2 env LD_PRELOAD="$romio" "$b/benchmarks/ipvfs-ior" -f ipvfs:/cal/big \
+climpi -n 2 env LD_PRELOAD="$romio" "$b/benchmarks/ipvfs-ior" -f ipvfs:/cal/big \
     -b $((mib / 2))m -t 1m -w -e -k >/dev/null 2>&1 || ipvfs_fail "writing the big file"
-mpiexec -n 1 env LD_PRELOAD="$romio" "$b/benchmarks/ipvfs-ior" -f ipvfs:/cal/small -b 8m -t 1m \
+climpi -n 1 env LD_PRELOAD="$romio" "$b/benchmarks/ipvfs-ior" -f ipvfs:/cal/small -b 8m -t 1m \
     -r -k >/dev/null 2>&1 || ipvfs_fail "reading the small file"
 hit4=$(openload -f ipvfs:/cal/small -s 4K -S 8M -r "$rate" -t 5 -W 1)
 hit64=$(openload -f ipvfs:/cal/small -s 64K -S 8M -r "$rate" -t 5 -W 1)
 echo "L1 hits, 4 KiB:  $hit4"
 echo "L1 hits, 64 KiB: $hit64"
+# The same hits read back to back, blocking (ipvfs-ior): the link's time
+# for 60 KiB, without the open-loop client's way of waiting for its
+# nonblocking reads (over a slow link it stretches a 64 KiB reply by
+# half again and more: a delay of the client's, not a busy link)
+iorp50() {   # XFER: the median ms of one read of the small file
+    climpi -n 1 env LD_PRELOAD="$romio" "$b/benchmarks/ipvfs-ior" -f ipvfs:/cal/small -b 8m -t "$1" \
+        -r -k 2>&1 | sed -n 's/^RESULT.* p50_us=\([0-9.]*\).*/\1/p' | awk '{ print $1 / 1e3 }'
+}
+seq4=$(iorp50 4k)
+seq64=$(iorp50 64k)
+[ -n "$seq4" ] && [ -n "$seq64" ] || ipvfs_fail "ipvfs-ior gave no p50 for the small file"
+echo "L1 hits read back to back, p50: 4 KiB $seq4 ms, 64 KiB $seq64 ms"
 ipvfs_stop_cluster
 
 # disk: restart without the L1, random reads of the big file
-ipvfs_start_cluster "$nio" "$nt" --target-size "$tsize" --emulate-disk st318452lw --cache-l1 0
+ipvfs_start_cluster "$nio" "$nt" --target-size "$tsize" --emulate-disk st318452lw --cache-l1 0 \
+    ${MV_SERVER_ARGS:-}
 cpu_ticks() {
     local t=0 p
     for p in $(ipvfs_serving_pids); do
@@ -88,7 +118,7 @@ cpu_ticks() {
     echo "$t"
 }
 c0=$(cpu_ticks)
-miss_means= reads=0
+miss_means='' reads=0
 for _ in $(seq "$trials"); do
     miss=$(openload -f ipvfs:/cal/big -s 64K -r "$rate" -t 8 -W 1)
     echo "misses, 64 KiB:  $miss"
@@ -117,9 +147,36 @@ if not n:
 mean = sum(v[0] * v[1] for v in last.values()) / n
 second = sum(v[0] * v[2] for v in last.values()) / n
 print(n, mean, second)') || ipvfs_fail "no emulated disk counters in the targets' logs"
+# how long those reads held their places in the I/O nodes' stores (each
+# I/O node logs it at stop; the last line of each is this cluster's)
+place_mean() {
+    grep -h 'READs held a place in the store for' "$IPVFS_CLUSTER_DIR"/log/rank-*.log |
+        python3 -c '
+import re, sys
+last = {}
+for line in sys.stdin:
+    m = re.search(r"I/O node (\d+): (\d+) READs held a place in the store for ([\d.]+) ms", line)
+    if m:
+        last[m.group(1)] = (int(m.group(2)), float(m.group(3)))
+n = sum(v[0] for v in last.values())
+print(sum(v[0] * v[1] for v in last.values()) / n if n else -1)'
+}
+place=$(place_mean)
 
-python3 - "$cache_mibs" "$(field mean_ms <<<"$hit4")" "$(field mean_ms <<<"$hit64")" \
+# 4 KiB misses on a cluster of their own (the disk counters above are the
+# 64 KiB reads'): the difference of their place time to the 64 KiB
+# misses', beyond the disk's transfer and the copy, is the way back from
+# the target, over the slower of its link and the I/O node's
+ipvfs_start_cluster "$nio" "$nt" --target-size "$tsize" --emulate-disk st318452lw --cache-l1 0 \
+    ${MV_SERVER_ARGS:-}
+miss4=$(openload -f ipvfs:/cal/big -s 4K -r "$rate" -t 8 -W 1)
+echo "misses, 4 KiB:   $miss4"
+ipvfs_stop_cluster
+place4=$(place_mean)
+
+python3 - "$cache_mibs" "$seq4" "$seq64" \
     "$miss_mean" $disk "$nio" "$nt" "$tsize" "$server_cpu_s" "$reads" "${miss_means# }" \
+    "$(field mean_ms <<<"$miss4")" "$place" "$place4" \
     >"$outp" <<'PY' || ipvfs_fail "computing the parameters"
 import sys
 cache_mibs, r4, r64, r0, n, dmean, dsecond = map(float, sys.argv[1:8])
@@ -130,19 +187,34 @@ extra = 61440 / (bw_cache * 1e3)                      # ms to copy the 60 KiB mo
 bw_net = 61440 / ((r64 - r4 - extra) * 1e3) if r64 - r4 > extra * 1.05 else 10000.0
 bw_net = min(bw_net, 10000.0)
 xfer = 65536 / 51e3                                   # ms at the preset's 51 MB/s
-hops = 2 * 65536 / (bw_net * 1e3) + 2 * 65536 / (bw_cache * 1e3)
+# 64 KiB against 4 KiB misses' place times: 60 KiB more of disk transfer,
+# the target's copy and the way back from the target, which takes the
+# slower of the target's and the I/O node's links (they pipeline); the
+# client's response times would hold its own delays too
+m4, place, place4 = float(sys.argv[14]), float(sys.argv[15]), float(sys.argv[16])
+back = (place - place4) - 61440 / 51e3 - extra
+bw_tnet = 61440 / (back * 1e3) if place4 > 0 and back > 61440 / (bw_net * 1e3) + 1.0 else bw_net
+bw_tnet = min(bw_tnet, bw_net)
+hops = 65536 / (bw_net * 1e3) + 65536 / (bw_tnet * 1e3) + 2 * 65536 / (bw_cache * 1e3)
 t_node = max((r0 - dmean - hops) / 2, 0.0)
+# the part of the two nodes' time inside a place: the place's time less
+# the target's copy, the disk and the way back
+t_place = min(max(place - 65536 / (bw_cache * 1e3) - dmean - 65536 / (bw_tnet * 1e3), 0.0), 2 * t_node)
 print("# ipvfs-model --params: measured by benchmarks/model-calibrate.sh %s %s" % (nio, nt))
 print("# (--target-size %s, emulated disk st318452lw, one client rank at a low rate)" % tsize)
 print("bw_cache_mbs %.1f" % bw_cache)
 print("bw_net_mbs %.1f" % bw_net)
+print("bw_tnet_mbs %.1f" % bw_tnet)
 print("t_node_ms %.4f" % t_node)
 print("node_cpu_ms %.4f" % min(cpu_s / reads / 2 * 1e3, t_node))
+if place >= 0:
+    print("t_place_ms %.4f" % t_place)
 print("disk_rate_mbs 51")
 print("disk_rot_ms 2")
 print("disk_seek_ms %.4f" % max(dmean - 2 - xfer, 0.0))
 print("disk_pos_var_ms2 %.4f" % max(dsecond - dmean * dmean, 0.0))
-print("# L1-hit means: 4 KiB %.4f ms, 64 KiB %.4f ms; 64 KiB misses %.4f ms (the lowest of %s)" % (r4, r64, r0, sys.argv[13]))
+print("# L1 hits back to back, p50: 4 KiB %.4f ms, 64 KiB %.4f ms; 64 KiB misses %.4f ms (the lowest of %s); 4 KiB misses %.4f ms" % (r4, r64, r0, sys.argv[13], m4))
 print("# emulated disk: %d ios, service mean %.4f ms, second moment %.4f ms^2" % (n, dmean, dsecond))
+print("# a READ held its place in the I/O node's store %.4f ms (64 KiB), %.4f ms (4 KiB)" % (place, place4))
 PY
 cat "$outp"

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """model-validate-report.py: the error table of benchmarks/model-validate.sh.
 
-    benchmarks/model-validate-report.py OUTDIR
+    benchmarks/model-validate-report.py OUTDIR [NAME]
 
-Reads OUTDIR/model-validate.csv and model-validate-sat.csv and prints, per
+Reads OUTDIR/NAME.csv and NAME-sat.csv (NAME: model-validate) and prints, per
 configuration and model variant: the relative error of the predicted mean
 response at every point up to 80% utilisation (offered rate over the
 measured capacity), the largest of them, the relative error of the
@@ -15,8 +15,9 @@ import csv
 import sys
 
 out = sys.argv[1]
-rows = list(csv.DictReader(open(out + "/model-validate.csv")))
-sat = {r["config"]: r for r in csv.DictReader(open(out + "/model-validate-sat.csv"))}
+name = sys.argv[2] if len(sys.argv) > 2 else "model-validate"
+rows = list(csv.DictReader(open(out + "/" + name + ".csv")))
+sat = {r["config"]: r for r in csv.DictReader(open(out + "/" + name + "-sat.csv"))}
 variants = ("lcn2005", "journal", "corrected")
 print("Mean response: (predicted - measured) / measured at offered/capacity <= 0.8")
 for cfg in sat:

@@ -140,11 +140,14 @@ static void test_model_saturation(void **state)
 /* The corrected variant sends a 64 KiB request whole to one I/O node and
  * one target: 2 x (1 + 2) at 100/s, h 0: P_i 0.5, P_ij 0.5, one disk sees
  * 25/s of 64 KiB (E(T) = 7.085020 ms).  Its I/O node lets 2 reads into
- * the iRAID at once, each holding its place for s = 65536 / 75e6 +
- * 65536 / 500e6 + 7.085020e-3 = 8.089905 ms: with 2 inside over 2
- * targets, X = 2 / (s (1 + 1/2)) = 164.8145/s per I/O node, which sees
- * lambda / 2: saturation 329.629/s, below the 4 disks' 564.57/s and the
- * papers' piece sizes' more still. */
+ * the iRAID at once, each holding its place through a target, s =
+ * 65536 / 500e6 + 7.085020e-3 = 7.216092 ms, and the I/O node's
+ * receiving link, s_l = 65536 / 75e6 = 0.873813 ms.  MVA with 2 inside:
+ * X(1) = 1 / (s + s_l) = 123.6108/s, Q_t(1) = s X(1) / 2 = 0.445994,
+ * Q_l(1) = s_l X(1) = 0.108013; R_t(2) = s (1 + Q_t(1)) = 10.434423 ms,
+ * R_l(2) = s_l (1 + Q_l(1)) = 0.968196 ms, X(2) = 2 / (R_t + R_l) =
+ * 175.3983/s per I/O node, which sees lambda / 2: saturation 350.797/s,
+ * below the 4 disks' 564.57/s and the papers' piece sizes' more still. */
 static void test_model_corrected_pieces(void **state)
 {
     struct model_params p;
@@ -158,7 +161,7 @@ static void test_model_corrected_pieces(void **state)
     CLOSE(t.piece_t, 65536, 1e-12);
     CLOSE(t.lambda_ij, 25, 1e-12);
     assert_int_equal(t.iraid_fes, 1);
-    CLOSE(model_saturation(MODEL_CORRECTED, &p, &c), 329.629, 1e-5);
+    CLOSE(model_saturation(MODEL_CORRECTED, &p, &c), 350.7966, 1e-5);
     assert_true(model_saturation(MODEL_LCN2005, &p, &c) >
                 model_saturation(MODEL_CORRECTED, &p, &c));
 }
@@ -173,13 +176,128 @@ static void test_model_corrected_pieces(void **state)
 static void test_model_flow_equivalent_iraid(void **state)
 {
     (void)state;
-    CLOSE(model_iraid_throughput(1, 4, 0.005), 200, 1e-12);
-    CLOSE(model_iraid_throughput(2, 2, 0.006), 2 / (1.5 * 0.006), 1e-12);
-    CLOSE(model_iraid_throughput(5, 5, 0.006), 5 / (1.8 * 0.006), 1e-12);
-    CLOSE(model_fes_residence(100, 1, 1, 0.004), 0.004 / 0.6, 1e-12);
-    CLOSE(model_fes_residence(100, 1, 1, 0.004), model_mm1(0.004, 100), 1e-12);
-    CLOSE(model_fes_residence(200, 2, 2, 0.006), 120.0 / 13 / 200, 1e-12);
-    assert_true(model_fes_residence(2 / (1.5 * 0.006), 2, 2, 0.006) < 0);
+    CLOSE(model_iraid_throughput(1, 4, 0.005, 0, 0, 0), 200, 1e-12);
+    CLOSE(model_iraid_throughput(2, 2, 0.006, 0, 0, 0), 2 / (1.5 * 0.006), 1e-12);
+    CLOSE(model_iraid_throughput(5, 5, 0.006, 0, 0, 0), 5 / (1.8 * 0.006), 1e-12);
+    CLOSE(model_fes_residence(100, 1, 1, 0.004, 0, 0, 0), 0.004 / 0.6, 1e-12);
+    CLOSE(model_fes_residence(100, 1, 1, 0.004, 0, 0, 0), model_mm1(0.004, 100), 1e-12);
+    CLOSE(model_fes_residence(200, 2, 2, 0.006, 0, 0, 0), 120.0 / 13 / 200, 1e-12);
+    assert_true(model_fes_residence(2 / (1.5 * 0.006), 2, 2, 0.006, 0, 0, 0) < 0);
+}
+
+/* A shaped link (emulated hosts at 40 Mbit/s, 5e6 B/s): 1 x (1 + 5),
+ * T_node 0, h 0, the papers' disk and memory.  s = 65536 / 500e6 +
+ * 7.085020e-3 = 7.216092 ms at a target, s_l = 65536 / 5e6 = 13.1072 ms
+ * on the I/O node's receiving link; MVA over 5 targets and the link:
+ *   j 1: R_t 7.216092, R_l 13.107200 ms, X 49.204627/s
+ *   j 2: R_t 7.728529, R_l 21.560491 ms, X 68.284977/s
+ *   j 3: R_t 7.977740, R_l 32.404375 ms, X 74.290315/s
+ *   j 4: R_t 8.071442, R_l 44.660572 ms, X 75.855248/s
+ *   j 5: R_t 8.099719, R_l 57.510969 ms, X 76.207096/s
+ * The places' throughput X(5) = 76.2071/s lies below the sending link's
+ * 1 / 13.1072 ms = 76.2939/s: it is the saturation.  Nothing queues at
+ * rate 0: T = the sending hop, both copies and the iRAID's s + s_l
+ * = 13.1072 + 0.131072 + 7.216092 + 13.1072 = 33.561564 ms.  With
+ * 10 Gbit/s links (s_l = 0.052429 ms, the same MVA) the same split
+ * saturates at its places' 384.148/s, near 5 / (1.8 s) = 384.94/s of no
+ * link at all: the link rate decides. */
+static void test_model_corrected_shaped_link(void **state)
+{
+    struct model_params p;
+    struct model_config c = { .nio = 1, .nt = 5, .size = 65536 };
+    struct model_terms t;
+
+    (void)state;
+    model_params_paper(&p);
+    p.bw_net = 5e6;
+    CLOSE(model_iraid_throughput(1, 5, 7.216092e-3, 0, 13.1072e-3, 0), 49.204627, 1e-6);
+    CLOSE(model_iraid_throughput(3, 5, 7.216092e-3, 0, 13.1072e-3, 0), 74.290315, 1e-6);
+    CLOSE(model_saturation(MODEL_CORRECTED, &p, &c), 76.207096, 1e-6);
+    assert_int_equal(model_eval(MODEL_CORRECTED, &p, &c, 0, &t), 0);
+    CLOSE(t.total, 33.561564e-3, 1e-6);
+    assert_int_equal(model_eval(MODEL_CORRECTED, &p, &c, 76.3, &t), 1);
+    p.bw_net = 1.25e9;
+    CLOSE(model_saturation(MODEL_CORRECTED, &p, &c), 384.1484, 1e-6);
+}
+
+/* Which link is slow decides the best split of 6 nodes (T_node 0, h 0,
+ * the papers' disk and memory, s = 7.216092 ms at a target as above).
+ * I/O nodes' links 5e6 B/s, targets' the same (bw_tnet 0): 3 x (1 + 1)
+ * has one place per I/O node, X(1) = 1 / (s + 13.1072 ms) = 49.204627/s
+ * (its sending link's 76.29/s is not reached): 147.6139/s, against
+ * 76.2071/s for 1 x (1 + 5) (above).  I/O nodes' links 1.25e9, targets'
+ * 2.5e6 B/s: a target's link is a queue of its own, s_tx = 65536 /
+ * 2.5e6 - 65536 / 1.25e9 = 26.161971 ms, after s at the same target,
+ * and the I/O node's link s_l = 0.052429 ms; MVA over 5 targets:
+ *   j 1: R_t 7.216092, R_x 26.161971, R_l 0.052429 ms, X 29.912811/s
+ *   j 2: R_t 7.527616, R_x 30.256728, R_l 0.052511 ms, X 52.858515/s
+ *   j 5: X 96.610654/s
+ * while 3 x (1 + 1) gets 3 / (s + s_tx + s_l) = 89.738434/s: five places
+ * overlap one target's disk with another's link, one place cannot. */
+static void test_model_corrected_best_split_follows_links(void **state)
+{
+    struct model_params p;
+    struct model_config c15 = { .nio = 1, .nt = 5, .size = 65536 };
+    struct model_config c31 = { .nio = 3, .nt = 1, .size = 65536 };
+
+    (void)state;
+    model_params_paper(&p);
+    p.bw_net = 5e6;
+    CLOSE(model_saturation(MODEL_CORRECTED, &p, &c31), 147.6139, 1e-6);
+    CLOSE(model_saturation(MODEL_CORRECTED, &p, &c15), 76.207096, 1e-6);
+    p.bw_net = 1.25e9;
+    p.bw_tnet = 2.5e6;
+    CLOSE(model_iraid_throughput(2, 5, 7.216092e-3, 26.1619712e-3, 0.0524288e-3, 0), 52.858515, 1e-6);
+    CLOSE(model_saturation(MODEL_CORRECTED, &p, &c15), 96.610654, 1e-6);
+    CLOSE(model_saturation(MODEL_CORRECTED, &p, &c31), 89.738434, 1e-6);
+    /* a target's link faster than the I/O node's adds no queue */
+    p.bw_net = 5e6;
+    p.bw_tnet = 1e9;
+    CLOSE(model_saturation(MODEL_CORRECTED, &p, &c15), 76.207096, 1e-6);
+}
+
+/* The calibrated place time: 3 x (1 + 1), the papers' machine, T_node
+ * 2 ms of which T_place = 3 ms of the two nodes' 4 ms lies inside the
+ * place (model-calibrate.sh measures it).  s_t = 0.131072 + 3 +
+ * 7.085020 = 10.216092 ms, s_l = 0.873813 ms: one place, X(1) =
+ * 1 / 11.089905 ms = 90.172 /s per I/O node, 270.5164/s in all.  At rate
+ * 0: T_ionet 0.873813 + T_ioc 0.131072 + the place 11.089905 + the I/O
+ * node's T_node 2 less the 1 ms of it inside the place = 13.094790 ms.
+ * A 2 ms hand-off (the place idle before the next read takes it) adds
+ * to each cycle, not to a read's own time at rate 0. */
+static void test_model_corrected_place_time(void **state)
+{
+    struct model_params p;
+    struct model_config c = { .nio = 3, .nt = 1, .size = 65536 };
+    struct model_terms t;
+
+    (void)state;
+    model_params_paper(&p);
+    p.t_node = 2e-3;
+    p.t_place = 3e-3;
+    CLOSE(model_saturation(MODEL_CORRECTED, &p, &c), 270.5164, 1e-6);
+    assert_int_equal(model_eval(MODEL_CORRECTED, &p, &c, 0, &t), 0);
+    CLOSE(t.total, 13.094790e-3, 1e-6);
+    /* a hand-off of 2 ms before a freed place takes the next read: one
+     * cycle 13.089905 ms, 3 / 13.089905 ms = 229.1842/s; none at rate 0 */
+    p.t_handoff = 2e-3;
+    CLOSE(model_saturation(MODEL_CORRECTED, &p, &c), 3 / 13.089905e-3, 1e-6);
+    CLOSE(model_iraid_throughput(1, 1, 10.216092e-3, 0, 0.873813e-3, 2e-3), 76.39476, 1e-5);
+    /* the hand-off only where reads wait: one place at 50/s, mu(1) =
+     * 1 / 11.089905 ms = 90.1721 (nobody waiting), past it mu = 76.3947:
+     * pi(1) = 50 / 90.1721 = 0.554495, tail r = 50 / 76.3947 = 0.654495;
+     * sum 1 + 0.554495 / (1 - r) = 2.604885, E(n) = 0.554495 / (1 - r)^2
+     * = 4.645043, W = E(n) / sum / 50 = 35.66410 ms (no hand-off: M/M/1,
+     * 1 / (90.1721 - 50) = 24.8930 ms) */
+    CLOSE(model_fes_residence(50, 1, 1, 10.216092e-3, 0, 0.873813e-3, 2e-3), 35.66410e-3, 1e-5);
+    CLOSE(model_fes_residence(50, 1, 1, 10.216092e-3, 0, 0.873813e-3, 0), 24.8930e-3, 1e-4);
+    assert_int_equal(model_eval(MODEL_CORRECTED, &p, &c, 0, &t), 0);
+    CLOSE(t.total, 13.094790e-3, 1e-6);
+    p.t_handoff = 0;
+    p.t_place = -1;   /* the target's T_node only: 4 ms - 2 ms = 2 ms inside */
+    CLOSE(model_saturation(MODEL_CORRECTED, &p, &c), 3 / 10.089905e-3, 1e-6);
+    assert_int_equal(model_eval(MODEL_CORRECTED, &p, &c, 0, &t), 0);
+    CLOSE(t.total, 13.094790e-3, 1e-6);
 }
 
 static void test_model_splits_and_bad_input(void **state)
@@ -217,6 +335,9 @@ int main(void)
         cmocka_unit_test(test_model_saturation),
         cmocka_unit_test(test_model_corrected_pieces),
         cmocka_unit_test(test_model_flow_equivalent_iraid),
+        cmocka_unit_test(test_model_corrected_shaped_link),
+        cmocka_unit_test(test_model_corrected_best_split_follows_links),
+        cmocka_unit_test(test_model_corrected_place_time),
         cmocka_unit_test(test_model_splits_and_bad_input),
     };
 

@@ -72,6 +72,7 @@ struct io_op {
     uint64_t ra_max;            /* read-ahead window (DFSTORE_RA_DEFAULT: --readahead) */
     uint32_t client_id;
     int in_store;               /* counted in read_order.in_store */
+    uint64_t placed_us;         /* when it took its place */
     struct io_op *next_wait;
     const uint8_t *wr_data;     /* WRITE: the data of pairs/npairs */
     struct qos_req q;           /* its place in the QoS scheduler */
@@ -271,6 +272,10 @@ static void io_finish(int status, void *user)
 
     if (o->in_store) {
         srv->reads.in_store--;
+        srv->reads.placed++;
+        srv->reads.place_us += qos_svc_now_us() - o->placed_us;
+        if (srv->reads.head && !srv->reads.freed_us)
+            srv->reads.freed_us = qos_svc_now_us();
         /* the freed place goes to a waiting READ once this store callback
          * has returned; failing that, right now */
         if (!evloop_defer(srv->loop, read_next_deferred, srv))
@@ -324,6 +329,7 @@ static void read_start(struct io_op *o)
         return;
     }
     o->in_store = 1;
+    o->placed_us = qos_svc_now_us();
     srv->reads.in_store++;
     /* a sieved read picks its pairs out of the span: no loans */
     rc = dfstore_read_lend(srv->ds, o->handle, o->rd_pairs, o->rd_npairs, o->ra_max, o->rd_buf,
@@ -409,6 +415,11 @@ static void read_next(struct server *srv)
         struct client_counters *cc = conn_client_counters(o->c);
 
         ro->served++;
+        if (ro->freed_us) {
+            ro->handoffs++;
+            ro->handoff_us += qos_svc_now_us() - ro->freed_us;
+            ro->freed_us = 0;
+        }
         if (cc) {
             cc->reads_waited++;
             cc->last_wait_seq = ro->served;

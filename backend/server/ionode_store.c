@@ -222,6 +222,15 @@ void ionode_close(struct server *srv)
     int rc;
 
     ionode_trace_close(srv);
+    if (srv->reads.placed)
+        log_info("I/O node %u: %llu READs held a place in the store for %.4f ms on average",
+                 srv->io_index, (unsigned long long)srv->reads.placed,
+                 srv->reads.place_us / 1e3 / srv->reads.placed);
+    if (srv->reads.handoffs)
+        log_info("I/O node %u: a place freed while READs waited was taken again after %.4f ms "
+                 "on average (%llu times)", srv->io_index,
+                 srv->reads.handoff_us / 1e3 / srv->reads.handoffs,
+                 (unsigned long long)srv->reads.handoffs);
     if (srv->ds) {
         dfstore_close(srv->ds);
         srv->ds = NULL;

@@ -83,6 +83,14 @@ struct read_order {
     uint32_t nclients;          /* one more than the largest client id seen */
     uint32_t hash_next;         /* HASH: the client whose turn it is */
     uint64_t served;            /* waiting READs served so far */
+    uint64_t placed, place_us;  /* READs that left the store, and how long
+                                 * they held their places (logged at close:
+                                 * benchmarks/model-calibrate.sh) */
+    uint64_t freed_us;          /* when a place fell free while READs
+                                 * waited (0: none such now) */
+    uint64_t handoffs, handoff_us;  /* how often, and how long in all, such
+                                     * a place stayed free until the next
+                                     * READ took it (logged at close) */
     uint64_t rng;               /* RANDOM's generator */
 };
 

@@ -81,9 +81,12 @@ static int set_param(struct model_params *p, const char *key, double v)
 {
     static const struct { const char *key; size_t off; double scale; } keys[] = {
         { "bw_net_mbs", offsetof(struct model_params, bw_net), 1e6 },
+        { "bw_tnet_mbs", offsetof(struct model_params, bw_tnet), 1e6 },
         { "bw_cache_mbs", offsetof(struct model_params, bw_cache), 1e6 },
         { "t_node_ms", offsetof(struct model_params, t_node), 1e-3 },
         { "node_cpu_ms", offsetof(struct model_params, node_cpu), 1e-3 },
+        { "t_place_ms", offsetof(struct model_params, t_place), 1e-3 },
+        { "t_handoff_ms", offsetof(struct model_params, t_handoff), 1e-3 },
         { "stripe_bytes", offsetof(struct model_params, stripe), 1 },
         { "disk_rate_mbs", offsetof(struct model_params, disk.rate), 1e6 },
         { "disk_seek_ms", offsetof(struct model_params, disk.seek), 1e-3 },
@@ -122,7 +125,7 @@ static int read_params(const char *path, struct model_params *p)
             continue;
         if (n != 2 || parse_double(val, &v) < 0 || set_param(p, key, v) < 0) {
             fprintf(stderr, "ipvfs-model: %s:%d: expected a known key and a number "
-                    "(bw_net_mbs, bw_cache_mbs, t_node_ms, node_cpu_ms, stripe_bytes, "
+                    "(bw_net_mbs, bw_tnet_mbs, bw_cache_mbs, t_node_ms, t_place_ms, t_handoff_ms, node_cpu_ms, stripe_bytes, "
                     "disk_rate_mbs, disk_seek_ms, disk_rot_ms, disk_pos_var_ms2, "
                     "disk_overhead_ms)\n",
                     path, lineno);

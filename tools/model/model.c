@@ -22,9 +22,12 @@ void model_disk_preset(struct model_disk *d)
 void model_params_paper(struct model_params *p)
 {
     p->bw_net = 75 * MB;
+    p->bw_tnet = 0;
     p->bw_cache = 500 * MB;
     p->t_node = 0;
     p->node_cpu = -1;
+    p->t_place = -1;
+    p->t_handoff = 0;
     p->stripe = 65536;
     model_disk_preset(&p->disk);
 }
@@ -123,38 +126,51 @@ static void mm1_term(double t, double rate, double *w, double *rho_max)
     *w = model_mm1(t, rate);
 }
 
-double model_iraid_throughput(unsigned n, unsigned k, double s)
+double model_iraid_throughput(unsigned n, unsigned k, double s, double s_tx, double s_link,
+                              double handoff)
 {
-    double q = 0, x = 0;
+    double q = 0, qx = 0, ql = 0, x = 0;
 
-    /* Exact MVA of a closed network of k identical queues, each visited
-     * with probability 1/k, service s: R(j) = s (1 + Q(j-1)) at each
-     * queue, X(j) = j / R(j) (one visit per request in all), Q(j) =
-     * X(j) R(j) / k per queue. */
+    /* Exact MVA of a closed network: k identical targets, each visited
+     * with probability 1/k, each two queues (service s, then its link
+     * s_tx), and one link visited by every request, service s_link:
+     * R(j) = s (1 + Q(j-1)) and R_x(j) = s_tx (1 + Q_x(j-1)) at a
+     * target, R_l(j) = s_link (1 + Q_l(j-1)) at the shared link, X(j) =
+     * j / (R(j) + R_x(j) + R_l(j)), Q(j) = X(j) R(j) / k and Q_x(j) =
+     * X(j) R_x(j) / k per target, Q_l(j) = X(j) R_l(j); the hand-off
+     * is a delay (no queue) that adds to each cycle.  The links serve
+     * their TCP flows' packets interleaved, processor sharing, which
+     * MVA treats as it does FIFO with exponential service (BCMP). */
     for (unsigned j = 1; j <= n; j++) {
-        double r = s * (1 + q);
+        double r = s * (1 + q), rx = s_tx * (1 + qx), rl = s_link * (1 + ql);
 
-        x = j / r;
+        x = j / (r + rx + rl + handoff);
         q = x * r / k;
+        qx = x * rx / k;
+        ql = x * rl;
     }
     return x;
 }
 
-double model_fes_residence(double lambda, unsigned places, unsigned k, double s)
+double model_fes_residence(double lambda, unsigned places, unsigned k, double s, double s_tx,
+                           double s_link, double handoff)
 {
-    double top = model_iraid_throughput(places, k, s), sum = 0, weight = 1, mean = 0;
+    double top = model_iraid_throughput(places, k, s, s_tx, s_link, handoff), sum = 0, weight = 1,
+           mean = 0;
 
     if (lambda <= 0)
-        return s;
+        return s + s_tx + s_link;
     if (lambda >= top)
         return -1;
-    /* Birth-death chain: rate lambda up, mu(n) = X(min(n, places)) down;
+    /* Birth-death chain: rate lambda up, mu(n) = X(min(n, places)) down
+     * (the hand-off only past places: a place freed with reads waiting);
      * pi(n) = pi(0) prod lambda / mu(j).  Past places the ratio is the
      * constant lambda / top < 1: a geometric tail, summed in closed form. */
     for (unsigned n = 0; n < places; n++) {
         sum += weight;
         mean += n * weight;
-        weight *= lambda / model_iraid_throughput(n + 1, k, s);
+        /* up to all places busy nobody waits, so no hand-off slows them */
+        weight *= lambda / model_iraid_throughput(n + 1, k, s, s_tx, s_link, 0);
     }
     /* from n = places on: weight r^m, m = n - places, r = lambda / top */
     double r = lambda / top;
@@ -208,10 +224,21 @@ int model_eval(enum model_variant v, const struct model_params *p,
     if (v == MODEL_CORRECTED && ipvfs && f.p_ij * c->nt <= 1.0 + 1e-9) {
         /* The I/O node admits Nt reads into its iRAID at once (ionode.c's
          * places): a request holds its place through the target's
-         * network, cache, processing and disk.  The iRAID is then a
-         * flow-equivalent server of throughput X(min(n, Nt)). */
-        double s_t = o->t_tnet + o->t_tc + t_node + (1 - c->h_t) * o->t_disk;
-        double top = model_iraid_throughput(c->nt, c->nt, s_t);
+         * cache, processing and disk, then the network back to the I/O
+         * node.  The target's sending link pipelines with the I/O node's
+         * receiving link, which all Nt targets share: one queue of
+         * service T_tnet in the closed network, and, where the target's
+         * own link is slower (bw_tnet), a queue of the difference at
+         * each target.  The iRAID is then a flow-equivalent server of
+         * throughput X(min(n, Nt)). */
+        double t_place = p->t_place >= 0 ? p->t_place : t_node;
+        double s_t = o->t_tc + t_place + (1 - c->h_t) * o->t_disk;
+        double s_tx = p->bw_tnet > 0 ? f.piece_t / p->bw_tnet - o->t_tnet : 0;
+        double top;
+
+        if (s_tx < 0)
+            s_tx = 0;
+        top = model_iraid_throughput(c->nt, c->nt, s_t, s_tx, o->t_tnet, p->t_handoff);
 
         o->iraid_fes = 1;
         if (f.lambda_i / top > rho)
@@ -221,7 +248,11 @@ int model_eval(enum model_variant v, const struct model_params *p,
             o->w_iraid = o->total = INFINITY;
             return 1;
         }
-        o->w_iraid = model_fes_residence(f.lambda_i, c->nt, c->nt, s_t);
+        o->w_iraid = model_fes_residence(f.lambda_i, c->nt, c->nt, s_t, s_tx, o->t_tnet,
+                                         p->t_handoff);
+        /* what of the two nodes' 2 T_node is not inside the place is
+         * the I/O node's, outside: W_node_io + T_node - T_place */
+        o->w_node_io += t_node - t_place;
         o->total = o->w_ionet + o->w_ioc + (1 - c->h_io) * o->w_iraid + o->w_node_io;
         return 0;
     }

@@ -21,7 +21,9 @@
  *                    places): for requests that reach one target the
  *                    iRAID is a flow-equivalent server, its throughput
  *                    with n reads inside that of a closed network of Nt
- *                    targets (model_iraid_throughput).
+ *                    targets (model_iraid_throughput) and of the I/O
+ *                    node's receiving link, which all its targets'
+ *                    pieces share.
  * The papers' variants reproduce the printed equations, including their
  * piece sizes L_ip/Nio and L_ir/Nt (see the man page's NOTES). */
 #ifndef IPVFS_MODEL_H
@@ -42,8 +44,18 @@ struct model_disk {
 /* The machine: bandwidths in bytes/s, times in s, stripe unit in bytes. */
 struct model_params {
     double bw_net;      /* BW_net: one network hop */
+    double bw_tnet;     /* corrected: a target's own link, when it differs
+                         * from the I/O node's BW_net; 0: BW_net */
     double bw_cache;    /* BW_cache: memory copy */
     double t_node;      /* T_node: processing of a request in a node */
+    double t_place;     /* corrected: the part of the two nodes' 2 T_node
+                         * a read spends holding its place in the I/O
+                         * node's store (the rest is outside); < 0:
+                         * T_node, the target's */
+    double t_handoff;   /* corrected: how long a place freed while reads
+                         * wait stays free until the next takes it (a
+                         * delay in each read's cycle through its place);
+                         * 0: none */
     double node_cpu;    /* corrected: the part of T_node that is CPU work
                          * and queues (M/M/1), the rest a delay; < 0:
                          * all of it */
@@ -96,14 +108,21 @@ int model_eval(enum model_variant v, const struct model_params *p,
 double model_saturation(enum model_variant v, const struct model_params *p,
                         const struct model_config *c);
 
-/* Throughput of n requests circulating among k identical queues of
- * service s, each request visiting one queue chosen uniformly (exact
- * mean value analysis): n / (s (1 + (n - 1) / k)). */
-double model_iraid_throughput(unsigned n, unsigned k, double s);
+/* Throughput of n requests circulating in a closed network of k
+ * identical targets, each request visiting one of them chosen uniformly
+ * (there a queue of service s, then the target's sending link, s_tx;
+ * 0: none), then one shared queue of service s_link (the I/O node's
+ * receiving link; 0: none), then a delay of handoff before its place
+ * takes the next request, by exact mean value analysis.  With s_tx,
+ * s_link and handoff 0: n / (s (1 + (n - 1) / k)). */
+double model_iraid_throughput(unsigned n, unsigned k, double s, double s_tx, double s_link,
+                              double handoff);
 /* Mean residence time in a flow-equivalent server fed at rate lambda
  * whose service rate with n inside is model_iraid_throughput(min(n,
- * places), k, s); negative when saturated. */
-double model_fes_residence(double lambda, unsigned places, unsigned k, double s);
+ * places), k, s, s_tx, s_link, h), h = handoff when n > places (reads
+ * wait for a place) and 0 up to places; negative when saturated. */
+double model_fes_residence(double lambda, unsigned places, unsigned k, double s, double s_tx,
+                           double s_link, double handoff);
 
 /* The splits of n nodes: every nio with nio (1 + nt) == n and nt >= 1
  * (iPVFS), in increasing nio.  Writes at most max into nio_out/nt_out and

@@ -1,0 +1,92 @@
+#!/bin/bash
+# model-validate-hosts.sh: benchmarks/model-validate.sh with every server
+# rank on an emulated host of its own and shaped links, so that the
+# model's network terms decide the answer.  Needs root.
+#
+#   benchmarks/model-validate-hosts.sh IO_RATE TARGET_RATE [BUILDDIR]
+#
+# Hosts (test/hosts_lib.sh: network namespaces on one bridge):
+#   node1..node6   one server rank each, in rank order (rank r is an I/O
+#                  node when r % (NT + 1) == 0, else a target), each link
+#                  shaped both ways (tbf on the host's eth0, what it
+#                  sends, and on its switch port, what it receives): an
+#                  I/O node's to IO_RATE, a target's to TARGET_RATE (tc's
+#                  units, 40mbit; "none": not shaped); the shaping
+#                  follows each configuration's roles
+#   node7          the client ranks (benchmarks/ipvfs-openload), its link
+#                  not shaped: the clients are not what is measured
+# The tbf bucket is MVH_BURST bytes (default 4000: under three packets,
+# so that an idle link sends a 64 KiB piece no faster than its rate, and
+# a low-rate calibration sees what a loaded link gives), its queue
+# MVH_LIMIT bytes (default 4 MiB: no drop, the queue is the model's).
+# The servers run with --no-bind (the hosts share this machine's cores).
+# Per configuration (MV_CONFIGS, default "1x5 2x2 3x1"), calibration
+# measures bw_net on the shaped links (the I/O node's: L1 hits of 4 and
+# 64 KiB; a target's: misses of 4 and 64 KiB) and the validation sweeps
+# the rate as model-validate.sh does.  Output in BENCH_OUT (default
+# benchmarks/results), named MV_NAME (default model-hosts-ioIO_RATE-
+# tTARGET_RATE): .csv, -sat.csv, -trials.csv, -report.txt, -NIOxNT.png
+# (the shaped links' capacity marked), .txt and the params files.  Every
+# MV_* variable of model-validate.sh applies (MV_APPEND=1: add to an
+# earlier run's trials).
+set -u
+srcdir=$(cd "$(dirname "$0")/.." && pwd)
+usage="usage: model-validate-hosts.sh IO_RATE TARGET_RATE [BUILDDIR] (rates as tc's 40mbit, or none)"
+io_rate=${1:?$usage} tgt_rate=${2:?$usage}
+IPVFS_SRCDIR=$srcdir
+IPVFS_BUILDDIR=$(cd "${3:-$srcdir/_build}" && pwd) || exit 2
+export IPVFS_SRCDIR IPVFS_BUILDDIR
+. "$srcdir/test/lib.sh" || exit 1
+. "$srcdir/test/hosts_lib.sh" || exit 1
+. "$srcdir/test/multihost_lib.sh" || exit 1
+bps() {   # RATE: bytes/s, 0 for none
+    local bits
+    [ "$1" = none ] && { echo 0; return 0; }
+    bits=$(_hosts_rate_bits "$1") || { echo "model-validate-hosts.sh: bad rate '$1' ($usage)" >&2; exit 2; }
+    echo $((bits / 8))
+}
+io_bps=$(bps "$io_rate") || exit 2
+tgt_bps=$(bps "$tgt_rate") || exit 2
+hosts_require
+burst=${MVH_BURST:-4000} limit=${MVH_LIMIT:-4194304}
+configs=${MV_CONFIGS:-1x5 2x2 3x1}
+
+# shape HOST RATE: tbf both ways, or none
+shape() {
+    local ns=${HOSTS_PREFIX}$1 k=${1#node}
+    if [ "$2" = none ]; then
+        hosts_unshape "$1"
+        return 0
+    fi
+    tc -n "$ns" qdisc replace dev eth0 root tbf rate "$2" burst "$burst" limit "$limit" ||
+        ipvfs_fail "tbf on $1's eth0"
+    tc -n "${HOSTS_PREFIX}sw" qdisc replace dev "v$k" root tbf rate "$2" burst "$burst" \
+        limit "$limit" || ipvfs_fail "tbf on $1's switch port"
+}
+
+hosts_up 7
+mh_servers_on node1 node1:1,node2:1,node3:1,node4:1,node5:1,node6:1
+MV_CLIENT_ON="$HOSTS_NETNS_SSH node7"
+MV_SERVER_ARGS=--no-bind
+MV_NAME=${MV_NAME:-model-hosts-io$io_rate-t$tgt_rate}
+MV_TITLE="hosts: I/O node links $io_rate, target links $tgt_rate"
+MV_IO_LINK_BPS=$io_bps MV_T_LINK_BPS=$tgt_bps
+BENCH_OUT=${BENCH_OUT:-$srcdir/benchmarks/results}
+export MV_CLIENT_ON MV_SERVER_ARGS MV_NAME MV_TITLE MV_IO_LINK_BPS MV_T_LINK_BPS BENCH_OUT
+append=${MV_APPEND:-0}
+for cfg in $configs; do
+    nt=${cfg#*x}
+    for r in 0 1 2 3 4 5; do
+        if ((r % (nt + 1) == 0)); then
+            shape "node$((r + 1))" "$io_rate"
+        else
+            shape "node$((r + 1))" "$tgt_rate"
+        fi
+    done
+    echo "=== $cfg: links $(for k in 1 2 3 4 5 6; do
+        printf 'node%s %s; ' "$k" "$(tc -n "${HOSTS_PREFIX}node$k" qdisc show dev eth0 | awk '{ print $2, $8 }')"
+    done)"
+    MV_CONFIGS=$cfg MV_APPEND=$append "$srcdir/benchmarks/model-validate.sh" "$IPVFS_BUILDDIR" ||
+        ipvfs_fail "model-validate.sh for $cfg"
+    append=1
+done

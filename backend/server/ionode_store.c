@@ -215,6 +215,23 @@ struct ipvfs_l1_status ionode_l1_status(struct server *srv)
     };
 }
 
+/* Logs how long READs held their places and how long a freed place stayed
+ * free while READs waited (benchmarks/model-calibrate.sh reads both), then
+ * clears the counters: ionode_close runs again at teardown (serve.c) after a
+ * stop, and the figures belong in the log once. */
+static void log_place_times(struct read_order *ro, uint32_t io_index)
+{
+    if (ro->placed)
+        log_info("I/O node %u: %llu READs held a place in the store for %.4f ms on average",
+                 io_index, (unsigned long long)ro->placed, ro->place_us / 1e3 / ro->placed);
+    if (ro->handoffs)
+        log_info("I/O node %u: a place freed while READs waited was taken again after %.4f ms "
+                 "on average (%llu times)", io_index, ro->handoff_us / 1e3 / ro->handoffs,
+                 (unsigned long long)ro->handoffs);
+    ro->placed = ro->place_us = 0;
+    ro->handoffs = ro->handoff_us = 0;
+}
+
 /* Runs outside the volume's callbacks (a timer, or the end of main): the
  * store's final sync and the clean mark run the loop until they are done. */
 void ionode_close(struct server *srv)
@@ -222,15 +239,7 @@ void ionode_close(struct server *srv)
     int rc;
 
     ionode_trace_close(srv);
-    if (srv->reads.placed)
-        log_info("I/O node %u: %llu READs held a place in the store for %.4f ms on average",
-                 srv->io_index, (unsigned long long)srv->reads.placed,
-                 srv->reads.place_us / 1e3 / srv->reads.placed);
-    if (srv->reads.handoffs)
-        log_info("I/O node %u: a place freed while READs waited was taken again after %.4f ms "
-                 "on average (%llu times)", srv->io_index,
-                 srv->reads.handoff_us / 1e3 / srv->reads.handoffs,
-                 (unsigned long long)srv->reads.handoffs);
+    log_place_times(&srv->reads, srv->io_index);
     if (srv->ds) {
         dfstore_close(srv->ds);
         srv->ds = NULL;

@@ -28,6 +28,8 @@
  *       benchmarks/small-io.sh).
  *   ipvfs-patterns rtile FILE A:C:D:ELEM[:REPS] [hints...]
  *       itile's read alone, of a file itile wrote (checked the same).
+ *   ipvfs-patterns wtile FILE A:C:D:ELEM[:REPS] [hints...]
+ *       itile's write alone (and its sync; rtile checks it afterwards).
  *   ipvfs-patterns btio FILE N [hints...]
  *       BTIO-like: an N^3 array of 40-byte cells, ranks own (z, y) blocks
  *       with all x; collective write_all then read_all through a subarray
@@ -154,11 +156,13 @@ static void quiet_barrier(void)
     CHECK("barrier", bench_quiet_barrier(MPI_COMM_WORLD));
 }
 
-/* Writes then reads through the view, timing both; checks the data. */
+/* Writes then reads through the view, timing both; checks the data.
+ * only: 0 both phases, 1 the read alone, 2 the write alone (unchecked). */
 static void run_phases(const char *name, const char *path, MPI_Info info, MPI_Offset disp,
                        MPI_Datatype ftype, MPI_Datatype mtype, const struct shape *s,
-                       uint64_t nbytes, size_t memsize, int coll, int reps, int read_only)
+                       uint64_t nbytes, size_t memsize, int coll, int reps, int only)
 {
+    int read_only = only == 1;
     unsigned char *mem = calloc(memsize, 1);
     MPI_File fh;
     double t, data_s;
@@ -184,13 +188,13 @@ static void run_phases(const char *name, const char *path, MPI_Info info, MPI_Of
     memset(mem, 0, memsize);
     quiet_barrier();
     t = MPI_Wtime();
-    for (int i = 0; i < reps; i++)
+    for (int i = 0; i < reps && only != 2; i++)
         CHECK("read", coll ? MPI_File_read_at_all(fh, 0, mem, 1, mtype, MPI_STATUS_IGNORE) :
               MPI_File_read_at(fh, 0, mem, 1, mtype, MPI_STATUS_IGNORE));
     quiet_barrier();
     rd = measure(nbytes * (uint64_t)reps, MPI_Wtime() - t);
     CHECK("close", MPI_File_close(&fh));
-    bad = count_bad(s, mem, nbytes);
+    bad = only == 2 ? 0 : count_bad(s, mem, nbytes);
     MPI_Reduce(&bad, &allbad, 1, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0 && allbad) {
         fprintf(stderr, "ipvfs-patterns: %s: %llu wrong bytes read back\n", name,
@@ -199,7 +203,8 @@ static void run_phases(const char *name, const char *path, MPI_Info info, MPI_Of
     }
     if (!read_only)
         report(name, "write", &wr);
-    report(name, "read", &rd);
+    if (only != 2)
+        report(name, "read", &rd);
     free(mem);
 }
 
@@ -225,7 +230,7 @@ static void bench_tile(const char *path, MPI_Info info, int reps)
 
 /* A tiles across, of c x d elements of elem bytes, one per rank;
  * collective calls when coll & 1; only the read (of a file written so
- * before) when coll & 2. */
+ * before) when coll & 2, only the write when coll & 4. */
 static void run_tile(const char *path, MPI_Info info, int reps, int a, int c, int d, int elem,
                      int coll)
 {
@@ -288,7 +293,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
     if (argc < 4 || (arg = strtol(argv[3], NULL, 10)) <= 0) {
         if (rank == 0)
-            fprintf(stderr, "usage: ipvfs-patterns sched|tile|ctile|itile|rtile|btio FILE N "
+            fprintf(stderr, "usage: ipvfs-patterns sched|tile|ctile|itile|rtile|wtile|btio FILE N "
                             "[KEY=VALUE...]\n");
         MPI_Finalize();
         return 2;
@@ -313,17 +318,17 @@ int main(int argc, char **argv)
             die("tile needs 4 ranks", MPI_ERR_ARG);
         bench_tile(argv[2], info, (int)arg);
     } else if (strcmp(argv[1], "ctile") == 0 || strcmp(argv[1], "itile") == 0 ||
-               strcmp(argv[1], "rtile") == 0) {
+               strcmp(argv[1], "rtile") == 0 || strcmp(argv[1], "wtile") == 0) {
         int a, c, d, elem, reps = 1;
 
         if (sscanf(argv[3], "%d:%d:%d:%d:%d", &a, &c, &d, &elem, &reps) < 4 || a <= 0 ||
             nprocs % a || c <= 0 || d <= 0 || elem <= 0 || reps <= 0 ||
             (uint64_t)c * (uint64_t)d * (uint64_t)elem > INT32_MAX)
-            die("ctile, itile and rtile need A:C:D:ELEM[:REPS], A dividing the ranks, "
+            die("ctile, itile, rtile and wtile need A:C:D:ELEM[:REPS], A dividing the ranks, "
                 "a tile under 2 GiB",
                 MPI_ERR_ARG);
         run_tile(argv[2], info, reps, a, c, d, elem,
-                 argv[1][0] == 'c' ? 1 : argv[1][0] == 'r' ? 2 : 0);
+                 argv[1][0] == 'c' ? 1 : argv[1][0] == 'r' ? 2 : argv[1][0] == 'w' ? 4 : 0);
     } else if (strcmp(argv[1], "btio") == 0) {
         if (nprocs % 2 || arg % (nprocs / 2) || arg % 2)
             die("btio needs an even number of ranks dividing N", MPI_ERR_ARG);

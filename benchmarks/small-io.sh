@@ -15,8 +15,9 @@
 # (default 16), independent (MPI_File_write_at/read_at) or collective
 # (write_at_all/read_at_all) calls through a subarray view.  Per case:
 # the first write of a new file (with its MPI_File_sync), a rewrite of
-# it, and a read alone (rtile: ipvfs-ctl stats around it give the iSCSI
-# commands the targets served per MiB read).  Every byte read is checked by
+# it, and a read alone (rtile); independent writes alone too (wtile), so
+# that ipvfs-ctl stats around each give the iSCSI commands the targets
+# served per MiB written or read.  Every byte read is checked by
 # the program.  Rounds (default 3) take turns over the four variants
 # (base/new x L1 on/off), their order rotated each round and reversed
 # every second one, each variant on a fresh cluster; the figures are medians over rounds.  The ipvfs-patterns
@@ -25,8 +26,8 @@
 # Output (DIR, default benchmarks/results; NAME, default small-io):
 #   NAME-trials.csv  round,build,l1,shape,elem,mode,op,MiBps,cmds_per_MiB
 #   NAME.csv         medians: shape,elem,mode,op, the four variants, and
-#                    new_over_base (L1 on), on_over_off (new), the read's
-#                    commands per MiB (base, new)
+#                    new_over_base (L1 on), on_over_off (new), the
+#                    commands per MiB (base, new; independent calls)
 #   NAME.txt         the command, the date, the table; NAME.png (gnuplot)
 # The physical limit beside the figures: the same bytes in large pieces
 # (benchmarks/transport.sh's sequential 1 MiB figures on this host).
@@ -98,13 +99,18 @@ print(sum(r.get("requests", 0) for r in json.load(sys.stdin)["ranks"] if r.get("
                         timeout -k 5 600 mpiexec -n "$np" env LD_PRELOAD="$bdir/adio/libipvfs-romio.so" \
                             "$pat" "$@" 2>&1
                     }
-                    mp=$([ "$m" = coll ] && echo ctile || echo itile)
-                    o=$(run "$mp" "$f" "$tile") || { echo "small-io.sh: $label/$l1 $s $e $m: $o" >&2; exit 1; }
-                    w=$(sed -n 's/^RESULT.* op=write .* MiBps=\([^ ]*\) .*/\1/p' <<<"$o")
-                    echo "$round,$label,$l1,$s,$e,$m,first_write,$w," >>"$raw"
-                    o=$(run "$mp" "$f" "$tile") || { echo "small-io.sh: $label/$l1 $s $e $m: $o" >&2; exit 1; }
-                    w=$(sed -n 's/^RESULT.* op=write .* MiBps=\([^ ]*\) .*/\1/p' <<<"$o")
-                    echo "$round,$label,$l1,$s,$e,$m,rewrite,$w," >>"$raw"
+                    # independent writes alone (wtile), with the commands they cost
+                    mp=$([ "$m" = coll ] && echo ctile || echo wtile)
+                    for op in first_write rewrite; do
+                        t0=$(served)
+                        o=$(run "$mp" "$f" "$tile") || { echo "small-io.sh: $label/$l1 $s $e $m: $o" >&2; exit 1; }
+                        t1=$(served)
+                        w=$(sed -n 's/^RESULT.* op=write .* MiBps=\([^ ]*\) .*/\1/p' <<<"$o")
+                        cmds=
+                        [ "$m" = indep ] &&
+                            cmds=$(awk -v n=$((t1 - t0)) -v mb=$((mib * np)) 'BEGIN { printf "%.1f", n / mb }')
+                        echo "$round,$label,$l1,$s,$e,$m,$op,$w,$cmds" >>"$raw"
+                    done
                     t0=$(served)
                     if [ "$m" = coll ]; then
                         # collective read alone: ctile's read (after its write) is the figure
@@ -174,7 +180,7 @@ PY
     echo "# command: $cmdline"
     echo "# base: $base ($(git -C "$base/.." rev-parse --short HEAD 2>/dev/null)), new: $new ($(git -C "$new/.." rev-parse --short HEAD 2>/dev/null))"
     echo "# 2 I/O nodes x 2 targets RAID-0, $mib MiB per rank, median of $rounds rounds; MiB/s; n/b = new/base (L1 on), on/off = new L1 on / off;"
-    echo "# cmdB/cmdN: iSCSI commands the targets served per MiB of the independent read (ipvfs-ctl stats)"
+    echo "# cmdB/cmdN: iSCSI commands the targets served per MiB of the independent write or read, L1 on (ipvfs-ctl stats)"
 } | cat - "$table" >"$work/t" && mv "$work/t" "$table"
 cat "$table"
 if command -v gnuplot >/dev/null; then

@@ -381,10 +381,12 @@ static int halted(const struct evloop *loop)
 }
 
 /* Runs the deferred calls queued before now, oldest first.  The list is
- * searched afresh after each call: a call may cancel any other. */
-static void run_deferred(struct evloop *loop)
+ * searched afresh after each call: a call may cancel any other.  Returns
+ * how many ran. */
+static int run_deferred(struct evloop *loop)
 {
     uint64_t last_seq = loop->next_seq;
+    int ran = 0;
 
     while (!halted(loop) && defer_pending(loop)) {
         uint32_t s = loop->defer_head;
@@ -395,14 +397,16 @@ static void run_deferred(struct evloop *loop)
         while (s != NONE && !defer_runnable(loop, s))
             s = loop->slots[s].next;
         if (s == NONE || loop->slots[s].seq > last_seq)
-            return;
+            break;
         cb = loop->slots[s].cb;
         user = loop->slots[s].user;
         id = slot_id(loop, s);
         defer_unlink(loop, s);
         slot_free(loop, s);
         cb(loop, id, user);
+        ran++;
     }
+    return ran;
 }
 
 void evloop_del_timer(struct evloop *loop, uint64_t timer_id)
@@ -453,7 +457,7 @@ static void fire_timers(struct evloop *loop)
         heap_remove(loop, s);
         slot_free(loop, s);
         cb(loop, id, user);
-        run_deferred(loop);
+        (void)run_deferred(loop);
     }
 }
 
@@ -475,24 +479,28 @@ static void dispatch_fd(struct evloop *loop, const struct epoll_event *ev, uint6
     if (ev->events & (EPOLLERR | EPOLLHUP))
         events |= EV_ERROR | (e->mask & EV_READ);
     e->cb(loop, fd, events, e->user);
-    run_deferred(loop);
+    (void)run_deferred(loop);
 }
 
 int evloop_run_once(struct evloop *loop, int timeout_ms)
 {
     struct epoll_event evs[64];
     uint64_t waited_reg;
-    int n, rc = 0;
+    int n, ran, rc = 0;
 
     loop->depth++;
-    run_deferred(loop);
+    ran = run_deferred(loop);
     if (halted(loop)) {
         /* A deferred call stopped the loop: waiting now could be forever. */
         loop->depth--;
         return 0;
     }
     waited_reg = loop->nreg;
-    n = epoll_wait(loop->epfd, evs, 64, next_timeout(loop, timeout_ms));
+    /* A round whose leading deferred calls ran has done work: it only polls.
+     * Those calls often complete what a synchronous waiter
+     * (while (!done) evloop_run_once(loop, -1)) waits for; blocking now would
+     * keep it from seeing that until the next fd event or timer. */
+    n = epoll_wait(loop->epfd, evs, 64, ran ? 0 : next_timeout(loop, timeout_ms));
     if (n < 0 && errno != EINTR)
         rc = -errno;
     for (int i = 0; i < n && !halted(loop); i++)

@@ -5,11 +5,13 @@
  *   callback ever runs on another thread, and no call here is thread-safe.
  * - A round (evloop_run_once) runs, in this order: the deferred calls that
  *   are pending, one epoll_wait (no wait at all while a deferred call is
- *   pending; else until an fd is ready, the next timer is due or
- *   timeout_ms), the callbacks of the ready fds, then the timers that are
- *   due.  After each fd or timer callback returns, the deferred calls it
- *   queued run, before the next callback of the round.  The loop never
- *   spins: with nothing due it sleeps in epoll_wait.
+ *   pending, or when the round's leading deferred calls ran any: they may
+ *   have completed what the caller waits for; else until an fd is ready,
+ *   the next timer is due or timeout_ms), the callbacks of the ready fds,
+ *   then the timers that are due.  After each fd or timer callback
+ *   returns, the deferred calls it queued run, before the next callback of
+ *   the round.  The loop never spins: with nothing due it sleeps in
+ *   epoll_wait.
  * - Fds: evloop_set_fd() registers or changes interest in fd; the callback
  *   runs with the events that are ready (EV_READ/EV_WRITE, plus EV_ERROR on
  *   hang-up or error) and the user pointer given at registration.  The loop

@@ -1,6 +1,7 @@
 /* The size parser every option and argument uses (common/size.c): the
  * documented rule, its units and suffixes, and refusals of garbage and of
- * values that do not fit 64 bits. */
+ * values that do not fit 64 bits; and the amount parser of the QoS SLOs:
+ * one fixed unit, optional, never converted. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +9,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <string.h>
 
 #include "common/size.h"
 
@@ -77,12 +79,55 @@ static void test_overflow(void **state)
     }
 }
 
+static void test_amount(void **state)
+{
+    static const struct {
+        const char *text;
+        int flags;
+        double want;            /* < -1e9: refused */
+        const char *reason;
+    } cases[] = {
+        { "40", AMOUNT_POSITIVE, 40, NULL },
+        { "40MB/s", AMOUNT_POSITIVE, 40, NULL },
+        { "2.5MB/s", 0, 2.5, NULL },
+        { "-5", 0, -5, NULL },  /* the caller checks its range */
+        { "-5", AMOUNT_POSITIVE, -2e9, "rate '-5' must be more than 0" },
+        { "0MB/s", AMOUNT_POSITIVE, -2e9, "rate '0MB/s' must be more than 0" },
+        { "2e12", AMOUNT_POSITIVE, -2e9, "rate '2e12' is absurdly large (in MB/s)" },
+        { "40GB/s", 0, -2e9, "rate '40GB/s': unknown unit 'GB/s' (it is in MB/s)" },
+        { "40 MB/s", 0, -2e9, "unknown unit ' MB/s'" },
+        { "40MB", 0, -2e9, "unknown unit 'MB'" },
+        { "forty", 0, -2e9, "rate 'forty' is not a number" },
+        { "", 0, -2e9, "rate '' is not a number" },
+        { "nan", 0, -2e9, "is not a number" },
+        { "inf", 0, -2e9, "is not a number" },
+        { "1e999", 0, -2e9, "is not a number" },
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char msg[128] = "";
+        double v = 42;
+        int rc = amount_parse("rate", cases[i].text, "MB/s", cases[i].flags, &v, msg, sizeof(msg));
+
+        if (cases[i].want > -1e9) {
+            assert_int_equal(rc, 0);
+            assert_true(v == cases[i].want);
+        } else {
+            assert_int_equal(rc, -EINVAL);
+            assert_true(v == 42);
+            assert_non_null(strstr(msg, cases[i].reason));
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_accepted),
         cmocka_unit_test(test_garbage),
         cmocka_unit_test(test_overflow),
+        cmocka_unit_test(test_amount),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "adio/client/ipvfs_client.h"
+#include "common/size.h"
 #include "common/wire.h"
 #include "tools/ctl_files.h"
 
@@ -42,26 +43,14 @@ static int qos_usage(void)
     return 2;
 }
 
-/* A positive finite number, optionally followed by unit (e.g. "40MB/s",
- * "100ms"); -1 with a message otherwise. */
-static int parse_amount(const char *what, const char *text, const char *unit, double *out)
+/* One SLO amount of qos set (the server checks the ranges); -1 with a
+ * message otherwise. */
+static int set_amount(const char *what, const char *text, const char *unit, double *out)
 {
-    char *end;
-    double v;
+    char msg[256];
 
-    errno = 0;
-    v = strtod(text, &end);
-    if (end == text || errno == ERANGE || !isfinite(v))
-        return qos_fail("set: %s '%s' is not a number", what, text);
-    if (*end && strcmp(end, unit) != 0)
-        return qos_fail("set: %s '%s': unknown unit '%s' (the %s is in %s)", what, text, end, what,
-                        unit);
-    if (v <= 0)
-        return qos_fail("set: %s '%s' must be more than 0", what, text);
-    /* the server checks the bounds; this keeps the conversion defined */
-    if (v > 1e12)
-        return qos_fail("set: %s '%s' is absurdly large (in %s)", what, text, unit);
-    *out = v;
+    if (amount_parse(what, text, unit, AMOUNT_POSITIVE, out, msg, sizeof(msg)) < 0)
+        return qos_fail("set: %s", msg);
     return 0;
 }
 
@@ -89,10 +78,10 @@ static int qos_set(struct ipvfs_client *client, int argc, char **argv)
     name = argv[2];
     for (int i = 3; i < 7; i += 2) {
         if (strcmp(argv[i], "--rate") == 0) {
-            if (parse_amount("rate", argv[i + 1], "MB/s", &rate) != 0)
+            if (set_amount("rate", argv[i + 1], "MB/s", &rate) != 0)
                 return 1;
         } else if (strcmp(argv[i], "--latency") == 0) {
-            if (parse_amount("latency", argv[i + 1], "ms", &latency) != 0)
+            if (set_amount("latency", argv[i + 1], "ms", &latency) != 0)
                 return 1;
         } else {
             return qos_usage();

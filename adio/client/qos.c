@@ -6,12 +6,12 @@
 #include "adio/client/client_internal.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "common/size.h"
 #include "common/wire.h"
 
 int client_qos_check(const char *name, char *msg, size_t msglen)
@@ -62,33 +62,6 @@ int client_qos_init(struct ipvfs_client *c, char *msg, size_t msglen)
     return 0;
 }
 
-/* One hint's amount: a positive finite number, optionally with unit. */
-static int parse_amount(const char *hint, const char *text, const char *unit, double *out,
-                        char *msg, size_t msglen)
-{
-    char *end;
-    double v;
-
-    errno = 0;
-    v = strtod(text, &end);
-    if (end == text || errno == ERANGE || !isfinite(v)) {
-        snprintf(msg, msglen, "hint %s '%s' is not a number", hint, text);
-        return -EINVAL;
-    }
-    if (*end && strcmp(end, unit) != 0) {
-        snprintf(msg, msglen, "hint %s '%s': unknown unit '%s' (it is in %s)", hint, text, end,
-                 unit);
-        return -EINVAL;
-    }
-    /* the I/O nodes check the range; this keeps the conversion defined */
-    if (v <= 0 || v > 1e12) {
-        snprintf(msg, msglen, "hint %s '%s' must be more than 0 (and sane)", hint, text);
-        return -EINVAL;
-    }
-    *out = v;
-    return 0;
-}
-
 int client_qos_parse_slo(const char *rate, const char *latency, struct ipvfs_qos_slo *out,
                          char *msg, size_t msglen)
 {
@@ -104,8 +77,11 @@ int client_qos_parse_slo(const char *rate, const char *latency, struct ipvfs_qos
                  rate ? "ipvfs_qos_latency" : "ipvfs_qos_rate");
         return -EINVAL;
     }
-    if ((rc = parse_amount("ipvfs_qos_rate", rate, "MB/s", &r, msg, msglen)) < 0 ||
-        (rc = parse_amount("ipvfs_qos_latency", latency, "ms", &l, msg, msglen)) < 0)
+    /* the I/O nodes check the ranges; positive keeps the conversion defined */
+    if ((rc = amount_parse("hint ipvfs_qos_rate", rate, "MB/s", AMOUNT_POSITIVE, &r, msg,
+                           msglen)) < 0 ||
+        (rc = amount_parse("hint ipvfs_qos_latency", latency, "ms", AMOUNT_POSITIVE, &l, msg,
+                           msglen)) < 0)
         return rc;
     *out = (struct ipvfs_qos_slo){ .rate_kbps = (uint64_t)(r * 1000 + 0.5),
                                    .latency_us = (uint64_t)(l * 1000 + 0.5) };

@@ -5,36 +5,14 @@
  * checks as ipvfs-ctl qos set (qos_check_name, qos_check_slo); a class
  * named twice is refused, since which line should win is a guess. */
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend/server/qos.h"
+#include "common/size.h"
 
 #define QOS_CONF_LINE_MAX 512
-
-/* One number of a line with its optional unit; -EINVAL and msg otherwise. */
-static int parse_amount(const char *what, const char *word, const char *unit, double *out,
-                        char *msg, size_t msglen)
-{
-    char *end;
-    double v;
-
-    errno = 0;
-    v = strtod(word, &end);
-    if (end == word || errno == ERANGE || !isfinite(v)) {
-        snprintf(msg, msglen, "%s '%s' is not a number", what, word);
-        return -EINVAL;
-    }
-    if (*end && strcmp(end, unit) != 0) {
-        snprintf(msg, msglen, "%s '%s': unknown unit '%s' (the %s is in %s)", what, word, end,
-                 what, unit);
-        return -EINVAL;
-    }
-    *out = v;
-    return 0;
-}
 
 int qos_parse_slo_line(const char *line, char *name, double *rate, double *latency, char *msg,
                        size_t msglen)
@@ -63,8 +41,8 @@ int qos_parse_slo_line(const char *line, char *name, double *rate, double *laten
         return -EINVAL;
     }
     if ((rc = qos_check_name(word[0], strlen(word[0]), msg, msglen)) < 0 ||
-        (rc = parse_amount("rate", word[1], "MB/s", rate, msg, msglen)) < 0 ||
-        (rc = parse_amount("latency", word[2], "ms", latency, msg, msglen)) < 0 ||
+        (rc = amount_parse("rate", word[1], "MB/s", 0, rate, msg, msglen)) < 0 ||
+        (rc = amount_parse("latency", word[2], "ms", 0, latency, msg, msglen)) < 0 ||
         (rc = qos_check_slo(*rate, *latency, msg, msglen)) < 0)
         return rc;
     memcpy(name, word[0], strlen(word[0]) + 1);

@@ -35,7 +35,7 @@ dist_noinst_SCRIPTS += test/t_storage_volume.sh test/t_storage_dfstore.sh
 # RAID-1/5 against a brute-force model, degraded/rebuild and write-hole runs
 # (test/t_iraid_*.sh drive it; not test_ prefixed for the same reason).
 check_PROGRAMS += test/iraid-model-tool
-test_iraid_model_tool_SOURCES = test/test_iraid_model.c
+test_iraid_model_tool_SOURCES = test/test_iraid_model.c test/iraid_pattern.h
 test_iraid_model_tool_LDADD = iraid/libiraid.la
 
 dist_noinst_SCRIPTS += test/t_iraid_raid5.sh test/t_iraid_writehole.sh test/t_iraid_twofail.sh \
@@ -44,7 +44,7 @@ dist_noinst_SCRIPTS += test/t_iraid_raid5.sh test/t_iraid_writehole.sh test/t_ir
 # The block-level crash-state checker: record a volume's member writes,
 # replay prefixes (test/t_iraid_crash_replay.sh drives it).
 check_PROGRAMS += test/iraid-crashlog-tool
-test_iraid_crashlog_tool_SOURCES = test/test_iraid_crashlog.c
+test_iraid_crashlog_tool_SOURCES = test/test_iraid_crashlog.c test/iraid_pattern.h
 test_iraid_crashlog_tool_LDADD = iraid/libiraid.la
 
 dist_noinst_SCRIPTS += test/t_iraid_crash_replay.sh

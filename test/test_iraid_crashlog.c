@@ -42,6 +42,7 @@
 #include "common/evloop.h"
 #include "common/log.h"
 #include "iraid/volume.h"
+#include "test/iraid_pattern.h"
 
 #define MAX_MEMBERS 8
 #define META 65536u
@@ -78,18 +79,6 @@ struct tool {
     int outstanding;
     unsigned seed;
 };
-
-static uint8_t pattern(uint64_t off, uint32_t seed)
-{
-    uint64_t x = (off + 1) * 0x9E3779B97F4A7C15ull ^ ((uint64_t)seed << 32 | seed);
-    return (uint8_t)(x >> 29 ^ x >> 7);
-}
-
-static void fill(uint8_t *buf, uint64_t off, uint64_t len, uint32_t seed)
-{
-    for (uint64_t i = 0; i < len; i++)
-        buf[i] = pattern(off + i, seed);
-}
 
 /* Slot i: a few blocks inside chunk i of the lower half, written once. */
 static void slot_of(const struct tool *t, uint64_t i, uint64_t *off, uint64_t *len)
@@ -175,7 +164,7 @@ static void random_write(struct tool *t, struct rw *w, struct rw *all)
             return;
     w->off = off;
     w->len = len;
-    fill(w->buf, off, len, (uint32_t)rand_r(&t->seed));
+    iraid_pattern_fill(w->buf, off, len, (uint32_t)rand_r(&t->seed));
     iov = (struct iovec){ w->buf, len };
     if ((rc = iraid_writev(t->vol, off, &iov, 1, rw_done, w)) < 0)
         FAIL("writev: %s", strerror(-rc));
@@ -245,7 +234,7 @@ static int cmd_record(struct tool *t, const char *logpath)
                     continue;
             }
             slot_of(t, next++, &slot.off, &slot.len);
-            fill(slot.buf, slot.off, slot.len, 1);
+            iraid_pattern_fill(slot.buf, slot.off, slot.len, 1);
             struct iovec iov = { slot.buf, slot.len };
             if ((rc = iraid_writev(t->vol, slot.off, &iov, 1, rw_done, &slot)) < 0)
                 FAIL("writev: %s", strerror(-rc));
@@ -448,7 +437,7 @@ static void check_state(struct tool *t, struct replay *rp, size_t k, enum crash_
     t->bs = iraid_block_size(t->vol);
     for (uint64_t i = 0; i < synced; i++) {
         slot_of(t, i, &off, &len);
-        fill(want, off, len, 1);
+        iraid_pattern_fill(want, off, len, 1);
         if ((rc = iraid_read_sync(t->vol, off, buf, len)) < 0 || memcmp(buf, want, len) != 0) {
             VIOLATION("prefix %zu (%s): durable slot %" PRIu64 " of %" PRIu64 " %s", k,
                       state_name[s], i, synced, rc < 0 ? strerror(-rc) : "reads back wrong");

@@ -55,6 +55,7 @@
 #include "common/evloop.h"
 #include "common/log.h"
 #include "iraid/volume.h"
+#include "test/iraid_pattern.h"
 
 #define MAX_MEMBERS 8
 #define META 65536u
@@ -71,18 +72,6 @@ static char *files[MAX_MEMBERS];
 static uint32_t nm, bs;
 static uint64_t vsize, chunk;
 static uint8_t *shadow;
-
-static uint8_t pattern(uint64_t off, uint32_t seed)
-{
-    uint64_t x = (off + 1) * 0x9E3779B97F4A7C15ull ^ ((uint64_t)seed << 32 | seed);
-    return (uint8_t)(x >> 29 ^ x >> 7);
-}
-
-static void fill(uint8_t *buf, uint64_t off, uint64_t len, uint32_t seed)
-{
-    for (uint64_t i = 0; i < len; i++)
-        buf[i] = pattern(off + i, seed);
-}
 
 struct slot {
     int busy;
@@ -112,7 +101,7 @@ static void submit_write(struct slot *s, uint64_t off, uint64_t len, uint32_t se
 
     s->off = off;
     s->len = len;
-    fill(s->buf, off, len, seed);
+    iraid_pattern_fill(s->buf, off, len, seed);
     /* The shadow takes the bytes now: writes in flight never overlap. */
     memcpy(shadow + off, s->buf, len);
     /* Two pieces cut at an odd block: a chunk split across them, chunks
@@ -260,7 +249,7 @@ static void fill_volume(uint32_t seed)
 {
     int rc;
 
-    fill(shadow, 0, vsize, seed);
+    iraid_pattern_fill(shadow, 0, vsize, seed);
     if ((rc = iraid_write_sync(vol, 0, shadow, vsize)) < 0)
         FAIL("fill: %s", strerror(-rc));
 }
@@ -348,7 +337,7 @@ static int cmd_crash(void)
         FAIL("out of memory");
     for (uint64_t i = 0;; i++) {
         slot_of(i % nslots, &off, &len);
-        fill(buf, off, len, (uint32_t)(i / nslots) + 1);
+        iraid_pattern_fill(buf, off, len, (uint32_t)(i / nslots) + 1);
         if ((rc = iraid_write_sync(vol, off, buf, len)) < 0)
             FAIL("write: %s", strerror(-rc));
         if (i % 8 == 7) {
@@ -380,7 +369,7 @@ static int cmd_verify(uint64_t synced)
         printf("verify: %u member(s) missing: reading degraded\n", st.missing);
     for (uint64_t i = 0; i < synced; i++) {
         slot_of(i, &off, &len);
-        fill(want, off, len, 1);
+        iraid_pattern_fill(want, off, len, 1);
         if ((rc = iraid_read_sync(vol, off, buf, len)) < 0)
             FAIL("read slot %" PRIu64 ": %s", i, strerror(-rc));
         if (memcmp(buf, want, len) != 0)
@@ -491,7 +480,7 @@ static int cmd_ahead(void)
         if (evloop_now_ms() - t0 > 30000 || evloop_run_once(loop, 100) < 0)
             FAIL("write-intent bits still set 30 s after the fill");
     for (off = 0; off < region; off += step) {
-        fill(shadow + off, off, step, 5);
+        iraid_pattern_fill(shadow + off, off, step, 5);
         if ((rc = iraid_write_sync(vol, off, shadow + off, step)) < 0)
             FAIL("write %" PRIu64 ": %s", off, strerror(-rc));
         if (iraid_get_status(vol, &st) < 0)
@@ -506,7 +495,7 @@ static int cmd_ahead(void)
     printf("ahead: the next region's bit set by the write at %" PRIu64 " of %" PRIu64 "\n",
            off, region);
     for (off += step; off + step <= region + step; off += step) {
-        fill(shadow + off, off, step, 5);
+        iraid_pattern_fill(shadow + off, off, step, 5);
         if ((rc = iraid_write_sync(vol, off, shadow + off, step)) < 0)
             FAIL("write %" PRIu64 ": %s", off, strerror(-rc));
     }

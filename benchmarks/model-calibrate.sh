@@ -87,12 +87,21 @@ climpi -n 1 env LD_PRELOAD="$romio" "$b/benchmarks/ipvfs-ior" -f ipvfs:/cal/smal
     -w -k >/dev/null 2>&1 || ipvfs_fail "writing the small file"
 climpi -n 2 env LD_PRELOAD="$romio" "$b/benchmarks/ipvfs-ior" -f ipvfs:/cal/big \
     -b $((mib / 2))m -t 1m -w -e -k >/dev/null 2>&1 || ipvfs_fail "writing the big file"
-climpi -n 1 env LD_PRELOAD="$romio" "$b/benchmarks/ipvfs-ior" -f ipvfs:/cal/small -b 8m -t 1m \
+# read back 64 KiB at a time: every block in the L1 (1 MiB pieces left
+# part of the file out, and 16% of the "hits" below missed)
+climpi -n 1 env LD_PRELOAD="$romio" "$b/benchmarks/ipvfs-ior" -f ipvfs:/cal/small -b 8m -t 64k \
     -r -k >/dev/null 2>&1 || ipvfs_fail "reading the small file"
+l1() {   # "HITS MISSES" of the I/O nodes' L1s so far
+    ipvfs_ctl stats | sed -n 's/.*(\([0-9]*\) hits, \([0-9]*\) misses,.*/\1 \2/p' |
+        awk '{ h += $1; m += $2 } END { print h + 0, m + 0 }'
+}
+read -r h0 m0 < <(l1)
 hit4=$(openload -f ipvfs:/cal/small -s 4K -S 8M -r "$rate" -t 5 -W 1)
 hit64=$(openload -f ipvfs:/cal/small -s 64K -S 8M -r "$rate" -t 5 -W 1)
+read -r h1 m1 < <(l1)
 echo "L1 hits, 4 KiB:  $hit4"
 echo "L1 hits, 64 KiB: $hit64"
+echo "L1 over those two runs: $((h1 - h0)) hits, $((m1 - m0)) misses"
 # The same hits read back to back, blocking (ipvfs-ior): the link's time
 # for 60 KiB, without the open-loop client's way of waiting for its
 # nonblocking reads (over a slow link it stretches a 64 KiB reply by

@@ -79,6 +79,8 @@ struct model_terms {
     double t_ionet, t_ioc, t_tnet, t_tc, t_disk, t_disk2;   /* service times, E(T^2) */
     double w_ionet, w_ioc, w_tnet, w_tc, w_node_io, w_node_t, w_disk, w_iraid;
     int iraid_fes;              /* corrected: the iRAID as a flow-equivalent server */
+    double cs2_t;               /* corrected: squared coefficient of variation of
+                                 * a target's service in it */
     double rho_max;             /* the busiest queue's utilisation */
     double total;               /* T */
 };
@@ -117,12 +119,25 @@ double model_saturation(enum model_variant v, const struct model_params *p,
  * s_link and handoff 0: n / (s (1 + (n - 1) / k)). */
 double model_iraid_throughput(unsigned n, unsigned k, double s, double s_tx, double s_link,
                               double handoff);
+/* The same with a target's service of squared coefficient of variation
+ * cs2 (1: exponential, the function above): a read arriving at a busy
+ * target waits the residual s (1 + cs2) / 2 of the read in service
+ * (Reiser's approximation for FCFS stations in MVA). */
+double model_iraid_throughput_g(unsigned n, unsigned k, double s, double cs2, double s_tx,
+                                double s_link, double handoff);
 /* Mean residence time in a flow-equivalent server fed at rate lambda
  * whose service rate with n inside is model_iraid_throughput(min(n,
  * places), k, s, s_tx, s_link, h), h = handoff when n > places (reads
  * wait for a place) and 0 up to places; negative when saturated. */
 double model_fes_residence(double lambda, unsigned places, unsigned k, double s, double s_tx,
                            double s_link, double handoff);
+/* The same with model_iraid_throughput_g's cs2, and the wait for a place
+ * scaled by (1 + cs2c) / 2, cs2c the squared coefficient of variation of
+ * a place's cycle, cs2 s^2 / (s + s_tx + s_link + handoff)^2 (an M/G/c
+ * queue as M/M/c's, Allen-Cunneen; for one place and one target with no
+ * links, Pollaczek-Khinchine's M/G/1 exactly). */
+double model_fes_residence_g(double lambda, unsigned places, unsigned k, double s, double cs2,
+                             double s_tx, double s_link, double handoff);
 
 /* The splits of n nodes: every nio with nio (1 + nt) == n and nt >= 1
  * (iPVFS), in increasing nio.  Writes at most max into nio_out/nt_out and

@@ -9,7 +9,9 @@
 #      configuration (model-validate-NIOxNT.params);
 #   2. ipvfs-model predicts its saturation rate (corrected variant);
 #   3. an open-loop Poisson load (benchmarks/ipvfs-openload, MV_CLIENTS
-#      ranks, default 4) of random 64 KiB reads of a MV_FILE_MIB (256)
+#      ranks, default 12: a rank with several nonblocking reads in
+#      flight stretches them, benchmarks/results/model-validate.md) of
+#      random 64 KiB reads of a MV_FILE_MIB (256)
 #      file sweeps the rate over MV_POINTS (default 10 30 50 70 80 90 95
 #      120 150 200) percent of that prediction, MV_SECONDS (8) each, the
 #      first second a warm-up, in MV_TRIALS (3) rounds (each round all
@@ -47,7 +49,7 @@ export IPVFS_SRCDIR IPVFS_BUILDDIR
 b=$IPVFS_BUILDDIR
 out=${BENCH_OUT:-$b/bench-results}
 configs=${MV_CONFIGS:-1x5 2x2 3x1}
-clients=${MV_CLIENTS:-4}
+clients=${MV_CLIENTS:-12}
 points=${MV_POINTS:-10 30 50 70 80 90 95 120 150 200}
 secs=${MV_SECONDS:-8}
 trials=${MV_TRIALS:-3}
@@ -119,7 +121,7 @@ measure() {   # CFG: calibrates, sweeps, appends to the trials CSV
     ipvfs_stop_cluster
     # what the sweep did to the places and the disks (logged at stop):
     # the place time under load, against the calibration's at a low rate
-    grep -h 'READs held a place\|a place freed\|emulated disk st318452lw: [0-9]* ios' \
+    grep -h 'READs held a place\|a place freed\|waited for a place\|were answered\|emulated disk st318452lw: [0-9]* ios' \
         "$IPVFS_CLUSTER_DIR"/log/rank-*.log \
         >"$out/$name-$cfg.stop.txt"
     rm -rf "$IPVFS_CLUSTER_DIR"

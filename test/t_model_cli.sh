@@ -22,7 +22,7 @@ head -3 "$work/default.csv"
 python3 - "$work/default.csv" <<'PY' || fail "the default curve is wrong (above)"
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
-assert list(rows[0].keys()) == ["lambda_per_s", "pvfs_ms", "ipvfs_ms", "pvfs_rho", "ipvfs_rho"], rows[0]
+assert list(rows[0].keys()) == ["lambda_per_s", "pvfs_ms", "ipvfs_ms", "pvfs_rho", "ipvfs_rho", "ipvfs_iraid_ms"], rows[0]
 assert len(rows) == 40, len(rows)
 lam = [float(r["lambda_per_s"]) for r in rows]
 assert lam[0] == 0 and all(b > a for a, b in zip(lam, lam[1:]))

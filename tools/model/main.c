@@ -304,8 +304,8 @@ static void print_curve(FILE *out, const struct opts *o)
         printf("# %s model: N %u, PVFS %u I/O nodes, iPVFS %u x (1 + %u); size %.0f B; "
                "saturation PVFS %.1f/s, iPVFS %.1f/s\n", variant_name(o->variant), o->nodes,
                o->nodes, ip.nio, ip.nt, o->size, sp, si);
-    fputs(o->csv ? "lambda_per_s,pvfs_ms,ipvfs_ms,pvfs_rho,ipvfs_rho\n"
-                 : "# lambda/s      PVFS ms     iPVFS ms   PVFS rho  iPVFS rho\n", out);
+    fputs(o->csv ? "lambda_per_s,pvfs_ms,ipvfs_ms,pvfs_rho,ipvfs_rho,ipvfs_iraid_ms\n"
+                 : "# lambda/s      PVFS ms     iPVFS ms   PVFS rho  iPVFS rho  iRAID ms\n", out);
     for (unsigned k = 0; k < steps; k++) {
         double lambda = steps == 1 ? o->rate_min
                                    : o->rate_min + (hi - o->rate_min) * k / (steps - 1);
@@ -316,7 +316,8 @@ static void print_curve(FILE *out, const struct opts *o)
         fprintf(out, o->csv ? "%.3f," : "%10.2f ", lambda);
         put_ms(out, o, tp.total, 0);
         put_ms(out, o, ti.total, 0);
-        fprintf(out, o->csv ? "%.4f,%.4f\n" : "%10.3f %10.3f\n", tp.rho_max, ti.rho_max);
+        fprintf(out, o->csv ? "%.4f,%.4f," : "%10.3f %10.3f ", tp.rho_max, ti.rho_max);
+        put_ms(out, o, ti.w_iraid, 1);
     }
 }
 

@@ -2,12 +2,13 @@
 """model-places-report.py: benchmarks/model-places.sh's rows against the
 corrected model, end to end and inside the I/O node.
 
-    model-places-report.py PLACES.csv PARAMS MODEL [OUT_PREFIX]
+    model-places-report.py PLACES.csv PARAMS MODEL CLIENTS [OUT_PREFIX]
 
 For each configuration in PLACES.csv (no hits, 6 ranks) and each rate
 run without an in-flight cap: the measured mean response and the I/O
 nodes' time from request to reply (server_ms) against the model's mean
-(ipvfs-model MODEL --variant corrected --params PARAMS: ipvfs_ms) and
+(ipvfs-model MODEL --variant corrected --params PARAMS --clients
+CLIENTS, the client ranks model-places.sh ran: ipvfs_ms) and
 its W_iRAID (ipvfs_iraid_ms), at the offered rate; the utilisation is
 the offered rate over the configuration's measured capacity, the
 highest achieved rate of its rows (an overload row with a cap, R:Q,
@@ -20,8 +21,9 @@ import subprocess
 import sys
 
 
-def model(binary, params, nio, rate):
+def model(binary, params, clients, nio, rate):
     out = subprocess.run([binary, "--variant", "corrected", "--params", params, "--nodes", "6",
+                          "--clients", clients,
                           "--io-nodes", str(nio), "--hit-io", "0", "--hit-target", "0",
                           "--hit-pvfs", "0", "--rate-min", str(rate), "--rate-steps", "1", "--csv"],
                          check=True, capture_output=True, text=True).stdout.splitlines()
@@ -30,8 +32,9 @@ def model(binary, params, nio, rate):
     return val("ipvfs_ms"), val("ipvfs_iraid_ms")
 
 
-def saturations(binary, params):
+def saturations(binary, params, clients):
     out = subprocess.run([binary, "--variant", "corrected", "--params", params, "--nodes", "6",
+                          "--clients", clients,
                           "--hit-io", "0", "--hit-target", "0", "--hit-pvfs", "0", "--splits",
                           "--csv"], check=True, capture_output=True, text=True).stdout.splitlines()
     sat = {}
@@ -43,12 +46,12 @@ def saturations(binary, params):
 
 
 def main():
-    if len(sys.argv) not in (4, 5):
+    if len(sys.argv) not in (5, 6):
         sys.exit(__doc__)
-    places, params, binary = sys.argv[1:4]
-    prefix = sys.argv[4] if len(sys.argv) == 5 else None
+    places, params, binary, clients = sys.argv[1:5]
+    prefix = sys.argv[5] if len(sys.argv) == 6 else None
     rows = list(csv.DictReader(open(places)))
-    sat = saturations(binary, params)
+    sat = saturations(binary, params, clients)
     configs = list(dict.fromkeys(r["config"] for r in rows))
     cap = {c: max(float(r["achieved_per_s"]) for r in rows if r["config"] == c) for c in configs}
     out = []
@@ -64,7 +67,7 @@ def main():
             if float(r["achieved_per_s"]) < 0.95 * off:
                 continue            # past saturation: no mean to compare
             mean, server = float(r["mean_ms"]), float(r["server_ms"])
-            tot, iraid = model(binary, params, nio, off)
+            tot, iraid = model(binary, params, clients, nio, off)
             util = off / cap[c]
             print("    %4.2f  %6.1f  %7.2f  %8.2f  %+4.0f%% | %9.2f  %10.2f  %+4.0f%%" % (
                 util, off, mean, tot, (tot / mean - 1) * 100, server, iraid,

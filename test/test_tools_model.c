@@ -349,6 +349,51 @@ static void test_model_corrected_place_time(void **state)
     CLOSE(t.total, 13.094790e-3, 1e-6);
 }
 
+/* Client processes that each serve their requests one at a time: the
+ * setup above (3 x (1 + 1), T_node 2, T_place 3 ms) at 100/s.  The
+ * servers: P_i lambda = 33.3333/s at an I/O node, W_ionet = 0.873813 /
+ * (1 - 0.029127) = 0.900029 ms, W_ioc = 0.131647 ms, W_node_io = 2 /
+ * (1 - 0.066667) - 1 = 1.142857 ms; one place, s_t = 10.216092 ms, cs2
+ * = 3.815208e-6 / s_t^2 = 0.036555, X(1) = 90.1721/s, rho = 0.369663,
+ * cs2c = cs2 s_t^2 / (s_t + s_l)^2 = 0.031021: W_iRAID = (rho + rho^2 /
+ * (1 - rho) (1 + cs2c) / 2) / 33.3333 = 14.442643 ms; T_s = 16.617176
+ * ms.  Four clients: rho_c = 100 T_s / 4 = 0.415429, W_client = T_s
+ * rho_c / (1 - rho_c) = 11.809119 ms, T = 28.426295 ms.  The clients
+ * saturate where lambda T_s(lambda) = 4, below the places' 270.52/s;
+ * the papers' variants have no client queue. */
+static void test_model_client_queue(void **state)
+{
+    struct model_params p;
+    struct model_config c = { .nio = 3, .nt = 1, .size = 65536 };
+    struct model_terms t;
+    double sat;
+
+    (void)state;
+    model_params_paper(&p);
+    p.t_node = 2e-3;
+    p.t_place = 3e-3;
+    assert_int_equal(model_eval(MODEL_CORRECTED, &p, &c, 100, &t), 0);
+    CLOSE(t.w_iraid, 14.442643e-3, 1e-6);
+    CLOSE(t.total, 16.617176e-3, 1e-6);
+    assert_true(t.w_client == 0);
+    c.clients = 4;
+    assert_int_equal(model_eval(MODEL_CORRECTED, &p, &c, 100, &t), 0);
+    CLOSE(t.w_client, 11.809119e-3, 1e-6);
+    CLOSE(t.total, 28.426295e-3, 1e-6);
+    sat = model_saturation(MODEL_CORRECTED, &p, &c);
+    assert_true(sat > 100 && sat < 270.5164);
+    assert_int_equal(model_eval(MODEL_CORRECTED, &p, &c, sat * 0.999, &t), 0);
+    assert_int_equal(model_eval(MODEL_CORRECTED, &p, &c, sat * 1.001, &t), 1);
+    assert_true(isinf(t.total));
+    /* there the servers' own time makes rho_c = sat T_s(sat) / 4 = 1 */
+    c.clients = 0;
+    assert_int_equal(model_eval(MODEL_CORRECTED, &p, &c, sat, &t), 0);
+    CLOSE(sat * t.total / 4, 1, 1e-6);
+    c.clients = 4;
+    assert_int_equal(model_eval(MODEL_LCN2005, &p, &c, 100, &t), 0);
+    assert_true(t.w_client == 0);
+}
+
 static void test_model_splits_and_bad_input(void **state)
 {
     unsigned nio[8], nt[8];
@@ -388,6 +433,7 @@ int main(void)
         cmocka_unit_test(test_model_corrected_shaped_link),
         cmocka_unit_test(test_model_corrected_best_split_follows_links),
         cmocka_unit_test(test_model_corrected_place_time),
+        cmocka_unit_test(test_model_client_queue),
         cmocka_unit_test(test_model_splits_and_bad_input),
     };
 

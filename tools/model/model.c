@@ -221,8 +221,45 @@ double model_fes_residence_g(double lambda, unsigned places, unsigned k, double 
     return fes_residence(lambda, places, k, s, cs2, s_tx, s_link, handoff, (1 + cs2c) / 2);
 }
 
+/* The corrected variant's client queue: each of c->clients processes
+ * serves its requests one at a time in arrival order (the client
+ * library runs one batch at a time: a second nonblocking read waits
+ * until the first is answered), so it is a single-server queue fed at
+ * lambda / clients whose service is the servers' whole time T_s = o->total.
+ * That time is itself mostly queueing, close to exponential: M/M/1,
+ * W_client = T_s rho_c / (1 - rho_c), rho_c = lambda T_s / clients.
+ * 0, or 1 (saturated) as model_eval. */
+static int client_queue(const struct model_config *c, double lambda, struct model_terms *o)
+{
+    double rho = lambda * o->total / c->clients;
+
+    if (rho > o->rho_max)
+        o->rho_max = rho;
+    if (rho >= 1) {
+        o->total = INFINITY;
+        return 1;
+    }
+    o->w_client = o->total * rho / (1 - rho);
+    o->total += o->w_client;
+    return 0;
+}
+
+static int eval(enum model_variant v, const struct model_params *p, const struct model_config *c,
+                double lambda, struct model_terms *o);
+
 int model_eval(enum model_variant v, const struct model_params *p,
                const struct model_config *c, double lambda, struct model_terms *o)
+{
+    int rc = eval(v, p, c, lambda, o);
+
+    if (rc != 0 || v != MODEL_CORRECTED || !c->clients)
+        return rc;
+    return client_queue(c, lambda, o);
+}
+
+/* model_eval without the client queue. */
+static int eval(enum model_variant v, const struct model_params *p, const struct model_config *c,
+                double lambda, struct model_terms *o)
 {
     struct flows f;
     double rho = 0, node_io, node_t, t_node = p->t_node;
@@ -320,12 +357,28 @@ double model_saturation(enum model_variant v, const struct model_params *p,
                         const struct model_config *c)
 {
     struct model_terms t;
+    double lo = 0, hi, top;
 
-    /* Every utilisation is proportional to lambda: the busiest at rate 1
-     * gives the rate at which it reaches 1. */
-    if (model_eval(v, p, c, 1.0, &t) < 0)
+    /* Every utilisation of the servers is proportional to lambda: the
+     * busiest at rate 1 gives the rate at which it reaches 1. */
+    if (eval(v, p, c, 1.0, &t) < 0)
         return 0;
-    return t.rho_max > 0 ? 1.0 / t.rho_max : INFINITY;
+    top = t.rho_max > 0 ? 1.0 / t.rho_max : INFINITY;
+    if (v != MODEL_CORRECTED || !c->clients || !isfinite(top))
+        return top;
+    /* A client's utilisation lambda T_s(lambda) / clients rises with
+     * lambda and passes 1 before the servers saturate (T_s grows without
+     * bound there): bisection for the rate where it reaches 1. */
+    hi = top;
+    for (int i = 0; i < 100; i++) {
+        double mid = (lo + hi) / 2;
+
+        if (model_eval(v, p, c, mid, &t) == 0)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
 int model_splits(unsigned n, unsigned *nio_out, unsigned *nt_out, int max)

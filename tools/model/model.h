@@ -23,7 +23,10 @@
  *                    with n reads inside that of a closed network of Nt
  *                    targets (model_iraid_throughput) and of the I/O
  *                    node's receiving link, which all its targets'
- *                    pieces share.
+ *                    pieces share.  With clients, each client process
+ *                    is a queue in front of all that: it serves its
+ *                    requests one at a time (M/M/1 of service T_s,
+ *                    the servers' time, at lambda / clients).
  * The papers' variants reproduce the printed equations, including their
  * piece sizes L_ip/Nio and L_ir/Nt (see the man page's NOTES). */
 #ifndef IPVFS_MODEL_H
@@ -69,6 +72,10 @@ struct model_config {
     double size;        /* L_ip, bytes */
     double h_io;        /* h_ioc: hit ratio of an I/O node's cache */
     double h_t;         /* h_tc: hit ratio of a target's cache (iPVFS) */
+    unsigned clients;   /* corrected: the client processes issuing the
+                         * requests, each serving its own one at a time
+                         * in arrival order (the client library runs one
+                         * batch at a time); 0: none, open arrivals */
 };
 
 /* Every term, for the CSV and the tests.  Times in s. */
@@ -81,6 +88,7 @@ struct model_terms {
     int iraid_fes;              /* corrected: the iRAID as a flow-equivalent server */
     double cs2_t;               /* corrected: squared coefficient of variation of
                                  * a target's service in it */
+    double w_client;            /* corrected, clients > 0: the wait in a client's queue */
     double rho_max;             /* the busiest queue's utilisation */
     double total;               /* T */
 };
@@ -106,7 +114,9 @@ double model_mg1(double mean, double second, double lambda);
 int model_eval(enum model_variant v, const struct model_params *p,
                const struct model_config *c, double lambda, struct model_terms *out);
 /* The rate at which the busiest queue reaches utilisation 1 (every
- * utilisation is linear in lambda); 0 on an invalid configuration. */
+ * utilisation is linear in lambda, but a client's: with clients, where
+ * lambda T_s(lambda) / clients reaches 1, found by bisection); 0 on an
+ * invalid configuration. */
 double model_saturation(enum model_variant v, const struct model_params *p,
                         const struct model_config *c);
 

@@ -38,7 +38,8 @@ set -u
 cfg=${1:?usage: model-places.sh NIOxNT "RATES" [BUILDDIR]}
 rates=${2:?RATES}
 nio=${cfg%x*} nt=${cfg#*x}
-case "$nio$nt" in *[!0-9]*) echo "model-places.sh: bad configuration '$cfg' (NIOxNT)" >&2; exit 2 ;; esac
+case "$nio,$nt" in *[!0-9,]* | ,* | *, | 0*) echo "model-places.sh: bad configuration '$cfg' (NIOxNT, both from 1)" >&2; exit 2 ;; esac
+[ "$nt" -ge 1 ] || { echo "model-places.sh: bad configuration '$cfg' (NIOxNT, both from 1)" >&2; exit 2; }
 for r in $rates; do
     python3 -c "import sys; r, _, q = sys.argv[1].partition(':'); assert float(r) > 0 and (not q or 1 <= int(q) <= 1024)" "$r" 2>/dev/null ||
         { echo "model-places.sh: bad rate '$r' (requests/s > 0, or R:Q with Q 1 to 1024)" >&2; exit 2; }

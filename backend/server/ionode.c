@@ -311,8 +311,9 @@ static void io_finish(int status, void *user)
         conn_count_bytes(o->c, 0, o->bytes);
         srv->reads.replied++;
         srv->reads.reply_us += qos_svc_now_us() - o->new_us;
-    } else
+    } else {
         conn_count_bytes(o->c, o->bytes, 0);
+    }
     if (o->loans.n && reply_lent(o, sizeof(*rep) + o->bytes) == 0) {
         free(o);
         return;

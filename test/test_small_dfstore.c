@@ -29,7 +29,10 @@
  * blocks from an aligned run (first touch put 1 and 4 after the others).
  * Reopened, a new block 8 must land in the same run (the runs are rebuilt
  * from the block map).  Truncated to 0 and synced, datafile 1's run must
- * be wholly free again: datafile 2's next region gets it.
+ * be wholly free again: datafile 2's next region gets it.  Then datafile
+ * 3 fills the volume to its last block (taking the blocks datafile 2's
+ * runs hold in reserve); removed, datafile 2's next block still lands in
+ * its run.
  * Exit 0 on success, 1 on failure. */
 #include <errno.h>
 #include <inttypes.h>
@@ -337,6 +340,33 @@ static void wait_used(struct ctx *c, uint64_t n)
  * of two datafiles at the same offset apart. */
 #define SEED(k) ((uint32_t)(k) << 11)
 
+/* Writes datafile h (outside the model) until the volume is full: 1 MiB
+ * calls, then single blocks, each until ENOSPC; then every block must be
+ * in use (reserved ones given up). */
+static void fill_up(struct ctx *c, uint64_t h)
+{
+    static uint8_t big[1u << 20];
+    struct dfstore_stats st;
+    uint64_t off = 0;
+
+    memset(big, 0x77, sizeof(big));
+    for (uint64_t chunk = sizeof(big); chunk >= B; chunk = chunk == B ? 0 : B) {
+        for (;;) {
+            struct ipvfs_pair p = { off, chunk };
+            struct wait w = { 1, 0, 0 };
+            int rc = finish(c, &w, dfstore_write(c->ds, h, &p, 1, big, wait_cb, &w));
+            if (rc == -ENOSPC)
+                break;
+            if (rc < 0)
+                FAIL("filling the volume at %" PRIu64 ": %s", off, strerror(-rc));
+            off += chunk;
+        }
+    }
+    dfstore_stats(c->ds, &st);
+    if (st.blocks_used != st.blocks_total)
+        FAIL("full at %" PRIu64 " of %" PRIu64 " blocks", st.blocks_used, st.blocks_total);
+}
+
 static void place(int argc, char **argv, struct ctx *c)
 {
     enum { H = B / 2 };
@@ -350,7 +380,7 @@ static void place(int argc, char **argv, struct ctx *c)
         { 6 * B + H, H },
     };
     struct wait w = { 1, 0, 0 };
-    uint64_t v0, vb;
+    uint64_t v0, v2, vb;
     int rc;
 
     open_all(c, argc, argv, 0);
@@ -393,10 +423,26 @@ static void place(int argc, char **argv, struct ctx *c)
     if ((vb = where(c, 2, 37)) != v0 + 5)
         FAIL("datafile 2's new region on volume block %" PRIu64 ", expected %" PRIu64
              " (the run datafile 1 gave back)", vb, v0 + 5);
+
+    /* the reserve gives way: datafile 3 fills every block, reserved ones too */
+    fill_up(c, 3);
+    check_all(c);
+    w = (struct wait){ 1, 0, 0 };
+    if ((rc = finish(c, &w, dfstore_remove(c->ds, 3, wait_cb, &w))) < 0)
+        FAIL("remove datafile 3: %s", strerror(-rc));
+    sync_all(c);
+    wait_used(c, 3);
+    v2 = where(c, 2, 0);
+    write1(c, 2, 2 * B, B, SEED(7));
+    sync_all(c);
+    if ((vb = where(c, 2, 2)) != v2 + 2)
+        FAIL("after the fill, datafile 2's block 2 on volume block %" PRIu64 ", expected %" PRIu64
+             " (its run, given up and free again)", vb, v2 + 2);
     check_all(c);
     close_all(c);
     printf("place: datafile 1's blocks 0-8 on volume blocks %" PRIu64 "-%" PRIu64
-           ", its run reused after truncate, all passed\n", v0, v0 + 8);
+           ", its run reused after truncate, the volume filled to its last block, all passed\n",
+           v0, v0 + 8);
 }
 
 static void partial(int argc, char **argv, struct ctx *c)

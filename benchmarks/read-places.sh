@@ -19,10 +19,12 @@
 # KiB-aligned offsets; the settings alternate at each load, each on a
 # cluster started for it.  The link's limit beside them: iperf3 from
 # node1 to node3, as 64 KiB reads per second one direction carries.
-# Output in DIR (default benchmarks/results): read-places.csv
+# Output in DIR (default benchmarks/results): read-places-link.csv
 # (places,offered_per_s,achieved_per_s,mean_ms,p50_ms,p95_ms),
-# read-places.txt (the command, date, load, the table and each setting's
-# highest achieved rate) and read-places.png.
+# read-places-link.txt (the command, date, load, the table and each
+# setting's highest achieved rate) and read-places-link.png.  (On one
+# host, with the targets near, more places bought nothing beyond the
+# noise: benchmarks/results/read-places.md.)
 set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
 rate=40mbit loads="20 40 60 80 100" out=$src/benchmarks/results
@@ -84,7 +86,7 @@ for _ in $(seq 50); do
 done
 [ -n "$link_mbs" ] || ipvfs_fail "iperf3 over node1's link gave nothing"
 ipvfs_stop_cluster >/dev/null
-csv=$out/read-places.csv
+csv=$out/read-places-link.csv
 echo "places,offered_per_s,achieved_per_s,mean_ms,p50_ms,p95_ms" >"$csv"
 for l in $loads; do
     for p in 1 2; do
@@ -110,14 +112,14 @@ best() { awk -F, -v p="$1" '$1 == p && $3 > m { m = $3 } END { print m + 0 }' "$
     echo "# link: iperf3 node1 -> node3 $link_mbs MiB/s = $limit reads of 64 KiB per second"
     column -t -s, "$csv"
     echo "highest achieved: --read-places 1 $(best 1)/s, --read-places 2 $(best 2)/s (link $limit/s)"
-} | tee "$out/read-places.txt"
+} | tee "$out/read-places-link.txt"
 if command -v gnuplot >/dev/null; then
     for p in 1 2; do
         awk -F, -v p="$p" '$1 == p { print $2, $3, $4 }' "$csv" >"$IPVFS_CLUSTER_DIR/p$p.dat"
     done
     gnuplot <<GP || echo "read-places.sh: gnuplot failed" >&2
 set terminal png size 900,420
-set output "$out/read-places.png"
+set output "$out/read-places-link.png"
 set multiplot layout 1,2 title "random 64 KiB reads, 1 I/O node x 1 target on a $rate link (L1 off)"
 set key top left
 set xlabel "offered reads/s"

@@ -10,7 +10,10 @@
 #           ascending client ids (arrival order would be descending);
 #   hash:   at node s a round robin starting at client s: node 0 serves
 #           0 1 2, node 1 serves 1 2 0;
-#   random: three READs waited at each node and were served.
+#   random: three READs waited at each node and were served;
+#   first with --read-places 2 (two READs in the store per node): the
+#           first two to arrive start at once, the other two wait and are
+#           served in offset order, clients 0 then 1.
 # A fresh cluster per schedule, so that the round robin starts at s.  The
 # I/O nodes' L1 cache is off: the schedule orders the READs that go to the
 # targets, and the data just written would otherwise be served from the L1
@@ -29,17 +32,20 @@ ipvfs_test_cleanup() {
     [ -z "$pids" ] || kill -CONT $pids 2>/dev/null
 }
 
-for sched in first hash random; do
-    echo "--- schedule $sched"
+for run in first hash random first:2; do
+    sched=${run%:*} places=1
+    [ "$run" = "$sched" ] || places=${run#*:}
+    echo "--- schedule $sched, --read-places $places"
     IPVFS_CLUSTER_DIR=
-    ipvfs_start_cluster 2 1 --cache-l1 0
+    ipvfs_start_cluster 2 1 --cache-l1 0 --read-places "$places"
     pids=$(ipvfs_serving_pids) || ipvfs_fail "no serving pids"
     stats=$IPVFS_CLUSTER_DIR/stats
     e2e_run 90 e2e_nonblock order "ipvfs:/order/$sched" "$pids" "$stats" "$sched" ||
         ipvfs_fail "e2e_nonblock order failed ($sched)"
-    python3 - "$stats" "$sched" <<'PY' || ipvfs_fail "READ order ($sched)"
+    python3 - "$stats" "$sched" "$places" <<'PY' || ipvfs_fail "READ order ($sched, --read-places $places)"
 import json, sys
-prefix, sched = sys.argv[1], sys.argv[2]
+prefix, sched, places = sys.argv[1], sys.argv[2], int(sys.argv[3])
+nwait = 4 - places  # of the 4 READs at each node, the first `places` start at once
 snaps = [json.load(open("%s.%d.json" % (prefix, i))) for i in range(2)]
 ionodes = [r["rank"] for r in snaps[0]["ranks"] if r["role"] in ("metadata", "io")]
 
@@ -53,14 +59,15 @@ for s, rank in enumerate(sorted(ionodes)):
     waited = [(c["last_wait_seq"], cid) for cid, c in b.items()
               if c["reads_waited"] > a.get(cid, {"reads_waited": 0})["reads_waited"]]
     order = [cid for _, cid in sorted(waited)]
+    waiting = list(range(nwait))  # arrival is highest rank first
     expect = None  # random: any order
     if sched == "first":
-        expect = [0, 1, 2]
+        expect = waiting
     elif sched == "hash":
-        expect = [c for c in [(s + j) % 4 for j in range(4)] if c in (0, 1, 2)]
+        expect = [c for c in [(s + j) % 4 for j in range(4)] if c in waiting]
     print("I/O node %d (rank %d): waiting READs served in client order %s, expected %s"
-          % (s, rank, order, expect if expect is not None else "any 3 of them"))
-    if len(order) != 3 or (expect is not None and order != expect):
+          % (s, rank, order, expect if expect is not None else "any %d of them" % nwait))
+    if len(order) != nwait or (expect is not None and order != expect):
         ok = False
 sys.exit(0 if ok else 1)
 PY

@@ -17,7 +17,7 @@ static char err[512];
 
 static int parse(struct server_opts *o, const char *const *args)
 {
-    char *argv[32];
+    char *argv[40];
     int argc = 0;
 
     argv[argc++] = (char *)"ipvfs-server";
@@ -45,6 +45,7 @@ static void test_defaults(void **state)
     assert_int_equal(o.log_size, 16ull << 20);
     assert_int_equal(o.no_bind, 0);
     assert_int_equal(o.cache_l1, 64ull << 20);
+    assert_int_equal(o.read_places, 1);
 }
 
 static void test_all_options(void **state)
@@ -53,7 +54,8 @@ static void test_all_options(void **state)
                                         "--data", "/d", "--target-size", "1G", "--listen",
                                         "0.0.0.0", "--map", "/m", "--stripe-unit", "1M",
                                         "--chunk-size", "128K", "--no-bind", "--log-dir", "/l",
-                                        "--log-size", "1M", "--cache-l1", "0", "--meta-port", "3334", NULL };
+                                        "--log-size", "1M", "--cache-l1", "0", "--meta-port", "3334",
+                                        "--read-places", "2", NULL };
     struct server_opts o;
 
     (void)state;
@@ -70,6 +72,7 @@ static void test_all_options(void **state)
     assert_int_equal(o.no_bind, 1);
     assert_int_equal(o.cache_l1, 0);
     assert_int_equal(o.meta_port, 3334);
+    assert_int_equal(o.read_places, 2);
 }
 
 /* --cache-l1: whole 64 KiB blocks, at most half of the machine's memory;
@@ -222,6 +225,9 @@ static void test_errors(void **state)
         (const char *const[]){ "--data", "/d", "--log-size", "1K", NULL },
         (const char *const[]){ "--data", "/d", "--log-size", "lots", NULL },
         (const char *const[]){ "--data", "/d", "--log-dir", "", NULL },
+        (const char *const[]){ "--data", "/d", "--read-places", "0", NULL },
+        (const char *const[]){ "--data", "/d", "--read-places", "17", NULL },
+        (const char *const[]){ "--data", "/d", "--read-places", "two", NULL },
         (const char *const[]){ "--data", "/d", "--member", "0:2", NULL },
         (const char *const[]){ "--data", "/d", "--member", "x:0=iscsi://h/i/0", NULL },
         (const char *const[]){ "--data", "/d", "--member", "0:0=http://h/i/0", NULL },

@@ -3,6 +3,7 @@
  * for byte against an in-memory model.
  *
  *   storage-small-tool partial DIR URL...
+ *   storage-small-tool place DIR URL...
  *
  * With a 1 MiB L1: writes inside one 64 KiB block at every sector offset
  * (0..127) to the block's end and, at every 8th offset, of 1, 3 and 64
@@ -18,6 +19,20 @@
  * unseen one.  Then a sync, everything checked, the store closed and
  * opened again (nothing cached: the volume's bytes), checked again: the
  * write-backs wrote the dirty sectors and never a hole's bytes.
+ *
+ * place (issue 27; targets that vouch for their room, so the store places
+ * blocks by file offset: backend/dfstore/space.h): two "clients" write
+ * the rows of a 3 x 3 tile pattern into datafile 1 (half blocks; the
+ * first touches blocks 0, 2, 3, 5, 6, then datafile 2 takes a block, then
+ * the second fills 1 and 4); after a sync the volume is read raw and each
+ * block's bytes found: file blocks 0..6 must lie on consecutive volume
+ * blocks from an aligned run (first touch put 1 and 4 after the others).
+ * Reopened, a new block 8 must land in the same run (the runs are rebuilt
+ * from the block map).  Truncated to 0 and synced, datafile 1's run must
+ * be wholly free again: datafile 2's next region gets it.  Then datafile
+ * 3 fills the volume to its last block (taking the blocks datafile 2's
+ * runs hold in reserve); removed, datafile 2's next block still lands in
+ * its run.
  * Exit 0 on success, 1 on failure. */
 #include <errno.h>
 #include <inttypes.h>
@@ -94,27 +109,28 @@ static void model_put(struct ctx *c, uint64_t h, uint64_t off, const uint8_t *da
         c->size[h] = off + len;
 }
 
-/* Queues a write of seed's bytes; the model takes them now (ops of one
- * datafile complete in order). */
-static int queue_write(struct ctx *c, uint64_t h, uint64_t off, uint64_t len, uint32_t seed,
+/* Queues a write of seed's bytes at *p; the model takes them now (ops of
+ * one datafile complete in order).  *p, like the data, must live until
+ * the write completes (the store reads the pairs when the write starts). */
+static int queue_write(struct ctx *c, uint64_t h, const struct ipvfs_pair *p, uint32_t seed,
                        struct wait *w, uint8_t **out_data)
 {
-    struct ipvfs_pair p = { off, len };
-    uint8_t *data = malloc(len);
+    uint8_t *data = malloc(p->len);
 
     if (!data)
         FAIL("out of memory");
-    fill(data, h, off, len, seed);
-    model_put(c, h, off, data, len);
+    fill(data, h, p->offset, p->len, seed);
+    model_put(c, h, p->offset, data, p->len);
     *out_data = data;
-    return dfstore_write(c->ds, h, &p, 1, data, wait_cb, w);
+    return dfstore_write(c->ds, h, p, 1, data, wait_cb, w);
 }
 
 static void write1(struct ctx *c, uint64_t h, uint64_t off, uint64_t len, uint32_t seed)
 {
     struct wait w = { 1, 0, 0 };
     uint8_t *data;
-    int rc = finish(c, &w, queue_write(c, h, off, len, seed, &w, &data));
+    struct ipvfs_pair p = { off, len };
+    int rc = finish(c, &w, queue_write(c, h, &p, seed, &w, &data));
 
     free(data);
     if (rc < 0)
@@ -228,14 +244,15 @@ static void overlap(struct ctx *c, int cached, uint64_t in1, uint64_t len1, uint
 {
     uint64_t h = cached ? 1 : 2;
     uint64_t base = cached ? (uint64_t)(c->cases % CACHED_BLOCKS) * B : c->next_fresh++ * B;
+    struct ipvfs_pair p1 = { base + in1, len1 }, p2 = { base + in2, len2 };
     struct wait w1 = { 1, 0, 0 }, w2 = { 1, 0, 0 };
     uint8_t *d1, *d2;
     int rc1, rc2;
 
     if (cached)
         check(c, h, base, B);
-    rc1 = queue_write(c, h, base + in1, len1, 5000 + c->cases, &w1, &d1);
-    rc2 = queue_write(c, h, base + in2, len2, 6000 + c->cases, &w2, &d2);
+    rc1 = queue_write(c, h, &p1, 5000 + c->cases, &w1, &d1);
+    rc2 = queue_write(c, h, &p2, 6000 + c->cases, &w2, &d2);
     if ((rc1 = finish(c, &w1, rc1)) < 0 || (rc2 = finish(c, &w2, rc2)) < 0)
         FAIL("overlapping writes: %s", strerror(-(rc1 < 0 ? rc1 : rc2)));
     free(d1);
@@ -257,6 +274,175 @@ static void stream_write(struct ctx *c, uint64_t h, const uint8_t *data, uint64_
             FAIL("the first write of datafile %" PRIu64 ": %s", h, strerror(-rc));
     }
     model_put(c, h, 0, data, len);
+}
+
+/* One write of several pairs of seed's bytes into datafile h. */
+static void write_pairs(struct ctx *c, uint64_t h, const struct ipvfs_pair *pairs, uint32_t n,
+                        uint32_t seed)
+{
+    uint64_t total = 0, at = 0;
+    struct wait w = { 1, 0, 0 };
+    uint8_t *data;
+    int rc;
+
+    for (uint32_t i = 0; i < n; i++)
+        total += pairs[i].len;
+    if (!(data = malloc(total)))
+        FAIL("out of memory");
+    for (uint32_t i = 0; i < n; i++) {
+        fill(data + at, h, pairs[i].offset, pairs[i].len, seed);
+        model_put(c, h, pairs[i].offset, data + at, pairs[i].len);
+        at += pairs[i].len;
+    }
+    rc = finish(c, &w, dfstore_write(c->ds, h, pairs, n, data, wait_cb, &w));
+    free(data);
+    if (rc < 0)
+        FAIL("write of %u pairs into datafile %" PRIu64 ": %s", n, h, strerror(-rc));
+}
+
+/* The volume block that holds datafile h's block fb (its bytes, as the
+ * model has them, are unique), read raw from the volume after a sync. */
+static uint64_t where(struct ctx *c, uint64_t h, uint64_t fb)
+{
+    uint64_t nvb = iraid_size(c->vol) / B;
+    uint8_t *buf = malloc(B);
+    int rc;
+
+    if (!buf)
+        FAIL("out of memory");
+    for (uint64_t vb = 0; vb < nvb; vb++) {
+        if ((rc = iraid_read_sync(c->vol, vb * B, buf, B)) < 0)
+            FAIL("raw read of volume block %" PRIu64 ": %s", vb, strerror(-rc));
+        if (memcmp(buf, c->model[h] + fb * B, B) == 0) {
+            free(buf);
+            return vb;
+        }
+    }
+    FAIL("datafile %" PRIu64 " block %" PRIu64 " is nowhere on the volume", h, fb);
+}
+
+/* Runs the loop until the store has n blocks in use (freed blocks come
+ * back after the commit and their discard), at most 10 s. */
+static void wait_used(struct ctx *c, uint64_t n)
+{
+    uint64_t deadline = evloop_now_ms() + 10000;
+    struct dfstore_stats st;
+
+    for (dfstore_stats(c->ds, &st); st.blocks_used != n; dfstore_stats(c->ds, &st)) {
+        if (evloop_now_ms() > deadline)
+            FAIL("%" PRIu64 " blocks in use after 10 s, expected %" PRIu64, st.blocks_used, n);
+        evloop_run_once(c->loop, 100);
+    }
+}
+
+/* Seeds whose bytes differ from each other's at every offset (pat()
+ * mixes a seed's bits from 11 up into the byte): where() tells the blocks
+ * of two datafiles at the same offset apart. */
+#define SEED(k) ((uint32_t)(k) << 11)
+
+/* Writes datafile h (outside the model) until the volume is full: 1 MiB
+ * calls, then single blocks, each until ENOSPC; then every block must be
+ * in use (reserved ones given up). */
+static void fill_up(struct ctx *c, uint64_t h)
+{
+    static uint8_t big[1u << 20];
+    struct dfstore_stats st;
+    uint64_t off = 0;
+
+    memset(big, 0x77, sizeof(big));
+    for (uint64_t chunk = sizeof(big); chunk >= B; chunk = chunk == B ? 0 : B) {
+        for (;;) {
+            struct ipvfs_pair p = { off, chunk };
+            struct wait w = { 1, 0, 0 };
+            int rc = finish(c, &w, dfstore_write(c->ds, h, &p, 1, big, wait_cb, &w));
+            if (rc == -ENOSPC)
+                break;
+            if (rc < 0)
+                FAIL("filling the volume at %" PRIu64 ": %s", off, strerror(-rc));
+            off += chunk;
+        }
+    }
+    dfstore_stats(c->ds, &st);
+    if (st.blocks_used != st.blocks_total)
+        FAIL("full at %" PRIu64 " of %" PRIu64 " blocks", st.blocks_used, st.blocks_total);
+}
+
+static void place(int argc, char **argv, struct ctx *c)
+{
+    enum { H = B / 2 };
+    /* a file row is three 32 KiB tile rows: client A's rows lie in blocks
+     * 0, 2, 3, 5, 6 (half of each), client B's fill the rest */
+    static const struct ipvfs_pair a[] = {
+        { 0, H }, { 2 * B + H, H }, { 3 * B, H }, { 5 * B + H, H }, { 6 * B, H },
+    };
+    static const struct ipvfs_pair b[] = {
+        { H, H }, { B, B }, { 2 * B, H }, { 3 * B + H, H }, { 4 * B, B }, { 5 * B, H },
+        { 6 * B + H, H },
+    };
+    struct wait w = { 1, 0, 0 };
+    uint64_t v0, v2, vb;
+    int rc;
+
+    open_all(c, argc, argv, 0);
+    if (!iraid_room_for_new_blocks(c->vol))
+        FAIL("the targets do not vouch for their room: blocks are placed lowest free first, "
+             "not by offset (run this on ipvfs-target LUNs with room)");
+    write_pairs(c, 1, a, sizeof(a) / sizeof(a[0]), SEED(1));
+    write1(c, 2, 0, B, SEED(2));
+    write_pairs(c, 1, b, sizeof(b) / sizeof(b[0]), SEED(3));
+    sync_all(c);
+    check_all(c);
+    v0 = where(c, 1, 0);
+    if (v0 % 32)
+        FAIL("datafile 1's block 0 on volume block %" PRIu64 ": not the start of a run", v0);
+    for (uint64_t fb = 1; fb <= 6; fb++)
+        if ((vb = where(c, 1, fb)) != v0 + fb)
+            FAIL("datafile 1's block %" PRIu64 " on volume block %" PRIu64 ", expected %" PRIu64
+                 " (next to block %" PRIu64 ")", fb, vb, v0 + fb, fb - 1);
+    if ((vb = where(c, 2, 0)) >= v0 && vb < v0 + 32)
+        FAIL("datafile 2's block on volume block %" PRIu64 ", inside datafile 1's run", vb);
+    close_all(c);
+
+    open_all(c, argc, argv, 0);
+    write1(c, 2, B, B, SEED(4));
+    write1(c, 1, 8 * B, B, SEED(5));
+    sync_all(c);
+    if ((vb = where(c, 1, 8)) != v0 + 8)
+        FAIL("after a reopen, datafile 1's block 8 on volume block %" PRIu64 ", expected %" PRIu64
+             " (its region's run)", vb, v0 + 8);
+
+    /* truncate: the run goes back whole once the freed blocks are free */
+    if ((rc = finish(c, &w, dfstore_truncate(c->ds, 1, 0, wait_cb, &w))) < 0)
+        FAIL("truncate: %s", strerror(-rc));
+    memset(c->model[1], 0, c->size[1]);
+    c->size[1] = 0;
+    sync_all(c);
+    wait_used(c, 2);
+    write1(c, 2, 32 * B + 5 * B, B, SEED(6));        /* datafile 2's region 1 */
+    sync_all(c);
+    if ((vb = where(c, 2, 37)) != v0 + 5)
+        FAIL("datafile 2's new region on volume block %" PRIu64 ", expected %" PRIu64
+             " (the run datafile 1 gave back)", vb, v0 + 5);
+
+    /* the reserve gives way: datafile 3 fills every block, reserved ones too */
+    fill_up(c, 3);
+    check_all(c);
+    w = (struct wait){ 1, 0, 0 };
+    if ((rc = finish(c, &w, dfstore_remove(c->ds, 3, wait_cb, &w))) < 0)
+        FAIL("remove datafile 3: %s", strerror(-rc));
+    sync_all(c);
+    wait_used(c, 3);
+    v2 = where(c, 2, 0);
+    write1(c, 2, 2 * B, B, SEED(7));
+    sync_all(c);
+    if ((vb = where(c, 2, 2)) != v2 + 2)
+        FAIL("after the fill, datafile 2's block 2 on volume block %" PRIu64 ", expected %" PRIu64
+             " (its run, given up and free again)", vb, v2 + 2);
+    check_all(c);
+    close_all(c);
+    printf("place: datafile 1's blocks 0-8 on volume blocks %" PRIu64 "-%" PRIu64
+           ", its run reused after truncate, the volume filled to its last block, all passed\n",
+           v0, v0 + 8);
 }
 
 static void partial(int argc, char **argv, struct ctx *c)
@@ -320,8 +506,8 @@ int main(int argc, char **argv)
     struct ctx c = { 0 };
     int rc = 0;
 
-    if (argc < 4 || strcmp(argv[1], "partial") != 0) {
-        fprintf(stderr, "usage: %s partial DIR URL...\n", argv[0]);
+    if (argc < 4 || (strcmp(argv[1], "partial") != 0 && strcmp(argv[1], "place") != 0)) {
+        fprintf(stderr, "usage: %s partial|place DIR URL...\n", argv[0]);
         return 2;
     }
     ipvfs_log_set_ident("small-test");
@@ -332,7 +518,10 @@ int main(int argc, char **argv)
     c.model[2] = calloc(FRESH_BLOCKS, B);
     if (!c.model[1] || !c.model[2] || !(c.loop = evloop_create()))
         FAIL("out of memory");
-    partial(argc - 3, argv + 3, &c);
+    if (strcmp(argv[1], "place") == 0)
+        place(argc - 3, argv + 3, &c);
+    else
+        partial(argc - 3, argv + 3, &c);
     evloop_destroy(c.loop);
     free(c.model[1]);
     free(c.model[2]);

@@ -64,6 +64,7 @@ static void df_maybe_free(struct dfstore *ds, struct datafile *df)
 {
     if (df->exists || df->head)
         return;
+    df_plan_drop_runs(ds, df, 0);    /* a failed first write may have reserved one */
     u64map_del(&ds->files, df->handle);
     u64map_free(&df->blocks);
     free(df);
@@ -277,6 +278,7 @@ static void truncate_start(struct df_op *op)
 
     if ((rc = unmap_from(ds, df, (size + DFSTORE_BLOCK - 1) / DFSTORE_BLOCK)) < 0)
         goto fail;
+    df_plan_drop_runs(ds, df, (size + DFSTORE_BLOCK - 1) / DFSTORE_BLOCK);
     vb = u64map_get(&df->blocks, fb);
     if (size >= df->size || in == 0 || vb == DF_NO_BLOCK) {
         op_finish_write(op);
@@ -331,6 +333,8 @@ static void remove_start(struct df_op *op)
     struct datafile *df = op->df;
     int rc = unmap_from(ds, df, 0);
 
+    if (rc == 0)
+        df_plan_drop_runs(ds, df, 0);
     if (rc == 0 && df->exists)
         rc = df_journal_add(&ds->journal, LOG_REMOVE, df->handle, 0, 0, 0);
     if (rc == 0) {
@@ -666,7 +670,8 @@ static int load_block(void *user, uint64_t h, uint64_t fb, uint64_t vb)
                   vb >= ds->space.total_blocks ? "past the volume's end" : "block used twice");
         return -EUCLEAN;
     }
-    if ((rc = u64map_put(&((struct datafile *)(uintptr_t)d)->blocks, fb, vb)) < 0)
+    if ((rc = u64map_put(&((struct datafile *)(uintptr_t)d)->blocks, fb, vb)) < 0 ||
+        (rc = df_plan_note_run((struct datafile *)(uintptr_t)d, fb, vb)) < 0)
         return rc;
     df_space_set(&ds->space, vb);
     return 0;
@@ -681,6 +686,7 @@ static void free_files(struct dfstore *ds)
     while (u64map_next(&ds->files, &pos, &handle, &v)) {
         struct datafile *df = (struct datafile *)(uintptr_t)v;
         u64map_free(&df->blocks);
+        u64map_free(&df->runs);
         free(df);
     }
     u64map_free(&ds->files);
@@ -715,6 +721,7 @@ static int open_store(struct evloop *loop, struct iraid_volume *vol, const char 
     }
     if ((rc = df_journal_open(&ds->journal, dir, &loader, ds)) < 0)
         goto free_files;
+    df_plan_runs_loaded(ds);
     if ((rc = df_commit_init(&ds->commit, loop, &ds->l1, &ds->journal, &ds->space,
                              commit_round_done, ds)) < 0)
         goto close_journal;
@@ -723,7 +730,7 @@ static int open_store(struct evloop *loop, struct iraid_volume *vol, const char 
     log_info("dfstore: %s: %" PRIu64 " of %" PRIu64 " blocks in use", dir,
              ds->space.used_blocks, ds->space.total_blocks);
     if (zeroed && ds->space.used_blocks == 0)
-        ds->space.zero_from = 0;
+        ds->space.zero_known = 1;
     else if (zeroed)
         log_warn("dfstore: %s: the volume is said to be new but the store has blocks in "
                  "use; every new block is zero-filled", dir);

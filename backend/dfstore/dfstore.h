@@ -53,6 +53,20 @@
  * - Reads queued right behind a running read of the same datafile run
  *   with it (their volume I/O overlaps); they still complete in order,
  *   and the next write-like operation starts after the last of them.
+ * - Placement (space.h): a datafile's blocks are placed by file offset,
+ *   not in the order clients first write them.  Each aligned 2 MiB region
+ *   of a datafile (DF_RUN_BLOCKS blocks) gets a run of as many free,
+ *   aligned volume blocks when its first block is placed, and file block
+ *   fb goes to run + fb % DF_RUN_BLOCKS; so blocks adjacent in the
+ *   datafile are adjacent on the volume whoever writes them first, and the
+ *   rows of several clients read or written at once merge into few volume
+ *   commands.  Where that slot is taken or no whole run is free: the
+ *   lowest free block not reserved, then the lowest free one.  The
+ *   reserve is held in memory only (never journaled, free for every
+ *   count), given back by truncate and remove and given up to whoever
+ *   needs the space; a restart rebuilds the runs from the block map.  A
+ *   volume that does not vouch for its targets' room
+ *   (iraid_room_for_new_blocks) keeps lowest free first.
  * - Never call dfstore_close() from a dfstore callback.
  */
 #ifndef IPVFS_DFSTORE_H

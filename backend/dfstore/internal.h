@@ -5,11 +5,12 @@
  *   dfstore.c  operations: submission, per-datafile FIFOs, delivery of
  *              completions, metadata updates after I/O, open/close
  *   io.c       the volume I/O of one operation, issued in rounds
- *   plan.c     write planning: pieces, blocks, allocation, write gathering
+ *   plan.c     write planning: pieces, blocks, placement (runs per region,
+ *              space.h), write gathering
  *   commit.c   commit rounds (volume flush, then journal commit)
  *   unmap.c    discards of the blocks a commit freed (unmap.h)
  *   journal.c  pending-change log and the LMDB records
- *   space.c    free-space bitmap
+ *   space.c    free-space bitmap and the placement rule
  *   readahead.c  sequential streams per datafile, prefetched into the L1
  *              when a read starts (readahead.h)
  *   l1cache.c  the L1 cache (write-back) that io.c's volume reads and
@@ -84,6 +85,8 @@ struct datafile {
     uint64_t size;
     int exists;                      /* has a record (committed or pending) */
     struct u64map blocks;            /* file block -> volume block */
+    struct u64map runs;              /* region (file block / DF_RUN_BLOCKS) -> its
+                                      * volume run's first block (space.h) */
     struct df_op *head, *tail;       /* FIFO; head is running */
     struct df_ra ra;                 /* its read streams (readahead.h) */
 };

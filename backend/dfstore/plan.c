@@ -1,6 +1,9 @@
 /* Write planning of the datafile store: a write's pairs cut into pieces
  * at block boundaries, the pieces grouped per volume block, new blocks
- * allocated, and the writes queued behind it gathered into its group.
+ * placed by file offset (each region of a datafile in its own run of
+ * volume blocks: the rule is in space.h; the runs of a datafile are kept
+ * here, in struct datafile.runs), and the writes queued behind it
+ * gathered into its group.
  *
  * Write gathering: writes queued on one datafile behind a starting write
  * (the leader) join its volume I/O when no two of their bytes overlap and
@@ -16,6 +19,7 @@
 
 #include "backend/dfstore/internal.h"
 #include "common/log.h"
+#include "iraid/volume.h"
 
 static int piece_cmp(const void *a, const void *b)
 {
@@ -141,8 +145,27 @@ static int plan_blocks(struct df_op *op, uint32_t npieces, uint32_t *out_new)
     return 0;
 }
 
+/* The volume block for new file block fb of df (space.h's rule); runs
+ * only where the targets vouch for room (a thin target short of space
+ * gets back blocks it held before, lowest first). */
+static uint64_t place(struct dfstore *ds, struct datafile *df, uint64_t fb, int by_offset)
+{
+    uint64_t region = fb / DF_RUN_BLOCKS, run, was, vb;
+
+    if (!by_offset)
+        return df_space_place(&ds->space, NULL, fb);
+    was = run = u64map_get(&df->runs, region);
+    vb = df_space_place(&ds->space, &run, fb);
+    /* no memory to remember a new run: its reserve goes back at once */
+    if (run != was && u64map_put(&df->runs, region, run) < 0)
+        df_space_unreserve_run(&ds->space, run);
+    return vb;
+}
+
 int df_plan_alloc(struct dfstore *ds, struct df_op *op, uint32_t nnew)
 {
+    int by_offset = iraid_room_for_new_blocks(ds->vol);
+
     if (nnew > ds->space.total_blocks - ds->space.used_blocks) {
         log_warn("dfstore: datafile %" PRIu64 ": %u blocks needed, %" PRIu64 " free",
                  op->df->handle, nnew, ds->space.total_blocks - ds->space.used_blocks);
@@ -150,10 +173,62 @@ int df_plan_alloc(struct dfstore *ds, struct df_op *op, uint32_t nnew)
     }
     for (uint32_t i = 0; i < op->nios; i++)
         if (op->ios[i].is_new) {
-            op->ios[i].vblock = df_space_alloc(&ds->space);
+            op->ios[i].vblock = place(ds, op->df, op->ios[i].fblock, by_offset);
             op->ios[i].zeroed = df_space_take_zeroed(&ds->space, op->ios[i].vblock);
         }
     return 0;
+}
+
+void df_plan_drop_runs(struct dfstore *ds, struct datafile *df, uint64_t first_fblock)
+{
+    uint64_t first = (first_fblock + DF_RUN_BLOCKS - 1) / DF_RUN_BLOCKS;
+    uint64_t *victims, n = 0, pos = 0, region, base;
+
+    if (df->runs.count == 0)
+        return;
+    /* victims first: a delete moves entries round the table */
+    if (!(victims = malloc(df->runs.count * sizeof(*victims)))) {
+        /* no memory: every run is forgotten (a reserve left behind is a
+         * hint that gives way when space runs short) */
+        while (u64map_next(&df->runs, &pos, &region, &base))
+            if (region >= first)
+                df_space_unreserve_run(&ds->space, base);
+        u64map_free(&df->runs);
+        return;
+    }
+    while (u64map_next(&df->runs, &pos, &region, &base))
+        if (region >= first) {
+            df_space_unreserve_run(&ds->space, base);
+            victims[n++] = region;
+        }
+    for (uint64_t i = 0; i < n; i++)
+        u64map_del(&df->runs, victims[i]);
+    free(victims);
+    if (df->runs.count == 0)
+        u64map_free(&df->runs);
+}
+
+int df_plan_note_run(struct datafile *df, uint64_t fblock, uint64_t vblock)
+{
+    uint64_t region = fblock / DF_RUN_BLOCKS;
+
+    if (vblock % DF_RUN_BLOCKS != fblock % DF_RUN_BLOCKS ||
+        u64map_get(&df->runs, region) != DF_NO_RUN)
+        return 0;
+    return u64map_put(&df->runs, region, vblock - vblock % DF_RUN_BLOCKS);
+}
+
+void df_plan_runs_loaded(struct dfstore *ds)
+{
+    uint64_t pos = 0, handle, v;
+
+    while (u64map_next(&ds->files, &pos, &handle, &v)) {
+        const struct datafile *df = (const struct datafile *)(uintptr_t)v;
+        uint64_t rpos = 0, region, base;
+
+        while (u64map_next(&df->runs, &rpos, &region, &base))
+            df_space_reserve_run(&ds->space, base);
+    }
 }
 
 /* Does this block need old bytes read first (existing, not sector-exact)? */

@@ -176,16 +176,21 @@ int ionode_open(struct server *srv)
     if ((rc = setup_readahead(srv)) < 0 || (rc = trace_open(srv)) < 0 ||
         (rc = qos_svc_open(srv)) < 0)
         goto close_store;
-    /* one READ per target at once keeps every member busy; more wait
-     * and are ordered */
-    srv->reads = (struct read_order){ .places = nt ? nt : 1, .nclients = 1,
+    /* one READ per target at once (--read-places 1) keeps every member
+     * busy while the targets are near; more wait and are ordered.  Over a
+     * slow link a READ holds its place while its data crosses the link,
+     * and the target's disk idles meanwhile: a second place per target
+     * lets the next READ's disk time overlap that transfer. */
+    srv->reads = (struct read_order){ .places = (nt ? nt : 1) * srv->opts.read_places,
+                                      .nclients = 1,
                                       .hash_next = srv->io_index,
                                       .rng = ((uint64_t)srv->rank + 1) * 0x9E3779B97F4A7C15ull };
     log_info("I/O node %u: RAID-%d volume of %llu MiB over %u targets, L1 cache %llu MiB, "
-             "read-ahead %llu KiB", srv->io_index, srv->opts.raid,
-             (unsigned long long)(iraid_size(srv->vol) >> 20), nt,
+             "read-ahead %llu KiB, %u READs in the store at once", srv->io_index,
+             srv->opts.raid, (unsigned long long)(iraid_size(srv->vol) >> 20), nt,
              (unsigned long long)(srv->opts.cache_l1 >> 20),
-             (unsigned long long)(srv->opts.cache_l1 ? srv->opts.readahead >> 10 : 0));
+             (unsigned long long)(srv->opts.cache_l1 ? srv->opts.readahead >> 10 : 0),
+             srv->reads.places);
     return 0;
 close_store:
     dfstore_close(srv->ds);

@@ -19,7 +19,7 @@ enum { OPT_IO_NODES = 256, OPT_TARGETS, OPT_RAID, OPT_DATA, OPT_TARGET_SIZE, OPT
        OPT_MAP, OPT_STRIPE_UNIT, OPT_CHUNK_SIZE, OPT_NO_BIND, OPT_DIRTY_DEGRADED,
        OPT_MEMBER, OPT_LOG_DIR, OPT_LOG_SIZE, OPT_CACHE_L1, OPT_CACHE_L2, OPT_CACHE_L2_POLICY, OPT_TRACE,
        OPT_READAHEAD, OPT_META_PORT, OPT_ROOT_SQUASH, OPT_CAP_LIFETIME, OPT_MUNGE_SOCKET,
-       OPT_QOS, OPT_QOS_WINDOW, OPT_QOS_SLO, OPT_QOS_INTERNAL, OPT_STORE_RATE, OPT_EMULATE_DISK, OPT_HELP };
+       OPT_QOS, OPT_QOS_WINDOW, OPT_QOS_SLO, OPT_QOS_INTERNAL, OPT_STORE_RATE, OPT_EMULATE_DISK, OPT_READ_PLACES, OPT_HELP };
 
 static const struct option long_opts[] = {
     { "io-nodes", required_argument, NULL, OPT_IO_NODES },
@@ -42,6 +42,7 @@ static const struct option long_opts[] = {
     { "cache-l2-policy", required_argument, NULL, OPT_CACHE_L2_POLICY },
     { "trace", required_argument, NULL, OPT_TRACE },
     { "readahead", required_argument, NULL, OPT_READAHEAD },
+    { "read-places", required_argument, NULL, OPT_READ_PLACES },
     { "root-squash", no_argument, NULL, OPT_ROOT_SQUASH },
     { "cap-lifetime", required_argument, NULL, OPT_CAP_LIFETIME },
     { "munge-socket", required_argument, NULL, OPT_MUNGE_SOCKET },
@@ -95,6 +96,10 @@ const char *server_usage(void)
            "  --readahead SIZE      sequential read-ahead window of each I/O node, per\n"
            "                        stream, into the L1 (default 4M, 0 = off, at most 1G;\n"
            "                        nothing without an L1)\n"
+           "  --read-places N       READs each I/O node lets into its store at once, per\n"
+           "                        target (default 1, at most 16; 2 overlaps a target's\n"
+           "                        disk with the transfer of the READ before over a\n"
+           "                        slow link)\n"
            "  --cache-l2 SIZE       each target rank's cache of 64 KiB blocks (uCache's\n"
            "                        L2, write-through; default 0 = off; with it the\n"
            "                        LUN file is opened with O_DIRECT)\n"
@@ -405,6 +410,9 @@ static int apply_opt(int c, const char *arg, struct server_opts *o, char *err, s
     case OPT_READAHEAD:
         return parse_bytes("readahead", arg, 0, IPVFS_MAX_READAHEAD, 1, &o->readahead, err,
                            errlen);
+    case OPT_READ_PLACES:
+        return parse_count("read-places", arg, 1, SERVER_MAX_READ_PLACES, &o->read_places, err,
+                           errlen);
     case OPT_TRACE:
         return copy_string("trace", arg, o->trace_path, sizeof(o->trace_path) - 16, err, errlen);
     case OPT_QOS:
@@ -447,6 +455,7 @@ static void set_defaults(struct server_opts *o)
     o->log_size = SERVER_DEFAULT_LOG_SIZE;
     o->cache_l1 = SERVER_DEFAULT_CACHE_L1;
     o->readahead = SERVER_DEFAULT_READAHEAD;
+    o->read_places = 1;
     o->cap_lifetime_s = SERVER_DEFAULT_CAP_LIFETIME_S;
     strcpy(o->qos, "fifo");
     o->qos_window_ms = 1000;

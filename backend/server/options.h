@@ -18,6 +18,7 @@
 #define SERVER_DEFAULT_CACHE_L1    (64ull << 20)
 #define SERVER_MAX_CACHE_L1        (1ull << 40)
 #define SERVER_DEFAULT_READAHEAD   (4ull << 20)
+#define SERVER_MAX_READ_PLACES     16   /* --read-places, per target */
 #define SERVER_DEFAULT_CAP_LIFETIME_S 43200u
 
 /* --member IO:K=URL: member K of I/O node IO's volume is the external iSCSI
@@ -48,6 +49,7 @@ struct server_opts {
     int start_dirty_degraded; /* --start-dirty-degraded: see struct iraid_config */
     uint64_t cache_l1;       /* --cache-l1: bytes, 0 = off */
     uint64_t readahead;      /* --readahead: window limit in bytes, 0 = off */
+    uint32_t read_places;    /* --read-places: READs in the store at once, per target */
     uint64_t cache_l2;       /* --cache-l2: bytes per target rank, 0 = off */
     char cache_l2_policy[16]; /* --cache-l2-policy; "" = the target's default */
     char trace_path[1024];   /* --trace: I/O node N writes TRACE.ioN; "" = none */

@@ -3,7 +3,7 @@
  *
  *   mpiexec -n P ipvfs-openload -f FILE -r RATE [-s SIZE] [-t SECONDS]
  *                               [-W WARMUP] [-S SPAN] [-w] [-H HANDLES]
- *                               [-o CSV] [-x SEED]
+ *                               [-Q INFLIGHT] [-o CSV] [-x SEED]
  *
  * Requests of SIZE bytes (default 64K) at offsets drawn uniformly among
  * the SIZE-aligned ones of the file's first SPAN bytes (default: the
@@ -19,18 +19,29 @@
  * response time is measured from the request's scheduled arrival to the
  * middle of the interval between the test that found it done and the
  * one before, within +-0.55 ms and unbiased for a completion uniform in
- * it.
+ * it.  -Q caps the requests a rank keeps in flight (default and at most
+ * 1024): an arrival past the cap is posted when one completes (counted in
+ * its response time and in lag_max_ms), so that past saturation the
+ * backlog waits in the generator, not in the MPI library, whose
+ * MPI_Testsome over a thousand requests in flight costs the client more
+ * CPU than the servers' capacity is worth (the measured capacity is then
+ * the client's); with -Q HANDLES x 4 every posted request is at the servers.
  *
  * Rank 0 prints one line over the requests that arrived after WARMUP
  * seconds (default 1):
  *   RESULT op=read ranks=P size=B rate=R seconds=T requests=N
  *          offered_per_s=O achieved_per_s=A mean_ms=M p50_ms= p95_ms=
- *          p99_ms= max_ms= inflight_max= lag_max_ms= cpu_s=
+ *          p99_ms= max_ms= inflight_max= lag_max_ms= lag_mean_ms= cpu_s= post_ms=
+ *          test_ms=
  * offered: those arrivals per second; achieved: completions per second
- * of the same window; lag_max_ms: how late the generator posted a request
- * at worst (large: the generator, not the system, was the bottleneck);
- * cpu_s: the CPU time of all ranks.  -o writes every response as CSV
- * (rank,arrival_s,response_ms; all requests, warm-up included).
+ * of the same window; lag_max_ms, lag_mean_ms: how late the generator posted a
+ * request at worst and on average (large: the generator, not the system, was the bottleneck);
+ * cpu_s: the CPU time of all ranks; post_ms, test_ms: how long one
+ * MPI_File_iread_at (iwrite_at) and one MPI_Testsome took on average (a
+ * client that blocks in them cannot post the next arrivals on time).  -o writes every response as CSV
+ * (rank,arrival_s,response_ms,start_s; all requests, warm-up included;
+ * start_s: the rank's time 0 on CLOCK_MONOTONIC, to line its arrivals up
+ * with other clocks' records, e.g. a packet capture's).
  * Exit status 0, 1 when an MPI call failed, 2 on a bad option. */
 #include <mpi.h>
 #include <errno.h>
@@ -58,7 +69,7 @@ struct opts {
     const char *file, *csv;
     uint64_t size, span, seed;
     double rate, seconds, warmup;
-    int write, handles;
+    int write, handles, maxq;
 };
 
 struct slot {
@@ -88,7 +99,9 @@ struct run {
     double *arrival, *resp;       /* every completed request */
     size_t done, cap;
     int inflight_max;
-    double lag_max;
+    double lag_max, lag_sum;
+    double post_s, test_s;        /* time spent in the I* calls, in MPI_Testsome */
+    long posts, tests;
 };
 
 static double now(void)
@@ -110,7 +123,8 @@ static double uniform(struct run *r)
 static int usage(void)
 {
     fputs("usage: mpiexec -n P ipvfs-openload -f FILE -r RATE [-s SIZE] [-t SECONDS]\n"
-          "           [-W WARMUP] [-S SPAN] [-w] [-H HANDLES] [-o CSV] [-x SEED]\n", stderr);
+          "           [-W WARMUP] [-S SPAN] [-w] [-H HANDLES] [-Q INFLIGHT] [-o CSV]\n"
+          "           [-x SEED]\n", stderr);
     return 2;
 }
 
@@ -119,8 +133,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     int c;
     char *end;
 
-    *o = (struct opts){ .size = 65536, .seconds = 5, .warmup = 1, .handles = 8, .seed = 1 };
-    while ((c = getopt(argc, argv, "f:r:s:t:W:S:wH:o:x:")) != -1) {
+    *o = (struct opts){ .size = 65536, .seconds = 5, .warmup = 1, .handles = 8, .seed = 1,
+                        .maxq = MAX_INFLIGHT };
+    while ((c = getopt(argc, argv, "f:r:s:t:W:S:wH:Q:o:x:")) != -1) {
         errno = 0;
         switch (c) {
         case 'f': o->file = optarg; break;
@@ -142,6 +157,13 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             o->handles = (int)strtol(optarg, &end, 10);
             if (*end || o->handles < 1 || o->handles > MAX_HANDLES) {
                 fprintf(stderr, "ipvfs-openload: -H %s: expected 1 to %d\n", optarg, MAX_HANDLES);
+                return 2;
+            }
+            break;
+        case 'Q':
+            o->maxq = (int)strtol(optarg, &end, 10);
+            if (*end || errno || o->maxq < 1 || o->maxq > MAX_INFLIGHT) {
+                fprintf(stderr, "ipvfs-openload: -Q %s: expected 1 to %d\n", optarg, MAX_INFLIGHT);
                 return 2;
             }
             break;
@@ -218,6 +240,8 @@ static int reap(struct run *r, double deadline)
     for (int i = 0; i < r->nslots; i++)
         r->reqs[i] = r->slots[i].req;
     err = MPI_Testsome(r->nslots, r->reqs, &n, r->idx, r->st);
+    r->test_s += now() - r->t0 - t;
+    r->tests++;
     if (err != MPI_SUCCESS)
         return err;
     /* What completed did so since the previous test: the middle of the
@@ -254,6 +278,7 @@ static int post(struct run *r, double arrival)
     struct slot *s = &r->slots[r->nslots];
     int b = r->free_bufs[r->nfree - 1];
     char *buf = r->bufs + (size_t)b * r->o.size;
+    double t0 = now();
 
     for (int i = 1; i < r->o.handles; i++)
         if (r->per_handle[i] < r->per_handle[h])
@@ -262,6 +287,8 @@ static int post(struct run *r, double arrival)
         err = MPI_File_iwrite_at(r->fh[h], off, buf, (int)r->o.size, MPI_BYTE, &s->req);
     else
         err = MPI_File_iread_at(r->fh[h], off, buf, (int)r->o.size, MPI_BYTE, &s->req);
+    r->post_s += now() - t0;
+    r->posts++;
     if (err != MPI_SUCCESS)
         return err;
     s->arrival = arrival;
@@ -284,15 +311,17 @@ static int drive(struct run *r)
     while (next < r->o.seconds) {
         double t = now() - r->t0;
 
-        if (t >= next && r->nslots < MAX_INFLIGHT) {
+        if (t >= next && r->nslots < r->o.maxq) {
             if (t - next > r->lag_max)
                 r->lag_max = t - next;
+            r->lag_sum += t - next;
             if ((err = post(r, next)) != MPI_SUCCESS)
                 return mpi_fail(r, "posting a request", err);
             next += -log(uniform(r)) / rate;
             continue;
         }
-        if ((err = reap(r, next)) != MPI_SUCCESS)
+        /* at the -Q cap an arrival waits for the next test, not for itself */
+        if ((err = reap(r, t >= next ? HUGE_VAL : next)) != MPI_SUCCESS)
             return mpi_fail(r, "testing requests", err);
     }
     while (r->nslots > 0)
@@ -320,12 +349,22 @@ static double pct(const double *v, size_t n, double p)
 static int report(struct run *r, double cpu)
 {
     int n = (int)r->done, *counts = NULL, *displs = NULL, total = 0;
-    double *arr = NULL, *resp = NULL, cpu_all = 0, lag = 0;
+    double *arr = NULL, *resp = NULL, cpu_all = 0, lag = 0, calls[5] = { 0 }, all[5] = { 0 };
+    double *t0s = NULL;
     int maxin = 0, rc = 0;
 
     MPI_Reduce(&cpu, &cpu_all, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     MPI_Reduce(&r->lag_max, &lag, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     MPI_Reduce(&r->inflight_max, &maxin, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
+    calls[0] = r->post_s;
+    calls[1] = (double)r->posts;
+    calls[2] = r->test_s;
+    calls[3] = (double)r->tests;
+    calls[4] = r->lag_sum;
+    MPI_Reduce(calls, all, 5, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (r->rank == 0 && !(t0s = calloc((size_t)r->nprocs, sizeof(double))))
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    MPI_Gather(&r->t0, 1, MPI_DOUBLE, t0s, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     if (r->rank == 0) {
         counts = calloc((size_t)r->nprocs, sizeof(int));
         displs = calloc((size_t)r->nprocs, sizeof(int));
@@ -354,10 +393,10 @@ static int report(struct run *r, double cpu)
             fprintf(stderr, "ipvfs-openload: %s: %s\n", r->o.csv, strerror(errno));
             rc = 1;
         } else {
-            fprintf(f, "rank,arrival_s,response_ms\n");
+            fprintf(f, "rank,arrival_s,response_ms,start_s\n");
             for (int i = 0, k = 0; i < r->nprocs; i++)
                 for (int j = 0; j < counts[i]; j++, k++)
-                    fprintf(f, "%d,%.6f,%.4f\n", i, arr[k], resp[k] * 1e3);
+                    fprintf(f, "%d,%.6f,%.4f,%.6f\n", i, arr[k], resp[k] * 1e3, t0s[i]);
             if (fclose(f) != 0)
                 rc = 1;
         }
@@ -382,15 +421,19 @@ static int report(struct run *r, double cpu)
     qsort(resp, m, sizeof(double), cmp_double);
     printf("RESULT op=%s ranks=%d size=%llu rate=%.2f seconds=%.2f requests=%zu "
            "offered_per_s=%.2f achieved_per_s=%.2f mean_ms=%.4f p50_ms=%.4f p95_ms=%.4f "
-           "p99_ms=%.4f max_ms=%.4f inflight_max=%d lag_max_ms=%.3f cpu_s=%.2f file=%s\n",
+           "p99_ms=%.4f max_ms=%.4f inflight_max=%d lag_max_ms=%.3f lag_mean_ms=%.4f cpu_s=%.2f post_ms=%.4f "
+           "test_ms=%.4f file=%s\n",
            r->o.write ? "write" : "read", r->nprocs, (unsigned long long)r->o.size, r->o.rate,
            r->o.seconds, m, (double)m / window, (double)completed_in / window,
            m ? sum / (double)m * 1e3 : NAN, pct(resp, m, 0.5) * 1e3, pct(resp, m, 0.95) * 1e3,
-           pct(resp, m, 0.99) * 1e3, m ? resp[m - 1] * 1e3 : NAN, maxin, lag * 1e3, cpu_all,
+           pct(resp, m, 0.99) * 1e3, m ? resp[m - 1] * 1e3 : NAN, maxin, lag * 1e3,
+           all[1] > 0 ? all[4] / all[1] * 1e3 : 0.0, cpu_all,
+           all[1] > 0 ? all[0] / all[1] * 1e3 : 0.0, all[3] > 0 ? all[2] / all[3] * 1e3 : 0.0,
            r->o.file);
     free(arr);
     free(resp);
     free(counts);
+    free(t0s);
     free(displs);
     return rc;
 }

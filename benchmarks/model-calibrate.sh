@@ -5,9 +5,13 @@
 #   benchmarks/model-calibrate.sh NIO NT OUT.params [BUILDDIR]
 #
 # On a cluster of NIO I/O nodes x NT targets whose targets serve the
-# emulated disk (--emulate-disk st318452lw), one client rank, each
-# measurement at a low rate (MC_RATE, default 20 requests/s, open loop,
-# benchmarks/ipvfs-openload) so that nothing queues:
+# emulated disk (--emulate-disk st318452lw), MC_CLIENTS client ranks
+# (default 4), each measurement at a low rate (MC_RATE, default 20
+# requests/s in all, open loop, benchmarks/ipvfs-openload) so that
+# nothing queues.  Not one rank: a rank with several nonblocking reads
+# in flight stretches each of them (on 40 Mbit/s links 72 ms at 20/s from
+# one rank, 40 ms from four, the I/O nodes' own time 19-21 ms in both),
+# and that is the client's, not the servers' node time:
 #   bw_cache_mbs   memory copy bandwidth (benchmarks/memcpy-bw, the best of
 #                  3: on a shared machine a run may get a fraction of a
 #                  core), decimal MB/s
@@ -59,6 +63,7 @@ export IPVFS_SRCDIR IPVFS_BUILDDIR
 . "$IPVFS_SRCDIR/test/lib.sh"
 b=$IPVFS_BUILDDIR
 rate=${MC_RATE:-20}
+clients=${MC_CLIENTS:-4}
 trials=${MC_TRIALS:-3}
 mib=${MC_FILE_MIB:-256}
 tsize=${MC_TARGET_SIZE:-$(python3 -c "import sys; n, t, m = map(int, sys.argv[1:]); print(max(64, -(-m * 5 // (4 * n * t))) + 16, end='M')" "$nio" "$nt" "$mib")}
@@ -70,9 +75,9 @@ romio=$b/adio/libipvfs-romio.so
 climpi() {
     ${MV_CLIENT_ON:-} mpiexec "$@"
 }
-openload() {   # ARGS...: one client rank; prints the RESULT line
-    climpi -n 1 env LD_PRELOAD="$romio" "$b/benchmarks/ipvfs-openload" "$@" 2>&1 | grep '^RESULT' ||
-        ipvfs_fail "ipvfs-openload $* failed"
+openload() {   # ARGS...: MC_CLIENTS client ranks; prints the RESULT line
+    climpi -n "$clients" env LD_PRELOAD="$romio" "$b/benchmarks/ipvfs-openload" "$@" 2>&1 |
+        grep '^RESULT' || ipvfs_fail "ipvfs-openload $* failed"
 }
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
 
@@ -87,12 +92,21 @@ climpi -n 1 env LD_PRELOAD="$romio" "$b/benchmarks/ipvfs-ior" -f ipvfs:/cal/smal
     -w -k >/dev/null 2>&1 || ipvfs_fail "writing the small file"
 climpi -n 2 env LD_PRELOAD="$romio" "$b/benchmarks/ipvfs-ior" -f ipvfs:/cal/big \
     -b $((mib / 2))m -t 1m -w -e -k >/dev/null 2>&1 || ipvfs_fail "writing the big file"
-climpi -n 1 env LD_PRELOAD="$romio" "$b/benchmarks/ipvfs-ior" -f ipvfs:/cal/small -b 8m -t 1m \
+# read back 64 KiB at a time: every block in the L1 (1 MiB pieces left
+# part of the file out, and 16% of the "hits" below missed)
+climpi -n 1 env LD_PRELOAD="$romio" "$b/benchmarks/ipvfs-ior" -f ipvfs:/cal/small -b 8m -t 64k \
     -r -k >/dev/null 2>&1 || ipvfs_fail "reading the small file"
+l1() {   # "HITS MISSES" of the I/O nodes' L1s so far
+    ipvfs_ctl stats | sed -n 's/.*(\([0-9]*\) hits, \([0-9]*\) misses,.*/\1 \2/p' |
+        awk '{ h += $1; m += $2 } END { print h + 0, m + 0 }'
+}
+read -r h0 m0 < <(l1)
 hit4=$(openload -f ipvfs:/cal/small -s 4K -S 8M -r "$rate" -t 5 -W 1)
 hit64=$(openload -f ipvfs:/cal/small -s 64K -S 8M -r "$rate" -t 5 -W 1)
+read -r h1 m1 < <(l1)
 echo "L1 hits, 4 KiB:  $hit4"
 echo "L1 hits, 64 KiB: $hit64"
+echo "L1 over those two runs: $((h1 - h0)) hits, $((m1 - m0)) misses"
 # The same hits read back to back, blocking (ipvfs-ior): the link's time
 # for 60 KiB, without the open-loop client's way of waiting for its
 # nonblocking reads (over a slow link it stretches a 64 KiB reply by
@@ -176,7 +190,7 @@ place4=$(place_mean)
 
 python3 - "$cache_mibs" "$seq4" "$seq64" \
     "$miss_mean" $disk "$nio" "$nt" "$tsize" "$server_cpu_s" "$reads" "${miss_means# }" \
-    "$(field mean_ms <<<"$miss4")" "$place" "$place4" \
+    "$(field mean_ms <<<"$miss4")" "$place" "$place4" "$clients" \
     >"$outp" <<'PY' || ipvfs_fail "computing the parameters"
 import sys
 cache_mibs, r4, r64, r0, n, dmean, dsecond = map(float, sys.argv[1:8])
@@ -201,7 +215,7 @@ t_node = max((r0 - dmean - hops) / 2, 0.0)
 # the target's copy, the disk and the way back
 t_place = min(max(place - 65536 / (bw_cache * 1e3) - dmean - 65536 / (bw_tnet * 1e3), 0.0), 2 * t_node)
 print("# ipvfs-model --params: measured by benchmarks/model-calibrate.sh %s %s" % (nio, nt))
-print("# (--target-size %s, emulated disk st318452lw, one client rank at a low rate)" % tsize)
+print("# (--target-size %s, emulated disk st318452lw, %s client ranks at a low rate)" % (tsize, sys.argv[-1]))
 print("bw_cache_mbs %.1f" % bw_cache)
 print("bw_net_mbs %.1f" % bw_net)
 print("bw_tnet_mbs %.1f" % bw_tnet)

@@ -27,10 +27,13 @@ def bps(rate):
         return 0
     m = re.match(r"(\d+)(k|m|g)?bit$", rate)
     return int(m.group(1)) * {None: 1, "k": 1e3, "m": 1e6, "g": 1e9}[m.group(2)] / 8
-sources = [("loopback", os.path.join(d, "model-validate-sat.csv"), 0, 0)]
-for f in sorted(glob.glob(os.path.join(d, "model-hosts-io*-t*-sat.csv"))):
-    m = re.search(r"model-hosts-io(\w+)-t(\w+)-sat\.csv$", f)
-    sources.append(("I/O node links %s, target links %s" % m.groups(), f, bps(m.group(1)), bps(m.group(2))))
+sources = [("loopback 4 ranks", os.path.join(d, "model-validate-sat.csv"), 0, 0)]
+# model-hosts-[TAG-]ioIO-tT-sat.csv (a TAG names a variant of the run: c12,
+# twelve client ranks)
+for f in sorted(glob.glob(os.path.join(d, "model-hosts-*io*-t*-sat.csv"))):
+    m = re.search(r"model-hosts-(?:(\w+?)-)?io(\w+)-t(\w+)-sat\.csv$", f)
+    tag, io, t = m.groups()
+    sources.append(("hosts io %s t %s%s" % (io, t, " " + tag if tag else ""), f, bps(io), bps(t)))
 for name, f, io, t in sources:
     if not os.path.exists(f):
         continue

@@ -9,7 +9,9 @@
 #      configuration (model-validate-NIOxNT.params);
 #   2. ipvfs-model predicts its saturation rate (corrected variant);
 #   3. an open-loop Poisson load (benchmarks/ipvfs-openload, MV_CLIENTS
-#      ranks, default 4) of random 64 KiB reads of a MV_FILE_MIB (256)
+#      ranks, default 12: a rank with several nonblocking reads in
+#      flight stretches them, benchmarks/results/model-validate.md) of
+#      random 64 KiB reads of a MV_FILE_MIB (256)
 #      file sweeps the rate over MV_POINTS (default 10 30 50 70 80 90 95
 #      120 150 200) percent of that prediction, MV_SECONDS (8) each, the
 #      first second a warm-up, in MV_TRIALS (3) rounds (each round all
@@ -33,7 +35,11 @@
 #
 #   benchmarks/model-validate.sh [BUILDDIR]
 #
-# Environment: MV_CONFIGS (default "1x5 2x2 3x1"), MV_CLIENTS, MV_POINTS,
+# MV_INFLIGHT: at most this many requests in flight per client rank
+# (ipvfs-openload -Q; default none): past saturation the backlog then
+# waits in the generator, not in the client library, so that the
+# overload points measure the servers' capacity.
+# Environment: MV_CONFIGS (default "1x5 2x2 3x1"), MV_CLIENTS, MV_INFLIGHT, MV_POINTS,
 # MV_SECONDS, MV_TRIALS, MV_FILE_MIB, BENCH_OUT, MV_NAME, MV_APPEND and
 # MV_ANALYSE_ONLY (below), and for benchmarks/model-validate-hosts.sh
 # MV_CLIENT_ON, MV_SERVER_ARGS, MV_TITLE, MV_IO_LINK_BPS, MV_T_LINK_BPS.
@@ -47,7 +53,7 @@ export IPVFS_SRCDIR IPVFS_BUILDDIR
 b=$IPVFS_BUILDDIR
 out=${BENCH_OUT:-$b/bench-results}
 configs=${MV_CONFIGS:-1x5 2x2 3x1}
-clients=${MV_CLIENTS:-4}
+clients=${MV_CLIENTS:-12}
 points=${MV_POINTS:-10 30 50 70 80 90 95 120 150 200}
 secs=${MV_SECONDS:-8}
 trials=${MV_TRIALS:-3}
@@ -69,7 +75,7 @@ if [ "${MV_ANALYSE_ONLY:-0}" != 1 ]; then
         echo "config,trial,pct,rate_per_s,offered_per_s,achieved_per_s,mean_ms,p50_ms,p95_ms,p99_ms,lag_max_ms" >"$tcsv"
     [ "${MV_APPEND:-0}" = 1 ] || : >"$txt"
     {
-        echo "benchmarks/model-validate.sh $* (MV_CONFIGS='$configs' MV_CLIENTS=$clients MV_POINTS='$points' MV_SECONDS=$secs MV_TRIALS=$trials MV_FILE_MIB=$mib${MV_TITLE:+; $MV_TITLE})"
+        echo "benchmarks/model-validate.sh $* (MV_CONFIGS='$configs' MV_CLIENTS=$clients MV_INFLIGHT=${MV_INFLIGHT:-} MV_POINTS='$points' MV_SECONDS=$secs MV_TRIALS=$trials MV_FILE_MIB=$mib${MV_TITLE:+; $MV_TITLE})"
         echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load before: $(cut -d' ' -f1-3 /proc/loadavg)"
     } >>"$txt"
 fi
@@ -80,12 +86,16 @@ climpi() {
 }
 
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
+# the corrected variant knows the client ranks (--clients: each runs one
+# request at a time); the papers' variants ignore it
 predict() {   # VARIANT PARAMS NIO RATE: the model's mean (ms), empty past saturation
     "$model" --variant "$1" --params "$2" --nodes 6 --io-nodes "$3" --hit-io 0 --hit-target 0 \
+        --clients "$clients" \
         --hit-pvfs 0 --rate-min "$4" --rate-steps 1 --csv | awk -F, 'NR == 2 { print $3 }'
 }
 saturation() {   # VARIANT PARAMS NIO
     "$model" --variant "$1" --params "$2" --nodes 6 --hit-io 0 --hit-target 0 --hit-pvfs 0 \
+        --clients "$clients" \
         --splits --csv | awk -F, -v nio="$3" '$1 == "ipvfs" && $2 == nio { print $4 }'
 }
 
@@ -107,7 +117,8 @@ measure() {   # CFG: calibrates, sweeps, appends to the trials CSV
         for pct in $points; do
             rate=$(python3 -c "import sys; print('%.2f' % (float(sys.argv[1]) * int(sys.argv[2]) / 100))" "$pred_sat" "$pct")
             res=$(climpi -n "$clients" env LD_PRELOAD="$romio" "$b/benchmarks/ipvfs-openload" \
-                -f ipvfs:/mv/big -s 64K -r "$rate" -t "$secs" -W 1 -x "$trial$pct" 2>&1 |
+                -f ipvfs:/mv/big -s 64K -r "$rate" -t "$secs" -W 1 -x "$trial$pct" \
+                ${MV_INFLIGHT:+-Q "$MV_INFLIGHT"} 2>&1 |
                 grep '^RESULT') || ipvfs_fail "ipvfs-openload at $rate/s"
             row="$cfg,$trial,$pct,$rate"
             for f in offered_per_s achieved_per_s mean_ms p50_ms p95_ms p99_ms lag_max_ms; do
@@ -119,7 +130,7 @@ measure() {   # CFG: calibrates, sweeps, appends to the trials CSV
     ipvfs_stop_cluster
     # what the sweep did to the places and the disks (logged at stop):
     # the place time under load, against the calibration's at a low rate
-    grep -h 'READs held a place\|a place freed\|emulated disk st318452lw: [0-9]* ios' \
+    grep -h 'READs held a place\|a place freed\|waited for a place\|were answered\|emulated disk st318452lw: [0-9]* ios' \
         "$IPVFS_CLUSTER_DIR"/log/rank-*.log \
         >"$out/$name-$cfg.stop.txt"
     rm -rf "$IPVFS_CLUSTER_DIR"

@@ -22,7 +22,7 @@ head -3 "$work/default.csv"
 python3 - "$work/default.csv" <<'PY' || fail "the default curve is wrong (above)"
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
-assert list(rows[0].keys()) == ["lambda_per_s", "pvfs_ms", "ipvfs_ms", "pvfs_rho", "ipvfs_rho"], rows[0]
+assert list(rows[0].keys()) == ["lambda_per_s", "pvfs_ms", "ipvfs_ms", "pvfs_rho", "ipvfs_rho", "ipvfs_iraid_ms"], rows[0]
 assert len(rows) == 40, len(rows)
 lam = [float(r["lambda_per_s"]) for r in rows]
 assert lam[0] == 0 and all(b > a for a, b in zip(lam, lam[1:]))
@@ -76,6 +76,33 @@ s1=$("$model" --splits --csv | awk -F, '$1=="ipvfs" && $2==6 {print $4}')
 s2=$("$model" --params "$work/p.params" --splits --csv | awk -F, '$1=="ipvfs" && $2==6 {print $4}')
 python3 -c "import sys; a, b = map(float, sys.argv[1:]); assert b < 0.6 * a, (a, b)" "$s1" "$s2" ||
     fail "--params did not slow the disk: $s1 -> $s2"
+
+# --clients: the corrected variant's client queue, a longer mean and a
+# lower saturation with fewer clients; the papers' variants ignore it.
+for v in corrected lcn2005; do
+    for n in 0 4; do
+        "$model" --variant "$v" --clients "$n" --nodes 6 --io-nodes 3 --hit-io 0 --hit-target 0 \
+            --hit-pvfs 0 --rate-min 100 --rate-steps 1 --csv >"$work/c-$v-$n.csv" ||
+            fail "--variant $v --clients $n failed"
+        "$model" --variant "$v" --clients "$n" --nodes 6 --splits --csv >"$work/cs-$v-$n.csv" ||
+            fail "--splits --clients $n failed"
+    done
+done
+python3 - "$work" <<'PY' || fail "--clients is off (above)"
+import csv, sys
+w = sys.argv[1]
+row = lambda f: list(csv.DictReader(open(f)))[0]
+sat = lambda f: {r["io_nodes"]: float(r["saturation_per_s"]) for r in csv.DictReader(open(f))
+                 if r["system"] == "ipvfs"}
+c0, c4 = row(w + "/c-corrected-0.csv"), row(w + "/c-corrected-4.csv")
+assert float(c4["ipvfs_ms"]) > float(c0["ipvfs_ms"]), (c0, c4)
+assert c4["ipvfs_iraid_ms"] == c0["ipvfs_iraid_ms"], (c0, c4)
+s0, s4 = sat(w + "/cs-corrected-0.csv"), sat(w + "/cs-corrected-4.csv")
+assert all(s4[k] < s0[k] for k in s0), (s0, s4)
+assert row(w + "/c-lcn2005-0.csv") == row(w + "/c-lcn2005-4.csv")
+assert sat(w + "/cs-lcn2005-0.csv") == sat(w + "/cs-lcn2005-4.csv")
+PY
+"$model" --clients 1.5 2>/dev/null && fail "--clients 1.5 was taken"
 
 # --plot: a PNG through gnuplot, when there is one.
 if command -v gnuplot >/dev/null; then

@@ -7,7 +7,9 @@
 # rate (benchmarks/ipvfs-openload, open loop) must all be counted, and
 # their mean place time must hold the disk's logged mean service time
 # (a place lasts through the target's disk) but not 50 ms more (nothing
-# queues at this rate).
+# queues at this rate); the I/O node's time from a READ's request to its
+# reply (benchmarks/model-places.sh reads it) must count every READ and
+# hold the place time.
 set -u
 . "$IPVFS_SRCDIR/test/lib.sh"
 . "$IPVFS_SRCDIR/test/mpi/e2e_lib.sh"
@@ -39,9 +41,12 @@ last() {   # PATTERN: the last matching line of every rank's log
 place=$(last 'READs held a place in the store for')
 [ -n "$place" ] || ipvfs_fail "the I/O node logged no place time at stop"
 disk=$(last 'emulated disk st318452lw: [0-9]* ios, service mean')
+answered=$(last 'READs were answered')
+[ -n "$answered" ] || ipvfs_fail "the I/O node logged no request-to-reply time at stop"
 echo "$place"
 echo "$disk"
-python3 - "$res" "$place" "$disk" <<'PY' || ipvfs_fail "the place time is off (above)"
+echo "$answered"
+python3 - "$res" "$place" "$disk" "$answered" <<'PY' || ipvfs_fail "the place time is off (above)"
 import re, sys
 reqs = int(re.search(r" requests=(\d+)", sys.argv[1]).group(1))
 m = re.search(r"(\d+) READs held a place in the store for ([\d.]+) ms", sys.argv[2])
@@ -52,5 +57,9 @@ disk = sum(a * b for a, b in ios) / sum(a for a, _ in ios)
 # read-ahead is off for random reads: every READ of the load is one place
 assert n >= reqs, "%d READs counted, %d made" % (n, reqs)
 assert disk <= place < disk + 50, "place %.3f ms, disk %.3f ms" % (place, disk)
+m = re.search(r"(\d+) READs were answered ([\d.]+) ms after", sys.argv[4])
+na, reply = int(m.group(1)), float(m.group(2))
+assert na == n, "%d READs answered, %d held a place" % (na, n)
+assert place <= reply < place + 50, "request to reply %.3f ms, place %.3f ms" % (reply, place)
 PY
 echo "PASS"

@@ -146,8 +146,14 @@ static void test_model_saturation(void **state)
  * X(1) = 1 / (s + s_l) = 123.6108/s, Q_t(1) = s X(1) / 2 = 0.445994,
  * Q_l(1) = s_l X(1) = 0.108013; R_t(2) = s (1 + Q_t(1)) = 10.434423 ms,
  * R_l(2) = s_l (1 + Q_l(1)) = 0.968196 ms, X(2) = 2 / (R_t + R_l) =
- * 175.3983/s per I/O node, which sees lambda / 2: saturation 350.797/s,
- * below the 4 disks' 564.57/s and the papers' piece sizes' more still. */
+ * 175.3983/s per I/O node if the target's service were exponential.
+ * It is not: the disk's positioning varies by Var(pos) = 3.815208e-6 s^2
+ * only, cs2 = Var / s^2 = 0.073268, and a read finding the other at its
+ * target waits the residual s (1 + cs2) / 2 of it, U(1) = X(1) s / 2 =
+ * 0.445994: R_t(2) = s (1 + Q_t(1)) - U(1) s (1 - cs2) / 2 = 8.943157 ms,
+ * X(2) = 2 / (8.943157 + 0.968196 ms) = 201.7888/s per I/O node, which
+ * sees lambda / 2: saturation 403.5776/s, below the 4 disks' 564.57/s
+ * and the papers' piece sizes' more still. */
 static void test_model_corrected_pieces(void **state)
 {
     struct model_params p;
@@ -161,7 +167,10 @@ static void test_model_corrected_pieces(void **state)
     CLOSE(t.piece_t, 65536, 1e-12);
     CLOSE(t.lambda_ij, 25, 1e-12);
     assert_int_equal(t.iraid_fes, 1);
-    CLOSE(model_saturation(MODEL_CORRECTED, &p, &c), 350.7966, 1e-5);
+    CLOSE(model_saturation(MODEL_CORRECTED, &p, &c), 403.5776, 1e-6);
+    CLOSE(model_iraid_throughput(2, 2, 7.216092e-3, 0, 0.873813e-3, 0), 175.3983, 1e-6);
+    CLOSE(model_iraid_throughput_g(2, 2, 7.216092e-3, 0.073268, 0, 0.873813e-3, 0), 201.7888,
+          1e-6);
     assert_true(model_saturation(MODEL_LCN2005, &p, &c) >
                 model_saturation(MODEL_CORRECTED, &p, &c));
 }
@@ -185,6 +194,38 @@ static void test_model_flow_equivalent_iraid(void **state)
     assert_true(model_fes_residence(2 / (1.5 * 0.006), 2, 2, 0.006, 0, 0, 0) < 0);
 }
 
+/* The same with a target's service of squared coefficient of variation
+ * cs2 (the emulated disk's is about 0.07, an exponential's 1).
+ *   One place over one target is M/G/1, Pollaczek-Khinchine: s = 4 ms,
+ *   deterministic (cs2 0) at 100/s, rho 0.4: W = 4 + 100 * 16e-6 /
+ *   (2 * 0.6) s = 5.333333 ms (M/M/1: 6.666667 ms); cs2 0.5: E(T^2) =
+ *   24e-6 s^2, W = 4 + 2 = 6 ms.
+ *   Two places over two targets, s = 6 ms, cs2 0: X(1) = 166.6667/s,
+ *   U(1) = Q(1) = 0.5; R(2) = s (1 + 0.5) - 0.5 s / 2 = 7.5 ms, X(2) =
+ *   2 / 7.5 ms = 266.6667/s (exponential: 9 ms, 222.2222/s).  At 200/s:
+ *   pi = 1, 1.2, then 0.9 r^m with r = 200 / 266.6667 = 0.75; sum 1 +
+ *   1.2 + 0.9 / 0.25 = 5.8, in places 1.2 + 0.9 * 2 / 0.25 = 8.4,
+ *   waiting 0.9 * 0.75 / 0.0625 = 10.8, halved ((1 + 0) / 2): W =
+ *   (8.4 + 5.4) / 5.8 / 200 = 11.896552 ms.
+ *   With a link the cycle s + s_l varies by s only: s 4, s_l 1 ms, one
+ *   place, cs2 1, at 100/s: cycle 5 ms, rho 0.5, cs2c = 16 / 25, the
+ *   chain's wait 5 * 0.5 / 0.5 = 5 ms times (1 + 0.64) / 2: W = 5 + 4.1 =
+ *   9.1 ms. */
+static void test_model_general_service(void **state)
+{
+    (void)state;
+    CLOSE(model_fes_residence_g(100, 1, 1, 4e-3, 0, 0, 0, 0), 5.333333e-3, 1e-6);
+    CLOSE(model_fes_residence_g(100, 1, 1, 4e-3, 0, 0, 0, 0), model_mg1(4e-3, 16e-6, 100), 1e-12);
+    CLOSE(model_fes_residence_g(100, 1, 1, 4e-3, 0.5, 0, 0, 0), 6e-3, 1e-12);
+    CLOSE(model_fes_residence_g(100, 1, 1, 4e-3, 1, 0, 0, 0), model_mm1(4e-3, 100), 1e-12);
+    CLOSE(model_iraid_throughput_g(2, 2, 6e-3, 0, 0, 0, 0), 2 / 7.5e-3, 1e-12);
+    CLOSE(model_iraid_throughput_g(2, 2, 6e-3, 1, 0, 0, 0), model_iraid_throughput(2, 2, 6e-3, 0, 0, 0),
+          1e-12);
+    CLOSE(model_fes_residence_g(200, 2, 2, 6e-3, 0, 0, 0, 0), 11.896552e-3, 1e-6);
+    assert_true(model_fes_residence_g(2 / 7.5e-3, 2, 2, 6e-3, 0, 0, 0, 0) < 0);
+    CLOSE(model_fes_residence_g(100, 1, 1, 4e-3, 1, 0, 1e-3, 0), 9.1e-3, 1e-9);
+}
+
 /* A shaped link (emulated hosts at 40 Mbit/s, 5e6 B/s): 1 x (1 + 5),
  * T_node 0, h 0, the papers' disk and memory.  s = 65536 / 500e6 +
  * 7.085020e-3 = 7.216092 ms at a target, s_l = 65536 / 5e6 = 13.1072 ms
@@ -194,13 +235,18 @@ static void test_model_flow_equivalent_iraid(void **state)
  *   j 3: R_t 7.977740, R_l 32.404375 ms, X 74.290315/s
  *   j 4: R_t 8.071442, R_l 44.660572 ms, X 75.855248/s
  *   j 5: R_t 8.099719, R_l 57.510969 ms, X 76.207096/s
- * The places' throughput X(5) = 76.2071/s lies below the sending link's
+ * with an exponential target; with the preset disk's cs2 = 0.073268
+ * (test_model_corrected_pieces), R_t(j) = s (1 + Q_t) - U s (1 - cs2) / 2:
+ *   j 2: R_t 7.491082, R_l 21.560491 ms, X 68.843088/s
+ *   j 3: R_t 7.628158, R_l 32.562096 ms, X 74.644963/s
+ *   j 5: R_t 7.691356, R_l 57.889611 ms, X 76.241633/s
+ * The places' throughput X(5) = 76.2416/s lies below the sending link's
  * 1 / 13.1072 ms = 76.2939/s: it is the saturation.  Nothing queues at
  * rate 0: T = the sending hop, both copies and the iRAID's s + s_l
  * = 13.1072 + 0.131072 + 7.216092 + 13.1072 = 33.561564 ms.  With
  * 10 Gbit/s links (s_l = 0.052429 ms, the same MVA) the same split
- * saturates at its places' 384.148/s, near 5 / (1.8 s) = 384.94/s of no
- * link at all: the link rate decides. */
+ * saturates at its places' 451.5800/s (exponential: 384.148/s, near
+ * 5 / (1.8 s) = 384.94/s of no link at all): the link rate decides. */
 static void test_model_corrected_shaped_link(void **state)
 {
     struct model_params p;
@@ -212,12 +258,12 @@ static void test_model_corrected_shaped_link(void **state)
     p.bw_net = 5e6;
     CLOSE(model_iraid_throughput(1, 5, 7.216092e-3, 0, 13.1072e-3, 0), 49.204627, 1e-6);
     CLOSE(model_iraid_throughput(3, 5, 7.216092e-3, 0, 13.1072e-3, 0), 74.290315, 1e-6);
-    CLOSE(model_saturation(MODEL_CORRECTED, &p, &c), 76.207096, 1e-6);
+    CLOSE(model_saturation(MODEL_CORRECTED, &p, &c), 76.241633, 1e-6);
     assert_int_equal(model_eval(MODEL_CORRECTED, &p, &c, 0, &t), 0);
     CLOSE(t.total, 33.561564e-3, 1e-6);
     assert_int_equal(model_eval(MODEL_CORRECTED, &p, &c, 76.3, &t), 1);
     p.bw_net = 1.25e9;
-    CLOSE(model_saturation(MODEL_CORRECTED, &p, &c), 384.1484, 1e-6);
+    CLOSE(model_saturation(MODEL_CORRECTED, &p, &c), 451.5800, 1e-6);
 }
 
 /* Which link is slow decides the best split of 6 nodes (T_node 0, h 0,
@@ -225,13 +271,16 @@ static void test_model_corrected_shaped_link(void **state)
  * I/O nodes' links 5e6 B/s, targets' the same (bw_tnet 0): 3 x (1 + 1)
  * has one place per I/O node, X(1) = 1 / (s + 13.1072 ms) = 49.204627/s
  * (its sending link's 76.29/s is not reached): 147.6139/s, against
- * 76.2071/s for 1 x (1 + 5) (above).  I/O nodes' links 1.25e9, targets'
+ * 76.2416/s for 1 x (1 + 5) (above).  I/O nodes' links 1.25e9, targets'
  * 2.5e6 B/s: a target's link is a queue of its own, s_tx = 65536 /
  * 2.5e6 - 65536 / 1.25e9 = 26.161971 ms, after s at the same target,
  * and the I/O node's link s_l = 0.052429 ms; MVA over 5 targets:
  *   j 1: R_t 7.216092, R_x 26.161971, R_l 0.052429 ms, X 29.912811/s
  *   j 2: R_t 7.527616, R_x 30.256728, R_l 0.052511 ms, X 52.858515/s
  *   j 5: X 96.610654/s
+ * with an exponential target, and with the disk's cs2 = 0.073268:
+ *   j 2: R_t 7.383266, R_x 30.256728, R_l 0.052511 ms, X 53.060946/s
+ *   j 5: R_t 7.747499, R_x 43.643929, R_l 0.052665 ms, X 97.192888/s
  * while 3 x (1 + 1) gets 3 / (s + s_tx + s_l) = 89.738434/s: five places
  * overlap one target's disk with another's link, one place cannot. */
 static void test_model_corrected_best_split_follows_links(void **state)
@@ -244,16 +293,16 @@ static void test_model_corrected_best_split_follows_links(void **state)
     model_params_paper(&p);
     p.bw_net = 5e6;
     CLOSE(model_saturation(MODEL_CORRECTED, &p, &c31), 147.6139, 1e-6);
-    CLOSE(model_saturation(MODEL_CORRECTED, &p, &c15), 76.207096, 1e-6);
+    CLOSE(model_saturation(MODEL_CORRECTED, &p, &c15), 76.241633, 1e-6);
     p.bw_net = 1.25e9;
     p.bw_tnet = 2.5e6;
     CLOSE(model_iraid_throughput(2, 5, 7.216092e-3, 26.1619712e-3, 0.0524288e-3, 0), 52.858515, 1e-6);
-    CLOSE(model_saturation(MODEL_CORRECTED, &p, &c15), 96.610654, 1e-6);
+    CLOSE(model_saturation(MODEL_CORRECTED, &p, &c15), 97.192888, 1e-6);
     CLOSE(model_saturation(MODEL_CORRECTED, &p, &c31), 89.738434, 1e-6);
     /* a target's link faster than the I/O node's adds no queue */
     p.bw_net = 5e6;
     p.bw_tnet = 1e9;
-    CLOSE(model_saturation(MODEL_CORRECTED, &p, &c15), 76.207096, 1e-6);
+    CLOSE(model_saturation(MODEL_CORRECTED, &p, &c15), 76.241633, 1e-6);
 }
 
 /* The calibrated place time: 3 x (1 + 1), the papers' machine, T_node
@@ -300,6 +349,51 @@ static void test_model_corrected_place_time(void **state)
     CLOSE(t.total, 13.094790e-3, 1e-6);
 }
 
+/* Client processes that each serve their requests one at a time: the
+ * setup above (3 x (1 + 1), T_node 2, T_place 3 ms) at 100/s.  The
+ * servers: P_i lambda = 33.3333/s at an I/O node, W_ionet = 0.873813 /
+ * (1 - 0.029127) = 0.900029 ms, W_ioc = 0.131647 ms, W_node_io = 2 /
+ * (1 - 0.066667) - 1 = 1.142857 ms; one place, s_t = 10.216092 ms, cs2
+ * = 3.815208e-6 / s_t^2 = 0.036555, X(1) = 90.1721/s, rho = 0.369663,
+ * cs2c = cs2 s_t^2 / (s_t + s_l)^2 = 0.031021: W_iRAID = (rho + rho^2 /
+ * (1 - rho) (1 + cs2c) / 2) / 33.3333 = 14.442643 ms; T_s = 16.617176
+ * ms.  Four clients: rho_c = 100 T_s / 4 = 0.415429, W_client = T_s
+ * rho_c / (1 - rho_c) = 11.809119 ms, T = 28.426295 ms.  The clients
+ * saturate where lambda T_s(lambda) = 4, below the places' 270.52/s;
+ * the papers' variants have no client queue. */
+static void test_model_client_queue(void **state)
+{
+    struct model_params p;
+    struct model_config c = { .nio = 3, .nt = 1, .size = 65536 };
+    struct model_terms t;
+    double sat;
+
+    (void)state;
+    model_params_paper(&p);
+    p.t_node = 2e-3;
+    p.t_place = 3e-3;
+    assert_int_equal(model_eval(MODEL_CORRECTED, &p, &c, 100, &t), 0);
+    CLOSE(t.w_iraid, 14.442643e-3, 1e-6);
+    CLOSE(t.total, 16.617176e-3, 1e-6);
+    assert_true(t.w_client == 0);
+    c.clients = 4;
+    assert_int_equal(model_eval(MODEL_CORRECTED, &p, &c, 100, &t), 0);
+    CLOSE(t.w_client, 11.809119e-3, 1e-6);
+    CLOSE(t.total, 28.426295e-3, 1e-6);
+    sat = model_saturation(MODEL_CORRECTED, &p, &c);
+    assert_true(sat > 100 && sat < 270.5164);
+    assert_int_equal(model_eval(MODEL_CORRECTED, &p, &c, sat * 0.999, &t), 0);
+    assert_int_equal(model_eval(MODEL_CORRECTED, &p, &c, sat * 1.001, &t), 1);
+    assert_true(isinf(t.total));
+    /* there the servers' own time makes rho_c = sat T_s(sat) / 4 = 1 */
+    c.clients = 0;
+    assert_int_equal(model_eval(MODEL_CORRECTED, &p, &c, sat, &t), 0);
+    CLOSE(sat * t.total / 4, 1, 1e-6);
+    c.clients = 4;
+    assert_int_equal(model_eval(MODEL_LCN2005, &p, &c, 100, &t), 0);
+    assert_true(t.w_client == 0);
+}
+
 static void test_model_splits_and_bad_input(void **state)
 {
     unsigned nio[8], nt[8];
@@ -335,9 +429,11 @@ int main(void)
         cmocka_unit_test(test_model_saturation),
         cmocka_unit_test(test_model_corrected_pieces),
         cmocka_unit_test(test_model_flow_equivalent_iraid),
+        cmocka_unit_test(test_model_general_service),
         cmocka_unit_test(test_model_corrected_shaped_link),
         cmocka_unit_test(test_model_corrected_best_split_follows_links),
         cmocka_unit_test(test_model_corrected_place_time),
+        cmocka_unit_test(test_model_client_queue),
         cmocka_unit_test(test_model_splits_and_bad_input),
     };
 

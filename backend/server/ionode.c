@@ -72,7 +72,9 @@ struct io_op {
     uint64_t ra_max;            /* read-ahead window (DFSTORE_RA_DEFAULT: --readahead) */
     uint32_t client_id;
     int in_store;               /* counted in read_order.in_store */
-    uint64_t placed_us;         /* when it took its place */
+    uint64_t placed_us;         /* when it took its place (or, waiting,
+                                 * when it began to wait for one) */
+    uint64_t new_us;            /* when the request came in */
     struct io_op *next_wait;
     const uint8_t *wr_data;     /* WRITE: the data of pairs/npairs */
     struct qos_req q;           /* its place in the QoS scheduler */
@@ -92,6 +94,7 @@ static struct io_op *new_op(struct conn *c, uint16_t op, uint64_t handle)
     o->srv = conn_server(c);
     o->op = op;
     o->handle = handle;
+    o->new_us = qos_svc_now_us();
     return o;
 }
 
@@ -304,10 +307,13 @@ static void io_finish(int status, void *user)
     rep->bytes = o->bytes;
     rep->df_size = o->srv->ds ? dfstore_size(o->srv->ds, o->handle) : 0;
     rep->verifier = o->srv->verifier;
-    if (o->op == IPVFS_OP_READ)
+    if (o->op == IPVFS_OP_READ) {
         conn_count_bytes(o->c, 0, o->bytes);
-    else
+        srv->reads.replied++;
+        srv->reads.reply_us += qos_svc_now_us() - o->new_us;
+    } else {
         conn_count_bytes(o->c, o->bytes, 0);
+    }
     if (o->loans.n && reply_lent(o, sizeof(*rep) + o->bytes) == 0) {
         free(o);
         return;
@@ -415,6 +421,8 @@ static void read_next(struct server *srv)
         struct client_counters *cc = conn_client_counters(o->c);
 
         ro->served++;
+        ro->waited++;
+        ro->wait_us += qos_svc_now_us() - o->placed_us;
         if (ro->freed_us) {
             ro->handoffs++;
             ro->handoff_us += qos_svc_now_us() - ro->freed_us;
@@ -447,6 +455,7 @@ static void read_submit(struct io_op *o)
         read_start(o);
         return;
     }
+    o->placed_us = qos_svc_now_us();
     if (ro->tail)
         ro->tail->next_wait = o;
     else

@@ -220,8 +220,10 @@ struct ipvfs_l1_status ionode_l1_status(struct server *srv)
     };
 }
 
-/* Logs how long READs held their places and how long a freed place stayed
- * free while READs waited (benchmarks/model-calibrate.sh reads both), then
+/* Logs how long READs held their places, how long a freed place stayed
+ * free while READs waited, how long READs waited for a place and how long
+ * the I/O node took from a READ's request to its reply
+ * (benchmarks/model-calibrate.sh and model-places.sh read them), then
  * clears the counters: ionode_close runs again at teardown (serve.c) after a
  * stop, and the figures belong in the log once. */
 static void log_place_times(struct read_order *ro, uint32_t io_index)
@@ -233,8 +235,16 @@ static void log_place_times(struct read_order *ro, uint32_t io_index)
         log_info("I/O node %u: a place freed while READs waited was taken again after %.4f ms "
                  "on average (%llu times)", io_index, ro->handoff_us / 1e3 / ro->handoffs,
                  (unsigned long long)ro->handoffs);
+    if (ro->waited)
+        log_info("I/O node %u: %llu READs waited for a place %.4f ms on average", io_index,
+                 (unsigned long long)ro->waited, ro->wait_us / 1e3 / ro->waited);
+    if (ro->replied)
+        log_info("I/O node %u: %llu READs were answered %.4f ms after they came in on average",
+                 io_index, (unsigned long long)ro->replied, ro->reply_us / 1e3 / ro->replied);
     ro->placed = ro->place_us = 0;
     ro->handoffs = ro->handoff_us = 0;
+    ro->waited = ro->wait_us = 0;
+    ro->replied = ro->reply_us = 0;
 }
 
 /* Runs outside the volume's callbacks (a timer, or the end of main): the

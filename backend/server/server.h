@@ -91,6 +91,11 @@ struct read_order {
     uint64_t handoffs, handoff_us;  /* how often, and how long in all, such
                                      * a place stayed free until the next
                                      * READ took it (logged at close) */
+    uint64_t waited, wait_us;   /* READs that waited for a place, and how
+                                 * long in all (logged at close: where a
+                                 * response's time goes under load) */
+    uint64_t replied, reply_us; /* READs answered, and their time from the
+                                 * request to the reply (logged at close) */
     uint64_t rng;               /* RANDOM's generator */
 };
 

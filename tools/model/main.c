@@ -22,7 +22,7 @@
 struct opts {
     enum model_variant variant;
     struct model_params p;
-    unsigned nodes, nio;
+    unsigned nodes, nio, clients;
     double size;
     double h_io, h_t, h_pvfs;
     double rate_min, rate_max;   /* rate_max 0: up to the higher saturation */
@@ -44,6 +44,8 @@ static int usage(void)
           "  --hit-target H    hit ratio of a target (default 0.5)\n"
           "  --hit-pvfs H      hit ratio of a PVFS I/O node (default 0.5)\n"
           "  --hits FILE       the three hit ratios from ipvfs-cachesim --json output\n"
+          "  --clients P       corrected: P client processes, each serving its requests\n"
+          "                    one at a time (default 0: open arrivals)\n"
           "  --net-bw MB/S     network bandwidth BW_net, decimal MB/s (default 75)\n"
           "  --cache-bw MB/S   memory bandwidth BW_cache, decimal MB/s (default 500)\n"
           "  --node-time MS    node processing time T_node, ms (default 0)\n"
@@ -209,6 +211,11 @@ static int set_option(struct opts *o, int c, const char *arg, const char *name)
     if (parse_double(arg, &v) < 0)
         return bad(name, arg, "a non-negative number");
     switch (c) {
+    case 'C':
+        if (v > 100000 || v != floor(v))
+            return bad(name, arg, "a whole number from 0 to 100000");
+        o->clients = (unsigned)v;
+        return 0;
     case 'N': case 'I': case 'K':
         if (v < 1 || v > 100000 || v != floor(v))
             return bad(name, arg, "a whole number from 1 to 100000");
@@ -238,6 +245,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         { "variant", 1, NULL, 'V' }, { "nodes", 1, NULL, 'N' }, { "io-nodes", 1, NULL, 'I' },
         { "size", 1, NULL, 'z' }, { "stripe", 1, NULL, 'B' }, { "hit-io", 1, NULL, '1' },
         { "hit-target", 1, NULL, '2' }, { "hit-pvfs", 1, NULL, '3' }, { "hits", 1, NULL, 'H' },
+        { "clients", 1, NULL, 'C' },
         { "net-bw", 1, NULL, 'n' }, { "cache-bw", 1, NULL, 'm' }, { "node-time", 1, NULL, 't' },
         { "disk", 1, NULL, 'D' }, { "params", 1, NULL, 'P' }, { "rate-min", 1, NULL, 'a' },
         { "rate-max", 1, NULL, 'b' }, { "rate-steps", 1, NULL, 'K' }, { "splits", 0, NULL, 's' },
@@ -277,9 +285,10 @@ static const char *variant_name(enum model_variant v)
 static struct model_config config(const struct opts *o, unsigned nio, unsigned nt)
 {
     if (nt == 0)
-        return (struct model_config){ .nio = nio, .nt = 0, .size = o->size, .h_io = o->h_pvfs };
+        return (struct model_config){ .nio = nio, .nt = 0, .size = o->size, .h_io = o->h_pvfs,
+                                      .clients = o->clients };
     return (struct model_config){ .nio = nio, .nt = nt, .size = o->size, .h_io = o->h_io,
-                                  .h_t = o->h_t };
+                                  .h_t = o->h_t, .clients = o->clients };
 }
 
 /* T in ms, or an empty field (CSV) / "sat" (table) past saturation. */
@@ -304,8 +313,8 @@ static void print_curve(FILE *out, const struct opts *o)
         printf("# %s model: N %u, PVFS %u I/O nodes, iPVFS %u x (1 + %u); size %.0f B; "
                "saturation PVFS %.1f/s, iPVFS %.1f/s\n", variant_name(o->variant), o->nodes,
                o->nodes, ip.nio, ip.nt, o->size, sp, si);
-    fputs(o->csv ? "lambda_per_s,pvfs_ms,ipvfs_ms,pvfs_rho,ipvfs_rho\n"
-                 : "# lambda/s      PVFS ms     iPVFS ms   PVFS rho  iPVFS rho\n", out);
+    fputs(o->csv ? "lambda_per_s,pvfs_ms,ipvfs_ms,pvfs_rho,ipvfs_rho,ipvfs_iraid_ms\n"
+                 : "# lambda/s      PVFS ms     iPVFS ms   PVFS rho  iPVFS rho  iRAID ms\n", out);
     for (unsigned k = 0; k < steps; k++) {
         double lambda = steps == 1 ? o->rate_min
                                    : o->rate_min + (hi - o->rate_min) * k / (steps - 1);
@@ -316,7 +325,8 @@ static void print_curve(FILE *out, const struct opts *o)
         fprintf(out, o->csv ? "%.3f," : "%10.2f ", lambda);
         put_ms(out, o, tp.total, 0);
         put_ms(out, o, ti.total, 0);
-        fprintf(out, o->csv ? "%.4f,%.4f\n" : "%10.3f %10.3f\n", tp.rho_max, ti.rho_max);
+        fprintf(out, o->csv ? "%.4f,%.4f," : "%10.3f %10.3f ", tp.rho_max, ti.rho_max);
+        put_ms(out, o, ti.w_iraid, 1);
     }
 }
 

@@ -129,7 +129,13 @@ static void mm1_term(double t, double rate, double *w, double *rho_max)
 double model_iraid_throughput(unsigned n, unsigned k, double s, double s_tx, double s_link,
                               double handoff)
 {
-    double q = 0, qx = 0, ql = 0, x = 0;
+    return model_iraid_throughput_g(n, k, s, 1, s_tx, s_link, handoff);
+}
+
+double model_iraid_throughput_g(unsigned n, unsigned k, double s, double cs2, double s_tx,
+                                double s_link, double handoff)
+{
+    double q = 0, qx = 0, ql = 0, u = 0, x = 0;
 
     /* Exact MVA of a closed network: k identical targets, each visited
      * with probability 1/k, each two queues (service s, then its link
@@ -140,23 +146,35 @@ double model_iraid_throughput(unsigned n, unsigned k, double s, double s_tx, dou
      * X(j) R_x(j) / k per target, Q_l(j) = X(j) R_l(j); the hand-off
      * is a delay (no queue) that adds to each cycle.  The links serve
      * their TCP flows' packets interleaved, processor sharing, which
-     * MVA treats as it does FIFO with exponential service (BCMP). */
+     * MVA treats as it does FIFO with exponential service (BCMP).
+     * A target serves one read at a time, first come first served, with
+     * a service of squared coefficient of variation cs2 (the emulated
+     * disk's is 0.07, not an exponential's 1): an arriving read waits a
+     * full s for each read queued ahead but only the residual s (1 +
+     * cs2) / 2 of the one in service (Reiser's approximation for FCFS
+     * stations), R(j) = s (1 + Q(j-1)) - U(j-1) s (1 - cs2) / 2 with
+     * U(j-1) = X(j-1) s / k the target's utilisation; cs2 = 1 is the
+     * exact MVA above. */
     for (unsigned j = 1; j <= n; j++) {
-        double r = s * (1 + q), rx = s_tx * (1 + qx), rl = s_link * (1 + ql);
+        double r = s * (1 + q) - u * s * (1 - cs2) / 2, rx = s_tx * (1 + qx),
+               rl = s_link * (1 + ql);
 
         x = j / (r + rx + rl + handoff);
         q = x * r / k;
         qx = x * rx / k;
         ql = x * rl;
+        u = x * s / k;
     }
     return x;
 }
 
-double model_fes_residence(double lambda, unsigned places, unsigned k, double s, double s_tx,
-                           double s_link, double handoff)
+/* The flow-equivalent server's residence, its wait for a place scaled by
+ * wait_scale (1: the birth-death chain's own, exponential). */
+static double fes_residence(double lambda, unsigned places, unsigned k, double s, double cs2,
+                            double s_tx, double s_link, double handoff, double wait_scale)
 {
-    double top = model_iraid_throughput(places, k, s, s_tx, s_link, handoff), sum = 0, weight = 1,
-           mean = 0;
+    double top = model_iraid_throughput_g(places, k, s, cs2, s_tx, s_link, handoff), sum = 0,
+           weight = 1, inside = 0, queued;
 
     if (lambda <= 0)
         return s + s_tx + s_link;
@@ -168,20 +186,80 @@ double model_fes_residence(double lambda, unsigned places, unsigned k, double s,
      * constant lambda / top < 1: a geometric tail, summed in closed form. */
     for (unsigned n = 0; n < places; n++) {
         sum += weight;
-        mean += n * weight;
+        inside += n * weight;
         /* up to all places busy nobody waits, so no hand-off slows them */
-        weight *= lambda / model_iraid_throughput(n + 1, k, s, s_tx, s_link, 0);
+        weight *= lambda / model_iraid_throughput_g(n + 1, k, s, cs2, s_tx, s_link, 0);
     }
-    /* from n = places on: weight r^m, m = n - places, r = lambda / top */
+    /* from n = places on: weight r^m, m = n - places, r = lambda / top;
+     * Little's law on the reads in places (E min(n, places)) and on those
+     * waiting for one (E (n - places)^+) */
     double r = lambda / top;
 
     sum += weight / (1 - r);
-    mean += weight * (places / (1 - r) + r / ((1 - r) * (1 - r)));
-    return mean / sum / lambda;
+    inside += weight * places / (1 - r);
+    queued = weight * r / ((1 - r) * (1 - r));
+    return (inside + queued * wait_scale) / sum / lambda;
 }
+
+double model_fes_residence(double lambda, unsigned places, unsigned k, double s, double s_tx,
+                           double s_link, double handoff)
+{
+    return fes_residence(lambda, places, k, s, 1, s_tx, s_link, handoff, 1);
+}
+
+double model_fes_residence_g(double lambda, unsigned places, unsigned k, double s, double cs2,
+                             double s_tx, double s_link, double handoff)
+{
+    double cycle = s + s_tx + s_link + handoff, cs2c = cycle > 0 ? cs2 * s * s / (cycle * cycle) : 1;
+
+    /* The chain's queue for a place is M/M/c's.  A place's cycle varies
+     * only by the target's service (cs2 of s; the links' transfers of a
+     * fixed size and the hand-off do not vary): squared coefficient of
+     * variation cs2c = cs2 s^2 / cycle^2, and the queue of an M/G/c is
+     * about M/M/c's times (1 + cs2c) / 2 (Allen-Cunneen with Poisson
+     * arrivals; exact for one place: Pollaczek-Khinchine). */
+    return fes_residence(lambda, places, k, s, cs2, s_tx, s_link, handoff, (1 + cs2c) / 2);
+}
+
+/* The corrected variant's client queue: each of c->clients processes
+ * serves its requests one at a time in arrival order (the client
+ * library runs one batch at a time: a second nonblocking read waits
+ * until the first is answered), so it is a single-server queue fed at
+ * lambda / clients whose service is the servers' whole time T_s = o->total.
+ * That time is itself mostly queueing, close to exponential: M/M/1,
+ * W_client = T_s rho_c / (1 - rho_c), rho_c = lambda T_s / clients.
+ * 0, or 1 (saturated) as model_eval. */
+static int client_queue(const struct model_config *c, double lambda, struct model_terms *o)
+{
+    double rho = lambda * o->total / c->clients;
+
+    if (rho > o->rho_max)
+        o->rho_max = rho;
+    if (rho >= 1) {
+        o->total = INFINITY;
+        return 1;
+    }
+    o->w_client = o->total * rho / (1 - rho);
+    o->total += o->w_client;
+    return 0;
+}
+
+static int eval(enum model_variant v, const struct model_params *p, const struct model_config *c,
+                double lambda, struct model_terms *o);
 
 int model_eval(enum model_variant v, const struct model_params *p,
                const struct model_config *c, double lambda, struct model_terms *o)
+{
+    int rc = eval(v, p, c, lambda, o);
+
+    if (rc != 0 || v != MODEL_CORRECTED || !c->clients)
+        return rc;
+    return client_queue(c, lambda, o);
+}
+
+/* model_eval without the client queue. */
+static int eval(enum model_variant v, const struct model_params *p, const struct model_config *c,
+                double lambda, struct model_terms *o)
 {
     struct flows f;
     double rho = 0, node_io, node_t, t_node = p->t_node;
@@ -234,11 +312,17 @@ int model_eval(enum model_variant v, const struct model_params *p,
         double t_place = p->t_place >= 0 ? p->t_place : t_node;
         double s_t = o->t_tc + t_place + (1 - c->h_t) * o->t_disk;
         double s_tx = p->bw_tnet > 0 ? f.piece_t / p->bw_tnet - o->t_tnet : 0;
+        /* the target's service varies by its disk's only (a miss, 1 -
+         * h_tc, pays the disk): Var = (1 - h) E(T^2) - ((1 - h) E(T))^2 */
+        double miss = 1 - c->h_t,
+               var = miss * o->t_disk2 - miss * miss * o->t_disk * o->t_disk;
+        double cs2 = s_t > 0 ? var / (s_t * s_t) : 1;
         double top;
 
         if (s_tx < 0)
             s_tx = 0;
-        top = model_iraid_throughput(c->nt, c->nt, s_t, s_tx, o->t_tnet, p->t_handoff);
+        o->cs2_t = cs2;
+        top = model_iraid_throughput_g(c->nt, c->nt, s_t, cs2, s_tx, o->t_tnet, p->t_handoff);
 
         o->iraid_fes = 1;
         if (f.lambda_i / top > rho)
@@ -248,8 +332,8 @@ int model_eval(enum model_variant v, const struct model_params *p,
             o->w_iraid = o->total = INFINITY;
             return 1;
         }
-        o->w_iraid = model_fes_residence(f.lambda_i, c->nt, c->nt, s_t, s_tx, o->t_tnet,
-                                         p->t_handoff);
+        o->w_iraid = model_fes_residence_g(f.lambda_i, c->nt, c->nt, s_t, cs2, s_tx, o->t_tnet,
+                                           p->t_handoff);
         /* what of the two nodes' 2 T_node is not inside the place is
          * the I/O node's, outside: W_node_io + T_node - T_place */
         o->w_node_io += t_node - t_place;
@@ -273,12 +357,28 @@ double model_saturation(enum model_variant v, const struct model_params *p,
                         const struct model_config *c)
 {
     struct model_terms t;
+    double lo = 0, hi, top;
 
-    /* Every utilisation is proportional to lambda: the busiest at rate 1
-     * gives the rate at which it reaches 1. */
-    if (model_eval(v, p, c, 1.0, &t) < 0)
+    /* Every utilisation of the servers is proportional to lambda: the
+     * busiest at rate 1 gives the rate at which it reaches 1. */
+    if (eval(v, p, c, 1.0, &t) < 0)
         return 0;
-    return t.rho_max > 0 ? 1.0 / t.rho_max : INFINITY;
+    top = t.rho_max > 0 ? 1.0 / t.rho_max : INFINITY;
+    if (v != MODEL_CORRECTED || !c->clients || !isfinite(top))
+        return top;
+    /* A client's utilisation lambda T_s(lambda) / clients rises with
+     * lambda and passes 1 before the servers saturate (T_s grows without
+     * bound there): bisection for the rate where it reaches 1. */
+    hi = top;
+    for (int i = 0; i < 100; i++) {
+        double mid = (lo + hi) / 2;
+
+        if (model_eval(v, p, c, mid, &t) == 0)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
 int model_splits(unsigned n, unsigned *nio_out, unsigned *nt_out, int max)

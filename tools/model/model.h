@@ -23,7 +23,10 @@
  *                    with n reads inside that of a closed network of Nt
  *                    targets (model_iraid_throughput) and of the I/O
  *                    node's receiving link, which all its targets'
- *                    pieces share.
+ *                    pieces share.  With clients, each client process
+ *                    is a queue in front of all that: it serves its
+ *                    requests one at a time (M/M/1 of service T_s,
+ *                    the servers' time, at lambda / clients).
  * The papers' variants reproduce the printed equations, including their
  * piece sizes L_ip/Nio and L_ir/Nt (see the man page's NOTES). */
 #ifndef IPVFS_MODEL_H
@@ -69,6 +72,10 @@ struct model_config {
     double size;        /* L_ip, bytes */
     double h_io;        /* h_ioc: hit ratio of an I/O node's cache */
     double h_t;         /* h_tc: hit ratio of a target's cache (iPVFS) */
+    unsigned clients;   /* corrected: the client processes issuing the
+                         * requests, each serving its own one at a time
+                         * in arrival order (the client library runs one
+                         * batch at a time); 0: none, open arrivals */
 };
 
 /* Every term, for the CSV and the tests.  Times in s. */
@@ -79,6 +86,9 @@ struct model_terms {
     double t_ionet, t_ioc, t_tnet, t_tc, t_disk, t_disk2;   /* service times, E(T^2) */
     double w_ionet, w_ioc, w_tnet, w_tc, w_node_io, w_node_t, w_disk, w_iraid;
     int iraid_fes;              /* corrected: the iRAID as a flow-equivalent server */
+    double cs2_t;               /* corrected: squared coefficient of variation of
+                                 * a target's service in it */
+    double w_client;            /* corrected, clients > 0: the wait in a client's queue */
     double rho_max;             /* the busiest queue's utilisation */
     double total;               /* T */
 };
@@ -104,7 +114,9 @@ double model_mg1(double mean, double second, double lambda);
 int model_eval(enum model_variant v, const struct model_params *p,
                const struct model_config *c, double lambda, struct model_terms *out);
 /* The rate at which the busiest queue reaches utilisation 1 (every
- * utilisation is linear in lambda); 0 on an invalid configuration. */
+ * utilisation is linear in lambda, but a client's: with clients, where
+ * lambda T_s(lambda) / clients reaches 1, found by bisection); 0 on an
+ * invalid configuration. */
 double model_saturation(enum model_variant v, const struct model_params *p,
                         const struct model_config *c);
 
@@ -117,12 +129,25 @@ double model_saturation(enum model_variant v, const struct model_params *p,
  * s_link and handoff 0: n / (s (1 + (n - 1) / k)). */
 double model_iraid_throughput(unsigned n, unsigned k, double s, double s_tx, double s_link,
                               double handoff);
+/* The same with a target's service of squared coefficient of variation
+ * cs2 (1: exponential, the function above): a read arriving at a busy
+ * target waits the residual s (1 + cs2) / 2 of the read in service
+ * (Reiser's approximation for FCFS stations in MVA). */
+double model_iraid_throughput_g(unsigned n, unsigned k, double s, double cs2, double s_tx,
+                                double s_link, double handoff);
 /* Mean residence time in a flow-equivalent server fed at rate lambda
  * whose service rate with n inside is model_iraid_throughput(min(n,
  * places), k, s, s_tx, s_link, h), h = handoff when n > places (reads
  * wait for a place) and 0 up to places; negative when saturated. */
 double model_fes_residence(double lambda, unsigned places, unsigned k, double s, double s_tx,
                            double s_link, double handoff);
+/* The same with model_iraid_throughput_g's cs2, and the wait for a place
+ * scaled by (1 + cs2c) / 2, cs2c the squared coefficient of variation of
+ * a place's cycle, cs2 s^2 / (s + s_tx + s_link + handoff)^2 (an M/G/c
+ * queue as M/M/c's, Allen-Cunneen; for one place and one target with no
+ * links, Pollaczek-Khinchine's M/G/1 exactly). */
+double model_fes_residence_g(double lambda, unsigned places, unsigned k, double s, double cs2,
+                             double s_tx, double s_link, double handoff);
 
 /* The splits of n nodes: every nio with nio (1 + nt) == n and nt >= 1
  * (iPVFS), in increasing nio.  Writes at most max into nio_out/nt_out and

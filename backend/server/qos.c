@@ -260,6 +260,7 @@ static void control_depth(struct qos_sched *s, uint64_t end, int busy)
                  (double)count_due(s->lower, end + s->window_us);
     double rt[QOS_MAX_CLASSES];
     int have = 0, all_met = 1, wait_miss = 0, grow;
+    uint32_t cap;
 
     if (X == 0) {
         /* nothing completed: stuck behind a slow store, or idle */
@@ -346,14 +347,17 @@ static void control_depth(struct qos_sched *s, uint64_t end, int busy)
      * have kept the bound), so the depth doubles */
     grow = wait_miss && s->max_outstanding >= L &&
            (s->xcap <= 0 || X * 100 < QOS_CAP_PCT * s->xcap);
+    /* past the least depth at which the store reached its capacity, more
+     * depth adds only latency (and a class that comes on waits behind it
+     * in the store), unless a bound needs it: a depth that growth reached
+     * stays while every bound holds without overload */
+    cap = s->lcap;
+    if (cap && !s->overloaded && all_met && L > cap)
+        cap = (uint32_t)L;
     if (grow)
         next = fmax(next, 2 * L);
-    /* past the least depth at which the store reached its capacity, more
-     * depth adds only latency (and a class that comes on waits behind
-     * it); that holds for an overloaded store only: below its capacity
-     * more depth costs no bound */
-    else if (s->lcap && s->overloaded)
-        next = fmin(next, s->lcap);
+    else if (cap)
+        next = fmin(next, cap);
     s->depth = next >= QOS_DEPTH_INF ? QOS_DEPTH_INF : next < 1 ? 1 : (uint32_t)next;
     /* that depth: lowered by a busy window at capacity, raised when a busy
      * window at it falls short (the store or the load changed) */

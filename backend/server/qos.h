@@ -66,9 +66,11 @@
  *   L = max(min L_RT_i, Lshort + 1), Lshort the greatest depth a busy
  *   window was seen to fall short of Xcap at (less would only deepen the
  *   overload);
- *   and overloaded, L is at most Lcap, the least depth at which a busy
- *   window reached QOS_CAP_PCT of Xcap (raised to L Xcap / X when a busy
- *   window at Lcap falls short): beyond it depth adds only latency;
+ *   and in every case L is at most Lcap, the least depth at which a
+ *   busy window reached QOS_CAP_PCT of Xcap (raised to L Xcap / X when a
+ *   busy window at Lcap falls short): beyond it depth adds only latency
+ *   (but see the growth rule below, and a depth it reached stays while
+ *   every bound holds without overload);
  *   otherwise each class proposes Lbar if L_RT_i > Lbar, L_RT_i if
  *   L_RT_i < L or Lmax >= L, else L; the new L is the least proposal
  *   (QOS_DEPTH_INF when no class with an SLO was served: no latency to

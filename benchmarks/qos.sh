@@ -11,7 +11,10 @@
 #   App1 (40 MB/s, 100 ms): 50 MB/s (QOS_APP1_RATE) on and off every
 #   DURATION/6 s
 #   App2 (20 MB/s, 300 ms): from 20 to 50 MB/s over the run
-# (QOS_SCALE=S, default 1: every rate divided by S, every latency bound
+# (QOS_APP2=FROM:TO, default 20:50: App2's ramp in the paper's MB/s;
+# QOS_APP1_RATE and QOS_APP2 below the store's rate give a run that is
+# mostly not overloaded, for the latency goal;
+# QOS_SCALE=S, default 1: every rate divided by S, every latency bound
 # multiplied by S, requests still 1 MiB; QOS_STORE=disk: instead of
 # --store-rate, every target an emulated disk, --emulate-disk st318452lw,
 # so the store has the internal parallelism of 2 disks behind RAID-0 and
@@ -41,6 +44,9 @@ case $duration in ''|*[!0-9]*) echo "qos.sh: --duration needs whole seconds" >&2
 [ "$duration" -ge 12 ] || { echo "qos.sh: --duration needs 12 s or more" >&2; exit 2; }
 build=$(cd "${1:-$srcdir/_build}" && pwd) || exit 2
 scale=${QOS_SCALE:-1} solo=${QOS_SOLO_S:-20} app1=${QOS_APP1_RATE:-50} store=${QOS_STORE:-rate}
+app2=${QOS_APP2:-20:50}
+case $app2 in *[!0-9:]*|:*|*:|*:*:*|[!0-9]*) echo "qos.sh: QOS_APP2 is FROM:TO in MB/s" >&2; exit 2 ;; esac
+case $app2 in *:*) ;; *) echo "qos.sh: QOS_APP2 is FROM:TO in MB/s" >&2; exit 2 ;; esac
 case $store in rate|disk) ;; *) echo "qos.sh: QOS_STORE is rate or disk" >&2; exit 2 ;; esac
 case $scale in ''|*[!0-9]*|0) echo "qos.sh: QOS_SCALE needs a whole number above 0" >&2; exit 2 ;; esac
 # the paper's figures, rates divided and latencies multiplied by the scale
@@ -49,9 +55,10 @@ case $scale in ''|*[!0-9]*|0) echo "qos.sh: QOS_SCALE needs a whole number above
 sc() { awk -v v="$1" -v m="$2" -v d="$3" 'BEGIN { printf "%g", v * m / d }'; }
 cap=$(sc 50 1 "$scale") r1=$(sc 40 1 "$scale") r2=$(sc 20 1 "$scale")
 l1=$(sc 100 "$scale" 1) l2=$(sc 300 "$scale" 1)
-i1=$(sc "$app1" 1 "$scale") i2a=$(sc 20 1 "$scale") i2b=$(sc 50 1 "$scale")
+i1=$(sc "$app1" 1 "$scale") i2a=$(sc "${app2%:*}" 1 "$scale") i2b=$(sc "${app2#*:}" 1 "$scale")
 name=qos
 [ "$app1" = 50 ] || name=qos-app1-$app1
+[ "$app2" = 20:50 ] || name=$name-app2-${app2/:/-}
 [ "$scale" = 1 ] || name=$name-scale$scale
 [ "$store" = rate ] || name=$name-disk
 store_opt=(--store-rate "$cap" --target-size 512M)
@@ -136,7 +143,7 @@ for pol in ("fifo", "dsfq", "two-level"):
 PYEOF
 cat "$out/$name.txt"
 {
-    echo "command: QOS_STORE=$store QOS_SCALE=$scale QOS_SOLO_S=$solo QOS_APP1_RATE=$app1 benchmarks/qos.sh --duration $duration${1:+ $1}"
+    echo "command: QOS_STORE=$store QOS_SCALE=$scale QOS_SOLO_S=$solo QOS_APP1_RATE=$app1 QOS_APP2=$app2 benchmarks/qos.sh --duration $duration${1:+ $1}"
     echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'), load before/after: $load0 / $load1 ($(nproc) CPUs, shared)"
 } >>"$out/$name.txt"
 

@@ -93,8 +93,11 @@
  * CAP presents one to an I/O node; the metadata rank checks permissions.
  * 9: QoS: QOS_CLASS names a connection's application class to an I/O
  * node, QOS_SET sets a class's SLO there, QOS_STATUS reports its
- * scheduler (struct ipvfs_qos_*). */
-#define IPVFS_PROTO_VERSION 9
+ * scheduler (struct ipvfs_qos_*).
+ * 10: struct ipvfs_qos_class_status grew max_kbps (the class internal's
+ * --qos-internal MAX); struct ipvfs_qos_status_rep's DSFQ credit counts
+ * requests (credit_mreq), no longer MB. */
+#define IPVFS_PROTO_VERSION 10
 #define IPVFS_SECRET_LEN    32
 #define IPVFS_NONCE_LEN     16
 #define IPVFS_PROOF_LEN     32   /* HMAC-SHA256 */
@@ -727,7 +730,7 @@ struct ipvfs_qos_status_rep {
     uint32_t queued;         /* requests waiting in the scheduler now */
     uint32_t overloaded;     /* the last window's verdict (two-level) */
     uint64_t window_ms;
-    int64_t credit_kb;       /* DSFQ credit left (two-level), 1000 bytes */
+    int64_t credit_mreq;     /* DSFQ credit left (two-level), 1/1000 requests */
     uint64_t refills;        /* credit refills on idleness since start */
     uint64_t windows;        /* windows closed since start */
 };
@@ -744,8 +747,9 @@ struct ipvfs_qos_class_status {
     uint64_t windows;        /* windows with an SLO and requests since start */
     uint64_t windows_met;    /* of them, the bound held */
     uint64_t requests;       /* completed since start */
+    uint64_t max_kbps;       /* the class internal: its MAX (0 unlimited); others 0 */
 };
-static_assert(sizeof(struct ipvfs_qos_class_status) == 136, "QoS class status is 136 bytes");
+static_assert(sizeof(struct ipvfs_qos_class_status) == 144, "QoS class status is 144 bytes");
 
 /* SHFP: MPI-IO shared file pointers, kept in the metadata rank's memory
  * (not durable: a restart forgets them, as it ends every open).  A pointer

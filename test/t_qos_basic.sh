@@ -60,7 +60,10 @@ ipvfs-ctl qos status --json | python3 -c '
 import json, sys
 c = {x["name"]: x for x in json.load(sys.stdin)["io_nodes"][0]["classes"]}
 assert c["fromfile"]["rate_mbps"] == 12 and c["fromfile"]["latency_ms"] == 250, c
-assert c["internal"]["rate_mbps"] == 2, c' || ipvfs_fail "the SLO file or --qos-internal not in qos status"
+assert c["internal"]["rate_mbps"] == 2 and c["internal"]["max_mbps"] == 20, c
+assert c["fromfile"]["max_mbps"] is None, c' || ipvfs_fail "the SLO file or --qos-internal not in qos status"
+ipvfs-ctl qos status | grep -Eq '^  internal +2:20 +- ' ||
+    ipvfs_fail "qos status does not show --qos-internal's MIN:MAX"
 refused "is the servers' rebuild and scrub" internal --rate 10 --latency 100
 
 ipvfs-ctl qos set app1 --rate 40 --latency 100 | grep -q 'class app1: 40 MB/s' ||
@@ -108,7 +111,7 @@ def status():
     n = struct.unpack_from("<I", b, 4)[0]
     out = {}
     for i in range(n):
-        rec = b[56 + 136 * i: 56 + 136 * (i + 1)]
+        rec = b[56 + 144 * i: 56 + 144 * (i + 1)]
         name = rec[:64].rstrip(b"\0").decode()
         out[name] = struct.unpack_from("<Q", rec, 64 + 8 * 5 + 8 + 16)[0]
     return out

@@ -195,37 +195,57 @@ static void test_edf_conforming(void **state)
     assert_string_equal(order, "BAAABBBB");
 }
 
-/* The credit: (10 + 40 + 20) MB per 1 s window moves down; the rest waits
- * above until the store idles (refill) or the window ends. */
+/* The credit counts requests, as many as the EDF depth (8 here): DSFQ
+ * chooses which requests enter EDF, EDF orders them.  B (16 MB/s, 300 ms)
+ * sends 12 requests of 1 MB at time 0, then A (32 MB/s, 100 ms) 12 (rates
+ * whose tags are exact in binary, so ties are ties).  Start tags in 1/32
+ * s: A k, B 2k (ties to the older: B's); EDF deadlines: A's 100 + 31.25 k
+ * ms, B's 300 + 62.5 k ms (conformance).  The first 8 by tag are B0 A0
+ * A1 B1 A2 A3 B2 A4 (5 A, 3 B), EDF starts them A first; the other 16 wait
+ * above, the credit spent, though EDF could take them.  The store serves
+ * one at a time: when it holds under 0.9 x 8 with EDF empty, the credit
+ * refills and the next 8 by tag come down (A5 B3 A6 A7 B4 A8 A9 B5), then
+ * the last 8.  Every request that enters EDF is DSFQ's choice, so the
+ * shares follow the rates 2:1 batch by batch.  A credit that did not bind
+ * (the paper's sum of the rates per window, 48 MB) would give EDF all 24
+ * at once, and EDF alone would start A's first 7 before any B:
+ * "AAAAAAABAABAABABBBBBBBBB". */
 static void test_credit(void **state)
 {
-    struct qos_req *started[QOS_DEPTH_INIT];
-    char order[128];
-    uint32_t b;
-    int done = 0;
+    struct qos_req *started[32], *r;
+    char order[32];
+    uint32_t a, b;
+    int n = 0;
 
     (void)state;
     qos_init(&sched, QOS_TWO_LEVEL, 1000);
-    add_class(&sched, "A", 40, 100);
-    b = add_class(&sched, "B", 20, 300);
-    for (int k = 0; k < 100; k++)
+    a = add_class(&sched, "A", 32, 100);
+    b = add_class(&sched, "B", 16, 300);
+    for (int k = 0; k < 12; k++)
         submit(&sched, k, b, MB, 0);
-    assert_int_equal(drain(&sched, 0, order, started), QOS_DEPTH_INIT);
-    assert_int_equal(sched.nlower, 70 - QOS_DEPTH_INIT);
-    assert_int_equal(sched.nupper, 30);
-    /* serve one at a time: no refill while EDF holds requests */
-    for (int t = 1; sched.nlower > 0; t++) {
-        qos_done(&sched, &reqs[done++], (uint64_t)t * MS);
-        assert_int_equal(drain(&sched, (uint64_t)t * MS, order, NULL), 1);
+    for (int k = 12; k < 24; k++)
+        submit(&sched, k, a, MB, 0);
+    n = drain(&sched, 0, order, started);
+    assert_int_equal(n, QOS_DEPTH_INIT);
+    assert_string_equal(order, "AAAAABBB");
+    /* the credit binds: 16 wait above, none in EDF */
+    assert_true(sched.credit <= 0);
+    assert_int_equal(sched.nupper, 16);
+    assert_int_equal(sched.nlower, 0);
+    /* the store completes one request each 10 ms, the oldest first */
+    for (int t = 1, done = 0; done < 24; t++) {
+        qos_done(&sched, started[done++], (uint64_t)t * 10 * MS);
+        while ((r = qos_next(&sched, (uint64_t)t * 10 * MS))) {
+            order[n] = sched.cls[r->cls].name[0];
+            started[n++] = r;
+        }
+        /* EDF never holds more than one credit's worth */
+        assert_true(sched.nlower + sched.outstanding <= 2 * QOS_DEPTH_INIT);
     }
-    assert_int_equal(sched.refills, 0);
-    assert_int_equal(sched.nupper, 30);
-    /* EDF empty, the store below 0.9 of its depth: idleness refills */
-    qos_done(&sched, &reqs[done++], 100 * MS);
-    assert_int_equal(drain(&sched, 100 * MS, order, NULL), 1);
-    assert_int_equal(sched.refills, 1);
-    assert_int_equal(sched.nupper, 0);
-    assert_int_equal(sched.nlower, 29);
+    order[n] = 0;
+    assert_int_equal(n, 24);
+    assert_string_equal(order, "AAAAABBBAAAAABBBAABBBBBB");
+    assert_int_equal(sched.refills, 2);
 }
 
 /* One window of the controller: n requests of class a arrive at the start,
@@ -264,6 +284,29 @@ static void backlog_window(uint32_t a, int base, int nsub, int nserve, uint64_t 
     qos_tick(&sched, t0 + 1000 * MS);
 }
 
+/* A window of a store that serves as many requests at once as the depth
+ * allows, all of them in service_ms: nsub requests of class a arrive at
+ * t0 (in reqs[500...]), then everything waiting is served. */
+static void depth_window(uint32_t a, int nsub, uint64_t t0, uint64_t service_ms)
+{
+    struct qos_req *in[QOS_DEPTH_INF];
+    uint64_t t = t0;
+    struct qos_req *r;
+    int nin;
+
+    for (int k = 0; k < nsub; k++)
+        submit(&sched, 500 + k, a, MB, t0);
+    do {
+        nin = 0;
+        while ((r = qos_next(&sched, t)))
+            in[nin++] = r;
+        t += service_ms * MS;
+        for (int k = 0; k < nin; k++)
+            qos_done(&sched, in[k], t);
+    } while (nin);
+    qos_tick(&sched, t0 + 1000 * MS);
+}
+
 static void test_controller(void **state)
 {
     uint32_t a;
@@ -279,7 +322,7 @@ static void test_controller(void **state)
     one_window(a, 4, 0, 10);
     assert_int_equal(sched.cls[a].last.met, 1);
     assert_true(fabs(sched.cls[a].last.p95_ms - 40) < 1e-3);
-    assert_true(fabs(sched.cls[a].last.edf_wait_ms - 15) < 1e-3);
+    assert_true(fabs(sched.cls[a].last.wait_ms - 15) < 1e-3);
     assert_int_equal(sched.overloaded, 0);
     assert_int_equal(sched.depth, 8);
     /* 8 requests of 30 ms: p95 240 ms (missed), mean wait 105 ms: E < 0,
@@ -308,11 +351,15 @@ static void test_controller(void **state)
     assert_int_equal(sched.depth, 1);
     /* 40 requests at once, 20 ms each, one at a time: p95 about 800 ms,
      * E < 0 so L_RT = 1; X = N = 40, Lmin = Lbar = 1: not overloaded, and
-     * with Lmax >= L the proposal is L_RT: depth 1.  Then 60 at once of
-     * which 40 are served: at the end N = 20 waiting + 60 arrived = 80 >
-     * X = 40, Lmin = 80 * 1 / 40 = 2 > L_RT: overloaded, infinite depth */
+     * with Lmax >= L the proposal is L_RT = 1; but A missed by waiting
+     * (the store took 20 ms, within the bound) at the full depth, with
+     * the store's capacity unknown: the depth doubles to 2.  Then 60 at
+     * once of which 40 are served: at the end N = 20 waiting + 60 arrived
+     * = 80 > X = 40, Lmin = 80 * 2 / 40 = 4 > L_RT: overloaded, infinite
+     * depth */
     one_window(a, 40, 5000 * MS, 20);
-    assert_int_equal(sched.depth, 1);
+    assert_int_equal(sched.overloaded, 0);
+    assert_int_equal(sched.depth, 2);
     for (int k = 0; k < 60; k++)
         submit(&sched, k, a, MB, 6000 * MS);
     for (int k = 0; k < 40; k++) {
@@ -345,6 +392,35 @@ static void test_controller(void **state)
     assert_int_equal(sched.lcap, 2);
     assert_int_equal(sched.overloaded, 1);
     assert_int_equal(sched.depth, 2);
+    /* the 40 left waiting served, as many at once as the depth allows:
+     * nothing left or due, so not overloaded; at capacity (41 of 40), so
+     * however long they waited the depth does not grow: L_RT = 1 */
+    depth_window(a, 0, 10000 * MS, 5);
+    assert_int_equal(sched.overloaded, 0);
+    assert_int_equal(sched.depth, 1);
+    /* not overloaded, far below the store's capacity: 8 requests at once,
+     * served one at a time (the depth), 30 ms each: p95 240 ms > 100,
+     * missed, though the store alone took 30 ms (within the bound): the
+     * depth made A wait, so it doubles; again at depth 2 (served 2 at a
+     * time, p95 120 ms, still missed): 4, past Lcap = 2, which bounds an
+     * overloaded store only (fifo, unbounded, would have met the bound; a
+     * controller that read the whole latency as the store's would keep or
+     * shrink the depth) */
+    depth_window(a, 8, 11000 * MS, 30);
+    assert_int_equal(sched.cls[a].last.met, 0);
+    assert_int_equal(sched.overloaded, 0);
+    assert_int_equal(sched.depth, 2);
+    depth_window(a, 8, 12000 * MS, 30);
+    assert_int_equal(sched.cls[a].last.met, 0);
+    assert_true(fabs(sched.cls[a].last.store_p95_ms - 30) < 1e-3);
+    assert_int_equal(sched.overloaded, 0);
+    assert_int_equal(sched.depth, 4);
+    /* the same with every bound kept (10 ms each: p95 40 ms): the depth
+     * does not shrink (L_RT would propose less, Lbar = L) */
+    one_window(a, 4, 13000 * MS, 10);
+    assert_int_equal(sched.cls[a].last.met, 1);
+    assert_int_equal(sched.overloaded, 0);
+    assert_int_equal(sched.depth, 4);
     /* no class with an SLO served: no latency to keep, infinite depth */
     qos_init(&sched, QOS_TWO_LEVEL, 1000);
     a = add_class(&sched, "A", 40, 100);

@@ -132,23 +132,28 @@ static void print_node(uint32_t io, uint32_t rank, const struct ipvfs_qos_status
     if (json) {
         printf("%s{\"io\":%u,\"rank\":%u,\"policy\":\"%s\",\"window_ms\":%llu,"
                "\"edf_depth\":%u,\"outstanding\":%u,\"queued\":%u,\"overloaded\":%s,"
-               "\"dsfq_credit_mb\":%.3f,\"refills\":%llu,\"windows\":%llu,\"classes\":[",
+               "\"dsfq_credit\":%.3f,\"refills\":%llu,\"windows\":%llu,\"classes\":[",
                first ? "" : ",", io, rank, policy, (unsigned long long)st->window_ms,
                st->depth, st->outstanding, st->queued, st->overloaded ? "true" : "false",
-               (double)st->credit_kb / 1000, (unsigned long long)st->refills,
+               (double)st->credit_mreq / 1000, (unsigned long long)st->refills,
                (unsigned long long)st->windows);
         for (uint32_t i = 0; i < st->nclasses; i++) {
             printf("%s{\"name\":", i ? "," : "");
             json_name(cs[i].name);
             printf(",\"rate_mbps\":%.3f,\"latency_ms\":%.3f,\"issue_mbps\":%.3f,"
                    "\"served_mbps\":%.3f,\"p95_ms\":%.3f,\"slo_met\":%s,\"queued\":%u,"
-                   "\"windows\":%llu,\"windows_met\":%llu,\"requests\":%llu}",
+                   "\"windows\":%llu,\"windows_met\":%llu,\"requests\":%llu,\"max_mbps\":",
                    (double)cs[i].rate_kbps / 1000, (double)cs[i].latency_us / 1000,
                    (double)cs[i].issue_kbps / 1000, (double)cs[i].served_kbps / 1000,
                    (double)cs[i].p95_us / 1000,
                    cs[i].met < 0 ? "null" : cs[i].met ? "true" : "false", cs[i].queued,
                    (unsigned long long)cs[i].windows, (unsigned long long)cs[i].windows_met,
                    (unsigned long long)cs[i].requests);
+            /* a rate without a bound: the class internal, MIN:MAX */
+            if (cs[i].rate_kbps && !cs[i].latency_us)
+                printf("%.3f}", (double)cs[i].max_kbps / 1000);
+            else
+                printf("null}");
         }
         printf("]}");
         return;
@@ -156,19 +161,22 @@ static void print_node(uint32_t io, uint32_t rank, const struct ipvfs_qos_status
     printf("I/O node %u (rank %u): %s, window %llu ms", io, rank, policy,
            (unsigned long long)st->window_ms);
     if (st->policy == 2)
-        printf(", EDF depth %u%s, DSFQ credit %.1f MB", st->depth,
-               st->overloaded ? " (overloaded)" : "", (double)st->credit_kb / 1000);
+        printf(", EDF depth %u%s, DSFQ credit %.1f requests", st->depth,
+               st->overloaded ? " (overloaded)" : "", (double)st->credit_mreq / 1000);
     printf(", %u in the store, %u waiting\n", st->outstanding, st->queued);
     printf("  %-24s %9s %9s %9s %9s %9s %-4s %s\n", "CLASS", "SLO MB/s", "SLO ms", "issue",
            "served", "p95 ms", "met", "windows met");
     for (uint32_t i = 0; i < st->nclasses; i++) {
-        char slo_rate[16] = "-", slo_lat[16] = "-";
+        char slo_rate[32] = "-", slo_lat[16] = "-";
 
-        if (cs[i].rate_kbps) {
+        if (cs[i].rate_kbps && cs[i].latency_us) {
             snprintf(slo_rate, sizeof(slo_rate), "%.1f", (double)cs[i].rate_kbps / 1000);
-            /* none for the class internal: a rate floor, no bound */
-            if (cs[i].latency_us)
-                snprintf(slo_lat, sizeof(slo_lat), "%.1f", (double)cs[i].latency_us / 1000);
+            snprintf(slo_lat, sizeof(slo_lat), "%.1f", (double)cs[i].latency_us / 1000);
+        } else if (cs[i].rate_kbps) {
+            /* the class internal: no bound, MIN:MAX as --qos-internal
+             * takes them (MAX 0: unlimited) */
+            snprintf(slo_rate, sizeof(slo_rate), "%g:%g", (double)cs[i].rate_kbps / 1000,
+                     (double)cs[i].max_kbps / 1000);
         }
         printf("  %-24s %9s %9s %9.1f %9.1f %9.1f %-4s %llu/%llu\n", cs[i].name, slo_rate,
                slo_lat, (double)cs[i].issue_kbps / 1000, (double)cs[i].served_kbps / 1000,

@@ -205,15 +205,19 @@ static uint64_t release_us(const struct qos_sched *s, struct qos_class *c, uint6
     return (uint64_t)fmax(base, t);
 }
 
-/* D when full: what the classes may move down in one window. */
+/* D when full, in requests: the EDF depth L (at least one request).
+ * The paper's D, the sum of the classes' rates over a window, is more
+ * than the store serves in a window whenever the SLOs add up to more
+ * than its capacity (the paper's own experiment: 60 MB/s on a 50 MB/s
+ * disk), so with every request in flight already below it never binds
+ * and EDF alone orders a saturated store: shares then follow deadlines,
+ * not rates.  Counted in the units that are in flight at the store, the
+ * credit lets DSFQ choose every request that enters EDF: EDF orders at
+ * most L of them while the store holds at most L, and shares follow the
+ * start tags (qos.h). */
 static double credit_full(const struct qos_sched *s)
 {
-    double sum = 0;
-
-    for (uint32_t i = 0; i < s->ncls; i++)
-        if (!s->internal || i != s->internal) /* paced, never queued here */
-            sum += weight(&s->cls[i]);
-    return sum * (double)s->window_us / 1e6;
+    return s->depth >= QOS_DEPTH_INF ? QOS_DEPTH_INF : s->depth ? s->depth : 1;
 }
 
 static int by_value(const void *a, const void *b)
@@ -223,16 +227,16 @@ static int by_value(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The 95th percentile (nearest rank) of c's samples; sorts them. */
-static double p95(struct qos_class *c)
+/* The 95th percentile (nearest rank) of n samples; sorts them. */
+static double p95(float *samples, uint32_t n)
 {
     uint32_t rank;
 
-    if (!c->nsamples)
+    if (!n)
         return 0;
-    qsort(c->samples, c->nsamples, sizeof(*c->samples), by_value);
-    rank = (uint32_t)ceil(0.95 * c->nsamples);
-    return c->samples[rank ? rank - 1 : 0];
+    qsort(samples, n, sizeof(*samples), by_value);
+    rank = (uint32_t)ceil(0.95 * n);
+    return samples[rank ? rank - 1 : 0];
 }
 
 /* Requests waiting whose deadline falls before due. */
@@ -255,7 +259,8 @@ static void control_depth(struct qos_sched *s, uint64_t end, int busy)
     double due = (double)s->outstanding + (double)count_due(s->upper, end + s->window_us) +
                  (double)count_due(s->lower, end + s->window_us);
     double rt[QOS_MAX_CLASSES];
-    int have = 0;
+    int have = 0, all_met = 1, wait_miss = 0, grow;
+    uint32_t cap;
 
     if (X == 0) {
         /* nothing completed: stuck behind a slow store, or idle */
@@ -273,7 +278,16 @@ static void control_depth(struct qos_sched *s, uint64_t end, int busy)
             due += (double)c->arrivals;
         rt[i] = -1;
         if (c->rate_mbps > 0 && c->last.p95_ms > 0) {
-            rt[i] = L * (c->latency_ms - c->last.edf_wait_ms) / c->last.p95_ms;
+            /* what the bound leaves after the wait above the store, over
+             * the store's own p95: the wait is what a deeper store
+             * shortens, so it must not count as the store's slowness */
+            rt[i] = c->last.store_p95_ms > 0
+                        ? L * (c->latency_ms - c->last.wait_ms) / c->last.store_p95_ms
+                        : QOS_DEPTH_INF;
+            all_met &= c->last.met == 1;
+            /* missed, though the store alone kept the bound: missed by
+             * waiting above the store */
+            wait_miss |= c->last.met == 0 && c->last.store_p95_ms <= c->latency_ms;
             if (rt[i] < 1)
                 rt[i] = 1;
             if (rt[i] < min_rt)
@@ -322,11 +336,28 @@ static void control_depth(struct qos_sched *s, uint64_t end, int busy)
                 cand = L;
             next = fmin(next, cand);
         }
+        /* every bound held without overload: the depth does not shrink
+         * (a shallower store only makes the later deadlines wait) */
+        if (all_met)
+            next = fmax(next, L);
     }
+    /* a bound missed by waiting above the store while the store is below
+     * its capacity (or it is unknown) and the depth was reached: the
+     * depth, not the store, made the class wait (fifo, unbounded, would
+     * have kept the bound), so the depth doubles */
+    grow = wait_miss && s->max_outstanding >= L &&
+           (s->xcap <= 0 || X * 100 < QOS_CAP_PCT * s->xcap);
     /* past the least depth at which the store reached its capacity, more
-     * depth adds only latency (and a class that comes on waits behind it) */
-    if (s->lcap)
-        next = fmin(next, s->lcap);
+     * depth adds only latency (and a class that comes on waits behind it
+     * in the store), unless a bound needs it: a depth that growth reached
+     * stays while every bound holds without overload */
+    cap = s->lcap;
+    if (cap && !s->overloaded && all_met && L > cap)
+        cap = (uint32_t)L;
+    if (grow)
+        next = fmax(next, 2 * L);
+    else if (cap)
+        next = fmin(next, cap);
     s->depth = next >= QOS_DEPTH_INF ? QOS_DEPTH_INF : next < 1 ? 1 : (uint32_t)next;
     /* that depth: lowered by a busy window at capacity, raised when a busy
      * window at it falls short (the store or the load changed) */
@@ -376,8 +407,9 @@ static void close_window(struct qos_sched *s, uint64_t end)
 
         w->issue_mbps = (double)c->issued_bytes / 1e6 / secs;
         w->served_mbps = (double)c->served_bytes / 1e6 / secs;
-        w->p95_ms = p95(c);
-        w->edf_wait_ms = c->waits ? c->wait_sum_ms / (double)c->waits : 0;
+        w->p95_ms = p95(c->samples, c->nsamples);
+        w->store_p95_ms = p95(c->store_samples, c->nsamples);
+        w->wait_ms = c->waits ? c->wait_sum_ms / (double)c->waits : 0;
         w->served = c->completions;
         w->met = c->rate_mbps > 0 && c->nsamples ? w->p95_ms <= c->latency_ms : -1;
         if (w->met >= 0) {
@@ -484,7 +516,7 @@ static void move_down(struct qos_sched *s, uint64_t now)
     while (s->upper && s->credit > 0) {
         struct qos_req *r = pick_dsfq(s);
 
-        s->credit -= (double)r->bytes / 1e6;
+        s->credit -= 1;
         r->where = QOS_LOWER;
         r->lower_us = now;
         r->next = s->lower;
@@ -553,7 +585,7 @@ struct qos_req *qos_next(struct qos_sched *s, uint64_t now)
         r = pick_edf(s);
         struct qos_class *c = &s->cls[r->cls];
 
-        c->wait_sum_ms += (double)(now - r->lower_us) / 1000;
+        c->wait_sum_ms += (double)(now - r->arrive_us) / 1000;
         c->waits++;
     } else {
         if (!s->upper || s->outstanding >= s->depth)
@@ -575,7 +607,9 @@ void qos_done(struct qos_sched *s, struct qos_req *r, uint64_t now)
     c->served_bytes += r->bytes;
     c->completions++;
     c->requests++;
-    if (c->nsamples < QOS_SAMPLES)
+    if (c->nsamples < QOS_SAMPLES) {
+        c->store_samples[c->nsamples] = (float)((double)(now - r->store_us) / 1000);
         c->samples[c->nsamples++] = (float)((double)(now - r->arrive_us) / 1000);
+    }
     r->where = 0;
 }

@@ -24,11 +24,17 @@
  *              files are striped evenly over every I/O node by default, so
  *              a class's service at each node is its global service over
  *              the number of nodes and the local tags need no broadcast.
- *   TWO_LEVEL  DSFQ above, whose depth is a credit D in MB: a request
- *              moves down while D > 0 and takes its size off D; D is
- *              refilled to the sum of the classes' t (times the window in
- *              seconds, at least one request) when the lower level
- *              reports idleness, or at the end of each window.  Below,
+ *   TWO_LEVEL  DSFQ above, whose depth is a credit D in requests: a
+ *              request moves down while D > 0 and takes one off D; D is
+ *              refilled to the EDF depth L when the lower level reports
+ *              idleness, or at the end of each window.  (The paper's D is
+ *              the sum of the classes' t per window, in MB: whenever the
+ *              SLOs add up to more than the store serves, as in its own
+ *              experiment, that never binds, every request moves down at
+ *              once and EDF alone orders a saturated store; counted in
+ *              the store's slots, DSFQ chooses every request that enters
+ *              EDF, so shares follow the rates and EDF orders at most L
+ *              at a time.)  Below,
  *              EDF (deadline = l after the request conforms to t, by a
  *              token bucket of l's worth, at most QOS_LEAD_BOUNDS
  *              largest bounds ahead of arrival) with one depth L for all
@@ -36,14 +42,17 @@
  *              (qos_window below, the paper's section 3.2.2).
  *
  * Idleness: the store holds fewer than 0.9 L requests (QOS_IDLE_PCT)
- * while requests wait above: the credit is refilled at once.
+ * and EDF none while requests wait above: the credit is refilled at once.
  *
  * The controller at the end of window k (X requests completed, L the
  * depth, Lmax the most requests in the store at once, N the requests
  * waiting or in the store or arrived this window, Ndue those whose
  * deadline falls before the end of the next window):
  *   per class i with samples: E_i = (l_i - MT_i) / T_i (MT_i its mean
- *   wait in EDF, T_i its p95), L_RT_i = L E_i;
+ *   wait in the scheduler, T_i the p95 of its time in the store alone:
+ *   the bound left after waiting over what the store takes; a wait that
+ *   a deeper store would shorten must not read as a slow store), L_RT_i
+ *   = L E_i;
  *   Lmin = Ndue L / X, Lbar = N L / X (capacity predicted from this one);
  *   overloaded when min L_RT_i < Lmin: if N <= X, L = max(min L_RT_i,
  *   Lmin); if N > X, the paper opens the depth (QOS_DEPTH_INF) to gain
@@ -57,13 +66,21 @@
  *   L = max(min L_RT_i, Lshort + 1), Lshort the greatest depth a busy
  *   window was seen to fall short of Xcap at (less would only deepen the
  *   overload);
- *   and in every case L is at most Lcap, the least depth at which a busy
- *   window reached QOS_CAP_PCT of Xcap (raised to L Xcap / X when a busy
- *   window at Lcap falls short): beyond it depth adds only latency;
+ *   and in every case L is at most Lcap, the least depth at which a
+ *   busy window reached QOS_CAP_PCT of Xcap (raised to L Xcap / X when a
+ *   busy window at Lcap falls short): beyond it depth adds only latency
+ *   (but see the growth rule below, and a depth it reached stays while
+ *   every bound holds without overload);
  *   otherwise each class proposes Lbar if L_RT_i > Lbar, L_RT_i if
  *   L_RT_i < L or Lmax >= L, else L; the new L is the least proposal
  *   (QOS_DEPTH_INF when no class with an SLO was served: no latency to
- *   keep).
+ *   keep), and at least L when every class kept its bound (a shallower
+ *   store would only make the later deadlines wait);
+ *   in every case, when a class missed its bound though its store p95
+ *   alone kept it (it missed by waiting), the depth was reached (Lmax >=
+ *   L) and the store is below QOS_CAP_PCT of Xcap (or Xcap unknown), the
+ *   depth, not the store, made it wait: L doubles (past Lcap: fifo,
+ *   unbounded, would have kept that bound).
  *   X = 0 with requests outstanding: overloaded, L = QOS_DEPTH_INF.
  *   L stays within [1, QOS_DEPTH_INF].
  *
@@ -114,7 +131,8 @@ struct qos_req {
 struct qos_window {
     double issue_mbps, served_mbps;
     double p95_ms;                    /* 0 without samples */
-    double edf_wait_ms;               /* mean wait in EDF */
+    double store_p95_ms;              /* of the time in the store alone */
+    double wait_ms;                   /* mean wait in the scheduler (both levels) */
     uint64_t served;                  /* requests completed */
     int met;                          /* 1 met, 0 missed, -1 no SLO or no samples */
 };
@@ -130,6 +148,7 @@ struct qos_class {
     uint64_t issued_bytes, served_bytes, arrivals, completions;
     uint32_t nsamples;
     float samples[QOS_SAMPLES];       /* latencies, ms */
+    float store_samples[QOS_SAMPLES]; /* of them, the time in the store */
     double wait_sum_ms;
     uint64_t waits;
     /* the last complete window, and since start */

@@ -231,7 +231,7 @@ static void handle_status(struct conn *c, const struct ipvfs_hdr *hdr, const uin
         .policy = (uint32_t)s->policy, .nclasses = s->ncls,
         .depth = s->depth == UINT32_MAX ? 0 : s->depth, .outstanding = s->outstanding,
         .queued = s->nupper + s->nlower, .overloaded = (uint32_t)s->overloaded,
-        .window_ms = s->window_us / 1000, .credit_kb = (int64_t)(s->credit * 1000),
+        .window_ms = s->window_us / 1000, .credit_mreq = (int64_t)(s->credit * 1000),
         .refills = s->refills, .windows = s->windows,
     };
     cs = (struct ipvfs_qos_class_status *)(rep + 1);
@@ -249,6 +249,8 @@ static void handle_status(struct conn *c, const struct ipvfs_hdr *hdr, const uin
         cs[i].windows = k->windows;
         cs[i].windows_met = k->windows_met;
         cs[i].requests = k->requests;
+        if (s->internal && i == s->internal)
+            cs[i].max_kbps = (uint64_t)(s->internal_max_mbps * 1000);
     }
     conn_reply(c, 0, rep, len);
 }

@@ -62,12 +62,7 @@ rate_bits=$(_hosts_rate_bits "$rate") || { echo "link-reads.sh: bad rate '$rate'
 hosts_require
 mkdir -p "$out" || exit 2
 
-shape() {
-    tc -n "${HOSTS_PREFIX}node1" qdisc replace dev eth0 root tbf rate "$rate" burst 4000 \
-        limit 4194304 || ipvfs_fail "tbf on node1's eth0"
-    tc -n "${HOSTS_PREFIX}sw" qdisc replace dev v1 root tbf rate "$rate" burst 4000 \
-        limit 4194304 || ipvfs_fail "tbf on node1's switch port"
-}
+shape() { hosts_shape node1 "$rate" 4000 4194304; }
 restart() {
     ipvfs_restart_cluster
     shape
@@ -105,14 +100,7 @@ mh_servers_on node1 node1:1,node2:1
 ipvfs_start_cluster 1 1 --no-bind
 shape
 ior -w >/dev/null
-hosts_exec node1 iperf3 -s -1 -D >/dev/null 2>&1 || ipvfs_fail "iperf3 server on node1"
-link_mbs=
-for _ in $(seq 50); do
-    link_mbs=$(hosts_exec node3 iperf3 -c "$(hosts_addr node1)" -R -t 3 -f M 2>/dev/null |
-        awk '/receiver/ { print $(NF - 2) }') && [ -n "$link_mbs" ] && break
-    sleep 0.1
-done
-[ -n "$link_mbs" ] || ipvfs_fail "iperf3 over node1's link gave nothing"
+link_mbs=$(hosts_iperf_mibs node1 node3) || exit 1
 csv=$out/link-reads.csv
 echo "round,phase,p50_ms,mean_ms,l1_hits,l1_misses" >"$csv"
 for r in $(seq 1 "$rounds"); do

@@ -53,15 +53,11 @@ configs=${MV_CONFIGS:-1x5 2x2 3x1}
 
 # shape HOST RATE: tbf both ways, or none
 shape() {
-    local ns=${HOSTS_PREFIX}$1 k=${1#node}
     if [ "$2" = none ]; then
         hosts_unshape "$1"
-        return 0
+    else
+        hosts_shape "$1" "$2" "$burst" "$limit"
     fi
-    tc -n "$ns" qdisc replace dev eth0 root tbf rate "$2" burst "$burst" limit "$limit" ||
-        ipvfs_fail "tbf on $1's eth0"
-    tc -n "${HOSTS_PREFIX}sw" qdisc replace dev "v$k" root tbf rate "$2" burst "$burst" \
-        limit "$limit" || ipvfs_fail "tbf on $1's switch port"
 }
 
 hosts_up 7

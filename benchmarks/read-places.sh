@@ -57,12 +57,7 @@ _hosts_rate_bits "$rate" >/dev/null || { echo "read-places.sh: bad rate '$rate'"
 hosts_require
 mkdir -p "$out" || exit 2
 
-shape() {
-    tc -n "${HOSTS_PREFIX}node1" qdisc replace dev eth0 root tbf rate "$rate" burst 4000 \
-        limit 4194304 || ipvfs_fail "tbf on node1's eth0"
-    tc -n "${HOSTS_PREFIX}sw" qdisc replace dev v1 root tbf rate "$rate" burst 4000 \
-        limit 4194304 || ipvfs_fail "tbf on node1's switch port"
-}
+shape() { hosts_shape node1 "$rate" 4000 4194304; }
 cli() {   # N PROG ARGS...: N client ranks on node3
     local n=$1
     shift
@@ -77,14 +72,7 @@ ipvfs_start_cluster 1 1 --no-bind --target-size 400M --cache-l1 0
 cli 2 "$b/benchmarks/ipvfs-ior" -f ipvfs:/places -b 128m -t 1m -w -k | grep -q '^RESULT' ||
     ipvfs_fail "writing the file"
 shape
-hosts_exec node1 iperf3 -s -1 -D >/dev/null 2>&1 || ipvfs_fail "iperf3 server on node1"
-link_mbs=
-for _ in $(seq 50); do
-    link_mbs=$(hosts_exec node3 iperf3 -c "$(hosts_addr node1)" -R -t 3 -f M 2>/dev/null |
-        awk '/receiver/ { print $(NF - 2) }') && [ -n "$link_mbs" ] && break
-    sleep 0.1
-done
-[ -n "$link_mbs" ] || ipvfs_fail "iperf3 over node1's link gave nothing"
+link_mbs=$(hosts_iperf_mibs node1 node3) || exit 1
 ipvfs_stop_cluster >/dev/null
 csv=$out/read-places-link.csv
 echo "places,offered_per_s,achieved_per_s,mean_ms,p50_ms,p95_ms" >"$csv"

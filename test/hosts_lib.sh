@@ -131,21 +131,45 @@ _hosts_rate_bits() {
     esac
 }
 
-# hosts_shape HOST RATE: shapes the host's link to RATE (tc's units:
-# 500kbit, 200mbit, 1gbit) both ways: tbf on its eth0 (what it sends) and
-# on the switch's vK (what it receives).  The bucket holds 10 ms of the
-# rate (16 KiB at least) and the queue 50 ms more, enough for one TCP
-# flow to keep the link full without a long burst above the rate.
+# hosts_shape HOST RATE [BURST LIMIT]: shapes the host's link to RATE
+# (tc's units: 500kbit, 200mbit, 1gbit) both ways: tbf on its eth0 (what
+# it sends) and on the switch's vK (what it receives).  By default the
+# bucket holds 10 ms of the rate (16 KiB at least) and the queue 50 ms
+# more, enough for one TCP flow to keep the link full without a long
+# burst above the rate.  BURST and LIMIT (bytes) set the bucket and the
+# queue instead: the benchmarks take a bucket of under three packets, so
+# that an idle link is no faster than its rate, and a queue that never
+# drops (benchmarks/model-validate-hosts.sh).
 hosts_shape() {
-    local host=${1:?hosts_shape HOST RATE} rate=${2:?hosts_shape HOST RATE} bits burst
+    local host=${1:?hosts_shape HOST RATE} rate=${2:?hosts_shape HOST RATE} bits burst queue
     _hosts_known "$host"
     bits=$(_hosts_rate_bits "$rate") || ipvfs_fail "bad rate '$rate' (e.g. 200mbit)"
-    burst=$((bits / 8 / 100))
-    ((burst >= 16384)) || burst=16384
+    if [ $# -ge 4 ]; then
+        burst=$3 queue=(limit "$4")
+    else
+        burst=$((bits / 8 / 100))
+        ((burst >= 16384)) || burst=16384
+        queue=(latency 50ms)
+    fi
     tc -n "$HOSTS_PREFIX$host" qdisc replace dev eth0 root tbf rate "$rate" burst "$burst" \
-        latency 50ms || ipvfs_fail "tbf on $host's eth0"
+        "${queue[@]}" || ipvfs_fail "tbf on $host's eth0"
     tc -n "${HOSTS_PREFIX}sw" qdisc replace dev "v${host#node}" root tbf rate "$rate" \
-        burst "$burst" latency 50ms || ipvfs_fail "tbf on the switch port of $host"
+        burst "$burst" "${queue[@]}" || ipvfs_fail "tbf on the switch port of $host"
+}
+
+# hosts_iperf_mibs FROM TO: MiB/s that iperf3 moves from host FROM to host
+# TO over 3 s (the limit beside a benchmark's figures); fails the run
+# when iperf3 gives nothing.
+hosts_iperf_mibs() {
+    local from=${1:?hosts_iperf_mibs FROM TO} to=${2:?hosts_iperf_mibs FROM TO} mibs='' i
+    hosts_exec "$from" iperf3 -s -1 -D >/dev/null 2>&1 || ipvfs_fail "iperf3 server on $from"
+    for ((i = 0; i < 50; i++)); do
+        mibs=$(hosts_exec "$to" iperf3 -c "$(hosts_addr "$from")" -R -t 3 -f M 2>/dev/null |
+            awk '/receiver/ { print $(NF - 2) }') && [ -n "$mibs" ] && break
+        sleep 0.1   # the daemon not listening yet
+    done
+    [ -n "$mibs" ] || ipvfs_fail "iperf3 from $from to $to gave nothing"
+    echo "$mibs"
 }
 
 # hosts_unshape HOST: the host's link at full speed again.

@@ -19,7 +19,8 @@
 # so that an idle link sends a 64 KiB piece no faster than its rate, and
 # a low-rate calibration sees what a loaded link gives), its queue
 # MVH_LIMIT bytes (default 4 MiB: no drop, the queue is the model's).
-# The servers run with --no-bind (the hosts share this machine's cores).
+# The servers run with --no-bind (the hosts share this machine's cores)
+# and --read-places 1 (the model's places).
 # Per configuration (MV_CONFIGS, default "1x5 2x2 3x1"), calibration
 # measures bw_net on the shaped links (the I/O node's: L1 hits of 4 and
 # 64 KiB; a target's: misses of 4 and 64 KiB) and the validation sweeps
@@ -63,7 +64,9 @@ shape() {
 hosts_up 7
 mh_servers_on node1 node1:1,node2:1,node3:1,node4:1,node5:1,node6:1
 MV_CLIENT_ON="$HOSTS_NETNS_SSH node7"
-MV_SERVER_ARGS=--no-bind
+# --read-places 1: ipvfs-model's corrected variant counts one READ place
+# per target, where auto would give each remote target two
+MV_SERVER_ARGS="--no-bind --read-places 1"
 MV_NAME=${MV_NAME:-model-hosts-io$io_rate-t$tgt_rate}
 MV_TITLE="hosts: I/O node links $io_rate, target links $tgt_rate"
 MV_IO_LINK_BPS=$io_bps MV_T_LINK_BPS=$tgt_bps

@@ -1,6 +1,7 @@
 #!/bin/bash
 # read-places.sh: random 64 KiB reads through I/O nodes on slow host links,
-# with `--read-places 1` (the default) against 2.  Needs root.
+# with `--read-places 1` against 2 (what auto gives a target on another
+# host, as here).  Needs root.
 #
 #   benchmarks/read-places.sh [--rate RATE] [--loads "R1 R2 ..."] [--out DIR] [BUILDDIR]
 #

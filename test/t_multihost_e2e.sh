@@ -51,6 +51,11 @@ for first in (0, 3):
 ' || ipvfs_fail "status across hosts is wrong: $(cat "$IPVFS_CLUSTER_DIR/status.json")"
 grep -q '127\.0\.0\.1' "$IPVFS_MAP" && ipvfs_fail "the map names 127.0.0.1: $(cat "$IPVFS_MAP")"
 echo "ranks listen on their hosts' addresses; status names hosts and cores"
+# --read-places auto: targets on their I/O node's host get one READ place each
+for io in 0 1; do
+    ipvfs_logs | grep -q "I/O node $io: RAID-0 .*, 2 READs in the store at once" ||
+        ipvfs_fail "I/O node $io did not take 1 READ place for each of its 2 local targets"
+done
 
 e2e_run 240 e2e_io ipvfs:/mh/io --nio 2 || ipvfs_fail "e2e_io across hosts"
 echo "e2e_io passed on clients node3+node4"

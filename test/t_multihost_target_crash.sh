@@ -36,6 +36,10 @@ MH_SERVER_FLAGS=-disable-auto-cleanup mh_servers_on node1 node1:1,node2:1,node3:
 mh_clients_on node5 node5:2
 ipvfs_start_cluster 1 3 --target-size 256M --no-bind
 status_check 'assert vol["level"] == 5 and vol["missing"] == 0, vol' || ipvfs_fail "not RAID-5"
+# --read-places auto: every target is on another host than its I/O node,
+# so each gets two READ places
+ipvfs_logs | grep -q 'I/O node 0: RAID-5 .*, 6 READs in the store at once' ||
+    ipvfs_fail "the I/O node did not take 2 READ places for each of its 3 remote targets"
 
 writer_start /tc
 hosts_crash node3

@@ -45,7 +45,22 @@ static void test_defaults(void **state)
     assert_int_equal(o.log_size, 16ull << 20);
     assert_int_equal(o.no_bind, 0);
     assert_int_equal(o.cache_l1, 64ull << 20);
-    assert_int_equal(o.read_places, 1);
+    assert_int_equal(o.read_places, 0); /* auto */
+}
+
+/* --read-places: auto (0) or 1 to 16; the last one given counts. */
+static void test_read_places(void **state)
+{
+    static const char *const two[] = { "--data", "/d", "--read-places", "2", NULL };
+    static const char *const back[] = { "--data", "/d", "--read-places", "16", "--read-places",
+                                        "auto", NULL };
+    struct server_opts o;
+
+    (void)state;
+    assert_int_equal(parse(&o, two), 0);
+    assert_int_equal(o.read_places, 2);
+    assert_int_equal(parse(&o, back), 0);
+    assert_int_equal(o.read_places, 0);
 }
 
 static void test_all_options(void **state)
@@ -228,6 +243,7 @@ static void test_errors(void **state)
         (const char *const[]){ "--data", "/d", "--read-places", "0", NULL },
         (const char *const[]){ "--data", "/d", "--read-places", "17", NULL },
         (const char *const[]){ "--data", "/d", "--read-places", "two", NULL },
+        (const char *const[]){ "--data", "/d", "--read-places", "Auto", NULL },
         (const char *const[]){ "--data", "/d", "--member", "0:2", NULL },
         (const char *const[]){ "--data", "/d", "--member", "x:0=iscsi://h/i/0", NULL },
         (const char *const[]){ "--data", "/d", "--member", "0:0=http://h/i/0", NULL },
@@ -289,6 +305,7 @@ int main(void)
         cmocka_unit_test(test_members),
         cmocka_unit_test(test_help),
         cmocka_unit_test(test_qos_options),
+        cmocka_unit_test(test_read_places),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

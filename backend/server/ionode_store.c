@@ -54,6 +54,29 @@ static int member_urls(struct server *srv, char (*urls)[512], const char **url_p
     return 0;
 }
 
+/* READ places of the store (srv->reads.places): --read-places per
+ * member, or auto: one READ per target at once keeps every member busy
+ * while the target is on this host, and the rest wait and are ordered;
+ * a member elsewhere (another host's target rank, an external LUN) gets
+ * two, because a READ holds its place while its data crosses the link
+ * and the target's disk would idle meanwhile: the second READ's disk
+ * time overlaps that transfer (doc/launching.md, --read-places). */
+static uint32_t read_places(const struct server *srv)
+{
+    uint32_t nt = srv->opts.nt, first = srv->io_index * (1 + nt) + 1, places = 0;
+
+    if (srv->opts.read_places)
+        return (nt ? nt : 1) * srv->opts.read_places;
+    for (uint32_t k = 0; k < nt; k++) {
+        const char *host = srv->map.ranks[first + k].host;
+        int here = !server_member_url(&srv->opts, srv->io_index, k) &&
+                   strcmp(host, srv->host) == 0;
+
+        places += here ? 1 : 2;
+    }
+    return places ? places : 1;
+}
+
 void ionode_trace_close(struct server *srv)
 {
     if (srv->ds)
@@ -176,13 +199,7 @@ int ionode_open(struct server *srv)
     if ((rc = setup_readahead(srv)) < 0 || (rc = trace_open(srv)) < 0 ||
         (rc = qos_svc_open(srv)) < 0)
         goto close_store;
-    /* one READ per target at once (--read-places 1) keeps every member
-     * busy while the targets are near; more wait and are ordered.  Over a
-     * slow link a READ holds its place while its data crosses the link,
-     * and the target's disk idles meanwhile: a second place per target
-     * lets the next READ's disk time overlap that transfer. */
-    srv->reads = (struct read_order){ .places = (nt ? nt : 1) * srv->opts.read_places,
-                                      .nclients = 1,
+    srv->reads = (struct read_order){ .places = read_places(srv), .nclients = 1,
                                       .hash_next = srv->io_index,
                                       .rng = ((uint64_t)srv->rank + 1) * 0x9E3779B97F4A7C15ull };
     log_info("I/O node %u: RAID-%d volume of %llu MiB over %u targets, L1 cache %llu MiB, "

@@ -96,10 +96,10 @@ const char *server_usage(void)
            "  --readahead SIZE      sequential read-ahead window of each I/O node, per\n"
            "                        stream, into the L1 (default 4M, 0 = off, at most 1G;\n"
            "                        nothing without an L1)\n"
-           "  --read-places N       READs each I/O node lets into its store at once, per\n"
-           "                        target (default 1, at most 16; 2 overlaps a target's\n"
-           "                        disk with the transfer of the READ before over a\n"
-           "                        slow link)\n"
+           "  --read-places N|auto  READs each I/O node lets into its store at once, per\n"
+           "                        target, 1 to 16 (default auto: 1 for a target on the\n"
+           "                        I/O node's host, 2 for one elsewhere, whose disk\n"
+           "                        then works while the READ before crosses the link)\n"
            "  --cache-l2 SIZE       each target rank's cache of 64 KiB blocks (uCache's\n"
            "                        L2, write-through; default 0 = off; with it the\n"
            "                        LUN file is opened with O_DIRECT)\n"
@@ -411,8 +411,15 @@ static int apply_opt(int c, const char *arg, struct server_opts *o, char *err, s
         return parse_bytes("readahead", arg, 0, IPVFS_MAX_READAHEAD, 1, &o->readahead, err,
                            errlen);
     case OPT_READ_PLACES:
-        return parse_count("read-places", arg, 1, SERVER_MAX_READ_PLACES, &o->read_places, err,
-                           errlen);
+        if (strcmp(arg, "auto") == 0) {
+            o->read_places = 0;
+            return 0;
+        }
+        if (parse_count("read-places", arg, 1, SERVER_MAX_READ_PLACES, &o->read_places, err,
+                        errlen) < 0)
+            return fail(err, errlen, "--read-places: '%s' is neither auto nor a number from 1 "
+                        "to %u", arg, SERVER_MAX_READ_PLACES);
+        return 0;
     case OPT_TRACE:
         return copy_string("trace", arg, o->trace_path, sizeof(o->trace_path) - 16, err, errlen);
     case OPT_QOS:
@@ -455,7 +462,7 @@ static void set_defaults(struct server_opts *o)
     o->log_size = SERVER_DEFAULT_LOG_SIZE;
     o->cache_l1 = SERVER_DEFAULT_CACHE_L1;
     o->readahead = SERVER_DEFAULT_READAHEAD;
-    o->read_places = 1;
+    o->read_places = 0; /* auto */
     o->cap_lifetime_s = SERVER_DEFAULT_CAP_LIFETIME_S;
     strcpy(o->qos, "fifo");
     o->qos_window_ms = 1000;

@@ -49,7 +49,8 @@ struct server_opts {
     int start_dirty_degraded; /* --start-dirty-degraded: see struct iraid_config */
     uint64_t cache_l1;       /* --cache-l1: bytes, 0 = off */
     uint64_t readahead;      /* --readahead: window limit in bytes, 0 = off */
-    uint32_t read_places;    /* --read-places: READs in the store at once, per target */
+    uint32_t read_places;    /* --read-places: READs in the store at once, per
+                              * target; 0 = auto (ionode_store.c) */
     uint64_t cache_l2;       /* --cache-l2: bytes per target rank, 0 = off */
     char cache_l2_policy[16]; /* --cache-l2-policy; "" = the target's default */
     char trace_path[1024];   /* --trace: I/O node N writes TRACE.ioN; "" = none */

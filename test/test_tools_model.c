@@ -266,6 +266,36 @@ static void test_model_corrected_shaped_link(void **state)
     CLOSE(model_saturation(MODEL_CORRECTED, &p, &c), 451.5800, 1e-6);
 }
 
+/* --read-places: two READ places per target (what ipvfs-server's auto
+ * gives a target on another host).  3 x (1 + 1) over 5e6 B/s links as
+ * below, s = 7.216092 ms at the target (cs2 0.073268), s_l = 13.1072 ms
+ * on the I/O node's receiving link; MVA of two reads over the target
+ * and the link:
+ *   j 1: R_t 7.216092, R_l 13.107200 ms, X 49.204627/s
+ *   j 2: R_t = s (1 + 0.355064) - 0.355064 s (1 - cs2) / 2 = 8.591046,
+ *        R_l = 13.1072 (1 + 0.644936) = 21.560491 ms, X 66.331611/s
+ * below the sending link's 76.29/s: 3 I/O nodes saturate at
+ * 198.994832/s, against 147.6139/s with one place (0 and 1 alike). */
+static void test_model_read_places(void **state)
+{
+    struct model_params p;
+    struct model_config c = { .nio = 3, .nt = 1, .size = 65536 };
+
+    (void)state;
+    model_params_paper(&p);
+    p.bw_net = 5e6;
+    CLOSE(model_saturation(MODEL_CORRECTED, &p, &c), 147.6139, 1e-6);
+    c.read_places = 1;
+    CLOSE(model_saturation(MODEL_CORRECTED, &p, &c), 147.6139, 1e-6);
+    c.read_places = 2;
+    CLOSE(model_saturation(MODEL_CORRECTED, &p, &c), 198.994832, 1e-6);
+    /* the papers' variants have no places */
+    c.read_places = 1;
+    double lcn = model_saturation(MODEL_LCN2005, &p, &c);
+    c.read_places = 2;
+    CLOSE(model_saturation(MODEL_LCN2005, &p, &c), lcn, 1e-12);
+}
+
 /* Which link is slow decides the best split of 6 nodes (T_node 0, h 0,
  * the papers' disk and memory, s = 7.216092 ms at a target as above).
  * I/O nodes' links 5e6 B/s, targets' the same (bw_tnet 0): 3 x (1 + 1)
@@ -432,6 +462,7 @@ int main(void)
         cmocka_unit_test(test_model_general_service),
         cmocka_unit_test(test_model_corrected_shaped_link),
         cmocka_unit_test(test_model_corrected_best_split_follows_links),
+        cmocka_unit_test(test_model_read_places),
         cmocka_unit_test(test_model_corrected_place_time),
         cmocka_unit_test(test_model_client_queue),
         cmocka_unit_test(test_model_splits_and_bad_input),

@@ -22,7 +22,7 @@
 struct opts {
     enum model_variant variant;
     struct model_params p;
-    unsigned nodes, nio, clients;
+    unsigned nodes, nio, clients, read_places;
     double size;
     double h_io, h_t, h_pvfs;
     double rate_min, rate_max;   /* rate_max 0: up to the higher saturation */
@@ -46,6 +46,8 @@ static int usage(void)
           "  --hits FILE       the three hit ratios from ipvfs-cachesim --json output\n"
           "  --clients P       corrected: P client processes, each serving its requests\n"
           "                    one at a time (default 0: open arrivals)\n"
+          "  --read-places N   corrected: READ places per target at an I/O node, as\n"
+          "                    ipvfs-server --read-places (1 to 16, default 1)\n"
           "  --net-bw MB/S     network bandwidth BW_net, decimal MB/s (default 75)\n"
           "  --cache-bw MB/S   memory bandwidth BW_cache, decimal MB/s (default 500)\n"
           "  --node-time MS    node processing time T_node, ms (default 0)\n"
@@ -216,6 +218,11 @@ static int set_option(struct opts *o, int c, const char *arg, const char *name)
             return bad(name, arg, "a whole number from 0 to 100000");
         o->clients = (unsigned)v;
         return 0;
+    case 'L':
+        if (v < 1 || v > 16 || v != floor(v))
+            return bad(name, arg, "a whole number from 1 to 16");
+        o->read_places = (unsigned)v;
+        return 0;
     case 'N': case 'I': case 'K':
         if (v < 1 || v > 100000 || v != floor(v))
             return bad(name, arg, "a whole number from 1 to 100000");
@@ -245,7 +252,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         { "variant", 1, NULL, 'V' }, { "nodes", 1, NULL, 'N' }, { "io-nodes", 1, NULL, 'I' },
         { "size", 1, NULL, 'z' }, { "stripe", 1, NULL, 'B' }, { "hit-io", 1, NULL, '1' },
         { "hit-target", 1, NULL, '2' }, { "hit-pvfs", 1, NULL, '3' }, { "hits", 1, NULL, 'H' },
-        { "clients", 1, NULL, 'C' },
+        { "clients", 1, NULL, 'C' }, { "read-places", 1, NULL, 'L' },
         { "net-bw", 1, NULL, 'n' }, { "cache-bw", 1, NULL, 'm' }, { "node-time", 1, NULL, 't' },
         { "disk", 1, NULL, 'D' }, { "params", 1, NULL, 'P' }, { "rate-min", 1, NULL, 'a' },
         { "rate-max", 1, NULL, 'b' }, { "rate-steps", 1, NULL, 'K' }, { "splits", 0, NULL, 's' },
@@ -288,7 +295,8 @@ static struct model_config config(const struct opts *o, unsigned nio, unsigned n
         return (struct model_config){ .nio = nio, .nt = 0, .size = o->size, .h_io = o->h_pvfs,
                                       .clients = o->clients };
     return (struct model_config){ .nio = nio, .nt = nt, .size = o->size, .h_io = o->h_io,
-                                  .h_t = o->h_t, .clients = o->clients };
+                                  .h_t = o->h_t, .clients = o->clients,
+                                  .read_places = o->read_places };
 }
 
 /* T in ms, or an empty field (CSV) / "sat" (table) past saturation. */

@@ -301,7 +301,8 @@ static int eval(enum model_variant v, const struct model_params *p, const struct
     o->w_disk = model_mg1(o->t_disk, o->t_disk2, f.lambda_ij);
     if (v == MODEL_CORRECTED && ipvfs && f.p_ij * c->nt <= 1.0 + 1e-9) {
         /* The I/O node admits Nt reads into its iRAID at once (ionode.c's
-         * places): a request holds its place through the target's
+         * places; N Nt with --read-places N): a request holds its place
+         * through the target's
          * cache, processing and disk, then the network back to the I/O
          * node.  The target's sending link pipelines with the I/O node's
          * receiving link, which all Nt targets share: one queue of
@@ -317,12 +318,14 @@ static int eval(enum model_variant v, const struct model_params *p, const struct
         double miss = 1 - c->h_t,
                var = miss * o->t_disk2 - miss * miss * o->t_disk * o->t_disk;
         double cs2 = s_t > 0 ? var / (s_t * s_t) : 1;
+        /* --read-places N: N reads per target hold places at once */
+        unsigned places = c->nt * (c->read_places > 1 ? c->read_places : 1);
         double top;
 
         if (s_tx < 0)
             s_tx = 0;
         o->cs2_t = cs2;
-        top = model_iraid_throughput_g(c->nt, c->nt, s_t, cs2, s_tx, o->t_tnet, p->t_handoff);
+        top = model_iraid_throughput_g(places, c->nt, s_t, cs2, s_tx, o->t_tnet, p->t_handoff);
 
         o->iraid_fes = 1;
         if (f.lambda_i / top > rho)
@@ -332,7 +335,7 @@ static int eval(enum model_variant v, const struct model_params *p, const struct
             o->w_iraid = o->total = INFINITY;
             return 1;
         }
-        o->w_iraid = model_fes_residence_g(f.lambda_i, c->nt, c->nt, s_t, cs2, s_tx, o->t_tnet,
+        o->w_iraid = model_fes_residence_g(f.lambda_i, places, c->nt, s_t, cs2, s_tx, o->t_tnet,
                                            p->t_handoff);
         /* what of the two nodes' 2 T_node is not inside the place is
          * the I/O node's, outside: W_node_io + T_node - T_place */

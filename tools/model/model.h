@@ -76,6 +76,9 @@ struct model_config {
                          * requests, each serving its own one at a time
                          * in arrival order (the client library runs one
                          * batch at a time); 0: none, open arrivals */
+    unsigned read_places; /* corrected: READ places per target at an I/O
+                           * node (ipvfs-server --read-places; auto gives
+                           * a target on another host 2); 0 or 1: one */
 };
 
 /* Every term, for the CSV and the tests.  Times in s. */

@@ -1,0 +1,108 @@
+#!/bin/bash
+# client-queue.sh: how many nonblocking reads one client process gets to
+# the servers at once.  The client library runs one batch of requests
+# per process at a time (adio/client/xfer.c: only the head of the
+# client's queue runs), so a rank's second MPI_File_iread_at leaves only
+# once its first is answered; this measures what that costs, for the
+# change that lifts it to be measured against.
+#
+#   benchmarks/client-queue.sh [--loads "R1 R2 ..."] [--out DIR] [BUILDDIR]
+#
+# One host: 1 I/O node x 2 targets, the targets' LUNs on the emulated
+# disk (--emulate-disk st318452lw: one io at a time, ~6 ms a 64 KiB
+# read), the L1 off, so that the servers' capacity is the two disks'
+# (about 2 / 5.8 ms = 345 reads/s, printed from the targets' logs).  A
+# 128 MiB file, then per load (default "120 240 360" reads/s in all) and
+# per client count (1 and 4 ranks, alternating), ipvfs-openload for 5 s
+# (1 s warm-up) at random 64 KiB-aligned offsets, each on a cluster of
+# its own.  Output in DIR (default benchmarks/results): client-queue.csv
+# (ranks,offered_per_s,achieved_per_s,mean_ms,p95_ms,inflight_max),
+# client-queue.txt (the command, date, load, the table, the disks' mean
+# service and the capacity it gives) and client-queue.png.
+set -u
+src=$(cd "$(dirname "$0")/.." && pwd)
+loads="120 240 360" out=$src/benchmarks/results
+usage="usage: client-queue.sh [--loads \"R1 R2 ...\"] [--out DIR] [BUILDDIR]"
+while [ $# -gt 0 ]; do
+    case $1 in
+    --loads) loads=${2:?--loads needs rates}; shift 2 ;;
+    --out) out=${2:?--out needs a directory}; shift 2 ;;
+    -*) echo "client-queue.sh: unknown option $1 ($usage)" >&2; exit 2 ;;
+    *) break ;;
+    esac
+done
+for l in $loads; do
+    case $l in ''|*[!0-9]*|0) echo "client-queue.sh: --loads: '$l' is not a rate above 0" >&2; exit 2 ;; esac
+done
+cmd="benchmarks/client-queue.sh --loads \"$loads\" $*"
+IPVFS_SRCDIR=$src
+IPVFS_BUILDDIR=$(cd "${1:-$src/_build}" && pwd) || exit 2
+export IPVFS_SRCDIR IPVFS_BUILDDIR
+b=$IPVFS_BUILDDIR romio=$IPVFS_BUILDDIR/adio/libipvfs-romio.so
+for f in "$romio" "$b/benchmarks/ipvfs-ior" "$b/benchmarks/ipvfs-openload"; do
+    [ -e "$f" ] || { echo "client-queue.sh: $f is not built" >&2; exit 2; }
+done
+. "$src/test/lib.sh" || exit 1
+mkdir -p "$out" || exit 2
+field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$2"; }
+start() {
+    ipvfs_start_cluster 1 2 --target-size 200M --cache-l1 0 --emulate-disk st318452lw
+}
+
+start
+mpiexec -n 2 env LD_PRELOAD="$romio" "$b/benchmarks/ipvfs-ior" -f ipvfs:/cq -b 64m -t 1m -w -k \
+    2>&1 | grep -q '^RESULT' || ipvfs_fail "writing the file"
+ipvfs_stop_cluster >/dev/null
+csv=$out/client-queue.csv
+echo "ranks,offered_per_s,achieved_per_s,mean_ms,p95_ms,inflight_max" >"$csv"
+for l in $loads; do
+    for n in 1 4; do
+        start
+        res=$(mpiexec -n "$n" env LD_PRELOAD="$romio" "$b/benchmarks/ipvfs-openload" -f ipvfs:/cq \
+            -s 64K -r "$l" -t 5 -W 1 -x "$l" 2>&1 | grep '^RESULT') ||
+            ipvfs_fail "ipvfs-openload at $l/s from $n ranks"
+        row=$n
+        for f in offered_per_s achieved_per_s mean_ms p95_ms inflight_max; do
+            row="$row,$(field $f "$res")"
+        done
+        echo "$row" >>"$csv"
+        ipvfs_stop_cluster >/dev/null
+    done
+done
+
+# the disks' mean service time over every run (each target logs it at stop)
+svc=$(ipvfs_logs | sed -n 's/.*emulated disk st318452lw: \([0-9]*\) ios, service mean \([0-9.]*\) ms.*/\1 \2/p' |
+    awk '{ n += $1; s += $1 * $2 } END { if (n) printf "%.3f", s / n }')
+cap=$(awk -v s="$svc" 'BEGIN { if (s > 0) printf "%.0f", 2000 / s }')
+best() { awk -F, -v n="$1" '$1 == n && $3 > m { m = $3 } END { print m + 0 }' "$csv"; }
+{
+    echo "# $(date -u '+%F %H:%M') UTC, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "# command: $cmd"
+    echo "# build: $b; 1 I/O node x 2 targets, emulated disks, L1 off, 64 KiB random reads"
+    echo "# the disks: mean service ${svc:-?} ms, so the servers' capacity is about ${cap:-?} reads/s"
+    column -t -s, "$csv"
+    echo "highest achieved: 1 rank $(best 1)/s, 4 ranks $(best 4)/s (servers ${cap:-?}/s)"
+} | tee "$out/client-queue.txt"
+if command -v gnuplot >/dev/null; then
+    for n in 1 4; do
+        awk -F, -v n="$n" '$1 == n { print $2, $3, $4 }' "$csv" >"$IPVFS_CLUSTER_DIR/r$n.dat"
+    done
+    gnuplot <<GP || echo "client-queue.sh: gnuplot failed" >&2
+set terminal png size 900,420
+set output "$out/client-queue.png"
+set multiplot layout 1,2 title "nonblocking 64 KiB reads from 1 and 4 client processes (1 x 2, emulated disks, L1 off)"
+set key top left
+set xlabel "offered reads/s"
+set ylabel "achieved reads/s"
+set yrange [0:*]
+plot "$IPVFS_CLUSTER_DIR/r1.dat" using 1:2 with linespoints title "1 rank", \
+     "$IPVFS_CLUSTER_DIR/r4.dat" using 1:2 with linespoints title "4 ranks", \
+     ${cap:-0} with lines dt 2 title "servers (2 disks)"
+set ylabel "mean response ms"
+set logscale y
+set yrange [*:*]
+plot "$IPVFS_CLUSTER_DIR/r1.dat" using 1:3 with linespoints title "1 rank", \
+     "$IPVFS_CLUSTER_DIR/r4.dat" using 1:3 with linespoints title "4 ranks"
+unset multiplot
+GP
+fi

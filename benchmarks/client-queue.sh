@@ -43,6 +43,7 @@ for f in "$romio" "$b/benchmarks/ipvfs-ior" "$b/benchmarks/ipvfs-openload"; do
     [ -e "$f" ] || { echo "client-queue.sh: $f is not built" >&2; exit 2; }
 done
 . "$src/test/lib.sh" || exit 1
+. "$src/benchmarks/sweep_plot.sh" || exit 1
 mkdir -p "$out" || exit 2
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$2"; }
 start() {
@@ -74,35 +75,14 @@ done
 svc=$(ipvfs_logs | sed -n 's/.*emulated disk st318452lw: \([0-9]*\) ios, service mean \([0-9.]*\) ms.*/\1 \2/p' |
     awk '{ n += $1; s += $1 * $2 } END { if (n) printf "%.3f", s / n }')
 cap=$(awk -v s="$svc" 'BEGIN { if (s > 0) printf "%.0f", 2000 / s }')
-best() { awk -F, -v n="$1" '$1 == n && $3 > m { m = $3 } END { print m + 0 }' "$csv"; }
 {
     echo "# $(date -u '+%F %H:%M') UTC, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "# command: $cmd"
     echo "# build: $b; 1 I/O node x 2 targets, emulated disks, L1 off, 64 KiB random reads"
     echo "# the disks: mean service ${svc:-?} ms, so the servers' capacity is about ${cap:-?} reads/s"
     column -t -s, "$csv"
-    echo "highest achieved: 1 rank $(best 1)/s, 4 ranks $(best 4)/s (servers ${cap:-?}/s)"
+    echo "highest achieved: 1 rank $(sweep_best "$csv" 1)/s, 4 ranks $(sweep_best "$csv" 4)/s (servers ${cap:-?}/s)"
 } | tee "$out/client-queue.txt"
-if command -v gnuplot >/dev/null; then
-    for n in 1 4; do
-        awk -F, -v n="$n" '$1 == n { print $2, $3, $4 }' "$csv" >"$IPVFS_CLUSTER_DIR/r$n.dat"
-    done
-    gnuplot <<GP || echo "client-queue.sh: gnuplot failed" >&2
-set terminal png size 900,420
-set output "$out/client-queue.png"
-set multiplot layout 1,2 title "nonblocking 64 KiB reads from 1 and 4 client processes (1 x 2, emulated disks, L1 off)"
-set key top left
-set xlabel "offered reads/s"
-set ylabel "achieved reads/s"
-set yrange [0:*]
-plot "$IPVFS_CLUSTER_DIR/r1.dat" using 1:2 with linespoints title "1 rank", \
-     "$IPVFS_CLUSTER_DIR/r4.dat" using 1:2 with linespoints title "4 ranks", \
-     ${cap:-0} with lines dt 2 title "servers (2 disks)"
-set ylabel "mean response ms"
-set logscale y
-set yrange [*:*]
-plot "$IPVFS_CLUSTER_DIR/r1.dat" using 1:3 with linespoints title "1 rank", \
-     "$IPVFS_CLUSTER_DIR/r4.dat" using 1:3 with linespoints title "4 ranks"
-unset multiplot
-GP
-fi
+sweep_plot "$csv" "$out/client-queue.png" \
+    "nonblocking 64 KiB reads from 1 and 4 client processes (1 x 2, emulated disks, L1 off)" \
+    "${cap:-0}" "servers (2 disks)" 1 "1 rank" 4 "4 ranks"

@@ -54,6 +54,7 @@ command -v iperf3 >/dev/null || { echo "read-places.sh: needs iperf3" >&2; exit 
 . "$src/test/lib.sh" || exit 1
 . "$src/test/hosts_lib.sh" || exit 1
 . "$src/test/multihost_lib.sh" || exit 1
+. "$src/benchmarks/sweep_plot.sh" || exit 1
 _hosts_rate_bits "$rate" >/dev/null || { echo "read-places.sh: bad rate '$rate'" >&2; exit 2; }
 hosts_require
 mkdir -p "$out" || exit 2
@@ -93,35 +94,14 @@ for l in $loads; do
 done
 
 limit=$(awk -v m="$link_mbs" 'BEGIN { printf "%.1f", m * 1048576 / 65536 }')
-best() { awk -F, -v p="$1" '$1 == p && $3 > m { m = $3 } END { print m + 0 }' "$csv"; }
 {
     echo "# $(date -u '+%F %H:%M') UTC, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "# command: $cmd"
     echo "# build: $b; 1 I/O node x 1 target, L1 off; node1's link $rate both ways"
     echo "# link: iperf3 node1 -> node3 $link_mbs MiB/s = $limit reads of 64 KiB per second"
     column -t -s, "$csv"
-    echo "highest achieved: --read-places 1 $(best 1)/s, --read-places 2 $(best 2)/s (link $limit/s)"
+    echo "highest achieved: --read-places 1 $(sweep_best "$csv" 1)/s, --read-places 2 $(sweep_best "$csv" 2)/s (link $limit/s)"
 } | tee "$out/read-places-link.txt"
-if command -v gnuplot >/dev/null; then
-    for p in 1 2; do
-        awk -F, -v p="$p" '$1 == p { print $2, $3, $4 }' "$csv" >"$IPVFS_CLUSTER_DIR/p$p.dat"
-    done
-    gnuplot <<GP || echo "read-places.sh: gnuplot failed" >&2
-set terminal png size 900,420
-set output "$out/read-places-link.png"
-set multiplot layout 1,2 title "random 64 KiB reads, 1 I/O node x 1 target on a $rate link (L1 off)"
-set key top left
-set xlabel "offered reads/s"
-set ylabel "achieved reads/s"
-set yrange [0:*]
-plot "$IPVFS_CLUSTER_DIR/p1.dat" using 1:2 with linespoints title "--read-places 1", \
-     "$IPVFS_CLUSTER_DIR/p2.dat" using 1:2 with linespoints title "--read-places 2", \
-     $limit with lines dt 2 title "link (iperf3)"
-set ylabel "mean response ms"
-set logscale y
-set yrange [*:*]
-plot "$IPVFS_CLUSTER_DIR/p1.dat" using 1:3 with linespoints title "--read-places 1", \
-     "$IPVFS_CLUSTER_DIR/p2.dat" using 1:3 with linespoints title "--read-places 2"
-unset multiplot
-GP
-fi
+sweep_plot "$csv" "$out/read-places-link.png" \
+    "random 64 KiB reads, 1 I/O node x 1 target on a $rate link (L1 off)" \
+    "$limit" "link (iperf3)" 1 "--read-places 1" 2 "--read-places 2"

@@ -1,31 +1,36 @@
 #!/bin/bash
 # client-queue.sh: how many nonblocking reads one client process gets to
-# the servers at once.  The client library runs one batch of requests
-# per process at a time (adio/client/xfer.c: only the head of the
-# client's queue runs), so a rank's second MPI_File_iread_at leaves only
-# once its first is answered; this measures what that costs, for the
-# change that lifts it to be measured against.
+# the servers at once.  Until the request engine ran a process's batches
+# side by side (adio/client/xfer_engine.h), a rank's second
+# MPI_File_iread_at left only once its first was answered; this measures
+# one rank against four, and with --baseline a build from before beside
+# this one.
 #
-#   benchmarks/client-queue.sh [--loads "R1 R2 ..."] [--out DIR] [BUILDDIR]
+#   benchmarks/client-queue.sh [--loads "R1 R2 ..."] [--baseline BUILDDIR0]
+#                              [--out DIR] [BUILDDIR]
 #
 # One host: 1 I/O node x 2 targets, the targets' LUNs on the emulated
 # disk (--emulate-disk st318452lw: one io at a time, ~6 ms a 64 KiB
 # read), the L1 off, so that the servers' capacity is the two disks'
 # (about 2 / 5.8 ms = 345 reads/s, printed from the targets' logs).  A
 # 128 MiB file, then per load (default "120 240 360" reads/s in all) and
-# per client count (1 and 4 ranks, alternating), ipvfs-openload for 5 s
-# (1 s warm-up) at random 64 KiB-aligned offsets, each on a cluster of
-# its own.  Output in DIR (default benchmarks/results): client-queue.csv
-# (ranks,offered_per_s,achieved_per_s,mean_ms,p95_ms,inflight_max),
+# per client count (1 and 4 ranks, alternating; with --baseline each
+# right after the same run with BUILDDIR0's client library and
+# ipvfs-openload, against BUILDDIR's servers), ipvfs-openload for 5 s (1 s
+# warm-up) at random 64 KiB-aligned offsets, each on a cluster of its
+# own.  Output in DIR (default benchmarks/results): client-queue.csv
+# (setting,offered_per_s,achieved_per_s,mean_ms,p95_ms,inflight_max: the
+# setting is the rank count, "base-" before it for the baseline),
 # client-queue.txt (the command, date, load, the table, the disks' mean
 # service and the capacity it gives) and client-queue.png.
 set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
-loads="120 240 360" out=$src/benchmarks/results
-usage="usage: client-queue.sh [--loads \"R1 R2 ...\"] [--out DIR] [BUILDDIR]"
+loads="120 240 360" out=$src/benchmarks/results base=
+usage="usage: client-queue.sh [--loads \"R1 R2 ...\"] [--baseline BUILDDIR0] [--out DIR] [BUILDDIR]"
 while [ $# -gt 0 ]; do
     case $1 in
     --loads) loads=${2:?--loads needs rates}; shift 2 ;;
+    --baseline) base=$(cd "${2:?--baseline needs a build directory}" && pwd) || exit 2; shift 2 ;;
     --out) out=${2:?--out needs a directory}; shift 2 ;;
     -*) echo "client-queue.sh: unknown option $1 ($usage)" >&2; exit 2 ;;
     *) break ;;
@@ -34,13 +39,15 @@ done
 for l in $loads; do
     case $l in ''|*[!0-9]*|0) echo "client-queue.sh: --loads: '$l' is not a rate above 0" >&2; exit 2 ;; esac
 done
-cmd="benchmarks/client-queue.sh --loads \"$loads\" $*"
+cmd="benchmarks/client-queue.sh --loads \"$loads\"${base:+ --baseline $base} $*"
 IPVFS_SRCDIR=$src
 IPVFS_BUILDDIR=$(cd "${1:-$src/_build}" && pwd) || exit 2
 export IPVFS_SRCDIR IPVFS_BUILDDIR
-b=$IPVFS_BUILDDIR romio=$IPVFS_BUILDDIR/adio/libipvfs-romio.so
-for f in "$romio" "$b/benchmarks/ipvfs-ior" "$b/benchmarks/ipvfs-openload"; do
-    [ -e "$f" ] || { echo "client-queue.sh: $f is not built" >&2; exit 2; }
+new=$IPVFS_BUILDDIR
+for d in $new $base; do
+    for f in "$d/adio/libipvfs-romio.so" "$d/benchmarks/ipvfs-ior" "$d/benchmarks/ipvfs-openload"; do
+        [ -e "$f" ] || { echo "client-queue.sh: $f is not built" >&2; exit 2; }
+    done
 done
 . "$src/test/lib.sh" || exit 1
 . "$src/benchmarks/sweep_plot.sh" || exit 1
@@ -49,25 +56,34 @@ field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$2"; }
 start() {
     ipvfs_start_cluster 1 2 --target-size 200M --cache-l1 0 --emulate-disk st318452lw
 }
+# run BUILDDIR SETTING RANKS LOAD: one ipvfs-openload run with that
+# build's client library (the servers are always BUILDDIR's), a row of the
+# CSV
+run() {
+    local d=$1 res row=$2 f
+    start
+    res=$(mpiexec -n "$3" env LD_PRELOAD="$d/adio/libipvfs-romio.so" "$d/benchmarks/ipvfs-openload" \
+        -f ipvfs:/cq -s 64K -r "$4" -t 5 -W 1 -x "$4" 2>&1 | grep '^RESULT') ||
+        ipvfs_fail "ipvfs-openload at $4/s from $3 ranks ($d)"
+    for f in offered_per_s achieved_per_s mean_ms p95_ms inflight_max; do
+        row="$row,$(field $f "$res")"
+    done
+    echo "$row" >>"$csv"
+    ipvfs_stop_cluster >/dev/null
+}
 
+# one file written by this build serves every run: the clusters share
+# the state directory
 start
-mpiexec -n 2 env LD_PRELOAD="$romio" "$b/benchmarks/ipvfs-ior" -f ipvfs:/cq -b 64m -t 1m -w -k \
-    2>&1 | grep -q '^RESULT' || ipvfs_fail "writing the file"
+mpiexec -n 2 env LD_PRELOAD="$new/adio/libipvfs-romio.so" "$new/benchmarks/ipvfs-ior" -f ipvfs:/cq \
+    -b 64m -t 1m -w -k 2>&1 | grep -q '^RESULT' || ipvfs_fail "writing the file"
 ipvfs_stop_cluster >/dev/null
 csv=$out/client-queue.csv
-echo "ranks,offered_per_s,achieved_per_s,mean_ms,p95_ms,inflight_max" >"$csv"
+echo "setting,offered_per_s,achieved_per_s,mean_ms,p95_ms,inflight_max" >"$csv"
 for l in $loads; do
     for n in 1 4; do
-        start
-        res=$(mpiexec -n "$n" env LD_PRELOAD="$romio" "$b/benchmarks/ipvfs-openload" -f ipvfs:/cq \
-            -s 64K -r "$l" -t 5 -W 1 -x "$l" 2>&1 | grep '^RESULT') ||
-            ipvfs_fail "ipvfs-openload at $l/s from $n ranks"
-        row=$n
-        for f in offered_per_s achieved_per_s mean_ms p95_ms inflight_max; do
-            row="$row,$(field $f "$res")"
-        done
-        echo "$row" >>"$csv"
-        ipvfs_stop_cluster >/dev/null
+        [ -z "$base" ] || run "$base" "base-$n" "$n" "$l"
+        run "$new" "$n" "$n" "$l"
     done
 done
 
@@ -78,11 +94,14 @@ cap=$(awk -v s="$svc" 'BEGIN { if (s > 0) printf "%.0f", 2000 / s }')
 {
     echo "# $(date -u '+%F %H:%M') UTC, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "# command: $cmd"
-    echo "# build: $b; 1 I/O node x 2 targets, emulated disks, L1 off, 64 KiB random reads"
+    echo "# build: $new${base:+, baseline $base}; 1 I/O node x 2 targets, emulated disks, L1 off, 64 KiB random reads"
     echo "# the disks: mean service ${svc:-?} ms, so the servers' capacity is about ${cap:-?} reads/s"
     column -t -s, "$csv"
     echo "highest achieved: 1 rank $(sweep_best "$csv" 1)/s, 4 ranks $(sweep_best "$csv" 4)/s (servers ${cap:-?}/s)"
+    [ -z "$base" ] || echo "baseline: 1 rank $(sweep_best "$csv" base-1)/s, 4 ranks $(sweep_best "$csv" base-4)/s"
 } | tee "$out/client-queue.txt"
+set -- 1 "1 rank" 4 "4 ranks"
+[ -z "$base" ] || set -- base-1 "1 rank, baseline" "$@" base-4 "4 ranks, baseline"
 sweep_plot "$csv" "$out/client-queue.png" \
     "nonblocking 64 KiB reads from 1 and 4 client processes (1 x 2, emulated disks, L1 off)" \
-    "${cap:-0}" "servers (2 disks)" 1 "1 rank" 4 "4 ranks"
+    "${cap:-0}" "servers (2 disks)" "$@"

@@ -1,11 +1,11 @@
 # shellcheck shell=bash
-# Two settings of an open-loop sweep side by side (bash; source it):
+# Settings of an open-loop sweep side by side (bash; source it):
 # benchmarks/read-places.sh and client-queue.sh.  The CSV's columns are
 # setting,offered_per_s,achieved_per_s,mean_ms,...
 #
 #   sweep_best CSV SETTING
 #       the highest achieved rate of that setting
-#   sweep_plot CSV PNG TITLE LIMIT LIMIT_LABEL S1 LABEL1 S2 LABEL2
+#   sweep_plot CSV PNG TITLE LIMIT LIMIT_LABEL S1 LABEL1 [S2 LABEL2 ...]
 #       a PNG of achieved rate (the limit as a dashed line) and mean
 #       response (log scale) against offered load, one line per setting;
 #       nothing without gnuplot, a message when gnuplot fails
@@ -15,11 +15,17 @@ sweep_best() {
 }
 
 sweep_plot() {
-    local csv=$1 png=$2 title=$3 limit=$4 limit_label=$5 dir
+    local csv=$1 png=$2 title=$3 limit=$4 limit_label=$5 dir k=0 rates= means=
     command -v gnuplot >/dev/null || return 0
     dir=$(mktemp -d "${TMPDIR:-/tmp}/ipvfs-sweep.XXXXXX") || return 1
-    awk -F, -v s="$6" '$1 == s { print $2, $3, $4 }' "$csv" >"$dir/a.dat"
-    awk -F, -v s="$8" '$1 == s { print $2, $3, $4 }' "$csv" >"$dir/b.dat"
+    shift 5
+    while [ $# -ge 2 ]; do
+        awk -F, -v s="$1" '$1 == s { print $2, $3, $4 }' "$csv" >"$dir/$k.dat"
+        rates="$rates\"$dir/$k.dat\" using 1:2 with linespoints title \"$2\", "
+        means="$means\"$dir/$k.dat\" using 1:3 with linespoints title \"$2\", "
+        k=$((k + 1))
+        shift 2
+    done
     gnuplot <<GP || echo "sweep_plot: gnuplot failed for $png" >&2
 set terminal png size 900,420
 set output "$png"
@@ -28,14 +34,11 @@ set key top left
 set xlabel "offered reads/s"
 set ylabel "achieved reads/s"
 set yrange [0:*]
-plot "$dir/a.dat" using 1:2 with linespoints title "$7", \\
-     "$dir/b.dat" using 1:2 with linespoints title "$9", \\
-     $limit with lines dt 2 title "$limit_label"
+plot $rates $limit with lines dt 2 title "$limit_label"
 set ylabel "mean response ms"
 set logscale y
 set yrange [*:*]
-plot "$dir/a.dat" using 1:3 with linespoints title "$7", \\
-     "$dir/b.dat" using 1:3 with linespoints title "$9"
+plot ${means%, }
 unset multiplot
 GP
     rm -rf "$dir"

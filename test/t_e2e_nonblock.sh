@@ -7,7 +7,9 @@
 # completes one; with stopped servers and a short IPVFS_TIMEOUT_MS the
 # error surfaces in MPI_Wait with the time-limit message; ranks waiting
 # in MPI_Wait for a nonblocking collective that a late rank holds up nap
-# (CPU time well under wall time) and get the right data and counts.
+# (CPU time well under wall time) and get the right data and counts; one
+# process's nonblocking reads reach the stopped servers together, not one
+# after another.
 set -u
 . "$IPVFS_SRCDIR/test/lib.sh"
 . "$IPVFS_SRCDIR/test/mpi/e2e_lib.sh"
@@ -29,6 +31,8 @@ E2E_NP=2 e2e_run 90 e2e_nonblock collwait ipvfs:/nb/collwait ||
 pids=$(ipvfs_serving_pids) || ipvfs_fail "no serving pids"
 E2E_NP=1 e2e_run 90 e2e_nonblock overlap ipvfs:/nb/overlap "$pids" ||
     ipvfs_fail "nonblocking overlap run failed"
+E2E_NP=1 e2e_run 90 e2e_nonblock queue ipvfs:/nb/queue "$pids" ||
+    ipvfs_fail "one process's nonblocking reads did not reach the servers together"
 IPVFS_TIMEOUT_MS=2000 E2E_NP=1 e2e_run 90 e2e_nonblock stopped ipvfs:/nb/stopped "$pids" ||
     ipvfs_fail "stopped servers: no clear error in MPI_Wait"
 # shellcheck disable=SC2086

@@ -31,8 +31,9 @@ struct ipvfs_client {
     int request_ms;
     int reconnect_ms;           /* reconnect deadline (retry.h) */
     int refs;
-    struct xfer_batch *queue_head;  /* started batches; the head runs (xfer.c) */
+    struct xfer_batch *queue_head;  /* started batches not done (xfer_engine.h) */
     struct xfer_batch *queue_tail;
+    struct xfer_engine *engine;     /* while batches run; NULL otherwise */
     struct ipvfs_client *next;  /* registry of clients by map path */
     char qos_class[IPVFS_QOS_NAME_MAX + 1];  /* the application class (qos.c) */
     struct ipvfs_qos_slo qos_slo;  /* the hints' SLO sent with it; rate 0: none */
@@ -62,7 +63,8 @@ struct xfer_req {
     int in_doubt;        /* transport err after it was sent whole: the
                           * server may have done it */
     char msg[256];       /* the server's message or the transport detail */
-    int answered;        /* its reply came (xfer.c's channel bookkeeping) */
+    int answered;        /* its reply came (xfer_chan.c's bookkeeping) */
+    struct xfer_batch *batch;  /* the batch it runs in */
     uint64_t cost;       /* bytes it holds of the server's window */
 };
 
@@ -79,16 +81,22 @@ long xfer_run_in_order(struct ipvfs_client *c, struct xfer_req *reqs, size_t n);
 
 /* The same engine, asynchronous (xfer_run is xfer_start then
  * xfer_finish).  xfer_start() queues the batch behind the client's earlier
- * batches (one batch at a time owns the connections, so replies can be
- * matched to requests) and moves what it can without blocking; reqs must
- * stay valid until xfer_finish().  xfer_test() moves more without blocking
- * (driving whatever batch runs first) and returns 1 once b is done;
- * xfer_wait() blocks in poll() until it is.  xfer_finish() waits, frees b
- * and returns as xfer_run.  Returns of xfer_start: 0 or -ENOMEM (nothing
- * queued then).  Every started batch must be finished before the client
- * is put. */
+ * batches and moves what it can without blocking; reqs must stay valid
+ * until xfer_finish().  flags: XFER_IN_ORDER as xfer_run_in_order;
+ * XFER_BESIDE lets the batch run beside earlier ones that have it too
+ * (requests of independent accesses, in any order relative to each
+ * other), where it needs no blocking setup (xfer_engine.h); other
+ * batches run alone, in the order started.  xfer_test() moves more
+ * without blocking (driving every running batch) and returns 1 once b is
+ * done; xfer_wait() blocks in poll() until it is.  xfer_finish() waits,
+ * frees b and returns as xfer_run.  Returns of xfer_start: 0 or -ENOMEM
+ * (nothing queued then).  Every started batch must be finished before
+ * the client is put. */
+#define XFER_IN_ORDER 1u
+#define XFER_BESIDE 2u
 struct xfer_batch;
-int xfer_start(struct ipvfs_client *c, struct xfer_req *reqs, size_t n, int in_order,
+struct xfer_engine;
+int xfer_start(struct ipvfs_client *c, struct xfer_req *reqs, size_t n, unsigned flags,
                struct xfer_batch **out_batch);
 int xfer_test(struct xfer_batch *b);
 void xfer_wait(struct xfer_batch *b);
@@ -135,6 +143,8 @@ void conn_window(const struct ipvfs_client *c, uint32_t rank, uint32_t *out_reqs
  * -errno with the server's reason in msg. */
 int conn_show_cap(struct ipvfs_client *c, uint32_t rank, int fd, const struct ipvfs_cap *cap,
                   char *msg, size_t msglen);
+/* Whether rank's connection holds cap already (no CAP needed). */
+int conn_cap_held(const struct ipvfs_client *c, uint32_t rank, const struct ipvfs_cap *cap);
 /* Renews f's capability (a LOOKUP of its path for the same rights) once
  * less than a quarter of its life is left; nothing for a client with the
  * key.  0, or -errno (ESTALE: the path now names another file). */

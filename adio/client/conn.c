@@ -303,18 +303,26 @@ int conn_get(struct ipvfs_client *c, uint32_t rank, char *msg, size_t msglen)
     return conn_get_within(c, rank, c->connect_ms, c->request_ms, msg, msglen);
 }
 
+int conn_cap_held(const struct ipvfs_client *c, uint32_t rank, const struct ipvfs_cap *cap)
+{
+    uint64_t held, want = (uint64_t)cap->expires_ms << 3 | cap->rights;
+
+    if (!c->shown || rank >= c->map.nranks)
+        return 1;
+    held = u64map_get(&c->shown[rank], cap->handle);
+    return held != U64MAP_NONE && (held >> 3) >= (want >> 3) &&
+           (held & cap->rights) == cap->rights;
+}
+
 int conn_show_cap(struct ipvfs_client *c, uint32_t rank, int fd, const struct ipvfs_cap *cap,
                   char *msg, size_t msglen)
 {
     struct iovec body = { .iov_base = (void *)cap, .iov_len = sizeof(*cap) };
-    uint64_t held, want = (uint64_t)cap->expires_ms << 3 | cap->rights;
+    uint64_t want = (uint64_t)cap->expires_ms << 3 | cap->rights;
     struct wire_reply rep;
     int rc;
 
-    if (!c->shown || rank >= c->map.nranks)
-        return 0;
-    held = u64map_get(&c->shown[rank], cap->handle);
-    if (held != U64MAP_NONE && (held >> 3) >= (want >> 3) && (held & cap->rights) == cap->rights)
+    if (conn_cap_held(c, rank, cap))
         return 0;
     rc = wire_call(fd, IPVFS_OP_CAP, 0, ++c->next_req_id, &body, 1, c->request_ms, &rep);
     if (rc < 0) {

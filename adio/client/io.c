@@ -228,7 +228,8 @@ int ipvfs_aio_start(struct ipvfs_file *f, int writing, const struct ipvfs_extent
         memcpy(a->ext, ext, next * sizeof(*ext));
     rc = batch_build(&a->b, f, writing, ext, next, mem, memcnt);
     if (rc == 0 && a->b.plan.nreqs)
-        rc = xfer_start(f->client, a->b.reqs, a->b.plan.nreqs, 1, &a->xb);
+        rc = xfer_start(f->client, a->b.reqs, a->b.plan.nreqs, XFER_IN_ORDER | XFER_BESIDE,
+                        &a->xb);
     if (rc < 0) {
         rc = client_error(out_err, -rc, op, f->path, f->client, -1,
                           rc == -EINVAL ? "file and memory sides differ in length" : NULL);

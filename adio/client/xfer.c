@@ -1,302 +1,36 @@
-/* The request engine: batches of requests to many server ranks, sent and
- * gathered with poll() so that no server waits for another.
- *
- * A batch goes through three states (enum batch_state):
- *   QUEUED   started, waiting behind earlier batches of the same client;
- *   RUNNING  the head of the client's queue: it owns the connections and
- *            moves bytes whenever someone polls the client;
- *   DONE     every request answered or failed; out of the queue, its
- *            results wait for xfer_finish().
- * Only the head runs because a connection carries one stream of requests
- * and replies: two batches sending on it at once would interleave their
- * requests.  Polling any batch drives the head, so batches behind it move
- * up without their owner.
- *
- * Replies are tagged (protocol 5, common/proto.h): a connection's replies
- * come in any order, and the reader (xfer_rx.c) pairs each with the
- * unanswered request of that channel whose req_id it carries, then
- * receives its body straight into that request's iovecs (the user's
- * buffer).  A reply with a req_id that names no unanswered request of the
- * channel is a protocol error: the connection is closed and the channel's
- * unanswered requests fail with a message naming the rank and the tag.
- * A channel keeps at most the window its server's HELLO stated in flight
- * (requests sent whole and not answered: their number, and their bodies
- * plus reply bodies in bytes; a lone request always goes), so a large
- * access cut into pieces (plan.h: pieces of the schedule block) flows as
- * several requests at once that the I/O node serves concurrently.
- *
- * A channel (one rank's requests of the running batch) whose connection
- * breaks is reconnected and sends its unanswered requests again, as
- * retry.h decides; meanwhile the others go on.  Its states:
- *   CONNECTED     fd >= 0, moving bytes;
- *   RECONNECTING  fd -1, retry_at > 0: the next attempt is due then (the
- *                 attempt itself blocks in connect and HELLO, bounded by
- *                 the client's limits; a success goes back to CONNECTED
- *                 and sends again from the first unanswered request);
- *   FINISHED      every request answered or failed (done == n).
- * To send a request again, its iovecs are restored from the copies taken
- * when the batch began (sending consumes them). */
-#include "adio/client/client_internal.h"
+/* The request engine's batches (the states and the rule of which batches
+ * run are in xfer_engine.h): the client's queue of started batches, the
+ * engine they run on, and the public xfer_* calls.  A process's
+ * nonblocking accesses (XFER_BESIDE) run side by side on the same
+ * connections, so their requests reach the servers together instead of
+ * one access after another. */
+#include "adio/client/xfer_engine.h"
 #include "adio/client/retry.h"
-#include "adio/client/xfer_rx.h"
 
 #include <errno.h>
-#include <limits.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <time.h>
 
-#include "common/net.h"
-
-struct engine;
-
-/* The requests of one rank and how far they got. */
-struct chan {
-    struct engine *e;
-    uint32_t rank;
-    int fd;
-    size_t *idx;           /* indices into the batch, in order */
-    size_t n;
-    size_t sent;           /* requests completely sent: idx[0..sent) */
-    int send_start;        /* first unsent iovec of request idx[sent] */
-    size_t done;           /* replies completely received (in any order) */
-    size_t first;          /* idx[first] is the first unanswered one */
-    uint32_t win_reqs;     /* the server's window (conn_window) */
-    uint64_t win_bytes;
-    uint64_t out_bytes;    /* cost of the requests sent and unanswered */
-    struct xfer_rx rx;     /* where the reply being read stands */
-    uint64_t moved;        /* bytes sent and received, to see progress */
-    int64_t deadline_ms;
-    /* reconnecting (see the states above) */
-    size_t resend_end;     /* requests below it were sent before: they go
-                            * again without waiting for their turn */
-    int64_t retry_at;      /* > 0: RECONNECTING, next attempt then */
-    int64_t lost_ms;       /* when the connection broke */
-    unsigned attempts;
-    int lost_err;          /* how it broke */
-};
-
-struct engine {
-    struct ipvfs_client *c;
-    int request_ms;        /* the client's limit when the batch started */
-    struct xfer_req *reqs;
-    size_t n;
-    struct chan *chans;
-    size_t nchans;
-    int in_order;          /* send one request at a time, in batch order */
-    size_t turn;           /* in_order: the request that may be sent now */
-    struct iovec *saved;   /* each request's send and recv iovecs, as given */
-    size_t *saved_at;      /* where request i's copies start in saved */
-};
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static uint64_t iov_total(const struct iovec *iov, int cnt)
-{
-    uint64_t sum = 0;
-
-    for (int i = 0; i < cnt; i++)
-        sum += iov[i].iov_len;
-    return sum;
-}
-
-static int chan_active(const struct chan *ch)
-{
-    return (ch->fd >= 0 || ch->retry_at > 0) && ch->done < ch->n;
-}
-
-/* Passes the turn over requests that can no longer be sent (their
- * channel failed), so that one dead server does not stall the others. */
-static void turn_skip_failed(struct engine *e)
-{
-    while (e->turn < e->n && e->reqs[e->turn].err)
-        e->turn++;
-}
-
-/* Whether the next request of ch fits the server's window (one that is
- * partly sent goes on). */
-static int chan_window_open(const struct engine *e, const struct chan *ch)
-{
-    size_t out = ch->sent - ch->done;
-    const struct xfer_req *r = &e->reqs[ch->idx[ch->sent]];
-
-    return ch->send_start > 0 || out == 0 ||
-           (out < ch->win_reqs && ch->out_bytes + r->cost <= ch->win_bytes);
-}
-
-/* Whether the channel has a request to send that it may send now. */
-static int chan_may_send(const struct engine *e, const struct chan *ch)
-{
-    return ch->fd >= 0 && ch->sent < ch->n &&
-           (!e->in_order || ch->sent < ch->resend_end || ch->idx[ch->sent] == e->turn) &&
-           chan_window_open(e, ch);
-}
-
-/* The unanswered request of ch that was sent with req_id, or NULL
- * (xfer_rx.h's lookup). */
-static struct xfer_req *chan_lookup(void *ctx, uint64_t req_id)
-{
-    struct chan *ch = ctx;
-
-    for (size_t i = ch->first; i < ch->sent; i++) {
-        struct xfer_req *r = &ch->e->reqs[ch->idx[i]];
-
-        if (!r->answered && r->hdr.req_id == req_id)
-            return r;
-    }
-    return NULL;
-}
-
-/* r's reply is in: account for it. */
-static void chan_answered(struct chan *ch, struct xfer_req *r)
-{
-    r->answered = 1;
-    ch->done++;
-    ch->out_bytes -= r->cost;
-    while (ch->first < ch->n && ch->e->reqs[ch->idx[ch->first]].answered)
-        ch->first++;
-}
-
-/* Takes the window of ch's server, as its HELLO stated. */
-static void chan_connected(struct engine *e, struct chan *ch, int fd)
-{
-    ch->fd = fd;
-    conn_window(e->c, ch->rank, &ch->win_reqs, &ch->win_bytes);
-}
-
-/* Fails every unanswered request of the channel and closes its connection:
- * the stream can no longer be trusted. */
-static void chan_fail(struct engine *e, struct chan *ch, int code, const char *detail)
-{
-    for (size_t i = ch->first; i < ch->n; i++) {
-        struct xfer_req *r = &e->reqs[ch->idx[i]];
-
-        if (r->answered)
-            continue;
-        r->err = code;
-        r->transport = 1;
-        r->in_doubt = i < ch->sent;
-        r->answered = 1;
-        snprintf(r->msg, sizeof(r->msg), "%s", detail);
-    }
-    ch->done = ch->n;
-    ch->first = ch->n;
-    ch->out_bytes = 0;
-    if (ch->fd >= 0)
-        conn_drop(e->c, ch->rank);
-    ch->fd = -1;
-    ch->retry_at = 0;
-    turn_skip_failed(e);
-}
-
-static void prepare_req(struct engine *e, struct xfer_req *r)
-{
-    memset(&r->hdr, 0, sizeof(r->hdr));
-    r->hdr.magic = IPVFS_PROTO_MAGIC;
-    r->hdr.version = IPVFS_PROTO_VERSION;
-    r->hdr.op = r->op;
-    r->hdr.flags = r->flags;
-    r->hdr.req_id = ++e->c->next_req_id;
-    r->send_iov[0].iov_base = NULL;
-    r->send_iov[0].iov_len = 0;
-    r->hdr.body_len = iov_total(r->send_iov, r->send_cnt);
-    r->cost = r->hdr.body_len + iov_total(r->recv_iov, r->recv_cnt);
-    r->answered = 0;
-    r->send_iov[0].iov_base = &r->hdr;
-    r->send_iov[0].iov_len = sizeof(r->hdr);
-    r->err = 0;
-    r->transport = 0;
-    r->msg[0] = '\0';
-}
-
-/* Sends as much as the socket takes without blocking. */
-static int chan_send(struct engine *e, struct chan *ch)
-{
-    while (chan_may_send(e, ch)) {
-        size_t ri = ch->idx[ch->sent];
-        struct xfer_req *r = &e->reqs[ri];
-        int cnt = r->send_cnt - ch->send_start;
-        struct msghdr mh = { 0 };
-        ssize_t got;
-
-        if (cnt > IOV_MAX)
-            cnt = IOV_MAX;
-        mh.msg_iov = r->send_iov + ch->send_start;
-        mh.msg_iovlen = (size_t)cnt;
-        got = cnt > 0 ? sendmsg(ch->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) : 0;
-        if (got < 0)
-            return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -errno;
-        ch->moved += (uint64_t)got;
-        ch->send_start = net_iov_advance(r->send_iov, r->send_cnt, ch->send_start, (size_t)got);
-        if (ch->send_start >= r->send_cnt) {
-            ch->sent++;
-            ch->send_start = 0;
-            ch->out_bytes += r->cost;
-            if (e->in_order && ri == e->turn) {
-                e->turn++;
-                turn_skip_failed(e);
-            }
-        }
-    }
-    return 0;
-}
-
-/* Receives what is there without blocking; the reader (xfer_rx.c) says
- * where the bytes go. */
-static int chan_recv(struct engine *e, struct chan *ch)
-{
-    while (ch->done < ch->n) {
-        struct xfer_req *r = ch->rx.cur;
-        struct iovec scratch, *iov;
-        struct msghdr mh = { 0 };
-        ssize_t got = 0;
-        int cnt, rc;
-
-        if (rx_target(&ch->rx, r, &scratch, &iov, &cnt) > 0) {
-            mh.msg_iov = iov;
-            mh.msg_iovlen = (size_t)cnt;
-            got = recvmsg(ch->fd, &mh, MSG_DONTWAIT);
-            if (got == 0)
-                return -ECONNRESET;
-            if (got < 0)
-                return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -errno;
-            ch->moved += (uint64_t)got;
-        }
-        rc = rx_advance(&ch->rx, r, (size_t)got);
-        if (rc < 0)
-            return rc;
-        if (rc == 1)
-            chan_answered(ch, ch->rx.cur);
-    }
-    return 0;
-}
-
-/* Copies every request's iovecs (as prepared) so that it can go again. */
-static int save_iovecs(struct engine *e)
+/* Copies every request's iovecs (as given) so that it can go again;
+ * send_iov[0], the header's, is set anew each time it is prepared. */
+static int save_iovecs(struct xfer_batch *b)
 {
     size_t total = 0;
 
-    e->saved_at = calloc(e->n ? e->n : 1, sizeof(*e->saved_at));
-    for (size_t i = 0; i < e->n; i++) {
-        if (e->saved_at)
-            e->saved_at[i] = total;
-        total += (size_t)e->reqs[i].send_cnt + (size_t)e->reqs[i].recv_cnt;
-    }
-    e->saved = malloc((total ? total : 1) * sizeof(*e->saved));
-    if (!e->saved || !e->saved_at)
+    b->saved_at = calloc(b->n ? b->n : 1, sizeof(*b->saved_at));
+    if (!b->saved_at)
         return -ENOMEM;
-    for (size_t i = 0; i < e->n; i++) {
-        struct xfer_req *r = &e->reqs[i];
-        struct iovec *dst = e->saved + e->saved_at[i];
+    for (size_t i = 0; i < b->n; i++) {
+        b->saved_at[i] = total;
+        total += (size_t)b->reqs[i].send_cnt + (size_t)b->reqs[i].recv_cnt;
+    }
+    b->saved = malloc((total ? total : 1) * sizeof(*b->saved));
+    if (!b->saved)
+        return -ENOMEM;
+    for (size_t i = 0; i < b->n; i++) {
+        struct xfer_req *r = &b->reqs[i];
+        struct iovec *dst = b->saved + b->saved_at[i];
 
         memcpy(dst, r->send_iov, (size_t)r->send_cnt * sizeof(*dst));
         memcpy(dst + r->send_cnt, r->recv_iov, (size_t)r->recv_cnt * sizeof(*dst));
@@ -304,195 +38,68 @@ static int save_iovecs(struct engine *e)
     return 0;
 }
 
-/* Whether every unanswered request of ch may go again (retry.h). */
-static int chan_may_resend(const struct engine *e, const struct chan *ch)
+/* Makes the channels of b's ranks and room on them, before any request
+ * goes on (so that running out of memory leaves the engine as it was:
+ * an empty channel takes part in nothing). */
+static int reserve_chans(struct xfer_engine *e, struct xfer_batch *b)
 {
-    for (size_t i = ch->first; i < ch->n; i++) {
-        const struct xfer_req *r = &e->reqs[ch->idx[i]];
+    for (size_t i = 0; i < b->n; i++) {
+        struct chan *ch = engine_chan_make(e, b->reqs[i].rank);
 
-        if (!r->answered && !retry_request_again(r->op, r->once, i < ch->sent))
-            return 0;
+        if (!ch || chan_reserve(ch, b->n) < 0)
+            return -ENOMEM;
     }
-    return 1;
+    return engine_poll_reserve(e);
 }
 
-/* Moves ch's answered requests before its unanswered ones, each group in
- * its order: the requests sent before (answered or not) stay in front of
- * those never sent, so resend_end keeps meaning "sent before". */
-static void chan_compact(struct engine *e, struct chan *ch)
+/* Puts b's requests on their channels, in b's order, and counts b as
+ * running. */
+static void enqueue_reqs(struct xfer_engine *e, struct xfer_batch *b)
 {
-    size_t w = ch->first;
-
-    for (size_t i = ch->first; i < ch->n; i++) {
-        size_t ri = ch->idx[i];
-
-        if (!e->reqs[ri].answered)
-            continue;
-        memmove(ch->idx + w + 1, ch->idx + w, (i - w) * sizeof(*ch->idx));
-        ch->idx[w++] = ri;
+    for (size_t i = 0; i < b->n; i++) {
+        b->reqs[i].batch = b;
+        chan_append(engine_chan(e, b->reqs[i].rank), &b->reqs[i]);
     }
-    ch->first = w;
+    b->left = b->n;
+    b->turn = 0;
+    b->state = BATCH_RUNNING;
+    e->running++;
+    if (!(b->flags & XFER_BESIDE))
+        e->exclusive = 1;
+    if (e->request_ms < e->c->request_ms)
+        e->request_ms = e->c->request_ms;
 }
 
-/* Takes ch back to its first unanswered request, without a connection:
- * those requests get their iovecs back and new request ids. */
-static void chan_rewind(struct engine *e, struct chan *ch)
-{
-    if (ch->fd >= 0)
-        conn_drop(e->c, ch->rank);
-    ch->fd = -1;
-    chan_compact(e, ch);
-    for (size_t i = ch->done; i < ch->n; i++) {
-        struct xfer_req *r = &e->reqs[ch->idx[i]];
-        const struct iovec *src = e->saved + e->saved_at[ch->idx[i]];
-
-        memcpy(r->send_iov, src, (size_t)r->send_cnt * sizeof(*src));
-        memcpy(r->recv_iov, src + r->send_cnt, (size_t)r->recv_cnt * sizeof(*src));
-        prepare_req(e, r);
-    }
-    if (ch->sent > ch->resend_end)
-        ch->resend_end = ch->sent;
-    ch->sent = ch->done;
-    ch->send_start = 0;
-    ch->out_bytes = 0;
-    rx_reset(&ch->rx);
-    rx_set_lookup(&ch->rx, chan_lookup, ch);
-}
-
-/* A reconnect attempt of ch failed with err (detail: the attempt's): the
- * next one is scheduled, or past the deadline ch fails with err. */
-static void chan_retry_later(struct engine *e, struct chan *ch, int err, const char *detail)
-{
-    int64_t now = now_ms();
-    int delay = -1;
-    char msg[256];
-
-    if (retry_reconnect_again(err))
-        delay = retry_delay_ms(ch->attempts++, now - ch->lost_ms, e->c->reconnect_ms);
-    if (delay >= 0) {
-        ch->retry_at = now + delay;
-        return;
-    }
-    snprintf(msg, sizeof(msg), "connection lost (%s), reconnecting for %.1f s%s%s",
-             strerror(ch->lost_err), (double)(now - ch->lost_ms) / 1000.0,
-             detail[0] ? ": " : "", detail);
-    chan_fail(e, ch, err, msg);
-}
-
-/* The connection of ch broke with err: ch reconnects and sends again what
- * was unanswered when retry.h allows both, else its requests fail. */
-static void chan_broken(struct engine *e, struct chan *ch, int err, const char *detail)
-{
-    if (!retry_after_lost(err) || !chan_may_resend(e, ch)) {
-        chan_fail(e, ch, err, detail);
-        return;
-    }
-    chan_rewind(e, ch);
-    ch->lost_ms = now_ms();
-    ch->lost_err = err;
-    ch->attempts = 0;
-    chan_retry_later(e, ch, err, detail);
-}
-
-/* Shows the capabilities of ch's requests to its new connection fd before
- * anything is in flight on it (CAP is a blocking call): 0, or the
- * channel failed. */
-static int chan_show_caps(struct engine *e, struct chan *ch, int fd)
-{
-    char msg[256] = "";
-
-    for (size_t i = 0; i < ch->n; i++) {
-        const struct ipvfs_cap *cap = e->reqs[ch->idx[i]].cap;
-        int rc;
-
-        if (cap && (rc = conn_show_cap(e->c, ch->rank, fd, cap, msg, sizeof(msg))) < 0) {
-            if (rc != -EACCES && rc != -EKEYEXPIRED && rc != -ENOMEM && rc != -EINVAL)
-                conn_drop(e->c, ch->rank);   /* the connection is out of step */
-            chan_fail(e, ch, -rc, msg);
-            return rc;
-        }
-    }
-    return 0;
-}
-
-/* One reconnect attempt of ch (blocking, within the client's limits). */
-static void chan_reconnect(struct engine *e, struct chan *ch)
-{
-    char msg[256] = "";
-    int fd = conn_get(e->c, ch->rank, msg, sizeof(msg));
-
-    if (fd < 0) {
-        chan_retry_later(e, ch, -fd, msg);
-        return;
-    }
-    if (chan_show_caps(e, ch, fd) < 0)
-        return;
-    chan_connected(e, ch, fd);
-    ch->retry_at = 0;
-    ch->deadline_ms = now_ms() + e->request_ms;
-}
-
-/* The reconnect attempts that are due. */
-static void chans_reconnect(struct engine *e)
-{
-    for (size_t k = 0; k < e->nchans; k++) {
-        struct chan *ch = &e->chans[k];
-
-        if (ch->fd < 0 && ch->retry_at > 0 && ch->done < ch->n && ch->retry_at <= now_ms())
-            chan_reconnect(e, ch);
-    }
-}
-
-/* Groups the batch by rank and opens the connections. */
-static int setup_chans(struct engine *e, size_t n)
+/* Connects the channels of a fresh engine (its first batch, nothing in
+ * flight): re-reads a changed map, connects, shows capabilities. */
+static void connect_chans(struct xfer_engine *e)
 {
     struct ipvfs_client *c = e->c;
     int need_refresh = 0;
     char msg[256] = "";
 
-    e->chans = calloc(n ? n : 1, sizeof(*e->chans));
-    if (!e->chans)
-        return -ENOMEM;
-    for (size_t i = 0; i < n; i++) {
-        struct chan *ch = NULL;
+    for (size_t k = 0; k < e->nchans; k++) {
+        struct chan *ch = e->chans[k];
 
-        for (size_t k = 0; k < e->nchans && !ch; k++)
-            if (e->chans[k].rank == e->reqs[i].rank)
-                ch = &e->chans[k];
-        if (!ch) {
-            ch = &e->chans[e->nchans++];
-            ch->e = e;
-            ch->rank = e->reqs[i].rank;
-            ch->fd = -1;
-            rx_reset(&ch->rx);
-            rx_set_lookup(&ch->rx, chan_lookup, ch);
-            ch->idx = calloc(n, sizeof(*ch->idx));
-            if (!ch->idx)
-                return -ENOMEM;
-            /* a cached connection found closed: its server went away
-             * since the last batch, perhaps to restart */
-            ch->lost_err = ch->rank < c->map.nranks && c->fds[ch->rank] >= 0 ? ECONNRESET : 0;
-            if (conn_cached(c, ch->rank))
-                ch->lost_err = 0;
-            else
-                need_refresh = 1;
-        }
-        ch->idx[ch->n++] = i;
-        prepare_req(e, &e->reqs[i]);
+        /* a cached connection found closed: its server went away since
+         * the last batch, perhaps to restart */
+        ch->lost_err = ch->rank < c->map.nranks && c->fds[ch->rank] >= 0 ? ECONNRESET : 0;
+        if (conn_cached(c, ch->rank))
+            ch->lost_err = 0;
+        else
+            need_refresh = 1;
     }
-    if (save_iovecs(e) < 0)
-        return -ENOMEM;
     if (need_refresh) {
         int rc = conn_refresh(c, msg, sizeof(msg));
 
         if (rc < 0) {
             for (size_t k = 0; k < e->nchans; k++)
-                chan_fail(e, &e->chans[k], -rc, msg);
-            return 0;
+                chan_fail(e->chans[k], -rc, msg);
+            return;
         }
     }
     for (size_t k = 0; k < e->nchans; k++) {
-        struct chan *ch = &e->chans[k];
+        struct chan *ch = e->chans[k];
         int fd = conn_get(c, ch->rank, msg, sizeof(msg));
 
         /* a server that resets the HELLO is dying (it accepted, then
@@ -500,243 +107,253 @@ static int setup_chans(struct engine *e, size_t n)
         if (fd < 0 && !ch->lost_err && retry_after_lost(-fd))
             ch->lost_err = -fd;
         if (fd < 0 && ch->lost_err) {
-            ch->lost_ms = now_ms();
-            chan_retry_later(e, ch, -fd, msg);
+            ch->lost_ms = xfer_now_ms();
+            chan_retry_later(ch, -fd, msg);
             continue;
         }
         if (fd < 0) {
-            chan_fail(e, ch, -fd, msg);
+            chan_fail(ch, -fd, msg);
             continue;
         }
-        if (chan_show_caps(e, ch, fd) < 0)
+        if (chan_show_caps(ch, fd) < 0)
             continue;
-        chan_connected(e, ch, fd);
+        chan_connected(ch, fd);
     }
     /* Time limits start once every channel is connected: a connect to a
      * hung server blocks for its own limit, which must not use up the
      * limit of a channel connected before it. */
     for (size_t k = 0; k < e->nchans; k++)
-        e->chans[k].deadline_ms = now_ms() + e->request_ms;
+        e->chans[k]->deadline_ms = xfer_now_ms() + e->request_ms;
+}
+
+/* Whether rank has a live connection for a joining batch: its channel's,
+ * connected, or the client's cached one.  A connection with nothing on
+ * it is probed first (conn_cached: readable then means closed); one
+ * found closed is gone, and so is its channel's hold on it. */
+static int join_conn_alive(struct xfer_engine *e, uint32_t rank)
+{
+    struct chan *ch = engine_chan(e, rank);
+
+    if (ch && ch->fd < 0)
+        return 0;
+    if (ch && chan_active(ch))
+        return 1;   /* in use: a break shows in poll */
+    if (conn_cached(e->c, rank))
+        return 1;
+    if (ch)
+        ch->fd = -1;
     return 0;
 }
 
-/* Services one channel after poll; progress moves its deadline. */
-static void chan_service(struct engine *e, struct chan *ch, short revents)
+/* Whether b may join the running batches without blocking setup: each of
+ * its ranks has a live connection that holds b's capabilities. */
+static int may_join(struct xfer_engine *e, const struct xfer_batch *b)
 {
-    uint64_t before = ch->moved;
-    int rc = 0;
-
-    if (revents & (POLLIN | POLLHUP | POLLERR))
-        rc = chan_recv(e, ch);
-    if (rc == 0 && chan_may_send(e, ch) && (revents & (POLLOUT | POLLERR)))
-        rc = chan_send(e, ch);
-    if (rc == -ENOMSG) {
-        char msg[160];
-
-        snprintf(msg, sizeof(msg), "rank %u sent a reply with unknown tag (req_id %llu); "
-                 "connection closed", ch->rank, (unsigned long long)ch->rx.bad_tag);
-        chan_broken(e, ch, EPROTO, msg);
-        return;
-    }
-    if (rc < 0) {
-        chan_broken(e, ch, -rc, rc == -EPROTO ? "malformed reply" : "");
-        return;
-    }
-    if (ch->moved != before)
-        ch->deadline_ms = now_ms() + e->request_ms;
-}
-
-/* Fills pfds with the channels that wait for the network; *out_wait gets
- * the time to the nearest deadline.  Returns how many. */
-static nfds_t poll_set(struct engine *e, struct pollfd *pfds, struct chan **map,
-                       int64_t *out_wait)
-{
-    int64_t now = now_ms();
-    nfds_t np = 0;
-
-    *out_wait = -1;
-    for (size_t k = 0; k < e->nchans; k++) {
-        struct chan *ch = &e->chans[k];
-
-        if (!chan_active(ch))
-            continue;
-        if (ch->fd < 0) {
-            /* reconnecting: wake up for its next attempt */
-            int64_t left = ch->retry_at > now ? ch->retry_at - now : 0;
-
-            if (*out_wait < 0 || left < *out_wait)
-                *out_wait = left;
-            continue;
-        }
-        if (!chan_may_send(e, ch) && ch->sent == ch->done) {
-            /* waiting for its turn with nothing outstanding: the server
-             * owes nothing, so its time limit starts with the turn */
-            ch->deadline_ms = now + e->request_ms;
-            continue;
-        }
-        pfds[np].fd = ch->fd;
-        pfds[np].events = POLLIN | (chan_may_send(e, ch) ? POLLOUT : 0);
-        pfds[np].revents = 0;
-        map[np++] = ch;
-        if (*out_wait < 0 || ch->deadline_ms - now < *out_wait)
-            *out_wait = ch->deadline_ms > now ? ch->deadline_ms - now : 0;
-    }
-    return np;
-}
-
-/* One round: waits up to min(timeout_ms, nearest deadline) for the
- * network (timeout_ms < 0: up to the deadline), moves what it can, then
- * fails the channels past their deadline.  Deadlines are judged after
- * servicing, so a caller that polls rarely (a computing MPI program) does
- * not time out a server whose answer is already waiting.  Returns 1 while
- * requests are outstanding, 0 when the batch is done, or -errno. */
-static int poll_round(struct engine *e, struct pollfd *pfds, struct chan **map, int timeout_ms)
-{
-    int64_t wait, now;
-    nfds_t np;
-    int rc;
-
-    /* before the poll: a reconnect blocks, and what the other servers
-     * sent meanwhile must be read before their deadlines are judged */
-    chans_reconnect(e);
-    np = poll_set(e, pfds, map, &wait);
-    if (np == 0 && wait < 0) {
-        for (size_t k = 0; k < e->nchans; k++)
-            if (chan_active(&e->chans[k]))
-                chan_fail(e, &e->chans[k], EPROTO, "request engine stalled");
+    if (!(b->flags & XFER_BESIDE) || e->exclusive)
         return 0;
+    for (size_t i = 0; i < b->n; i++) {
+        const struct xfer_req *r = &b->reqs[i];
+
+        if (!join_conn_alive(e, r->rank))
+            return 0;
+        if (r->cap && !conn_cap_held(e->c, r->rank, r->cap))
+            return 0;
     }
-    if (timeout_ms >= 0 && timeout_ms < wait)
-        wait = timeout_ms;
-    rc = poll(pfds, np, (int)wait);
-    if (rc < 0 && errno != EINTR)
-        return -errno;
-    for (nfds_t i = 0; rc > 0 && i < np; i++)
-        chan_service(e, map[i], pfds[i].revents);
-    now = now_ms();
-    for (nfds_t i = 0; i < np; i++)
-        if (map[i]->fd >= 0 && chan_active(map[i]) && map[i]->deadline_ms <= now)
-            chan_fail(e, map[i], ETIMEDOUT, "");
     return 1;
 }
 
-static void free_chans(struct engine *e)
+/* b joins the running batches (may_join said it can). */
+static int join(struct xfer_engine *e, struct xfer_batch *b)
 {
-    for (size_t k = 0; k < e->nchans; k++)
-        free(e->chans[k].idx);
-    free(e->chans);
-    e->chans = NULL;
-    e->nchans = 0;
-    free(e->saved);
-    free(e->saved_at);
-    e->saved = NULL;
-    e->saved_at = NULL;
+    int64_t deadline = xfer_now_ms() + e->request_ms;
+    int rc = reserve_chans(e, b);
+
+    if (rc < 0)
+        return rc;
+    for (size_t i = 0; i < b->n; i++) {
+        struct chan *ch = engine_chan(e, b->reqs[i].rank);
+
+        /* made now: may_join saw its cached connection alive */
+        if (ch->fd < 0)
+            chan_connected(ch, e->c->fds[ch->rank]);
+        /* the server owes nothing yet: its limit starts now */
+        if (chan_idle(ch))
+            ch->deadline_ms = deadline;
+    }
+    enqueue_reqs(e, b);
+    return 0;
 }
 
-enum batch_state { BATCH_QUEUED, BATCH_RUNNING, BATCH_DONE };
-
-struct xfer_batch {
-    struct engine e;
-    enum batch_state state;
-    struct pollfd *pfds;
-    struct chan **map;
-    int fatal;                 /* -errno that ended the batch early, or 0 */
-    struct xfer_batch *next;   /* the client's queue */
-};
-
-/* Ends the head batch: fails what is left with the fatal error, releases
- * the channels and lets the next batch become the head. */
-static void batch_end(struct xfer_batch *b)
+static void engine_free(struct ipvfs_client *c)
 {
-    struct ipvfs_client *c = b->e.c;
+    struct xfer_engine *e = c->engine;
 
-    for (size_t k = 0; k < b->e.nchans; k++)
-        if (b->fatal < 0 && chan_active(&b->e.chans[k]))
-            chan_fail(&b->e, &b->e.chans[k], -b->fatal, "");
-    for (size_t i = 0; b->fatal < 0 && i < b->e.n; i++) {
-        if (!b->e.reqs[i].err) {
-            b->e.reqs[i].err = -b->fatal;
-            b->e.reqs[i].transport = 1;
-        }
+    for (size_t k = 0; k < e->nchans; k++) {
+        free(e->chans[k]->q);
+        free(e->chans[k]);
     }
-    free(b->map);
-    free(b->pfds);
-    b->map = NULL;
-    b->pfds = NULL;
-    free_chans(&b->e);
-    b->state = BATCH_DONE;
-    c->queue_head = b->next;
-    if (!c->queue_head)
-        c->queue_tail = NULL;
+    free(e->chans);
+    free(e->pfds);
+    free(e->map);
+    free(e);
+    c->engine = NULL;
+}
+
+/* b leaves the queue. */
+static void unqueue(struct xfer_batch *b)
+{
+    struct ipvfs_client *c = b->c;
+    struct xfer_batch **pp = &c->queue_head, *prev = NULL;
+
+    while (*pp != b) {
+        prev = *pp;
+        pp = &(*pp)->next;
+    }
+    *pp = b->next;
+    if (c->queue_tail == b)
+        c->queue_tail = prev;
     b->next = NULL;
 }
 
-/* The head batch takes the connections and starts sending. */
-static void batch_begin(struct xfer_batch *b)
+/* b could not begin (err, detail): all its requests fail, it is done. */
+static void fail_unstarted(struct xfer_batch *b, int err, const char *detail)
 {
-    int rc = setup_chans(&b->e, b->e.n);
-
-    b->state = BATCH_RUNNING;
-    if (rc == 0) {
-        b->pfds = calloc(b->e.nchans ? b->e.nchans : 1, sizeof(*b->pfds));
-        b->map = calloc(b->e.nchans ? b->e.nchans : 1, sizeof(*b->map));
-        if (!b->pfds || !b->map)
-            rc = -ENOMEM;
+    for (size_t i = 0; i < b->n; i++) {
+        b->reqs[i].err = err;
+        b->reqs[i].transport = 1;
+        b->reqs[i].answered = 1;
+        snprintf(b->reqs[i].msg, sizeof(b->reqs[i].msg), "%s", detail);
     }
-    if (rc < 0) {
-        b->fatal = rc;
-        batch_end(b);
+    b->left = 0;
+    b->state = BATCH_DONE;
+    unqueue(b);
+}
+
+/* b begins on a fresh engine, alone. */
+static int begin(struct ipvfs_client *c, struct xfer_batch *b)
+{
+    struct xfer_engine *e = calloc(1, sizeof(*e));
+    int rc;
+
+    if (!e)
+        return -ENOMEM;
+    e->c = c;
+    e->request_ms = c->request_ms;
+    c->engine = e;
+    if ((rc = reserve_chans(e, b)) < 0) {
+        engine_free(c);
+        return rc;
+    }
+    enqueue_reqs(e, b);
+    connect_chans(e);
+    return 0;
+}
+
+/* Starts the queued batches that may run now, in queue order; the first
+ * that may not stops the walk. */
+static void queue_admit(struct ipvfs_client *c)
+{
+    struct xfer_batch *b = c->queue_head, *next;
+
+    for (; b; b = next) {
+        int rc = 0;
+
+        next = b->next;
+        if (b->state == BATCH_RUNNING)
+            continue;
+        if (!c->engine)
+            rc = begin(c, b);
+        else if (may_join(c->engine, b))
+            rc = join(c->engine, b);
+        else
+            return;
+        if (rc < 0)
+            fail_unstarted(b, -rc, "out of memory");
     }
 }
 
-/* Bytes the engine's channels moved so far. */
-static uint64_t engine_moved(const struct engine *e)
+/* Takes the batches whose requests are all answered off the channels and
+ * out of the queue; the engine goes once none runs.  Returns how many. */
+static int queue_retire(struct ipvfs_client *c)
 {
-    uint64_t sum = 0;
+    struct xfer_engine *e = c->engine;
+    struct xfer_batch *b = c->queue_head, *next;
+    int retired = 0;
 
+    for (; e && b; b = next) {
+        next = b->next;
+        if (b->state != BATCH_RUNNING || b->left > 0)
+            continue;
+        for (size_t k = 0; k < e->nchans; k++)
+            chan_forget(e->chans[k], b);
+        b->state = BATCH_DONE;
+        e->running--;
+        unqueue(b);
+        retired++;
+    }
+    if (e && e->running == 0)
+        engine_free(c);
+    else if (e && retired) {
+        e->exclusive = 0;
+        for (b = c->queue_head; b; b = b->next)
+            if (b->state == BATCH_RUNNING && !(b->flags & XFER_BESIDE))
+                e->exclusive = 1;
+    }
+    return retired;
+}
+
+/* Every unanswered request of the engine fails with err. */
+static void engine_fail_all(struct xfer_engine *e, int err)
+{
     for (size_t k = 0; k < e->nchans; k++)
-        sum += e->chans[k].moved;
-    return sum;
+        if (chan_active(e->chans[k]))
+            chan_fail(e->chans[k], err, "");
 }
 
-/* Drives the client's queue until b is done or, without block, until the
- * network has nothing more to give right now. */
+/* Drives the client's batches until b is done or, without block, until
+ * the network has nothing more to give right now. */
 static void client_pump(struct xfer_batch *b, int block)
 {
-    struct ipvfs_client *c = b->e.c;
+    struct ipvfs_client *c = b->c;
 
     while (b->state != BATCH_DONE) {
-        struct xfer_batch *h = c->queue_head;
+        struct xfer_engine *e;
         uint64_t before;
-        int rc;
+        int rc, moved;
 
-        if (h->state == BATCH_QUEUED)
-            batch_begin(h);
-        if (h->state == BATCH_DONE)
+        queue_admit(c);
+        if (b->state == BATCH_DONE || !(e = c->engine))
             continue;
-        before = engine_moved(&h->e);
-        rc = poll_round(&h->e, h->pfds, h->map, block ? -1 : 0);
-        if (rc <= 0) {
-            h->fatal = rc;
-            batch_end(h);
-            continue;
-        }
+        before = engine_moved(e);
+        rc = engine_poll_round(e, block ? -1 : 0);
+        /* 0: nothing is outstanding, so every running batch is done */
+        if (rc <= 0)
+            engine_fail_all(e, rc < 0 ? -rc : EPROTO);
         /* without block, go on while bytes move: a request sent may give
-         * the turn to another server's channel, which can send at once */
-        if (!block && engine_moved(&h->e) == before)
+         * the turn to another server's channel, which can send at once;
+         * a batch done may let a queued one begin */
+        moved = engine_moved(e) != before;
+        if (queue_retire(c) == 0 && !block && !moved)
             return;
     }
 }
 
-int xfer_start(struct ipvfs_client *c, struct xfer_req *reqs, size_t n, int in_order,
+int xfer_start(struct ipvfs_client *c, struct xfer_req *reqs, size_t n, unsigned flags,
                struct xfer_batch **out_batch)
 {
     struct xfer_batch *b = calloc(1, sizeof(*b));
 
     if (!b)
         return -ENOMEM;
-    b->e = (struct engine){ .c = c, .request_ms = c->request_ms, .reqs = reqs, .n = n,
-                            .in_order = in_order };
+    b->c = c;
+    b->reqs = reqs;
+    b->n = n;
+    b->flags = flags;
+    if (save_iovecs(b) < 0) {
+        free(b->saved_at);
+        free(b);
+        return -ENOMEM;
+    }
     b->state = BATCH_QUEUED;
     if (c->queue_tail)
         c->queue_tail->next = b;
@@ -761,10 +378,12 @@ void xfer_wait(struct xfer_batch *b)
 
 long xfer_finish(struct xfer_batch *b)
 {
-    struct xfer_req *reqs = b->e.reqs;
-    size_t n = b->e.n;
+    struct xfer_req *reqs = b->reqs;
+    size_t n = b->n;
 
     xfer_wait(b);
+    free(b->saved);
+    free(b->saved_at);
     free(b);
     for (size_t i = 0; i < n; i++)
         if (reqs[i].err)
@@ -772,11 +391,11 @@ long xfer_finish(struct xfer_batch *b)
     return -1;
 }
 
-static long run_batch(struct ipvfs_client *c, struct xfer_req *reqs, size_t n, int in_order)
+static long run_batch(struct ipvfs_client *c, struct xfer_req *reqs, size_t n, unsigned flags)
 {
     struct xfer_batch *b;
 
-    if (xfer_start(c, reqs, n, in_order, &b) < 0) {
+    if (xfer_start(c, reqs, n, flags, &b) < 0) {
         for (size_t i = 0; i < n; i++) {
             reqs[i].err = ENOMEM;
             reqs[i].transport = 1;
@@ -794,5 +413,5 @@ long xfer_run(struct ipvfs_client *c, struct xfer_req *reqs, size_t n)
 
 long xfer_run_in_order(struct ipvfs_client *c, struct xfer_req *reqs, size_t n)
 {
-    return run_batch(c, reqs, n, 1);
+    return run_batch(c, reqs, n, XFER_IN_ORDER);
 }

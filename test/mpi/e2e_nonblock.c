@@ -13,6 +13,15 @@
  *     and checks that the call returned within 1 s and that MPI_Test says
  *     not complete; it resumes them (SIGCONT), waits and checks the data.
  *     A second 32 MiB iwrite is completed by MPI_Test alone (no MPI_Wait).
+ *   e2e_nonblock queue FILE "PIDS"
+ *     A process's nonblocking accesses reach the servers together: rank 0
+ *     writes 4 MiB, stops the servers, posts one 64 KiB MPI_File_iread_at
+ *     and waits until its READ sits unread at a stopped server (bytes in
+ *     the server ends of its connections, /proc/net/tcp); then posts three
+ *     more of the same shape (at 1, 2 and 3 MiB) and, calling nothing
+ *     else, expects four times those bytes there (a client that sends one
+ *     access at a time leaves the three behind the unanswered first); it
+ *     resumes the servers and checks all four byte-exact.
  *   e2e_nonblock order FILE "PIDS" STATS SCHEDULE
  *     Server-side READ ordering: with ipvfs_io_schedule=SCHEDULE every
  *     rank writes 128 KiB at rank * 128 KiB (a stripe unit on each of two
@@ -582,14 +591,16 @@ static bool server_socket(const char *pids, unsigned long inode)
 }
 
 /* The number of this process's connections to the server processes PIDS
- * whose server end holds bytes it has not read, or -1 while some of ours
- * has bytes in flight (or /proc cannot be read).  With the servers
- * stopped and every earlier request answered, that counts the servers
- * our new requests have fully reached. */
-static int requests_at_servers(const char *pids)
+ * whose server end holds bytes it has not read (and, into *out_bytes when
+ * given, those bytes), or -1 while some of ours has bytes in flight (or
+ * /proc cannot be read).  With the servers stopped and every earlier
+ * request answered, that counts the servers our new requests have fully
+ * reached. */
+static int requests_at_servers(const char *pids, unsigned long *out_bytes)
 {
     struct tcp_sock *socks = NULL;
     size_t n = 0, cap = 0;
+    unsigned long bytes = 0;
     int count = 0;
 
     if (read_tcp("tcp", &socks, &n, &cap) < 0 || read_tcp("tcp6", &socks, &n, &cap) < 0) {
@@ -607,10 +618,13 @@ static int requests_at_servers(const char *pids)
                 count = -1;
             else if (socks[k].rxq > 0)
                 count++;
+            bytes += socks[k].rxq;
             break;
         }
     }
     free(socks);
+    if (out_bytes)
+        *out_bytes = bytes;
     return count;
 }
 
@@ -621,12 +635,75 @@ static int wait_at_servers(const char *pids, int want, double deadline_s)
     const struct timespec nap = { 0, 10 * 1000 * 1000 };
     double end = now_s() + deadline_s;
 
-    while (requests_at_servers(pids) < want) {
+    while (requests_at_servers(pids, NULL) < want) {
         if (now_s() > end)
             return -1;
         nanosleep(&nap, NULL);
     }
     return 0;
+}
+
+/* Waits until the stopped servers hold at least want bytes of this
+ * process's requests unread; returns the bytes, or 0 after deadline_s. */
+static unsigned long wait_bytes_at_servers(const char *pids, unsigned long want,
+                                           double deadline_s)
+{
+    const struct timespec nap = { 0, 10 * 1000 * 1000 };
+    double end = now_s() + deadline_s;
+    unsigned long bytes = 0;
+
+    while (requests_at_servers(pids, &bytes) < 0 || bytes < want) {
+        if (now_s() > end)
+            return 0;
+        nanosleep(&nap, NULL);
+    }
+    return bytes;
+}
+
+#define QUEUE_READS 4
+
+static int mode_queue(const char *path, const char *pids)
+{
+    const size_t len = 64u << 10, total = 4u << 20;
+    MPI_File fh = open_file(path);
+    unsigned char *buf = malloc(total);
+    MPI_Request req[QUEUE_READS];
+    MPI_Status st[QUEUE_READS];
+    unsigned long one, all = 0;
+
+    if (e2e_rank == 0) {
+        e2e_fill(buf, 0, total, 6);
+        E2E_MPI(MPI_File_write_at(fh, 0, buf, (int) total, MPI_BYTE, MPI_STATUS_IGNORE));
+        E2E_MPI(MPI_File_sync(fh));
+        memset(buf, 0, total);
+        signal_all(pids, SIGSTOP);
+        E2E_MPI(MPI_File_iread_at(fh, 0, buf, (int) len, MPI_BYTE, &req[0]));
+        one = wait_bytes_at_servers(pids, 1, 30);
+        E2E_CHECK(one > 0, "the first READ did not reach a stopped server in 30 s");
+        for (int i = 1; i < QUEUE_READS; i++) {
+            MPI_Offset off = (MPI_Offset) i << 20;
+
+            E2E_MPI(MPI_File_iread_at(fh, off, buf + off, (int) len, MPI_BYTE, &req[i]));
+        }
+        if (one > 0)
+            all = wait_bytes_at_servers(pids, QUEUE_READS * one, 10);
+        printf("queue: one READ %lu bytes at the servers; %d posted: %lu\n", one, QUEUE_READS,
+               all);
+        E2E_CHECK(all > 0, "the reads posted behind an unanswered one did not reach the "
+                  "servers in 10 s: a process's accesses go one at a time");
+        signal_all(pids, SIGCONT);
+        E2E_MPI(MPI_Waitall(QUEUE_READS, req, st));
+        for (int i = 0; i < QUEUE_READS; i++) {
+            uint64_t off = (uint64_t) i << 20;
+            long bad = e2e_verify(buf + off, off, len, 6);
+
+            check_count(&st[i], (MPI_Count) len, "queued iread_at", 0);
+            E2E_CHECK(bad < 0, "read %d differs at byte %ld", i, bad);
+        }
+    }
+    free(buf);
+    E2E_MPI(MPI_File_close(&fh));
+    return e2e_finish("e2e_nonblock queue");
 }
 
 static void snapshot(const char *stats, int n)
@@ -697,6 +774,8 @@ int main(int argc, char **argv)
         return mode_exact(argv[2]);
     if (argc >= 4 && strcmp(argv[1], "overlap") == 0)
         return mode_overlap(argv[2], argv[3]);
+    if (argc >= 4 && strcmp(argv[1], "queue") == 0)
+        return mode_queue(argv[2], argv[3]);
     if (argc >= 6 && strcmp(argv[1], "order") == 0)
         return mode_order(argv[2], argv[3], argv[4], argv[5]);
     if (argc >= 3 && strcmp(argv[1], "collwait") == 0)
@@ -704,7 +783,7 @@ int main(int argc, char **argv)
     if (argc >= 4 && strcmp(argv[1], "stopped") == 0)
         return mode_stopped(argv[2], argv[3]);
     if (e2e_rank == 0)
-        fprintf(stderr, "usage: e2e_nonblock exact|overlap|collwait|stopped|order FILE "
+        fprintf(stderr, "usage: e2e_nonblock exact|overlap|collwait|stopped|queue|order FILE "
                 "[\"PIDS\" [STATS SCHEDULE]]\n");
     MPI_Finalize();
     return 2;

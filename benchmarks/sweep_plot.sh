@@ -27,10 +27,10 @@ sweep_plot() {
         shift 2
     done
     gnuplot <<GP || echo "sweep_plot: gnuplot failed for $png" >&2
-set terminal png size 900,420
+set terminal png size 900,480
 set output "$png"
 set multiplot layout 1,2 title "$title"
-set key top left
+set key below
 set xlabel "offered reads/s"
 set ylabel "achieved reads/s"
 set yrange [0:*]

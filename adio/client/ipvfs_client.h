@@ -34,10 +34,12 @@
  *   ipvfs_aio_start() followed by ipvfs_aio_finish().  Data moves straight
  *   from and into the caller's buffers (no staging copy).  Requests to
  *   different I/O nodes are in flight at once.
- * - Calls of one client are served in the order they were made: an
- *   asynchronous access that is still moving holds the connections, and
- *   a later call (synchronous or not) starts when the earlier ones are
- *   done, driving them meanwhile.
+ * - Asynchronous accesses (ipvfs_aio_start) of one client move side by
+ *   side: their requests share the connections, each server's window
+ *   and the time limits, and are sent and answered in any order relative
+ *   to each other.  Every other call is served in the order it was made:
+ *   it starts when the accesses started before it are done (driving them
+ *   meanwhile), and accesses started after it wait for it.
  * - Every function returns 0 or a negative errno value.  On failure it fills
  *   *out_err (when not NULL) with the positive errno and a message naming the
  *   operation, the file and, where one was involved, the server rank.
@@ -338,7 +340,10 @@ int ipvfs_write_list(struct ipvfs_file *file, const struct ipvfs_extent *ext, si
  * blocking, then returns.  No thread works behind the caller's back: the
  * access moves only inside ipvfs_aio_test(), ipvfs_aio_wait(),
  * ipvfs_aio_finish() and every other call on the same client (each of
- * them drives the client's queue, oldest access first).
+ * them drives every access of the client that is moving).  An access
+ * starts moving at once beside the ones moving already, unless it needs
+ * a new connection or shows a capability a connection does not hold yet
+ * (blocking exchanges): then it waits until those are done.
  *
  * Ownership: the caller's data buffers (the iovecs' memory) must stay
  * valid, and for writes unchanged, until ipvfs_aio_test() returned 1 or

@@ -91,7 +91,11 @@ struct model_terms {
     int iraid_fes;              /* corrected: the iRAID as a flow-equivalent server */
     double cs2_t;               /* corrected: squared coefficient of variation of
                                  * a target's service in it */
+    double w_reqin;             /* corrected: a request's wait on the I/O node's
+                                 * receiving link, behind its targets' pieces */
     double w_client;            /* corrected, clients > 0: the wait in a client's queue */
+    double cs2_client;          /* corrected, clients > 0: the squared coefficient of
+                                 * variation of the servers' time, its service */
     double rho_max;             /* the busiest queue's utilisation */
     double total;               /* T */
 };

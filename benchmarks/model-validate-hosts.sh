@@ -23,11 +23,17 @@
 # and --read-places MVH_READ_PLACES (default auto, the server's default:
 # every target is on another host, so 2 per target), the model with
 # --read-places the same count (auto: 2).
+# MVH_IO_SHAPE=in: an I/O node's link shaped only as it receives (its
+# switch port), not as it sends (default both): whether the replies'
+# queue slows what comes in (the ACKs of its targets' transfers leave
+# through that queue).
 # MVH_PLACES="RATES": instead of the sweep, benchmarks/model-places.sh
 # per configuration on the same hosts and links (a cluster per rate, so
 # that each rate's I/O node counters stand alone: where a read's time
-# goes), into MP_NAME (default MV_NAME-places).csv; MVH_PLACES_CAL=1 also
-# calibrates first (the params file the report needs).
+# goes), into MP_NAME (default MV_NAME-places).csv, the I/O nodes' shaped
+# links' queues both ways (benchmarks/tc-backlog.py) into MP_NAME-tc.csv;
+# MVH_PLACES_CAL=1 also calibrates first (the params file that
+# benchmarks/model-hops-report.py reads).
 # Per configuration (MV_CONFIGS, default "1x5 2x2 3x1"), calibration
 # measures bw_net on the shaped links (the I/O node's: L1 hits of 4 and
 # 64 KiB; a target's: misses of 4 and 64 KiB) and the validation sweeps
@@ -55,6 +61,17 @@ bps() {   # RATE: bytes/s, 0 for none
 }
 io_bps=$(bps "$io_rate") || exit 2
 tgt_bps=$(bps "$tgt_rate") || exit 2
+places=${MVH_READ_PLACES:-auto}
+case "$places" in
+auto) MV_READ_PLACES=2 ;;   # every target on another host (ionode_store.c)
+[1-9] | 1[0-6]) MV_READ_PLACES=$places ;;
+*) echo "model-validate-hosts.sh: bad MVH_READ_PLACES '$places' (auto or 1 to 16)" >&2; exit 2 ;;
+esac
+io_shape=${MVH_IO_SHAPE:-both}
+case "$io_shape" in
+both | in) ;;
+*) echo "model-validate-hosts.sh: bad MVH_IO_SHAPE '$io_shape' (both or in)" >&2; exit 2 ;;
+esac
 hosts_require
 burst=${MVH_BURST:-4000} limit=${MVH_LIMIT:-4194304}
 configs=${MV_CONFIGS:-1x5 2x2 3x1}
@@ -71,12 +88,6 @@ shape() {
 hosts_up 7
 mh_servers_on node1 node1:1,node2:1,node3:1,node4:1,node5:1,node6:1
 MV_CLIENT_ON="$HOSTS_NETNS_SSH node7"
-places=${MVH_READ_PLACES:-auto}
-case "$places" in
-auto) MV_READ_PLACES=2 ;;   # every target on another host (ionode_store.c)
-[1-9] | 1[0-6]) MV_READ_PLACES=$places ;;
-*) echo "model-validate-hosts.sh: bad MVH_READ_PLACES '$places' (auto or 1 to 16)" >&2; exit 2 ;;
-esac
 MV_SERVER_ARGS="--no-bind --read-places $places"
 export MV_READ_PLACES
 MV_NAME=${MV_NAME:-model-hosts-io$io_rate-t$tgt_rate}
@@ -90,6 +101,10 @@ for cfg in $configs; do
     for r in 0 1 2 3 4 5; do
         if ((r % (nt + 1) == 0)); then
             shape "node$((r + 1))" "$io_rate"
+            # MVH_IO_SHAPE=in: only what the I/O node receives is shaped
+            # (its replies and its ACKs to the targets leave at once)
+            [ "$io_shape" = in ] && { tc -n "${HOSTS_PREFIX}node$((r + 1))" qdisc del dev eth0 root ||
+                ipvfs_fail "unshaping node$((r + 1))'s eth0"; }
         else
             shape "node$((r + 1))" "$tgt_rate"
         fi

@@ -15,8 +15,8 @@ prints one line per queue:
 backlog_bytes, the mean bytes queued; busy, the fraction of samples with
 a backlog; sent_bytes, what the qdisc sent between the first and the last
 sample.  The mean wait of a byte entering the queue is backlog_bytes over
-the link's rate (Little's law), the link's queueing delay that the model's
-M/M/1 link terms predict.  No figure for a queue that never answered."""
+the link's rate (Little's law), the link's queueing delay that
+ipvfs-model's corrected link terms (M/D/1) predict.  No figure for a queue that never answered."""
 import random
 import re
 import signal

@@ -236,7 +236,9 @@ PY
 # ms of a 40 ms mean), which the model adds again as W_client (--clients):
 # lower t_node until the corrected model, at that rate with those clients
 # (and --read-places MV_READ_PLACES), gives the measured mean
-python3 - "$outp" "$b/tools/ipvfs-model" "$nio" "$nt" "$rate" "$clients" "${MV_READ_PLACES:-1}" \
+# (MC_MODEL_CLIENTS: the model's client processes, default MC_CLIENTS; 0
+# once a process keeps several reads in flight)
+python3 - "$outp" "$b/tools/ipvfs-model" "$nio" "$nt" "$rate" "${MC_MODEL_CLIENTS:-$clients}" "${MV_READ_PLACES:-1}" \
     "$miss_mean" <<'PY' || ipvfs_fail "fitting t_node to the model's client queue"
 import re, subprocess, sys
 outp, model, nio, nt, rate, clients, places, r0 = sys.argv[1:9]

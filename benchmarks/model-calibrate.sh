@@ -231,4 +231,48 @@ print("# L1 hits back to back, p50: 4 KiB %.4f ms, 64 KiB %.4f ms; 64 KiB misses
 print("# emulated disk: %d ios, service mean %.4f ms, second moment %.4f ms^2" % (n, dmean, dsecond))
 print("# a READ held its place in the I/O node's store %.4f ms (64 KiB), %.4f ms (4 KiB)" % (place, place4))
 PY
+# t_node above holds the miss runs' own client queue (MC_CLIENTS ranks,
+# each serving its reads one at a time, at MC_RATE: on 40 Mbit/s links 4-9
+# ms of a 40 ms mean), which the model adds again as W_client (--clients):
+# lower t_node until the corrected model, at that rate with those clients
+# (and --read-places MV_READ_PLACES), gives the measured mean
+# (MC_MODEL_CLIENTS: the model's client processes, default MC_CLIENTS; 0
+# once a process keeps several reads in flight)
+python3 - "$outp" "$b/tools/ipvfs-model" "$nio" "$nt" "$rate" "${MC_MODEL_CLIENTS:-$clients}" "${MV_READ_PLACES:-1}" \
+    "$miss_mean" <<'PY' || ipvfs_fail "fitting t_node to the model's client queue"
+import re, subprocess, sys
+outp, model, nio, nt, rate, clients, places, r0 = sys.argv[1:9]
+nio, nt, r0 = int(nio), int(nt), float(r0)
+text = open(outp).read()
+get = lambda k: float(re.search(r"^%s ([\d.]+)$" % k, text, re.M).group(1))
+t_node0, cpu0 = get("t_node_ms"), get("node_cpu_ms")
+place0 = get("t_place_ms") if re.search(r"^t_place_ms ", text, re.M) else None
+def params(t):
+    out = re.sub(r"^t_node_ms .*$", "t_node_ms %.4f" % t, text, flags=re.M)
+    out = re.sub(r"^node_cpu_ms .*$", "node_cpu_ms %.4f" % min(cpu0, t), out, flags=re.M)
+    if place0 is not None:
+        out = re.sub(r"^t_place_ms .*$", "t_place_ms %.4f" % min(place0, 2 * t), out, flags=re.M)
+    return out
+def mean(t):
+    with open(outp, "w") as f:
+        f.write(params(t))
+    csv = subprocess.run([model, "--variant", "corrected", "--params", outp, "--nodes",
+                          str(nio * (1 + nt)), "--io-nodes", str(nio), "--hit-io", "0",
+                          "--hit-target", "0", "--hit-pvfs", "0", "--clients", clients,
+                          "--read-places", places, "--rate-min", rate, "--rate-steps", "1",
+                          "--csv"], check=True, capture_output=True, text=True).stdout.splitlines()
+    v = dict(zip(csv[0].split(","), csv[1].split(",")))["ipvfs_ms"]
+    return float(v) if v else float("inf")
+lo, hi = 0.0, t_node0
+if mean(lo) >= r0:
+    hi = lo
+else:
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if mean(mid) < r0 else (lo, mid)
+with open(outp, "w") as f:
+    f.write(params(hi))
+    f.write("# t_node_ms %.4f before the model's client queue at %s/s from %s ranks was taken out\n"
+            % (t_node0, rate, clients))
+PY
 cat "$outp"

@@ -30,6 +30,13 @@
 # A rate R:Q runs the generator with -Q Q (at most Q requests in flight per
 # client rank: past saturation the backlog then waits in the generator, so
 # that the achieved rate is the servers' capacity, not the client's).
+# MV_CLIENT_ON, MV_SERVER_ARGS: as model-validate.sh's (a command prefix
+# that runs the client ranks on an emulated host; more ipvfs-server
+# options): benchmarks/model-validate-hosts.sh with MVH_PLACES.
+# MP_TC_QUEUES="NAME=NETNS:DEV ...": shaped links to watch while each
+# rate runs (benchmarks/tc-backlog.py: the mean bytes queued in each
+# root qdisc, sampled every 20 ms on average), one row per queue and rate
+# in MP_NAME-tc.csv.
 # Output: BENCH_OUT (default BUILDDIR/bench-results)/MP_NAME (default
 # model-places).csv, one row per rate appended (a header when new), and
 # MP_NAME.txt (command, date, load).  About 15 s per rate plus the write of
@@ -76,18 +83,37 @@ machine() {   # busy and total jiffies of the whole machine
     awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8, $2 + $3 + $4 + $5 + $6 + $7 + $8 }' /proc/stat
 }
 
-ipvfs_start_cluster "$nio" "$nt" --target-size "$tsize" --emulate-disk st318452lw --cache-l1 0
-mpiexec -n 2 env LD_PRELOAD="$romio" "$b/benchmarks/ipvfs-ior" -f ipvfs:/mp/big \
+climpi() {
+    ${MV_CLIENT_ON:-} mpiexec "$@"
+}
+
+# shellcheck disable=SC2086 # MV_SERVER_ARGS: several options
+ipvfs_start_cluster "$nio" "$nt" --target-size "$tsize" --emulate-disk st318452lw --cache-l1 0 \
+    ${MV_SERVER_ARGS:-}
+climpi -n 2 env LD_PRELOAD="$romio" "$b/benchmarks/ipvfs-ior" -f ipvfs:/mp/big \
     -b $((mib / 2))m -t 1m -w -e -k >/dev/null 2>&1 || ipvfs_fail "writing the file"
 ipvfs_restart_cluster   # the writes' disk counters out of the first rate's
 for point in $rates; do
     rate=${point%%:*} cap=
     [ "$rate" = "$point" ] || cap=${point#*:}
     c0=$(cpu_ticks) m0=$(machine)
-    res=$(mpiexec -n "$clients" env LD_PRELOAD="$romio" "$b/benchmarks/ipvfs-openload" \
+    sampler=
+    if [ -n "${MP_TC_QUEUES:-}" ]; then
+        # shellcheck disable=SC2086 # one argument per queue
+        python3 "$IPVFS_SRCDIR/benchmarks/tc-backlog.py" 0.02 $MP_TC_QUEUES >"$out/.mp-tc" &
+        sampler=$!
+    fi
+    res=$(climpi -n "$clients" env LD_PRELOAD="$romio" "$b/benchmarks/ipvfs-openload" \
         -f ipvfs:/mp/big -s 64K -r "$rate" -t "$secs" -W 1 ${cap:+-Q "$cap"} 2>&1 | grep '^RESULT') ||
         ipvfs_fail "ipvfs-openload at $rate/s"
     c1=$(cpu_ticks) m1=$(machine)
+    if [ -n "$sampler" ]; then
+        kill -TERM "$sampler" && wait "$sampler"
+        [ -s "$out/$name-tc.csv" ] || echo "config,rate_per_s,queue,samples,backlog_bytes,busy,sent_bytes" >"$out/$name-tc.csv"
+        sed "s/^\([^ ]*\) samples=\([0-9]*\) backlog_bytes=\([0-9]*\) busy=\([0-9.]*\) sent_bytes=\([0-9]*\)$/$cfg,$rate,\1,\2,\3,\4,\5/" \
+            "$out/.mp-tc" >>"$out/$name-tc.csv"
+        rm -f "$out/.mp-tc"
+    fi
     ipvfs_restart_cluster
     ipvfs_logs >"$IPVFS_CLUSTER_DIR/mp-logs"
     # the last line of each kind per I/O node and target: this rate's
@@ -108,6 +134,7 @@ for line in open(logs):
     for key, pat in (("place", r"I/O node (\d+): (\d+) READs held a place in the store for ([\d.]+) ms"),
                      ("wait", r"I/O node (\d+): (\d+) READs waited for a place ([\d.]+) ms"),
                      ("server", r"I/O node (\d+): (\d+) READs were answered ([\d.]+) ms after"),
+                     ("places", r"I/O node (\d+):.* (\d+) READs in the store at once"),
                      ("handoff", r"I/O node (\d+): a place freed while READs waited was taken again after ([\d.]+) ms on average \((\d+) times\)"),
                      ("disk", r"\[(target[\d.]+)\].*: (\d+) ios, service mean ([\d.]+) ms, second moment [\d.]+ ms\^2 \(sd [\d.]+ ms\), wait mean ([\d.]+) ms")):
         m = re.search(pat, line)
@@ -124,8 +151,10 @@ _, server = total("server", 0, 1)
 dios, dmean = total("disk", 0, 1)
 _, dwait = total("disk", 0, 2)
 nt = int(cfg.split("x")[1])
-# what each place spends per read at the achieved rate (idle included)
-cycle = nt * nio * 1e3 / achieved if achieved else 0.0
+# what each place spends per read at the achieved rate (idle included);
+# the places as the I/O nodes logged them (--read-places), else one per target
+places = sum(int(v[0]) for (k, _), v in last.items() if k == "places") or nt * nio
+cycle = places * 1e3 / achieved if achieved else 0.0
 busy = (m1[0] - m0[0]) / max(1, m1[1] - m0[1])
 reads = placed if placed else 1
 print("%s,%s,%s,%.2f,%.2f,%.4f,%.4f,%.4f,%.4f,%d,%.4f,%d,%.4f,%d,%.4f,%.4f,%d,%.4f,%.4f,%.4f,%.4f,%.3f,%s,%.3f,%d,%.4f,%.4f" % (

@@ -42,7 +42,10 @@
 # Environment: MV_CONFIGS (default "1x5 2x2 3x1"), MV_CLIENTS, MV_INFLIGHT, MV_POINTS,
 # MV_SECONDS, MV_TRIALS, MV_FILE_MIB, BENCH_OUT, MV_NAME, MV_APPEND and
 # MV_ANALYSE_ONLY (below), and for benchmarks/model-validate-hosts.sh
-# MV_CLIENT_ON, MV_SERVER_ARGS, MV_TITLE, MV_IO_LINK_BPS, MV_T_LINK_BPS.
+# MV_CLIENT_ON, MV_SERVER_ARGS, MV_TITLE, MV_IO_LINK_BPS, MV_T_LINK_BPS,
+# MV_READ_PLACES (ipvfs-model --read-places: the servers' READ places
+# per target; default 1, what auto gives a target on the I/O node's host),
+# MV_MODEL_CLIENTS (ipvfs-model --clients; default MV_CLIENTS).
 # It runs about 6 minutes per configuration, disk-bound by design (a few
 # percent of a core per node).
 set -u
@@ -54,6 +57,10 @@ b=$IPVFS_BUILDDIR
 out=${BENCH_OUT:-$b/bench-results}
 configs=${MV_CONFIGS:-1x5 2x2 3x1}
 clients=${MV_CLIENTS:-12}
+# the model's client processes (ipvfs-model --clients): the client ranks,
+# each of which runs one batch at a time in today's client library; 0
+# once a process keeps several reads in flight
+model_clients=${MV_MODEL_CLIENTS:-$clients}
 points=${MV_POINTS:-10 30 50 70 80 90 95 120 150 200}
 secs=${MV_SECONDS:-8}
 trials=${MV_TRIALS:-3}
@@ -75,7 +82,7 @@ if [ "${MV_ANALYSE_ONLY:-0}" != 1 ]; then
         echo "config,trial,pct,rate_per_s,offered_per_s,achieved_per_s,mean_ms,p50_ms,p95_ms,p99_ms,lag_max_ms" >"$tcsv"
     [ "${MV_APPEND:-0}" = 1 ] || : >"$txt"
     {
-        echo "benchmarks/model-validate.sh $* (MV_CONFIGS='$configs' MV_CLIENTS=$clients MV_INFLIGHT=${MV_INFLIGHT:-} MV_POINTS='$points' MV_SECONDS=$secs MV_TRIALS=$trials MV_FILE_MIB=$mib${MV_TITLE:+; $MV_TITLE})"
+        echo "benchmarks/model-validate.sh $* (MV_CONFIGS='$configs' MV_CLIENTS=$clients MV_INFLIGHT=${MV_INFLIGHT:-} MV_POINTS='$points' MV_SECONDS=$secs MV_TRIALS=$trials MV_FILE_MIB=$mib MV_READ_PLACES=${MV_READ_PLACES:-1} MV_MODEL_CLIENTS=$model_clients${MV_TITLE:+; $MV_TITLE})"
         echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load before: $(cut -d' ' -f1-3 /proc/loadavg)"
     } >>"$txt"
 fi
@@ -90,12 +97,12 @@ field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
 # request at a time); the papers' variants ignore it
 predict() {   # VARIANT PARAMS NIO RATE: the model's mean (ms), empty past saturation
     "$model" --variant "$1" --params "$2" --nodes 6 --io-nodes "$3" --hit-io 0 --hit-target 0 \
-        --clients "$clients" \
+        --clients "$model_clients" --read-places "${MV_READ_PLACES:-1}" \
         --hit-pvfs 0 --rate-min "$4" --rate-steps 1 --csv | awk -F, 'NR == 2 { print $3 }'
 }
 saturation() {   # VARIANT PARAMS NIO
     "$model" --variant "$1" --params "$2" --nodes 6 --hit-io 0 --hit-target 0 --hit-pvfs 0 \
-        --clients "$clients" \
+        --clients "$model_clients" --read-places "${MV_READ_PLACES:-1}" \
         --splits --csv | awk -F, -v nio="$3" '$1 == "ipvfs" && $2 == nio { print $4 }'
 }
 

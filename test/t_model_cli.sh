@@ -22,7 +22,8 @@ head -3 "$work/default.csv"
 python3 - "$work/default.csv" <<'PY' || fail "the default curve is wrong (above)"
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
-assert list(rows[0].keys()) == ["lambda_per_s", "pvfs_ms", "ipvfs_ms", "pvfs_rho", "ipvfs_rho", "ipvfs_iraid_ms"], rows[0]
+assert list(rows[0].keys()) == ["lambda_per_s", "pvfs_ms", "ipvfs_ms", "pvfs_rho", "ipvfs_rho", "ipvfs_iraid_ms",
+                                "ipvfs_ionet_ms", "ipvfs_reqin_ms", "ipvfs_client_ms"], rows[0]
 assert len(rows) == 40, len(rows)
 lam = [float(r["lambda_per_s"]) for r in rows]
 assert lam[0] == 0 and all(b > a for a, b in zip(lam, lam[1:]))
@@ -97,6 +98,9 @@ sat = lambda f: {r["io_nodes"]: float(r["saturation_per_s"]) for r in csv.DictRe
 c0, c4 = row(w + "/c-corrected-0.csv"), row(w + "/c-corrected-4.csv")
 assert float(c4["ipvfs_ms"]) > float(c0["ipvfs_ms"]), (c0, c4)
 assert c4["ipvfs_iraid_ms"] == c0["ipvfs_iraid_ms"], (c0, c4)
+# the client queue is the whole difference, and none without --clients
+assert float(c0["ipvfs_client_ms"]) == 0, c0
+assert abs(float(c4["ipvfs_ms"]) - float(c0["ipvfs_ms"]) - float(c4["ipvfs_client_ms"])) < 2e-4, (c0, c4)
 s0, s4 = sat(w + "/cs-corrected-0.csv"), sat(w + "/cs-corrected-4.csv")
 assert all(s4[k] < s0[k] for k in s0), (s0, s4)
 assert row(w + "/c-lcn2005-0.csv") == row(w + "/c-lcn2005-4.csv")

@@ -381,14 +381,19 @@ static void test_model_corrected_place_time(void **state)
 
 /* Client processes that each serve their requests one at a time: the
  * setup above (3 x (1 + 1), T_node 2, T_place 3 ms) at 100/s.  The
- * servers: P_i lambda = 33.3333/s at an I/O node, W_ionet = 0.873813 /
- * (1 - 0.029127) = 0.900029 ms, W_ioc = 0.131647 ms, W_node_io = 2 /
- * (1 - 0.066667) - 1 = 1.142857 ms; one place, s_t = 10.216092 ms, cs2
+ * servers: P_i lambda = 33.3333/s at an I/O node, W_ionet = 0.873813 +
+ * 0.029127 0.873813 / (2 (1 - 0.029127)) = 0.886921 ms (M/D/1), the
+ * request's wait on the way in the same 0.013108 ms (the links are
+ * alike), W_ioc = 0.131647 ms, W_node_io = 2 / (1 - 0.066667) - 1 =
+ * 1.142857 ms; one place, s_t = 10.216092 ms, cs2
  * = 3.815208e-6 / s_t^2 = 0.036555, X(1) = 90.1721/s, rho = 0.369663,
  * cs2c = cs2 s_t^2 / (s_t + s_l)^2 = 0.031021: W_iRAID = (rho + rho^2 /
  * (1 - rho) (1 + cs2c) / 2) / 33.3333 = 14.442643 ms; T_s = 16.617176
- * ms.  Four clients: rho_c = 100 T_s / 4 = 0.415429, W_client = T_s
- * rho_c / (1 - rho_c) = 11.809119 ms, T = 28.426295 ms.  The clients
+ * ms.  Four clients: rho_c = 100 T_s / 4 = 0.415429; T_s less its time
+ * at rate 0 (13.094790 ms, above) is Q = 3.522386 ms of queueing, c_s^2
+ * = Q^2 (2 / 0.369663 - 1) / T_s^2 = 0.198166, W_client = T_s rho_c (1 +
+ * c_s^2) / (2 (1 - rho_c)) = 7.074645 ms (M/M/1's would be 11.809119),
+ * T = 23.691821 ms.  The clients
  * saturate where lambda T_s(lambda) = 4, below the places' 270.52/s;
  * the papers' variants have no client queue. */
 static void test_model_client_queue(void **state)
@@ -408,8 +413,9 @@ static void test_model_client_queue(void **state)
     assert_true(t.w_client == 0);
     c.clients = 4;
     assert_int_equal(model_eval(MODEL_CORRECTED, &p, &c, 100, &t), 0);
-    CLOSE(t.w_client, 11.809119e-3, 1e-6);
-    CLOSE(t.total, 28.426295e-3, 1e-6);
+    CLOSE(t.cs2_client, 0.198166, 1e-5);
+    CLOSE(t.w_client, 7.074645e-3, 1e-6);
+    CLOSE(t.total, 23.691821e-3, 1e-6);
     sat = model_saturation(MODEL_CORRECTED, &p, &c);
     assert_true(sat > 100 && sat < 270.5164);
     assert_int_equal(model_eval(MODEL_CORRECTED, &p, &c, sat * 0.999, &t), 0);
@@ -422,6 +428,54 @@ static void test_model_client_queue(void **state)
     c.clients = 4;
     assert_int_equal(model_eval(MODEL_LCN2005, &p, &c, 100, &t), 0);
     assert_true(t.w_client == 0);
+}
+
+/* The hops of emulated hosts (benchmarks/model-hops-report.py): 3 x (1
+ * + 1) on 5e6 B/s links, two READ places per target, T_node 0, h 0, 12
+ * client processes, 90/s (30/s per I/O node).  By hand:
+ *   the sending link, M/D/1: T_ionet = 13.1072 ms, rho = 0.393216,
+ *     W_ionet = 13.1072 + rho 13.1072 / (2 (1 - rho)) = 17.354148 ms
+ *     (M/M/1's 21.601097);
+ *   the request's way in, behind the targets' pieces on the receiving
+ *     link: 30 0.0131072^2 / (2 (1 - 0.393216)) = 4.246948 ms;
+ *   W_ioc = 0.131072 / (1 - 30 0.000131072) = 0.131589 ms;
+ *   the iRAID, s = 7.216092 ms (cs2 0.073268), s_l = 13.1072 ms: X(1) =
+ *     49.204628, X(2) = 66.331612/s (test_model_read_places); pi(1) =
+ *     30 / X(1) = 0.609699, pi(2) = pi(1) 30 / X(2) = 0.275751, tail r =
+ *     30 / X(2) = 0.452273; cs2c = cs2 s^2 / (s + s_l)^2 = 0.009237:
+ *     W_iRAID = (pi(1) + 2 pi(2) / (1 - r) + pi(2) r / (1 - r)^2 (1 +
+ *     cs2c) / 2) / (1 + pi(1) + pi(2) / (1 - r)) / 30 = 28.809565 ms;
+ *   T_s = 50.542251 ms; at rate 0, T_0 = 13.1072 + 0.131072 + s + s_l =
+ *     33.561564 ms; Q = 16.980688 ms; the busiest server queue is the
+ *     iRAID, rho = r: c_s^2 = Q^2 (2 / r - 1) / T_s^2 = 0.386274;
+ *   rho_c = 90 T_s / 12 = 0.379067, W_client = T_s rho_c (1 + c_s^2) /
+ *     (2 (1 - rho_c)) = 21.386739 ms (M/M/1's 30.855004); T = 71.928990
+ *     ms (independently re-computed in Python from these equations). */
+static void test_model_hosts_hops(void **state)
+{
+    struct model_params p;
+    struct model_config c = { .nio = 3, .nt = 1, .size = 65536, .read_places = 2, .clients = 12 };
+    struct model_terms t;
+
+    (void)state;
+    model_params_paper(&p);
+    p.bw_net = 5e6;
+    assert_int_equal(model_eval(MODEL_CORRECTED, &p, &c, 90, &t), 0);
+    CLOSE(t.w_ionet, 17.354148e-3, 1e-6);
+    CLOSE(t.w_reqin, 4.246948e-3, 1e-6);
+    CLOSE(t.w_ioc, 0.131589e-3, 1e-5);
+    CLOSE(t.w_iraid, 28.809565e-3, 1e-6);
+    CLOSE(t.cs2_client, 0.386274, 1e-5);
+    CLOSE(t.w_client, 21.386739e-3, 1e-6);
+    CLOSE(t.total, 71.928990e-3, 1e-6);
+    /* at rate 0 nothing waits: no way-in wait, no client queue */
+    assert_int_equal(model_eval(MODEL_CORRECTED, &p, &c, 0, &t), 0);
+    CLOSE(t.total, 33.561564e-3, 1e-6);
+    assert_true(t.w_reqin == 0 && t.w_client == 0);
+    /* the papers' variants keep their M/M/1 links and no way in */
+    assert_int_equal(model_eval(MODEL_LCN2005, &p, &c, 90, &t), 0);
+    assert_true(t.w_reqin == 0);
+    CLOSE(t.w_ionet, model_mm1(t.t_ionet, 30), 1e-12);   /* P_i lambda = 90 / 3 */
 }
 
 static void test_model_splits_and_bad_input(void **state)
@@ -465,6 +519,7 @@ int main(void)
         cmocka_unit_test(test_model_read_places),
         cmocka_unit_test(test_model_corrected_place_time),
         cmocka_unit_test(test_model_client_queue),
+        cmocka_unit_test(test_model_hosts_hops),
         cmocka_unit_test(test_model_splits_and_bad_input),
     };
 

@@ -321,8 +321,10 @@ static void print_curve(FILE *out, const struct opts *o)
         printf("# %s model: N %u, PVFS %u I/O nodes, iPVFS %u x (1 + %u); size %.0f B; "
                "saturation PVFS %.1f/s, iPVFS %.1f/s\n", variant_name(o->variant), o->nodes,
                o->nodes, ip.nio, ip.nt, o->size, sp, si);
-    fputs(o->csv ? "lambda_per_s,pvfs_ms,ipvfs_ms,pvfs_rho,ipvfs_rho,ipvfs_iraid_ms\n"
-                 : "# lambda/s      PVFS ms     iPVFS ms   PVFS rho  iPVFS rho  iRAID ms\n", out);
+    fputs(o->csv ? "lambda_per_s,pvfs_ms,ipvfs_ms,pvfs_rho,ipvfs_rho,ipvfs_iraid_ms,"
+                   "ipvfs_ionet_ms,ipvfs_reqin_ms,ipvfs_client_ms\n"
+                 : "# lambda/s      PVFS ms     iPVFS ms   PVFS rho  iPVFS rho  iRAID ms"
+                   "  ionet ms  reqin ms client ms\n", out);
     for (unsigned k = 0; k < steps; k++) {
         double lambda = steps == 1 ? o->rate_min
                                    : o->rate_min + (hi - o->rate_min) * k / (steps - 1);
@@ -334,7 +336,11 @@ static void print_curve(FILE *out, const struct opts *o)
         put_ms(out, o, tp.total, 0);
         put_ms(out, o, ti.total, 0);
         fprintf(out, o->csv ? "%.4f,%.4f," : "%10.3f %10.3f ", tp.rho_max, ti.rho_max);
-        put_ms(out, o, ti.w_iraid, 1);
+        put_ms(out, o, ti.w_iraid, 0);
+        /* the terms of a saturated evaluation mean nothing */
+        put_ms(out, o, isfinite(ti.total) ? ti.w_ionet : INFINITY, 0);
+        put_ms(out, o, isfinite(ti.total) ? ti.w_reqin : INFINITY, 0);
+        put_ms(out, o, isfinite(ti.total) ? ti.w_client : INFINITY, 1);
     }
 }
 

@@ -126,6 +126,40 @@ static void mm1_term(double t, double rate, double *w, double *rho_max)
     *w = model_mm1(t, rate);
 }
 
+/* Corrected: a client's request reaches the I/O node over the same link
+ * as its targets' pieces (lambda_i pieces requests/s of service s each,
+ * one FIFO queue of packets when shaped), and waits for what is queued
+ * there: a small arrival at Poisson instants waits M/D/1's mean
+ * Pollaczek-Khinchine wait, lambda_i pieces s^2 / (2 (1 - rho)), rho =
+ * lambda_i pieces s.  The papers have no such term (their requests
+ * take no time on the way in).  Measured on emulated hosts
+ * (benchmarks/tc-backlog.py, the I/O nodes' receiving links): 2-17 ms
+ * at 20-70% load. */
+static double request_in(double lambda_i, double pieces, double s)
+{
+    double rho = lambda_i * pieces * s;
+
+    return rho < 1 ? lambda_i * pieces * s * s / (2 * (1 - rho)) : INFINITY;
+}
+
+/* A network link's term: the papers' M/M/1; corrected, M/D/1
+ * (Pollaczek-Khinchine with E(T^2) = T^2): a link sends every piece of
+ * one size at its one rate, and a shaped link (tc's tbf) is one FIFO
+ * queue of packets, so its service does not vary.  Measured on emulated
+ * hosts (benchmarks/tc-backlog.py on the I/O nodes' 40 Mbit/s links):
+ * the replies' queue held 0.4-0.5 of M/M/1's wait, at or below M/D/1's
+ * (benchmarks/results/model-validate.md). */
+static void link_term(enum model_variant v, double t, double rate, double *w, double *rho_max)
+{
+    if (v != MODEL_CORRECTED) {
+        mm1_term(t, rate, w, rho_max);
+        return;
+    }
+    if (t * rate > *rho_max)
+        *rho_max = t * rate;
+    *w = model_mg1(t, t * t, rate);
+}
+
 double model_iraid_throughput(unsigned n, unsigned k, double s, double s_tx, double s_link,
                               double handoff)
 {
@@ -221,31 +255,52 @@ double model_fes_residence_g(double lambda, unsigned places, unsigned k, double 
     return fes_residence(lambda, places, k, s, cs2, s_tx, s_link, handoff, (1 + cs2c) / 2);
 }
 
+static int eval(enum model_variant v, const struct model_params *p, const struct model_config *c,
+                double lambda, struct model_terms *o);
+
 /* The corrected variant's client queue: each of c->clients processes
  * serves its requests one at a time in arrival order (the client
  * library runs one batch at a time: a second nonblocking read waits
  * until the first is answered), so it is a single-server queue fed at
- * lambda / clients whose service is the servers' whole time T_s = o->total.
- * That time is itself mostly queueing, close to exponential: M/M/1,
- * W_client = T_s rho_c / (1 - rho_c), rho_c = lambda T_s / clients.
- * 0, or 1 (saturated) as model_eval. */
-static int client_queue(const struct model_config *c, double lambda, struct model_terms *o)
+ * lambda / clients whose service is the servers' whole time T_s =
+ * o->total: M/G/1 (Pollaczek-Khinchine),
+ *     W_client = T_s rho_c (1 + c_s^2) / (2 (1 - rho_c)),
+ *     rho_c = lambda T_s / clients.
+ * T_s is the servers' time at rate 0, T_0 (transfers of one size, the
+ * disk: nearly constant), plus Q = T_s - T_0 of queueing, which as an
+ * M/M/1's wait is 0 with probability 1 - rho (rho the busiest server
+ * queue's utilisation, o->rho_max) and exponential otherwise: Var(Q) =
+ * Q^2 (2 / rho - 1), so c_s^2 = Q^2 (2 / rho - 1) / T_s^2, at most 1
+ * (the exponential service an M/M/1 client queue assumed, which
+ * over-predicted the wait up to 2x on emulated hosts, where T_s is
+ * mostly the links' fixed transfer times).  0, or 1 (saturated) as
+ * model_eval. */
+static int client_queue(enum model_variant v, const struct model_params *p,
+                        const struct model_config *c, double lambda, struct model_terms *o)
 {
-    double rho = lambda * o->total / c->clients;
+    double rho = lambda * o->total / c->clients, q, cs2 = 0;
+    struct model_terms zero;
 
-    if (rho > o->rho_max)
-        o->rho_max = rho;
     if (rho >= 1) {
+        o->rho_max = rho;
         o->total = INFINITY;
         return 1;
     }
-    o->w_client = o->total * rho / (1 - rho);
+    if (eval(v, p, c, 0, &zero) != 0)
+        return 1;
+    q = o->total - zero.total;
+    if (q > 0 && o->rho_max > 0)
+        cs2 = q * q * (2 / o->rho_max - 1) / (o->total * o->total);
+    if (cs2 > 1)
+        cs2 = 1;
+    o->cs2_client = cs2;
+    if (rho > o->rho_max)
+        o->rho_max = rho;
+    o->w_client = o->total * rho * (1 + cs2) / (2 * (1 - rho));
     o->total += o->w_client;
     return 0;
 }
 
-static int eval(enum model_variant v, const struct model_params *p, const struct model_config *c,
-                double lambda, struct model_terms *o);
 
 int model_eval(enum model_variant v, const struct model_params *p,
                const struct model_config *c, double lambda, struct model_terms *o)
@@ -254,7 +309,7 @@ int model_eval(enum model_variant v, const struct model_params *p,
 
     if (rc != 0 || v != MODEL_CORRECTED || !c->clients)
         return rc;
-    return client_queue(c, lambda, o);
+    return client_queue(v, p, c, lambda, o);
 }
 
 /* model_eval without the client queue. */
@@ -272,12 +327,12 @@ static int eval(enum model_variant v, const struct model_params *p, const struct
                                .piece_t = f.piece_t };
     o->t_ionet = f.piece_io / p->bw_net;
     o->t_ioc = f.piece_io / p->bw_cache;
-    mm1_term(o->t_ionet, f.p_i * lambda, &o->w_ionet, &rho);
+    link_term(v, o->t_ionet, f.p_i * lambda, &o->w_ionet, &rho);
     mm1_term(o->t_ioc, f.p_i * lambda, &o->w_ioc, &rho);
     if (ipvfs) {
         o->t_tnet = f.piece_t / p->bw_net;
         o->t_tc = f.piece_t / p->bw_cache;
-        mm1_term(o->t_tnet, f.p_ij * f.lambda_i, &o->w_tnet, &rho);
+        link_term(v, o->t_tnet, f.p_ij * f.lambda_i, &o->w_tnet, &rho);
         mm1_term(o->t_tc, f.p_ij * f.lambda_i, &o->w_tc, &rho);
     }
     if (v == MODEL_LCN2005) {
@@ -340,8 +395,17 @@ static int eval(enum model_variant v, const struct model_params *p, const struct
         /* what of the two nodes' 2 T_node is not inside the place is
          * the I/O node's, outside: W_node_io + T_node - T_place */
         o->w_node_io += t_node - t_place;
-        o->total = o->w_ionet + o->w_ioc + (1 - c->h_io) * o->w_iraid + o->w_node_io;
+        o->w_reqin = request_in(f.lambda_i, 1, o->t_tnet);
+        o->total = o->w_reqin + o->w_ionet + o->w_ioc + (1 - c->h_io) * o->w_iraid + o->w_node_io;
         return 0;
+    }
+    if (v == MODEL_CORRECTED && ipvfs) {
+        double pieces = f.p_ij * c->nt;   /* targets a request reaches */
+
+        if (f.lambda_i * pieces * o->t_tnet > rho)
+            rho = f.lambda_i * pieces * o->t_tnet;
+        if (rho < 1)
+            o->w_reqin = request_in(f.lambda_i, pieces, o->t_tnet);
     }
     o->rho_max = rho;
     if (rho >= 1) {
@@ -352,7 +416,7 @@ static int eval(enum model_variant v, const struct model_params *p, const struct
         o->w_iraid = o->w_tnet + o->w_tc + (1 - c->h_t) * o->w_disk + o->w_node_t;
     else
         o->w_iraid = o->w_disk;
-    o->total = o->w_ionet + o->w_ioc + (1 - c->h_io) * o->w_iraid + o->w_node_io;
+    o->total = o->w_reqin + o->w_ionet + o->w_ioc + (1 - c->h_io) * o->w_iraid + o->w_node_io;
     return 0;
 }
 

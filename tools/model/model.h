@@ -23,10 +23,14 @@
  *                    with n reads inside that of a closed network of Nt
  *                    targets (model_iraid_throughput) and of the I/O
  *                    node's receiving link, which all its targets'
- *                    pieces share.  With clients, each client process
- *                    is a queue in front of all that: it serves its
- *                    requests one at a time (M/M/1 of service T_s,
- *                    the servers' time, at lambda / clients).
+ *                    pieces share.  Its links are M/D/1 (one piece
+ *                    size, one rate), and a request waits on the I/O
+ *                    node's receiving link behind its targets' pieces.
+ *                    With clients, each client process is a queue in
+ *                    front of all that: it serves its requests one at
+ *                    a time (M/G/1 of service T_s, the servers' time,
+ *                    at lambda / clients, T_s's variance that of its
+ *                    queueing part).
  * The papers' variants reproduce the printed equations, including their
  * piece sizes L_ip/Nio and L_ir/Nt (see the man page's NOTES). */
 #ifndef IPVFS_MODEL_H
@@ -91,7 +95,11 @@ struct model_terms {
     int iraid_fes;              /* corrected: the iRAID as a flow-equivalent server */
     double cs2_t;               /* corrected: squared coefficient of variation of
                                  * a target's service in it */
+    double w_reqin;             /* corrected: a request's wait on the I/O node's
+                                 * receiving link, behind its targets' pieces */
     double w_client;            /* corrected, clients > 0: the wait in a client's queue */
+    double cs2_client;          /* corrected, clients > 0: the squared coefficient of
+                                 * variation of the servers' time, its service */
     double rho_max;             /* the busiest queue's utilisation */
     double total;               /* T */
 };

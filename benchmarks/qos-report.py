@@ -161,17 +161,21 @@ def main(argv):
                     target[x] += g[x]
             got = served[x1] / served[x2] if served[x2] else float("nan")
             exp = target[x1] / target[x2] if target[x2] else float("nan")
-            ratio[pol] = (got, exp)
+            if sat_i:
+                ratio[pol] = (got, exp)
             s1 = sum(float(by_t[t][x1]["served_mbps"]) for t in sat_s)
             s2 = sum(float(by_t[t][x2]["served_mbps"]) for t in sat_s)
-            print("%-10s saturated windows %d: served %s/%s = %.2f, fair %.2f (%+.0f%%; SLO ratio"
-                  " %.2f); %s served %.0f%% and %s %.0f%% of what they intended" % (
-                      pol, len(sat_i), x1, x2, got, exp, 100.0 * (got / exp - 1) if exp else 0,
-                      weight[x1] / weight[x2], x1,
-                      100.0 * served[x1] / max(sum(want[t][x1] for t in sat_i), 1e-9), x2,
-                      100.0 * served[x2] / max(sum(want[t][x2] for t in sat_i), 1e-9)))
-            print("%-10s   (issue) saturated windows %d: served %s/%s = %.2f" % (
-                pol, len(sat_s), x1, x2, s1 / s2 if s2 else float("nan")))
+            if not sat_i:
+                print("%-10s saturated windows 0" % pol)
+            else:
+                print("%-10s saturated windows %d: served %s/%s = %.2f, fair %.2f (%+.0f%%; SLO ratio"
+                      " %.2f); %s served %.0f%% and %s %.0f%% of what they intended" % (
+                          pol, len(sat_i), x1, x2, got, exp,
+                          100.0 * (got / exp - 1) if exp else 0, weight[x1] / weight[x2], x1,
+                          100.0 * served[x1] / max(sum(want[t][x1] for t in sat_i), 1e-9), x2,
+                          100.0 * served[x2] / max(sum(want[t][x2] for t in sat_i), 1e-9)))
+            print("%-10s   (issue) saturated windows %d%s" % (
+                pol, len(sat_s), ": served %s/%s = %.2f" % (x1, x2, s1 / s2) if s2 else ""))
     tight = min(slo, key=lambda x: slo[x][1])
     for pol in policies[1:]:
         f, p = met_all[("fifo", tight)], met_all[(pol, tight)]
@@ -197,9 +201,15 @@ def main(argv):
             print("  shares under saturation within 10%% of fair: %s (%.2f vs %.2f)" % (
                 "n/a" if exp != exp else "met" if abs(got / exp - 1) <= 0.1 else "NOT met",
                 got, exp))
+        else:
+            print("  shares under saturation within 10% of fair: n/a (no saturated window)")
         f, p = met_all[("fifo", tight)], met_all[("two-level", tight)]
-        print("  %s within its bound in >= 5x fifo's windows: %s (%d vs %d)" % (
-            tight, "met" if p >= 5 * max(f, 1) else "NOT met", p, f))
+        if "two-level" in ratio:
+            print("  %s within its bound in >= 5x fifo's windows: %s (%d vs %d)" % (
+                tight, "met" if p >= 5 * max(f, 1) else "NOT met", p, f))
+        else:
+            print("  %s within its bound in >= 5x fifo's windows: n/a (no saturated window;"
+                  " %d vs %d)" % (tight, p, f))
         r = alone("two-level") / alone("fifo") if alone("fifo") else 0
         print("  one class alone within 5%% of fifo: %s (%.1f%%)" % (
             "met" if r >= 0.95 else "NOT met", 100 * r))

@@ -17,7 +17,9 @@ issued at its share of the rate (a late one goes as soon as the previous
 completes, catching up one request at most).  Latency is the client's (issue to reply).  Every second the
 I/O node's QOS_STATUS gives its EDF depth.  OUT_CSV gets one line per
 application and window of 1 s: policy,t,app,issue_mbps,served_mbps,
-p95_ms,requests,edf_depth,overloaded."""
+p95_ms,requests,edf_depth,overloaded,srv_p95_ms (the class's p95 at the
+I/O node in its last complete window when polled: the controller's
+view, 0 without requests)."""
 import os
 import struct
 import sys
@@ -94,8 +96,16 @@ def poller(mapfile, t0, duration, depths):
     while time.monotonic() - t0 < duration:
         st, b = P.call(s, P.OP["QOS_STATUS"], b"")
         if st == 0:
-            depth, over = struct.unpack_from("<I", b, 8)[0], struct.unpack_from("<I", b, 20)[0]
-            depths[int(time.monotonic() - t0)] = (depth, over)
+            ncls, depth = struct.unpack_from("<II", b, 4)
+            over = struct.unpack_from("<I", b, 20)[0]
+            # each class's p95 at the I/O node in its last complete window
+            # (arrival there to reply: the controller's view)
+            p95s = {}
+            for k in range(ncls):
+                rec = b[56 + 144 * k:56 + 144 * (k + 1)]
+                name = rec[:64].split(b"\0", 1)[0].decode()
+                p95s[name] = struct.unpack_from("<Q", rec, 64 + 32)[0] / 1000.0
+            depths[int(time.monotonic() - t0)] = (depth, over, p95s)
         time.sleep(1.0 - (time.monotonic() - t0) % 1.0)
     s.close()
 
@@ -127,13 +137,14 @@ def main():
         t.join()
     with open(out, "a") as f:
         for w in range(int(duration)):
-            depth, over = depths.get(w, (0, 0))
-            for name, *_ in apps:
+            depth, over, p95s = depths.get(w, (0, 0, {}))
+            for name, cls, *_ in apps:
                 issued = [x for x in log if x[0] == name and w <= x[1] < w + 1]
                 done = [x for x in log if x[0] == name and w <= x[2] < w + 1]
-                f.write("%s,%d,%s,%.2f,%.2f,%.1f,%d,%d,%d\n" % (
+                f.write("%s,%d,%s,%.2f,%.2f,%.1f,%d,%d,%d,%.1f\n" % (
                     policy, w, name, len(issued) * MIB / 1e6, len(done) * MIB / 1e6,
-                    p95([(x[2] - x[1]) * 1000 for x in done]), len(done), depth, over))
+                    p95([(x[2] - x[1]) * 1000 for x in done]), len(done), depth, over,
+                    p95s.get(cls, 0.0)))
 
 
 if __name__ == "__main__":

@@ -43,7 +43,7 @@ export IPVFS_SRCDIR IPVFS_BUILDDIR
 mkdir -p "$out" || exit 1
 name=qos-rebuild
 csv=$out/$name-windows.csv prog=$out/$name-progress.csv
-echo "policy,t,app,issue_mbps,served_mbps,p95_ms,requests,edf_depth,overloaded" >"$csv"
+echo "policy,t,app,issue_mbps,served_mbps,p95_ms,requests,edf_depth,overloaded,srv_p95_ms" >"$csv"
 echo "run,t,done_fraction,rebuild_mbps" >"$prog"
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 

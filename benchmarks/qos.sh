@@ -2,7 +2,7 @@
 # qos.sh: the I/O nodes' QoS policies (issue 30, doc/qos.md) on the vPFS
 # paper's experiment, scaled down to minutes on one machine.
 #
-#   benchmarks/qos.sh [--duration S] [--out DIR] [BUILD]
+#   benchmarks/qos.sh [--duration S] [--out DIR] [--report-only] [BUILD]
 #
 # One I/O node x 2 targets whose store saturates at a known rate
 # (--store-rate 50 MB/s as the paper's disk, divided by QOS_SCALE), and two
@@ -28,14 +28,21 @@
 # qos-solo.csv, qos.txt (the goals' figures, the command, date and load),
 # qos-fifo.png, qos-dsfq.png, qos-two-level.png (issue rate, EDF depth,
 # p95 per application, as the paper's Figures 3-5, with the store's rate
-# and the SLO bounds drawn).
+# and the SLO bounds drawn).  The goals' figures come from
+# benchmarks/qos-report.py, which classifies windows by the rates the
+# applications were meant to issue (a held-back closed-loop writer issues
+# less, so its issue rate would make a saturated window look light), with
+# the old count by issue rates beside it.  --report-only: no run; qos.txt
+# again from the CSVs of a run with the same settings (its command and
+# date lines stay; the plots are left as they are).
 set -u
 srcdir=$(cd "$(dirname "$0")/.." && pwd)
-duration=90 out=$srcdir/benchmarks/results
+duration=90 out=$srcdir/benchmarks/results report_only=0
 while [ $# -gt 0 ]; do
     case $1 in
     --duration) duration=${2:?--duration needs seconds}; shift 2 ;;
     --out) out=${2:?--out needs a directory}; shift 2 ;;
+    --report-only) report_only=1; shift ;;
     -*) echo "qos.sh: unknown option $1" >&2; exit 2 ;;
     *) break ;;
     esac
@@ -73,11 +80,20 @@ export IPVFS_SRCDIR IPVFS_BUILDDIR
 . "$srcdir/test/lib.sh" || exit 1
 mkdir -p "$out" || exit 1
 csv=$out/$name-windows.csv solo_csv=$out/$name-solo.csv
-echo "policy,t,app,issue_mbps,served_mbps,p95_ms,requests,edf_depth,overloaded" >"$csv"
-echo "policy,t,app,issue_mbps,served_mbps,p95_ms,requests,edf_depth,overloaded" >"$solo_csv"
 period=$((duration / 6))
+if [ "$report_only" = 1 ]; then
+    # a run's CSVs, given the same settings: the report and plots again
+    for f in "$csv" "$solo_csv" "$out/$name.txt"; do
+        [ -f "$f" ] || { echo "qos.sh: --report-only: no $f" >&2; exit 1; }
+    done
+    policies=()
+else
+    echo "policy,t,app,issue_mbps,served_mbps,p95_ms,requests,edf_depth,overloaded,srv_p95_ms" >"$csv"
+    echo "policy,t,app,issue_mbps,served_mbps,p95_ms,requests,edf_depth,overloaded,srv_p95_ms" >"$solo_csv"
+    policies=(fifo dsfq two-level)
+fi
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
-for policy in fifo dsfq two-level; do
+for policy in "${policies[@]}"; do
     echo "policy $policy: $duration s"
     ipvfs_start_cluster 1 2 --raid 0 --no-bind --qos "$policy" "${store_opt[@]}"
     ipvfs-ctl qos set app1 --rate "$r1" --latency "$l1" >/dev/null || ipvfs_fail "qos set app1"
@@ -93,61 +109,24 @@ for policy in fifo dsfq two-level; do
 done
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
 
-python3 - "$csv" "$solo_csv" "$cap" "$r1" "$l1" "$r2" "$l2" "$store" >"$out/$name.txt" <<'PYEOF'
-import csv, sys
-rows = list(csv.DictReader(open(sys.argv[1])))
-solo = list(csv.DictReader(open(sys.argv[2])))
-cap = float(sys.argv[3])
-if sys.argv[8] == "disk":
-    # the store's rate: what one class alone got under fifo
-    w = [float(r["served_mbps"]) for r in solo if r["policy"] == "fifo" and int(r["t"]) > 0]
-    cap = sum(w) / max(len(w), 1)
-    print("store: 2 emulated st318452lw disks (51 MB/s each) behind RAID-0")
-bound = {"App1": float(sys.argv[5]), "App2": float(sys.argv[7])}
-slo = {"App1": float(sys.argv[4]), "App2": float(sys.argv[6])}
-print("store rate (the physical limit here): %.0f MB/s" % cap)
-print("%-10s %-5s %8s %8s %8s %10s" % ("policy", "app", "windows", "met", "met %", "met <cap"))
-res = {}
-for pol in ("fifo", "dsfq", "two-level"):
-    by_t = {}
-    for r in rows:
-        if r["policy"] == pol:
-            by_t.setdefault(int(r["t"]), {})[r["app"]] = r
-    # skip the first window (start-up)
-    ts = sorted(t for t in by_t if t > 0)
-    for app in ("App1", "App2"):
-        w = [by_t[t][app] for t in ts if int(by_t[t][app]["requests"]) > 0]
-        met = [x for x in w if float(x["p95_ms"]) <= bound[app]]
-        under = [by_t[t][app] for t in ts if int(by_t[t][app]["requests"]) > 0 and
-                 sum(float(v["issue_mbps"]) for v in by_t[t].values()) <= 0.9 * cap]
-        under_met = [x for x in under if float(x["p95_ms"]) <= bound[app]]
-        res[(pol, app)] = (len(w), len(met))
-        print("%-10s %-5s %8d %8d %7.0f%% %4d of %-4d" % (pol, app, len(w), len(met),
-              100.0 * len(met) / max(len(w), 1), len(under_met), len(under)))
-    sat = [t for t in ts if all(int(by_t[t][a]["requests"]) > 0 for a in ("App1", "App2")) and
-           sum(float(v["issue_mbps"]) for v in by_t[t].values()) >= cap]
-    s1 = sum(float(by_t[t]["App1"]["served_mbps"]) for t in sat)
-    s2 = sum(float(by_t[t]["App2"]["served_mbps"]) for t in sat)
-    print("%-10s saturated windows %d: served App1/App2 = %.2f (SLO ratio %.2f)" % (
-        pol, len(sat), s1 / s2 if s2 else float("nan"), slo["App1"] / slo["App2"]))
-for pol in ("dsfq", "two-level"):
-    f, p = res[("fifo", "App1")][1], res[(pol, "App1")][1]
-    print("App1 windows within %g ms: %s %d vs fifo %d%s" % (
-        bound["App1"], pol, p, f, " (%.1fx)" % (p / f) if f else ""))
-def served(pol):
-    w = [float(r["served_mbps"]) for r in solo if r["policy"] == pol and int(r["t"]) > 0]
-    return sum(w) / max(len(w), 1)
-for pol in ("fifo", "dsfq", "two-level"):
-    print("one class alone, %s: %.1f MB/s served (%.1f%% of fifo)" % (
-        pol, served(pol), 100.0 * served(pol) / served("fifo") if served("fifo") else 0))
-PYEOF
+python3 "$srcdir/benchmarks/qos-report.py" "$csv" "$solo_csv" --store "$store" --cap "$cap" \
+    --duration "$duration" --slo "App1:$r1:$l1" --slo "App2:$r2:$l2" \
+    --load "App1:app1:8:onoff:$i1:$period" --load "App2:app2:8:ramp:$i2a:$i2b" >"$out/$name.txt.new" ||
+    ipvfs_fail "qos-report.py"
+if [ "$report_only" = 1 ]; then
+    # the run's own command and date stay; say when the report was made
+    grep -E '^(command|date|report):' "$out/$name.txt" >>"$out/$name.txt.new"
+    echo "report: recomputed from the CSVs by qos-report.py on $(date -u '+%Y-%m-%d %H:%M UTC') (benchmarks/qos.sh --report-only)" >>"$out/$name.txt.new"
+else
+    {
+        echo "command: QOS_STORE=$store QOS_SCALE=$scale QOS_SOLO_S=$solo QOS_APP1_RATE=$app1 QOS_APP2=$app2 benchmarks/qos.sh --duration $duration${1:+ $1}"
+        echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'), load before/after: $load0 / $load1 ($(nproc) CPUs, shared)"
+    } >>"$out/$name.txt.new"
+fi
+mv "$out/$name.txt.new" "$out/$name.txt" || exit 1
 cat "$out/$name.txt"
-{
-    echo "command: QOS_STORE=$store QOS_SCALE=$scale QOS_SOLO_S=$solo QOS_APP1_RATE=$app1 QOS_APP2=$app2 benchmarks/qos.sh --duration $duration${1:+ $1}"
-    echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'), load before/after: $load0 / $load1 ($(nproc) CPUs, shared)"
-} >>"$out/$name.txt"
 
-for policy in fifo dsfq two-level; do
+for policy in "${policies[@]}"; do
     grep "^$policy,.*,App1," "$csv" >"$out/.qos-a1.dat"
     grep "^$policy,.*,App2," "$csv" >"$out/.qos-a2.dat"
     gnuplot <<GP || ipvfs_fail "gnuplot ($policy)"

@@ -196,24 +196,24 @@ static void test_edf_conforming(void **state)
 }
 
 /* The credit counts requests, as many as the EDF depth (8 here): DSFQ
- * chooses which requests enter EDF, EDF orders them.  B (16 MB/s, 300 ms)
- * sends 12 requests of 1 MB at time 0, then A (32 MB/s, 100 ms) 12 (rates
- * whose tags are exact in binary, so ties are ties).  Start tags in 1/32
- * s: A k, B 2k (ties to the older: B's); EDF deadlines: A's 100 + 31.25 k
- * ms, B's 300 + 62.5 k ms (conformance).  The first 8 by tag are B0 A0
- * A1 B1 A2 A3 B2 A4 (5 A, 3 B), EDF starts them A first; the other 16 wait
- * above, the credit spent, though EDF could take them.  The store serves
- * one at a time: when it holds under 0.9 x 8 with EDF empty, the credit
- * refills and the next 8 by tag come down (A5 B3 A6 A7 B4 A8 A9 B5), then
- * the last 8.  Every request that enters EDF is DSFQ's choice, so the
- * shares follow the rates 2:1 batch by batch.  A credit that did not bind
- * (the paper's sum of the rates per window, 48 MB) would give EDF all 24
- * at once, and EDF alone would start A's first 7 before any B:
- * "AAAAAAABAABAABABBBBBBBBB". */
+ * chooses which requests enter EDF, EDF orders them, and a request EDF
+ * starts in the store gives its credit back at once.  B (16 MB/s, 300
+ * ms) sends 12 requests of 1 MB at time 0, then A (32 MB/s, 100 ms) 12
+ * (rates whose tags are exact in binary, so ties are ties).  Start tags
+ * in 1/32 s: A k, B 2k (ties to the older: B's); EDF deadlines: A's 100 +
+ * 31.25 k ms, B's 300 + 62.5 k ms (conformance).  DSFQ's order is B0 A0
+ * A1 B1 A2 A3 B2 A4 A5 B3 ...; the empty store takes 8 as EDF takes them,
+ * EDF refilled by each start: A0..A6 (deadlines up to 287.5 ms), then B0
+ * (300) before A7 (318.75); then 8 wait in EDF and 8 above, the credit
+ * spent, though EDF could take them.  The store then completes one each
+ * 10 ms and EDF picks the earliest of its 8; each start lets the next by
+ * tag down (16 refills: 8 in the first drain, 8 after).  The paper's
+ * credit (the sum of the rates per window, 48 MB) never binds: EDF gets
+ * all 24 at once and none waits above. */
 static void test_credit(void **state)
 {
-    struct qos_req *started[32], *r;
-    char order[32];
+    struct qos_req *started[48], *r;
+    char order[48];
     uint32_t a, b;
     int n = 0;
 
@@ -227,11 +227,11 @@ static void test_credit(void **state)
         submit(&sched, k, a, MB, 0);
     n = drain(&sched, 0, order, started);
     assert_int_equal(n, QOS_DEPTH_INIT);
-    assert_string_equal(order, "AAAAABBB");
-    /* the credit binds: 16 wait above, none in EDF */
+    assert_string_equal(order, "AAAAAAAB");
+    /* the credit binds: 8 in EDF, 8 wait above */
     assert_true(sched.credit <= 0);
-    assert_int_equal(sched.nupper, 16);
-    assert_int_equal(sched.nlower, 0);
+    assert_int_equal(sched.nlower, QOS_DEPTH_INIT);
+    assert_int_equal(sched.nupper, 8);
     /* the store completes one request each 10 ms, the oldest first */
     for (int t = 1, done = 0; done < 24; t++) {
         qos_done(&sched, started[done++], (uint64_t)t * 10 * MS);
@@ -240,12 +240,81 @@ static void test_credit(void **state)
             started[n++] = r;
         }
         /* EDF never holds more than one credit's worth */
-        assert_true(sched.nlower + sched.outstanding <= 2 * QOS_DEPTH_INIT);
+        assert_true(sched.nlower <= QOS_DEPTH_INIT);
     }
     order[n] = 0;
     assert_int_equal(n, 24);
-    assert_string_equal(order, "AAAAABBBAAAAABBBAABBBBBB");
-    assert_int_equal(sched.refills, 2);
+    /* here EDF's conformance deadlines advance at the classes' rates, so
+     * EDF's order over a window of 8 is EDF's over all */
+    assert_string_equal(order, "AAAAAAABAABAABABBBBBBBBB");
+    assert_int_equal(sched.refills, 16);
+
+    /* B's bound 3 s: EDF alone over everything would start A's 24 before
+     * any B ("A" x 24, "B" x 12); DSFQ still chooses what enters EDF, 2 A
+     * to 1 B (B0 A0 A1 B1 ...), so a B starts once EDF's 8 are all B's
+     * (B7 enters 22nd, after A0..A13: the 15th start), and from then on
+     * the rates' 2:1 until A's run out */
+    qos_init(&sched, QOS_TWO_LEVEL, 1000);
+    a = add_class(&sched, "A", 32, 100);
+    b = add_class(&sched, "B", 16, 3000);
+    for (int k = 0; k < 12; k++)
+        submit(&sched, k, b, MB, 0);
+    for (int k = 12; k < 36; k++)
+        submit(&sched, k, a, MB, 0);
+    n = drain(&sched, 0, order, started);
+    for (int t = 1, done = 0; done < 36; t++) {
+        qos_done(&sched, started[done++], (uint64_t)t * 10 * MS);
+        while ((r = qos_next(&sched, (uint64_t)t * 10 * MS))) {
+            order[n] = sched.cls[r->cls].name[0];
+            started[n++] = r;
+        }
+    }
+    order[n] = 0;
+    assert_string_equal(order, "AAAAAAAAAAAAAABAABAABAABAABAABBBBBBB");
+}
+
+/* A class within its share gets in at the next start, not after a batch:
+ * B (16 MB/s) keeps 12 waiting, the depth is 4, the store completes one
+ * request each 10 ms; after the first completion (the store and EDF hold
+ * 4 each) A (32 MB/s, 100 ms) sends one request.  Its start tag is DSFQ's
+ * virtual time, below B's next, and its deadline the earliest: the first
+ * start after its arrival gives a credit back and A comes down, the
+ * second starts it, behind 3 in the store.  With the credit refilled only
+ * once EDF had emptied (and the store was below 0.9 L), A waited above
+ * for the batch of B's that the first completion let down: the 4th. */
+static void test_credit_share(void **state)
+{
+    struct qos_req *started[32], *r, *ra;
+    char order[32];
+    uint32_t a, b;
+    int n, t, done = 0, starts = 0;
+
+    (void)state;
+    qos_init(&sched, QOS_TWO_LEVEL, 1000);
+    a = add_class(&sched, "A", 32, 100);
+    b = add_class(&sched, "B", 16, 300);
+    sched.depth = 4;
+    for (int k = 0; k < 12; k++)
+        submit(&sched, k, b, MB, 0);
+    n = drain(&sched, 0, order, started);
+    assert_int_equal(n, 4);
+    qos_done(&sched, started[done++], 10 * MS);
+    while ((r = qos_next(&sched, 10 * MS)))
+        started[n++] = r;
+    assert_int_equal(n, 5);
+    ra = submit(&sched, 12, a, MB, 15 * MS);
+    assert_null(qos_next(&sched, 15 * MS));
+    assert_int_equal(ra->where, QOS_UPPER);
+    for (t = 2; ra->where != QOS_STORE && t < 20; t++) {
+        qos_done(&sched, started[done++], (uint64_t)t * 10 * MS);
+        while ((r = qos_next(&sched, (uint64_t)t * 10 * MS))) {
+            started[n++] = r;
+            starts++;
+        }
+    }
+    assert_int_equal(ra->where, QOS_STORE);
+    assert_ptr_equal(started[n - 1], ra);
+    assert_int_equal(starts, 2);
 }
 
 /* One window of the controller: n requests of class a arrive at the start,
@@ -606,6 +675,7 @@ int main(void)
         cmocka_unit_test(test_fifo_order),    cmocka_unit_test(test_dsfq_order),
         cmocka_unit_test(test_edf_order),     cmocka_unit_test(test_edf_conforming),
         cmocka_unit_test(test_credit),
+        cmocka_unit_test(test_credit_share),
         cmocka_unit_test(test_controller),    cmocka_unit_test(test_no_starvation),
         cmocka_unit_test(test_slo_file),      cmocka_unit_test(test_internal),
     };

@@ -220,6 +220,23 @@ static double credit_full(const struct qos_sched *s)
     return s->depth >= QOS_DEPTH_INF ? QOS_DEPTH_INF : s->depth ? s->depth : 1;
 }
 
+/* The credit left: D less the requests waiting in EDF.  Each request that
+ * EDF starts in the store gives its credit back at once (the paper's
+ * idleness report at the finest grain), rather than the whole D once EDF
+ * has emptied: with D refilled in batches, a request of a class within
+ * its share, first by tag and by deadline, still waited above for a whole
+ * batch to drain into the store and then behind it in the store, about 2
+ * L services; given back one by one it moves down at the next start and
+ * starts at the one after, behind at most L in the store.  EDF still
+ * orders only what DSFQ chose, at most L at a time, so the shares follow
+ * the start tags as before. */
+static double credit_left(const struct qos_sched *s)
+{
+    double full = credit_full(s);
+
+    return (double)s->nlower >= full ? 0 : full - (double)s->nlower;
+}
+
 static int by_value(const void *a, const void *b)
 {
     float x = *(const float *)a, y = *(const float *)b;
@@ -430,8 +447,8 @@ static void close_window(struct qos_sched *s, uint64_t end)
         c->wait_sum_ms = 0;
         c->waits = 0;
     }
-    /* the credit window expires with the time window */
-    s->credit = credit_full(s);
+    /* the depth may have changed */
+    s->credit = credit_left(s);
     s->last_arrivals = s->arrivals;
     s->completed = s->arrivals = 0;
     s->max_outstanding = s->outstanding;
@@ -513,6 +530,12 @@ static struct qos_req *pick_dsfq(struct qos_sched *s)
 /* TWO_LEVEL: moves requests down while the credit lasts. */
 static void move_down(struct qos_sched *s, uint64_t now)
 {
+    double room = credit_left(s);
+
+    /* the credit was spent and EDF has started some since: refilled */
+    if (s->upper && s->credit <= 0 && room > 0)
+        s->refills++;
+    s->credit = room;
     while (s->upper && s->credit > 0) {
         struct qos_req *r = pick_dsfq(s);
 
@@ -573,13 +596,6 @@ struct qos_req *qos_next(struct qos_sched *s, uint64_t now)
     qos_tick(s, now);
     if (s->policy == QOS_TWO_LEVEL) {
         move_down(s, now);
-        /* idleness below with work held above: refill at once */
-        if (!s->lower && s->upper && s->credit <= 0 &&
-            (uint64_t)s->outstanding * 100 < (uint64_t)QOS_IDLE_PCT * s->depth) {
-            s->credit = credit_full(s);
-            s->refills++;
-            move_down(s, now);
-        }
         if (!s->lower || s->outstanding >= s->depth)
             return NULL;
         r = pick_edf(s);

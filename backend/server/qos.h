@@ -25,9 +25,14 @@
  *              a class's service at each node is its global service over
  *              the number of nodes and the local tags need no broadcast.
  *   TWO_LEVEL  DSFQ above, whose depth is a credit D in requests: a
- *              request moves down while D > 0 and takes one off D; D is
- *              refilled to the EDF depth L when the lower level reports
- *              idleness, or at the end of each window.  (The paper's D is
+ *              request moves down while D > 0 and takes one off D; each
+ *              request EDF starts in the store gives its one back, so D
+ *              is the EDF depth L less the requests waiting in EDF (the
+ *              paper's idleness report, which refills D, at the finest
+ *              grain: refilled only once EDF had emptied, a request of a
+ *              class within its share waited above for a whole batch and
+ *              then behind it in the store, about 2 L services, where
+ *              now it comes down at the next start).  (The paper's D is
  *              the sum of the classes' t per window, in MB: whenever the
  *              SLOs add up to more than the store serves, as in its own
  *              experiment, that never binds, every request moves down at
@@ -40,9 +45,6 @@
  *              largest bounds ahead of arrival) with one depth L for all
  *              classes, set once per window by the feedback controller
  *              (qos_window below, the paper's section 3.2.2).
- *
- * Idleness: the store holds fewer than 0.9 L requests (QOS_IDLE_PCT)
- * and EDF none while requests wait above: the credit is refilled at once.
  *
  * The controller at the end of window k (X requests completed, L the
  * depth, Lmax the most requests in the store at once, N the requests
@@ -98,7 +100,6 @@
 #define QOS_DEPTH_INF 64              /* the paper's "infinite" depth */
 #define QOS_DEPTH_INIT 8
 #define QOS_DSFQ_DEPTH 8
-#define QOS_IDLE_PCT 90
 #define QOS_CAP_PCT 90                /* X this close to Xcap: at capacity */
 #define QOS_CAP_FADE_PCT 2            /* Xcap fades this much per window */
 #define QOS_BUSY_IDLE_PCT 5           /* a store empty less of a window: busy */
@@ -166,7 +167,7 @@ struct qos_sched {
     uint32_t nupper, nlower, outstanding;
     uint64_t seq;
     double vtime;                     /* DSFQ's virtual time */
-    double credit;                    /* TWO_LEVEL: MB that may move down */
+    double credit;                    /* TWO_LEVEL: requests that may move down */
     uint32_t depth;                   /* requests allowed in the store */
     /* the window in progress */
     uint32_t max_outstanding;
@@ -182,7 +183,8 @@ struct qos_sched {
     uint32_t lshort;                  /* the most depth seen short of it; 0 none */
     uint64_t idle_from;               /* the store empty since (outstanding 0) */
     uint64_t idle_us;                 /* the store empty in the window so far */
-    uint64_t refills, windows;
+    uint64_t refills;                 /* the credit spent, then given back with work above */
+    uint64_t windows;
 };
 
 /* A scheduler of policy with windows of window_ms (> 0). */

@@ -231,14 +231,16 @@ print("# L1 hits back to back, p50: 4 KiB %.4f ms, 64 KiB %.4f ms; 64 KiB misses
 print("# emulated disk: %d ios, service mean %.4f ms, second moment %.4f ms^2" % (n, dmean, dsecond))
 print("# a READ held its place in the I/O node's store %.4f ms (64 KiB), %.4f ms (4 KiB)" % (place, place4))
 PY
-# t_node above holds the miss runs' own client queue (MC_CLIENTS ranks,
-# each serving its reads one at a time, at MC_RATE: on 40 Mbit/s links 4-9
-# ms of a 40 ms mean), which the model adds again as W_client (--clients):
-# lower t_node until the corrected model, at that rate with those clients
-# (and --read-places MV_READ_PLACES), gives the measured mean
-# (MC_MODEL_CLIENTS: the model's client processes, default MC_CLIENTS; 0
-# once a process keeps several reads in flight)
-python3 - "$outp" "$b/tools/ipvfs-model" "$nio" "$nt" "$rate" "${MC_MODEL_CLIENTS:-$clients}" "${MV_READ_PLACES:-1}" \
+# t_node above holds whatever the miss runs waited for at MC_RATE besides
+# the modelled terms (with a client that sends one read at a time, its own
+# queue: on 40 Mbit/s links 4-9 ms of a 40 ms mean, which the model adds
+# again as W_client with --clients): lower t_node until the corrected
+# model, at that rate with those clients (and --read-places
+# MV_READ_PLACES), gives the measured mean
+# (MC_MODEL_CLIENTS: the model's client processes, default 0: a process
+# keeps several reads in flight; MC_CLIENTS for a client that sends one at
+# a time)
+python3 - "$outp" "$b/tools/ipvfs-model" "$nio" "$nt" "$rate" "${MC_MODEL_CLIENTS:-0}" "${MV_READ_PLACES:-1}" \
     "$miss_mean" <<'PY' || ipvfs_fail "fitting t_node to the model's client queue"
 import re, subprocess, sys
 outp, model, nio, nt, rate, clients, places, r0 = sys.argv[1:9]

@@ -45,7 +45,9 @@
 # MV_CLIENT_ON, MV_SERVER_ARGS, MV_TITLE, MV_IO_LINK_BPS, MV_T_LINK_BPS,
 # MV_READ_PLACES (ipvfs-model --read-places: the servers' READ places
 # per target; default 1, what auto gives a target on the I/O node's host),
-# MV_MODEL_CLIENTS (ipvfs-model --clients; default MV_CLIENTS).
+# MV_MODEL_CLIENTS (ipvfs-model --clients; default 0: a client process
+# keeps several reads in flight; MV_CLIENTS for a client that sends one
+# at a time, as the client library did before its accesses ran side by side).
 # It runs about 6 minutes per configuration, disk-bound by design (a few
 # percent of a core per node).
 set -u
@@ -60,7 +62,7 @@ clients=${MV_CLIENTS:-12}
 # the model's client processes (ipvfs-model --clients): the client ranks,
 # each of which runs one batch at a time in today's client library; 0
 # once a process keeps several reads in flight
-model_clients=${MV_MODEL_CLIENTS:-$clients}
+model_clients=${MV_MODEL_CLIENTS:-0}
 points=${MV_POINTS:-10 30 50 70 80 90 95 120 150 200}
 secs=${MV_SECONDS:-8}
 trials=${MV_TRIALS:-3}

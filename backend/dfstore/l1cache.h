@@ -143,9 +143,13 @@
 #define DF_L1_STREAM_MIN (128u << 10)
 /* Blocks in one gathered write-back (and in one prefetch read). */
 #define L1_RUN_BLOCKS 32
-/* Prefetched blocks in flight per volume at most (8 MiB): the rest of a
- * window is asked for by the stream's next read. */
-#define L1_RA_INFLIGHT 128u
+/* Prefetched blocks in flight per volume at most (1 MiB, as many as
+ * L1_RQ_DEPTH reads past the cache of a block each): the rest of a window
+ * is asked for by the stream's next read.  With 8 MiB, 2 x 2 tiles of
+ * 1 MiB rows on one host spent 3.7 times the I/O node's CPU receiving the
+ * targets' data (copies from socket buffers that no longer sat in the
+ * processor's cache) and read slower than --cache-l1 0 (issue 27). */
+#define L1_RA_INFLIGHT 16u
 /* A full pool's oldest unread block gives way to a new prefetch only once
  * it waited this long (its reader is gone, or seeked): younger ones are
  * other streams' next blocks, and dropping them would only waste reads. */

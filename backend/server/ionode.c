@@ -43,7 +43,12 @@
  * read from the store as its covering span, then the pairs are picked out:
  * one volume access instead of one per pair.  Used when the span is at
  * most IONODE_SIEVE_FACTOR times the requested bytes (or at most
- * IONODE_SIEVE_SLACK bytes) and the pairs ascend without overlapping.
+ * IONODE_SIEVE_SLACK bytes), the pairs ascend without overlapping, and
+ * no gap between two of them holds a whole store block (DFSTORE_BLOCK):
+ * the store reads the pieces on either side block by block anyway, and
+ * such a block only adds a volume read nobody asked for (1 MiB tile rows
+ * came as pieces of 256 KiB with 512 KiB of the other reader's between
+ * them, and each reader's span read both readers' rows; issue 27).
  * Reads only: a write never touches bytes it was not given. */
 #define IONODE_SIEVE_FACTOR 4u
 #define IONODE_SIEVE_SLACK (64u << 10)
@@ -162,6 +167,8 @@ static int sieve_span(const struct ipvfs_pair *pairs, uint32_t n, uint64_t bytes
         return 0;
     for (uint32_t i = 1; i < n; i++) {
         if (pairs[i].offset < end)
+            return 0;
+        if ((end + DFSTORE_BLOCK - 1) / DFSTORE_BLOCK < pairs[i].offset / DFSTORE_BLOCK)
             return 0;
         end = pairs[i].offset + pairs[i].len;
     }

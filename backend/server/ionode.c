@@ -335,6 +335,7 @@ static void io_finish(int status, void *user)
 static void read_start(struct io_op *o)
 {
     struct server *srv = o->srv;
+    uint64_t ra;
     int rc;
 
     if (!srv->ds) {
@@ -344,8 +345,12 @@ static void read_start(struct io_op *o)
     o->in_store = 1;
     o->placed_us = qos_svc_now_us();
     srv->reads.in_store++;
+    /* READs still waiting for a place: the store is busy with reads that
+     * clients wait for, and read-ahead would only compete with them (and
+     * cost copies: issue 27); a window the file's hint set still holds */
+    ra = o->ra_max == DFSTORE_RA_DEFAULT && srv->reads.head ? 0 : o->ra_max;
     /* a sieved read picks its pairs out of the span: no loans */
-    rc = dfstore_read_lend(srv->ds, o->handle, o->rd_pairs, o->rd_npairs, o->ra_max, o->rd_buf,
+    rc = dfstore_read_lend(srv->ds, o->handle, o->rd_pairs, o->rd_npairs, ra, o->rd_buf,
                            o->sieve ? NULL : &o->loans, io_done, o);
     if (rc < 0)
         io_done(rc, 0, o);

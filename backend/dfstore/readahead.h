@@ -51,6 +51,10 @@
  * or prefetched and drops them (l1cache.h), so no prefetch returns bytes
  * a write replaced.
  *
+ * The I/O node passes a limit of 0 for a READ that starts while others
+ * wait for a place in the store (backend/server/ionode.c, read_start):
+ * read-ahead only fills the time the store would otherwise idle.
+ *
  * df_ra_feed and df_ra_advance are pure (no I/O; test_dfstore_readahead). */
 #ifndef IPVFS_DFSTORE_READAHEAD_H
 #define IPVFS_DFSTORE_READAHEAD_H

@@ -664,9 +664,9 @@ int df_l1_writev(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int ni
     struct write_ctx *ctx;
     int rc;
 
-    /* a stream's piece of less than a block (a row of a tile written in
-     * one large request) is absorbed as any small write */
-    stream = stream && len >= DFSTORE_BLOCK && l1->stream_grain &&
+    /* a stream's piece of less than half a block (a row of a tile written
+     * in one large request) is absorbed as any small write (l1cache.h) */
+    stream = stream && len >= DFSTORE_BLOCK / 2 && l1->stream_grain &&
              off % l1->stream_grain == 0 && len % l1->stream_grain == 0;
     if (cb && len)
         l1_trace(l1, "%c %llu %llu %d\n", stream ? 'U' : 'W', (unsigned long long)off,

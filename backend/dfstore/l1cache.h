@@ -328,7 +328,8 @@ int df_l1_readv(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int nio
  * RAID-5 streams are absorbed as before: the L1 gathers them into whole
  * stripes (no reads of old data or parity).  A stream's volume write of
  * less than half a block (a tile's 8 KiB row, one of many pieces of one
- * large request) is absorbed as any small write (issue 27): written
+ * large request) is absorbed as any small write (issue 27), while the
+ * policy has room for its uncached blocks without evicting one: written
  * through, the rows of two writers that interleave in a block cost the
  * targets a command each, four to eight a block (96-128 per MiB) with or
  * without the cache; absorbed, the rows meet in the slots and go back as
@@ -336,7 +337,10 @@ int df_l1_readv(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int nio
  * 64 MiB written; first write 1.18x, rewrite 1.76x --cache-l1 0).  From
  * half a block up the copies in and out cost more than the commands
  * saved: 32 KiB rows absorbed wrote their first write 0.76x as fast as
- * --cache-l1 0 (3 of 3 rounds), 24 -> 1.3 commands per MiB. */
+ * --cache-l1 0 (3 of 3 rounds), 24 -> 1.3 commands per MiB.  And a cache
+ * too small for the rows (3x3 tiles of 8 KiB rows, 72 MiB per I/O node
+ * over a 64 MiB L1) evicted blocks whose rows were not all there yet:
+ * first write 0.72x, though 122 -> 48 commands per MiB. */
 int df_l1_writev(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int niov, int through,
                  int stream, iraid_cb cb, void *user);
 /* Writes back every block dirty now (gathered), then flushes the volume;

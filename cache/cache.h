@@ -283,5 +283,16 @@ struct cache_run {
 };
 uint32_t cache_sect_runs(const struct cache_smap *const *dmaps, uint32_t n, uint32_t nsect,
                          uint32_t sect, struct cache_run *runs, uint32_t max);
+/* Joins runs[0..nruns) (cache_sect_runs's, of the same n blocks) across
+ * each gap of at most bridge bytes whose sectors all hold the volume's
+ * bytes (no hole in *holes[i]): one write of the run, the gap's clean
+ * bytes written again along, instead of two (issue 27: a rewrite of 8 KiB
+ * rows that interleave with another writer's went back as four 8 KiB
+ * writes per block, where one write of 56 KiB does).  Returns the new
+ * count; bridge 0 joins nothing. */
+#define CACHE_WB_BRIDGE CACHE_BLOCK_SIZE   /* the L1's bridge (l1writeback.c) */
+uint32_t cache_sect_bridge(struct cache_run *runs, uint32_t nruns,
+                           const struct cache_smap *const *holes, uint32_t n, uint32_t sect,
+                           uint64_t bridge);
 
 #endif

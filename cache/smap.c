@@ -138,3 +138,33 @@ uint32_t cache_sect_runs(const struct cache_smap *const *dmaps, uint32_t n, uint
     }
     return nruns;
 }
+
+/* Whether no sector of bytes [a, b) (of the n blocks, sector-aligned) is a
+ * hole. */
+static int gap_valid(const struct cache_smap *const *holes, uint32_t n, uint32_t sect, uint64_t a,
+                     uint64_t b)
+{
+    for (uint64_t i = a / CACHE_BLOCK_SIZE; i < n && i * CACHE_BLOCK_SIZE < b; i++) {
+        uint64_t lo = a > i * CACHE_BLOCK_SIZE ? a - i * CACHE_BLOCK_SIZE : 0;
+        uint64_t hi = b < (i + 1) * CACHE_BLOCK_SIZE ? b - i * CACHE_BLOCK_SIZE : CACHE_BLOCK_SIZE;
+        if (cache_smap_any(holes[i], (uint32_t)(lo / sect), (uint32_t)(hi / sect)))
+            return 0;
+    }
+    return 1;
+}
+
+uint32_t cache_sect_bridge(struct cache_run *runs, uint32_t nruns,
+                           const struct cache_smap *const *holes, uint32_t n, uint32_t sect,
+                           uint64_t bridge)
+{
+    uint32_t out = 0;
+
+    for (uint32_t r = 0; r < nruns; r++) {
+        if (out > 0 && runs[r].start - runs[out - 1].end <= bridge &&
+            gap_valid(holes, n, sect, runs[out - 1].end, runs[r].start))
+            runs[out - 1].end = runs[r].end;
+        else
+            runs[out++] = runs[r];
+    }
+    return out;
+}

@@ -73,6 +73,11 @@ test_test_small_place_SOURCES = test/test_small_place.c
 test_test_small_place_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 test_test_small_place_LDADD = backend/dfstore/libdfstore.la $(CMOCKA_LIBS)
 
+check_PROGRAMS += test/test_small_stride
+test_test_small_stride_SOURCES = test/test_small_stride.c
+test_test_small_stride_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(ISCSI_CFLAGS)
+test_test_small_stride_LDADD = backend/dfstore/libdfstore.la $(CMOCKA_LIBS)
+
 check_PROGRAMS += test/storage-small-tool
 test_storage_small_tool_SOURCES = test/test_small_dfstore.c
 test_storage_small_tool_LDADD = backend/dfstore/libdfstore.la

@@ -4,7 +4,9 @@
 # a block and a sample of lengths (and at byte offsets), into blocks the L1
 # holds and blocks it never saw (absorbed without a volume read), the
 # bytes read back through hits, reads around the holes and merges,
-# overlapping writes queued at once, then after a sync and a reopen with
+# overlapping writes queued at once, two writers' 8 KiB rows interleaved
+# (each writer's in one large write: absorbed, written back as one volume
+# write per writer, the other's clean rows bridged), then after a sync and a reopen with
 # nothing cached: byte-exact against a model (test/test_small_dfstore.c).
 # Then, on two ipvfs-target LUNs (which vouch for their room, so the store
 # places blocks by file offset): the rows of two clients that share blocks,

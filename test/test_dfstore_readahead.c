@@ -17,14 +17,27 @@
 static uint64_t feed(struct df_ra *ra, uint64_t off, uint64_t len, uint64_t max,
                      uint64_t *out_from)
 {
-    uint64_t from, to;
-    unsigned i = df_ra_feed(ra, off, off + len, max, &from, &to);
+    struct ipvfs_pair pair = { off, len };
+    struct df_ra_want want;
+    unsigned i = df_ra_feed(ra, &pair, 1, max, &want);
+    uint64_t total = 0;
 
-    if (from < to)
-        df_ra_advance(ra, i, to);
+    for (uint32_t r = 0; r < want.n; r++)
+        total += want.r[r].to - want.r[r].from;
+    if (want.n)
+        df_ra_advance(ra, i, want.r[want.n - 1].to);
     if (out_from)
-        *out_from = from;
-    return from < to ? to - from : 0;
+        *out_from = want.n ? want.r[0].from : 0;
+    return total;
+}
+
+/* The stream one read of [off, end) goes to, asking for nothing. */
+static unsigned stream_of(struct df_ra *ra, uint64_t off, uint64_t end, uint64_t max)
+{
+    struct ipvfs_pair pair = { off, end - off };
+    struct df_ra_want want;
+
+    return df_ra_feed(ra, &pair, 1, max, &want);
 }
 
 /* The first read is no stream; the second opens 128 KiB, then doubling. */
@@ -94,10 +107,8 @@ static void test_streams_and_gap(void **state)
     for (unsigned i = 0; i < 3; i++)
         assert_true(ra.s[i].window >= 512 * K);
     /* 64 KiB past the expected offset, and 64 KiB before it: the same stream */
-    assert_int_equal(df_ra_feed(&ra, 4 * M + 64 * K, 4 * M + 128 * K, 8 * M, &(uint64_t){ 0 },
-                                &(uint64_t){ 0 }), 0);
-    assert_int_equal(df_ra_feed(&ra, 256 * M + 4 * M - 64 * K, 256 * M + 4 * M, 8 * M,
-                                &(uint64_t){ 0 }, &(uint64_t){ 0 }), 1);
+    assert_int_equal(stream_of(&ra, 4 * M + 64 * K, 4 * M + 128 * K, 8 * M), 0);
+    assert_int_equal(stream_of(&ra, 256 * M + 4 * M - 64 * K, 256 * M + 4 * M, 8 * M), 1);
 }
 
 /* 4 KiB reads at random offsets of a 32 MiB datafile land within the gap
@@ -140,18 +151,20 @@ static void test_off(void **state)
 static void test_short_prefetch(void **state)
 {
     struct df_ra ra;
-    uint64_t from, to;
+    struct df_ra_want want;
     unsigned i;
 
     (void)state;
     memset(&ra, 0, sizeof(ra));
     feed(&ra, 0, M, 4 * M, NULL);
-    i = df_ra_feed(&ra, M, 2 * M, 4 * M, &from, &to);
-    assert_int_equal(from, 2 * M);
+    i = df_ra_feed(&ra, &(struct ipvfs_pair){ M, M }, 1, 4 * M, &want);
+    assert_int_equal(want.n, 1);
+    assert_int_equal(want.r[0].from, 2 * M);
     df_ra_advance(&ra, i, 2 * M);                 /* nothing taken */
-    df_ra_feed(&ra, 2 * M, 3 * M, 4 * M, &from, &to);
-    assert_int_equal(from, 3 * M);
-    assert_true(to > from);
+    df_ra_feed(&ra, &(struct ipvfs_pair){ 2 * M, M }, 1, 4 * M, &want);
+    assert_int_equal(want.n, 1);
+    assert_int_equal(want.r[0].from, 3 * M);
+    assert_true(want.r[0].to > want.r[0].from);
 }
 
 int main(void)

@@ -16,7 +16,10 @@
  * cache: holes), and every fourth time the whole block (a merge of the
  * volume's bytes into the holes).  Then two writes queued at once that
  * overlap (two clients): the later one wins, in a cached block and in an
- * unseen one.  Then a sync, everything checked, the store closed and
+ * unseen one.  Then two writers' 8 KiB rows interleaved in 4 cached
+ * blocks, each writer's in one 128 KiB write: every row absorbed, and
+ * each writer's sync writes the 4 blocks back in one volume write (the
+ * other writer's clean rows bridged).  Then a sync, everything checked, the store closed and
  * opened again (nothing cached: the volume's bytes), checked again: the
  * write-backs wrote the dirty sectors and never a hole's bytes.
  *
@@ -445,6 +448,38 @@ static void place(int argc, char **argv, struct ctx *c)
            v0, v0 + 8);
 }
 
+/* Two writers' 8 KiB rows interleaved in 4 cached blocks (16 KiB apart),
+ * each writer's rows in one write of 128 KiB (a stream, the store's
+ * DF_L1_STREAM_MIN): every row is absorbed (it went through to the volume
+ * as a write each), and after each writer's sync the blocks go back in
+ * one volume write, the other writer's clean rows bridged. */
+static void rows(struct ctx *c)
+{
+    const uint64_t base = 40 * (uint64_t)B, row = 8192;
+    struct ipvfs_pair p[16];
+    struct dfstore_stats a, b;
+
+    for (uint32_t i = 0; i < 4; i++)
+        check(c, 1, base + i * (uint64_t)B, B);         /* cached whole */
+    sync_all(c);                                        /* nothing else dirty */
+    for (uint32_t w = 0; w < 2; w++) {
+        for (uint32_t k = 0; k < 16; k++)
+            p[k] = (struct ipvfs_pair){ base + k * 2 * row + w * row, row };
+        dfstore_stats(c->ds, &a);
+        write_pairs(c, 1, p, 16, 7000 + w);
+        sync_all(c);
+        dfstore_stats(c->ds, &b);
+        if (b.l1.writes_absorbed - a.l1.writes_absorbed != 16)
+            FAIL("writer %u's 16 rows in one write: %" PRIu64 " absorbed, want 16", w,
+                 b.l1.writes_absorbed - a.l1.writes_absorbed);
+        if (b.l1.writebacks - a.l1.writebacks != 4 || b.l1.writeback_ios - a.l1.writeback_ios != 1)
+            FAIL("writer %u's rows went back as %" PRIu64 " volume writes of %" PRIu64
+                 " blocks, want 1 of 4", w, b.l1.writeback_ios - a.l1.writeback_ios,
+                 b.l1.writebacks - a.l1.writebacks);
+        check(c, 1, base, 4 * (uint64_t)B);
+    }
+}
+
 static void partial(int argc, char **argv, struct ctx *c)
 {
     static const uint32_t lens[] = { 1, 3, 64 };
@@ -489,6 +524,7 @@ static void partial(int argc, char **argv, struct ctx *c)
     overlap(c, 1, 1024, 8192, 4096, 8192);
     overlap(c, 0, 1024, 8192, 4096, 8192);
     overlap(c, 0, 30000, 5000, 28000, 4000);
+    rows(c);
     check_all(c);
     sync_all(c);
     check_all(c);

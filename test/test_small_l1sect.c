@@ -154,6 +154,64 @@ static void test_small_runs(void **state)
     assert_int_equal(runs[0].end, 65536 + 2 * 4096);
 }
 
+/* Write-back runs joined across clean gaps (cache_sect_bridge; 512-byte
+ * sectors, 128 a block, K = 1024 bytes). */
+static void test_small_bridge(void **state)
+{
+    struct cache_smap d0 = map(0, 16), d1 = map(0, 0), none = map(0, 0), h = map(20, 21);
+    const struct cache_smap *dm[3] = { &d0, &d1, &d1 }, *ho[3] = { &none, &none, &none };
+    struct cache_run runs[16];
+    uint32_t n;
+
+    (void)state;
+    /* One writer's 8 KiB rows of a block, 8 KiB apart (sectors 0-15,
+     * 32-47, 64-79, 96-111), the other writer's rows clean between: four
+     * runs, one write [0, 56K) bridged. */
+    cache_smap_set(&d0, 32, 48);
+    cache_smap_set(&d0, 64, 80);
+    cache_smap_set(&d0, 96, 112);
+    n = cache_sect_runs(dm, 1, N, S, runs, 16);
+    assert_int_equal(n, 4);
+    assert_int_equal(cache_sect_bridge(runs, n, ho, 1, S, 0), 4);      /* bridge 0: as is */
+    n = cache_sect_bridge(runs, n, ho, 1, S, 64 * 1024);
+    assert_int_equal(n, 1);
+    assert_int_equal(runs[0].start, 0);
+    assert_int_equal(runs[0].end, 56 * 1024);
+    /* A hole at sector 20 (in the first gap, [8K, 16K)): that gap stays,
+     * the other two are bridged: [0, 8K) and [16K, 56K). */
+    ho[0] = &h;
+    n = cache_sect_runs(dm, 1, N, S, runs, 16);
+    n = cache_sect_bridge(runs, n, ho, 1, S, 64 * 1024);
+    assert_int_equal(n, 2);
+    assert_int_equal(runs[0].end, 8 * 1024);
+    assert_int_equal(runs[1].start, 16 * 1024);
+    assert_int_equal(runs[1].end, 56 * 1024);
+    /* Across blocks: block 0's last 8K (sectors 112-127) and block 1's
+     * [8K, 16K) (sectors 16-31) with block 1's first 8K clean: one write
+     * [56K, 80K).  Block 2's dirty sector 127 starts at 128K + 63.5K,
+     * 111.5K past that run's end: more than a block, not bridged. */
+    ho[0] = &none;
+    d0 = map(112, 128);
+    d1 = map(16, 32);
+    {
+        struct cache_smap d2 = map(127, 128);
+        dm[1] = &d1;
+        dm[2] = &d2;
+        n = cache_sect_runs(dm, 3, N, S, runs, 16);
+        assert_int_equal(n, 3);
+        n = cache_sect_bridge(runs, n, ho, 3, S, 64 * 1024);
+        assert_int_equal(n, 2);
+        assert_int_equal(runs[0].start, 56 * 1024);
+        assert_int_equal(runs[0].end, 64 * 1024 + 16 * 1024);
+        assert_int_equal(runs[1].start, 2 * 64 * 1024 + 127 * 512);
+        /* a hole in block 1's first sector breaks the cross-block gap */
+        h = map(0, 1);
+        ho[1] = &h;
+        n = cache_sect_runs(dm, 3, N, S, runs, 16);
+        assert_int_equal(cache_sect_bridge(runs, n, ho, 3, S, 64 * 1024), 3);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -161,6 +219,7 @@ int main(void)
         cmocka_unit_test(test_small_fits),
         cmocka_unit_test(test_small_write_read),
         cmocka_unit_test(test_small_runs),
+        cmocka_unit_test(test_small_bridge),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

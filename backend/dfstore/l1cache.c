@@ -543,6 +543,18 @@ static int absorbable(const struct df_l1 *l1, uint64_t off, uint64_t len)
     return need <= l1->nfree;
 }
 
+/* Whether the blocks of [off, off + len) not cached fit into the policy's
+ * free room (no eviction). */
+static int fits_free(const struct df_l1 *l1, uint64_t off, uint64_t len)
+{
+    uint64_t need = 0;
+
+    for (uint64_t vb = off / DFSTORE_BLOCK; vb * DFSTORE_BLOCK < off + len; vb++)
+        if (l1_slot_find(l1, vb) == U64MAP_NONE)
+            need++;
+    return l1->policy.resident + need <= l1->policy.capacity;
+}
+
 /* The bytes of a write into the cached blocks it touches.  absorb: every
  * block takes them and their sectors become valid and dirty (blocks not
  * cached are added, the rest of them holes).  Else the write goes to the
@@ -664,8 +676,11 @@ int df_l1_writev(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int ni
     struct write_ctx *ctx;
     int rc;
 
-    stream = stream && l1->stream_grain && off % l1->stream_grain == 0 &&
-             len % l1->stream_grain == 0;
+    /* a stream's piece of less than half a block (a row of a tile written
+     * in one large request) is absorbed as any small write while the
+     * cache has room for it without evicting (l1cache.h) */
+    stream = stream && (len >= DFSTORE_BLOCK / 2 || !fits_free(l1, off, len)) &&
+             l1->stream_grain && off % l1->stream_grain == 0 && len % l1->stream_grain == 0;
     if (cb && len)
         l1_trace(l1, "%c %llu %llu %d\n", stream ? 'U' : 'W', (unsigned long long)off,
                     (unsigned long long)len, through != 0);

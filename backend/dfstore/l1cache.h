@@ -41,13 +41,20 @@
  * served (a merge; when the slot was freed meanwhile, its write-back done,
  * the read goes to the volume).  A block with holes is never demoted to
  * the L2 (its bytes are not whole).
- * Write-back writes only dirty sectors, each run of adjacent dirty
- * sectors of adjacent blocks in one volume write: a block all dirty, and
- * a run of such, is written whole as before, so RAID-5 parity still sees
- * whole stripes where the data make them (write-behind waits for a unit
- * dirty in every sector); a half-written block costs one write of its
- * half, what the write would have cost without the cache, and two halves
- * written by two clients go out as one write.
+ * Write-back writes dirty sectors, each run of adjacent dirty sectors of
+ * adjacent blocks in one volume write: a block all dirty, and a run of
+ * such, is written whole as before, so RAID-5 parity still sees whole
+ * stripes where the data make them (write-behind waits for a unit dirty
+ * in every sector); a half-written block costs one write of its half,
+ * what the write would have cost without the cache, and two halves
+ * written by two clients go out as one write.  Two runs whose gap is at
+ * most a block (CACHE_WB_BRIDGE) of cached clean sectors (no holes) go
+ * out as one write, the gap's bytes, which the volume holds already,
+ * written again along (cache_sect_bridge): one writer's rewrite of rows
+ * that interleave with another's (8 KiB rows, 8 KiB apart) cost a write
+ * per row, four a block, with or without the cache; bridged it is one
+ * write for a run of blocks.  Holes are never bridged (the slot lacks
+ * their bytes).
  *
  * Write-back: a dirty block reaches the volume when it is evicted, when
  * df_l1_flush runs (the store's commit rounds: every sync, within about a
@@ -143,9 +150,13 @@
 #define DF_L1_STREAM_MIN (128u << 10)
 /* Blocks in one gathered write-back (and in one prefetch read). */
 #define L1_RUN_BLOCKS 32
-/* Prefetched blocks in flight per volume at most (8 MiB): the rest of a
- * window is asked for by the stream's next read. */
-#define L1_RA_INFLIGHT 128u
+/* Prefetched blocks in flight per volume at most (1 MiB, as many as
+ * L1_RQ_DEPTH reads past the cache of a block each): the rest of a window
+ * is asked for by the stream's next read.  With 8 MiB, 2 x 2 tiles of
+ * 1 MiB rows on one host spent 3.7 times the I/O node's CPU receiving the
+ * targets' data (copies from socket buffers that no longer sat in the
+ * processor's cache) and read slower than --cache-l1 0 (issue 27). */
+#define L1_RA_INFLIGHT 16u
 /* A full pool's oldest unread block gives way to a new prefetch only once
  * it waited this long (its reader is gone, or seeked): younger ones are
  * other streams' next blocks, and dropping them would only waste reads. */
@@ -306,15 +317,30 @@ void df_l1_fini(struct df_l1 *l1);
 int df_l1_readv(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int niov, unsigned how,
                 struct df_l1_loans *loans, iraid_cb cb, void *user);
 /* df_l1_writev's stream: part of a large write (the store's
- * DF_L1_STREAM_MIN bytes or more).  On a volume without parity (RAID-0,
- * RAID-1), and on RAID-5 when it covers whole stripes, it goes through to
- * the volume as a `through` write does, and whole blocks it finds
+ * DF_L1_STREAM_MIN bytes or more).  A volume write of it of half a block
+ * or more, on a volume without parity (RAID-0, RAID-1), and on RAID-5 when
+ * it covers whole stripes, goes through to the volume as a `through`
+ * write does, and whole blocks it finds
  * uncached stay out of the L1: a stream's blocks are seldom read back
  * while cached, and taking them costs a copy in and a copy out for the
  * write-back, 20% of a 1 MiB stream's throughput on the 2-core
  * development host.  Cached blocks take its bytes as any write's.  Other
  * RAID-5 streams are absorbed as before: the L1 gathers them into whole
- * stripes (no reads of old data or parity). */
+ * stripes (no reads of old data or parity).  A stream's volume write of
+ * less than half a block (a tile's 8 KiB row, one of many pieces of one
+ * large request) is absorbed as any small write (issue 27), while the
+ * policy has room for its uncached blocks without evicting one: written
+ * through, the rows of two writers that interleave in a block cost the
+ * targets a command each, four to eight a block (96-128 per MiB) with or
+ * without the cache; absorbed, the rows meet in the slots and go back as
+ * whole blocks in runs (2x2 tiles of 8 KiB rows: 8208 commands -> 80 for
+ * 64 MiB written; first write 1.18x, rewrite 1.76x --cache-l1 0).  From
+ * half a block up the copies in and out cost more than the commands
+ * saved: 32 KiB rows absorbed wrote their first write 0.76x as fast as
+ * --cache-l1 0 (3 of 3 rounds), 24 -> 1.3 commands per MiB.  And a cache
+ * too small for the rows (3x3 tiles of 8 KiB rows, 72 MiB per I/O node
+ * over a 64 MiB L1) evicted blocks whose rows were not all there yet:
+ * first write 0.72x, though 122 -> 48 commands per MiB. */
 int df_l1_writev(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int niov, int through,
                  int stream, iraid_cb cb, void *user);
 /* Writes back every block dirty now (gathered), then flushes the volume;

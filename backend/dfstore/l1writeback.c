@@ -118,20 +118,24 @@ static void wb_write(struct wb_ctx *ctx, uint64_t a, uint64_t b)
     }
 }
 
-/* Issues the volume writes of ctx's runs of dirty sectors: 0, or
- * -ENOMEM (nothing issued). */
+/* Issues the volume writes of ctx's runs of dirty sectors, joined across
+ * gaps of at most a block of clean cached sectors (cache_sect_bridge):
+ * 0, or -ENOMEM (nothing issued). */
 static int wb_runs(struct wb_ctx *ctx)
 {
     struct df_l1 *l1 = ctx->l1;
-    const struct cache_smap *maps[L1_RUN_BLOCKS];
+    const struct cache_smap *maps[L1_RUN_BLOCKS], *holes[L1_RUN_BLOCKS];
     uint32_t max = ctx->n * (l1->nsect / 2 + 1), nruns;
     struct cache_run *runs = malloc((size_t)max * sizeof(*runs));
 
     if (!runs)
         return -ENOMEM;
-    for (uint32_t i = 0; i < ctx->n; i++)
+    for (uint32_t i = 0; i < ctx->n; i++) {
         maps[i] = &l1->slots[ctx->slot[i]].dmap;
+        holes[i] = &l1->slots[ctx->slot[i]].holes;
+    }
     nruns = cache_sect_runs(maps, ctx->n, l1->nsect, l1->sect, runs, max);
+    nruns = cache_sect_bridge(runs, nruns, holes, ctx->n, l1->sect, CACHE_WB_BRIDGE);
     for (uint32_t r = 0; r < nruns; r++)
         wb_write(ctx, runs[r].start, runs[r].end);
     free(runs);

@@ -43,7 +43,12 @@
  * read from the store as its covering span, then the pairs are picked out:
  * one volume access instead of one per pair.  Used when the span is at
  * most IONODE_SIEVE_FACTOR times the requested bytes (or at most
- * IONODE_SIEVE_SLACK bytes) and the pairs ascend without overlapping.
+ * IONODE_SIEVE_SLACK bytes), the pairs ascend without overlapping, and
+ * no gap between two of them holds a whole store block (DFSTORE_BLOCK):
+ * the store reads the pieces on either side block by block anyway, and
+ * such a block only adds a volume read nobody asked for (1 MiB tile rows
+ * came as pieces of 256 KiB with 512 KiB of the other reader's between
+ * them, and each reader's span read both readers' rows; issue 27).
  * Reads only: a write never touches bytes it was not given. */
 #define IONODE_SIEVE_FACTOR 4u
 #define IONODE_SIEVE_SLACK (64u << 10)
@@ -162,6 +167,8 @@ static int sieve_span(const struct ipvfs_pair *pairs, uint32_t n, uint64_t bytes
         return 0;
     for (uint32_t i = 1; i < n; i++) {
         if (pairs[i].offset < end)
+            return 0;
+        if ((end + DFSTORE_BLOCK - 1) / DFSTORE_BLOCK < pairs[i].offset / DFSTORE_BLOCK)
             return 0;
         end = pairs[i].offset + pairs[i].len;
     }
@@ -328,6 +335,7 @@ static void io_finish(int status, void *user)
 static void read_start(struct io_op *o)
 {
     struct server *srv = o->srv;
+    uint64_t ra;
     int rc;
 
     if (!srv->ds) {
@@ -337,8 +345,12 @@ static void read_start(struct io_op *o)
     o->in_store = 1;
     o->placed_us = qos_svc_now_us();
     srv->reads.in_store++;
+    /* READs still waiting for a place: the store is busy with reads that
+     * clients wait for, and read-ahead would only compete with them (and
+     * cost copies: issue 27); a window the file's hint set still holds */
+    ra = o->ra_max == DFSTORE_RA_DEFAULT && srv->reads.head ? 0 : o->ra_max;
     /* a sieved read picks its pairs out of the span: no loans */
-    rc = dfstore_read_lend(srv->ds, o->handle, o->rd_pairs, o->rd_npairs, o->ra_max, o->rd_buf,
+    rc = dfstore_read_lend(srv->ds, o->handle, o->rd_pairs, o->rd_npairs, ra, o->rd_buf,
                            o->sieve ? NULL : &o->loans, io_done, o);
     if (rc < 0)
         io_done(rc, 0, o);

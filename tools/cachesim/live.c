@@ -80,6 +80,7 @@ struct live {
     uint64_t data_off;
     uint64_t run_vb, run_n;         /* the write-back run being announced (S) */
     struct cache_smap run_dmap[LIVE_RUN_MAX];   /* its blocks' dirty sectors at S */
+    struct cache_smap run_holes[LIVE_RUN_MAX];  /* and their holes */
     struct live_result *res;
 };
 
@@ -471,17 +472,22 @@ static int op_fill_done(struct live *lv, uint32_t slot, int ok)
 }
 
 /* The write-back run announced so far goes to the volume: one write per
- * run of adjacent dirty sectors (l1writeback.c). */
+ * run of adjacent dirty sectors, joined across short clean gaps
+ * (l1writeback.c). */
 static void run_issue(struct live *lv)
 {
-    const struct cache_smap *maps[LIVE_RUN_MAX];
+    const struct cache_smap *maps[LIVE_RUN_MAX], *holes[LIVE_RUN_MAX];
     struct cache_run runs[LIVE_RUN_MAX * (LIVE_NSECT / 2 + 1)];
     uint32_t n;
 
-    for (uint64_t i = 0; i < lv->run_n; i++)
+    for (uint64_t i = 0; i < lv->run_n; i++) {
         maps[i] = &lv->run_dmap[i];
+        holes[i] = &lv->run_holes[i];
+    }
     n = cache_sect_runs(maps, (uint32_t)lv->run_n, LIVE_NSECT, LIVE_SECT, runs,
                         LIVE_RUN_MAX * (LIVE_NSECT / 2 + 1));
+    if (n != UINT32_MAX)
+        n = cache_sect_bridge(runs, n, holes, (uint32_t)lv->run_n, LIVE_SECT, CACHE_WB_BRIDGE);
     for (uint32_t r = 0; r < n && n != UINT32_MAX; r++)
         volume_write(lv, lv->run_vb * CACHE_BLOCK_SIZE + runs[r].start,
                      runs[r].end - runs[r].start);
@@ -501,6 +507,7 @@ static int op_wb_start(struct live *lv, uint32_t slot, uint64_t k)
         return -1;
     if (k == 0)
         lv->run_vb = s->vb;
+    lv->run_holes[lv->run_n] = s->holes;
     lv->run_dmap[lv->run_n++] = s->dmap;
     s->wb = 1;
     s->wb_seq = s->latest_seq;

@@ -15,7 +15,7 @@ sweep_best() {
 }
 
 sweep_plot() {
-    local csv=$1 png=$2 title=$3 limit=$4 limit_label=$5 dir k=0 rates= means=
+    local csv=$1 png=$2 title=$3 limit=$4 limit_label=$5 dir k=0 rates='' means=''
     command -v gnuplot >/dev/null || return 0
     dir=$(mktemp -d "${TMPDIR:-/tmp}/ipvfs-sweep.XXXXXX") || return 1
     shift 5

@@ -52,7 +52,6 @@ done
 . "$src/test/lib.sh" || exit 1
 . "$src/benchmarks/sweep_plot.sh" || exit 1
 mkdir -p "$out" || exit 2
-field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$2"; }
 start() {
     ipvfs_start_cluster 1 2 --target-size 200M --cache-l1 0 --emulate-disk st318452lw
 }
@@ -60,15 +59,12 @@ start() {
 # build's client library (the servers are always BUILDDIR's), a row of the
 # CSV
 run() {
-    local d=$1 res row=$2 f
+    local d=$1 res
     start
     res=$(mpiexec -n "$3" env LD_PRELOAD="$d/adio/libipvfs-romio.so" "$d/benchmarks/ipvfs-openload" \
         -f ipvfs:/cq -s 64K -r "$4" -t 5 -W 1 -x "$4" 2>&1 | grep '^RESULT') ||
         ipvfs_fail "ipvfs-openload at $4/s from $3 ranks ($d)"
-    for f in offered_per_s achieved_per_s mean_ms p95_ms inflight_max; do
-        row="$row,$(field $f "$res")"
-    done
-    echo "$row" >>"$csv"
+    sweep_row "$2" "$res" offered_per_s achieved_per_s mean_ms p95_ms inflight_max >>"$csv"
     ipvfs_stop_cluster >/dev/null
 }
 
@@ -87,10 +83,7 @@ for l in $loads; do
     done
 done
 
-# the disks' mean service time over every run (each target logs it at stop)
-svc=$(ipvfs_logs | sed -n 's/.*emulated disk st318452lw: \([0-9]*\) ios, service mean \([0-9.]*\) ms.*/\1 \2/p' |
-    awk '{ n += $1; s += $1 * $2 } END { if (n) printf "%.3f", s / n }')
-cap=$(awk -v s="$svc" 'BEGIN { if (s > 0) printf "%.0f", 2000 / s }')
+read -r svc cap <<<"$(sweep_disks 2)"
 {
     echo "# $(date -u '+%F %H:%M') UTC, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "# command: $cmd"

@@ -47,7 +47,6 @@ done
 . "$src/test/lib.sh" || exit 1
 . "$src/benchmarks/sweep_plot.sh" || exit 1
 mkdir -p "$out" || exit 2
-field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$2"; }
 start() {
     ipvfs_start_cluster 1 2 --target-size 200M --cache-l1 0 --emulate-disk st318452lw "$@"
 }
@@ -64,19 +63,12 @@ for l in $loads; do
         res=$(mpiexec -n 4 env LD_PRELOAD="$romio" "$b/benchmarks/ipvfs-openload" -f ipvfs:/lp \
             -s 64K -r "$l" -t 5 -W 1 -x "$l" 2>&1 | grep '^RESULT') ||
             ipvfs_fail "ipvfs-openload at $l/s with $p places"
-        row=$p
-        for f in offered_per_s achieved_per_s mean_ms p95_ms inflight_max; do
-            row="$row,$(field $f "$res")"
-        done
-        echo "$row" >>"$csv"
+        sweep_row "$p" "$res" offered_per_s achieved_per_s mean_ms p95_ms inflight_max >>"$csv"
         ipvfs_stop_cluster >/dev/null
     done
 done
 
-# the disks' mean service time over every run (each target logs it at stop)
-svc=$(ipvfs_logs | sed -n 's/.*emulated disk st318452lw: \([0-9]*\) ios, service mean \([0-9.]*\) ms.*/\1 \2/p' |
-    awk '{ n += $1; s += $1 * $2 } END { if (n) printf "%.3f", s / n }')
-cap=$(awk -v s="$svc" 'BEGIN { if (s > 0) printf "%.0f", 2000 / s }')
+read -r svc cap <<<"$(sweep_disks 2)"
 {
     echo "# $(date -u '+%F %H:%M') UTC, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "# command: $cmd"

@@ -66,7 +66,6 @@ cli() {   # N PROG ARGS...: N client ranks on node3
     "$HOSTS_NETNS_SSH" node3 env PATH="$PATH" IPVFS_MAP="$IPVFS_MAP" mpiexec -n "$n" \
         env LD_PRELOAD="$romio" "$@" 2>&1
 }
-field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$2"; }
 
 hosts_up 3
 mh_servers_on node1 node1:1,node2:1
@@ -84,11 +83,7 @@ for l in $loads; do
         shape
         res=$(cli 4 "$b/benchmarks/ipvfs-openload" -f ipvfs:/places -s 64K -r "$l" -t 6 -W 1 \
             -x "$l" | grep '^RESULT') || ipvfs_fail "ipvfs-openload at $l/s, --read-places $p"
-        row=$p
-        for f in offered_per_s achieved_per_s mean_ms p50_ms p95_ms; do
-            row="$row,$(field $f "$res")"
-        done
-        echo "$row" >>"$csv"
+        sweep_row "$p" "$res" offered_per_s achieved_per_s mean_ms p50_ms p95_ms >>"$csv"
         ipvfs_stop_cluster >/dev/null
     done
 done

@@ -169,6 +169,10 @@ int cache_demote(struct cache *c, uint64_t key, struct cache_victim *out);
 int cache_contains(const struct cache *c, uint64_t key);
 /* 1 if key is cached and dirty. */
 int cache_is_dirty(const struct cache *c, uint64_t key);
+/* The keys of an "lru" cache's n least recently used blocks, its next
+ * victims, oldest first, into keys; returns how many it holds of them
+ * (fewer than n when it holds fewer blocks).  Touches nothing. */
+uint32_t cache_lru_oldest(const struct cache *c, uint32_t n, uint64_t *keys);
 /* Marks a cached block clean (its data reached the level below). */
 void cache_set_clean(struct cache *c, uint64_t key);
 /* Forgets key (invalidation); its dirty data, if any, are the caller's. */

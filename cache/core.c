@@ -180,6 +180,17 @@ int cache_is_dirty(const struct cache *c, uint64_t key)
     return resident_entry(c, e) && c->ents[e].dirty;
 }
 
+uint32_t cache_lru_oldest(const struct cache *c, uint32_t n, uint64_t *keys)
+{
+    uint32_t got = 0;
+
+    if (!c->ents)
+        return 0;
+    for (uint32_t e = c->lists[CACHE_LIST_LRU].head; e != CACHE_NIL && got < n; e = c->ents[e].next)
+        keys[got++] = c->ents[e].key;
+    return got;
+}
+
 void cache_set_clean(struct cache *c, uint64_t key)
 {
     uint32_t e = cache_find(c, key);

@@ -78,6 +78,11 @@ test_test_small_stride_SOURCES = test/test_small_stride.c
 test_test_small_stride_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(ISCSI_CFLAGS)
 test_test_small_stride_LDADD = backend/dfstore/libdfstore.la $(CMOCKA_LIBS)
 
+check_PROGRAMS += test/test_small_commit
+test_test_small_commit_SOURCES = test/test_small_commit.c
+test_test_small_commit_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(ISCSI_CFLAGS)
+test_test_small_commit_LDADD = backend/dfstore/libdfstore.la $(CMOCKA_LIBS)
+
 check_PROGRAMS += test/storage-small-tool
 test_storage_small_tool_SOURCES = test/test_small_dfstore.c
 test_storage_small_tool_LDADD = backend/dfstore/libdfstore.la

@@ -19,7 +19,10 @@
  * unseen one.  Then two writers' 8 KiB rows interleaved in 4 cached
  * blocks, each writer's in one 128 KiB write: every row absorbed, and
  * each writer's sync writes the 4 blocks back in one volume write (the
- * other writer's clean rows bridged).  Then a sync, everything checked, the store closed and
+ * other writer's clean rows bridged).  Then 24 blocks of datafile 2 read
+ * whole fill the cache with clean blocks, and two writers' rows into 4
+ * blocks it does not hold are still all absorbed (clean victims) and go
+ * back in one volume write.  Then a sync, everything checked, the store closed and
  * opened again (nothing cached: the volume's bytes), checked again: the
  * write-backs wrote the dirty sectors and never a hole's bytes.
  *
@@ -480,6 +483,41 @@ static void rows(struct ctx *c)
     }
 }
 
+/* A cache full of another datafile's clean blocks (read whole, one by
+ * one, then synced) takes two writers' 16 rows of 8 KiB each, every
+ * writer's in one 128 KiB write, interleaved in 4 blocks it does not
+ * hold: the rows evict clean blocks, all 32 are absorbed, and the sync
+ * writes the 4 blocks back in one volume write (with free room alone as
+ * the rule: 0 absorbed, each row a volume write). */
+static void rows_clean_victims(struct ctx *c)
+{
+    const uint64_t base = 44 * (uint64_t)B, row = 8192;
+    struct ipvfs_pair p[16];
+    struct dfstore_stats a, b;
+
+    for (uint32_t i = 0; i < 24; i++)
+        check(c, 2, (FRESH_BLOCKS - 24 + i) * (uint64_t)B, B);
+    sync_all(c);
+    dfstore_stats(c->ds, &a);
+    if (a.l1.resident < a.l1.capacity - a.l1.capacity / 4)
+        FAIL("the L1 holds %" PRIu64 " of %" PRIu64 " blocks after 24 block reads", a.l1.resident,
+             a.l1.capacity);
+    for (uint32_t w = 0; w < 2; w++) {
+        for (uint32_t k = 0; k < 16; k++)
+            p[k] = (struct ipvfs_pair){ base + k * 2 * row + w * row, row };
+        write_pairs(c, 1, p, 16, 7100 + w);
+    }
+    sync_all(c);
+    dfstore_stats(c->ds, &b);
+    if (b.l1.writes_absorbed - a.l1.writes_absorbed != 32)
+        FAIL("2 writers' 16 rows into a cache full of clean blocks: %" PRIu64
+             " absorbed, want 32", b.l1.writes_absorbed - a.l1.writes_absorbed);
+    if (b.l1.writeback_ios - a.l1.writeback_ios != 1)
+        FAIL("2 writers' 16 rows into a cache full of clean blocks went back as %" PRIu64
+             " volume writes, want 1", b.l1.writeback_ios - a.l1.writeback_ios);
+    check(c, 1, base, 4 * (uint64_t)B);
+}
+
 static void partial(int argc, char **argv, struct ctx *c)
 {
     static const uint32_t lens[] = { 1, 3, 64 };
@@ -525,6 +563,7 @@ static void partial(int argc, char **argv, struct ctx *c)
     overlap(c, 0, 1024, 8192, 4096, 8192);
     overlap(c, 0, 30000, 5000, 28000, 4000);
     rows(c);
+    rows_clean_victims(c);
     check_all(c);
     sync_all(c);
     check_all(c);

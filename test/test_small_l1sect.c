@@ -3,7 +3,7 @@
  * 128 sectors of 512 bytes.  Which writes may be absorbed into holes,
  * which sectors a write makes valid and dirty, how a read of a block with
  * holes is served, and which volume writes a write-back makes of the dirty
- * sectors of adjacent blocks. */
+ * sectors of adjacent blocks; which blocks an "lru" cache evicts next. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -212,6 +212,40 @@ static void test_small_bridge(void **state)
     }
 }
 
+/* The L1's next victims (cache_lru_oldest, which the absorbing of a
+ * stream's small pieces checks for dirty blocks): an "lru" cache of 4
+ * blocks given 10, 11, 12, 13, then 11 again, evicts 10, 12, 13, 11 in
+ * that order; adding 14 evicts 10 and leaves 12, 13, 11, 14. */
+static void test_small_lru_oldest(void **state)
+{
+    struct cache c;
+    struct cache_victim v;
+    uint64_t k[6];
+
+    (void)state;
+    assert_int_equal(cache_init(&c, cache_policy_find("lru"), 4), 0);
+    assert_int_equal(cache_lru_oldest(&c, 2, k), 0);
+    for (uint64_t key = 10; key < 14; key++) {
+        (void)cache_access(&c, key, 0, &v);
+        assert_false(v.valid);
+    }
+    (void)cache_access(&c, 11, 0, &v);
+    assert_int_equal(cache_lru_oldest(&c, 6, k), 4);
+    assert_int_equal(k[0], 10);
+    assert_int_equal(k[1], 12);
+    assert_int_equal(k[2], 13);
+    assert_int_equal(k[3], 11);
+    assert_int_equal(cache_lru_oldest(&c, 1, k), 1);
+    assert_int_equal(k[0], 10);
+    (void)cache_access(&c, 14, 0, &v);
+    assert_true(v.valid);
+    assert_int_equal(v.key, 10);
+    assert_int_equal(cache_lru_oldest(&c, 2, k), 2);
+    assert_int_equal(k[0], 12);
+    assert_int_equal(k[1], 13);
+    cache_fini(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -220,6 +254,7 @@ int main(void)
         cmocka_unit_test(test_small_write_read),
         cmocka_unit_test(test_small_runs),
         cmocka_unit_test(test_small_bridge),
+        cmocka_unit_test(test_small_lru_oldest),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -80,13 +80,30 @@ void df_commit_start(struct df_commit *c)
     }
 }
 
+int df_commit_due(size_t entries, int frees, int dirty, int young, int partial_young)
+{
+    if (entries > 0 && (frees || !partial_young))
+        return 1;
+    return dirty && !young;
+}
+
+/* Whether the pending entries free blocks (an unmap, a removal): those
+ * are not held back, a full store waits for them. */
+static int journal_frees(const struct df_journal *j)
+{
+    for (size_t i = 0; i < j->log_len; i++)
+        if (j->log[i].kind == LOG_UNMAP || j->log[i].kind == LOG_REMOVE)
+            return 1;
+    return 0;
+}
+
 static void commit_tick(struct evloop *loop, uint64_t timer_id, void *user)
 {
     struct df_commit *c = user;
+    int young = df_l1_dirty_young(c->l1);
 
-    /* Data alone, all of it young in the L1: wait for its age (a stripe
-     * being filled goes out whole later); metadata never waits. */
-    if (c->journal->log_len > 0 || (c->dirty && !df_l1_dirty_young(c->l1)))
+    if (df_commit_due(c->journal->log_len, journal_frees(c->journal), c->dirty, young,
+                      young && df_l1_partial_young(c->l1)))
         df_commit_start(c);
     if (!(c->timer = evloop_add_timer(loop, DF_COMMIT_MS, commit_tick, c)))
         log_error("dfstore: cannot re-arm the commit timer: background commits stop");

@@ -544,15 +544,35 @@ static int absorbable(const struct df_l1 *l1, uint64_t off, uint64_t len)
 }
 
 /* Whether the blocks of [off, off + len) not cached fit into the policy's
- * free room (no eviction). */
-static int fits_free(const struct df_l1 *l1, uint64_t off, uint64_t len)
+ * free room, or evict only clean blocks for it (the policy's next
+ * victims, clean and idle: forgetting them costs no volume I/O).  A dirty
+ * victim would be one of the rows' own blocks, written back before all
+ * its rows arrived (3 x 3 tiles of 8 KiB rows over 64 MiB of L1); with
+ * only free room, though, a cache full of another file's clean blocks
+ * (read, or synced) took no row at all, and every row went to the volume
+ * as a command of its own (issue 27). */
+static int fits_clean(const struct df_l1 *l1, uint64_t off, uint64_t len)
 {
-    uint64_t need = 0;
+    uint64_t need = 0, room = l1->policy.capacity - l1->policy.resident, keys[L1_ABSORB_EVICT];
+    uint32_t n;
 
     for (uint64_t vb = off / DFSTORE_BLOCK; vb * DFSTORE_BLOCK < off + len; vb++)
         if (l1_slot_find(l1, vb) == U64MAP_NONE)
             need++;
-    return l1->policy.resident + need <= l1->policy.capacity;
+    if (need <= room)
+        return 1;
+    if (need - room > L1_ABSORB_EVICT)
+        return 0;
+    n = cache_lru_oldest(&l1->policy, (uint32_t)(need - room), keys);
+    if (n < need - room)
+        return 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t s = l1_slot_find(l1, keys[i]);
+        if (s == U64MAP_NONE || l1->slots[s].state != SLOT_VALID || l1->slots[s].dirty ||
+            l1->slots[s].wb)
+            return 0;
+    }
+    return 1;
 }
 
 /* The bytes of a write into the cached blocks it touches.  absorb: every
@@ -678,8 +698,8 @@ int df_l1_writev(struct df_l1 *l1, uint64_t off, const struct iovec *iov, int ni
 
     /* a stream's piece of less than half a block (a row of a tile written
      * in one large request) is absorbed as any small write while the
-     * cache has room for it without evicting (l1cache.h) */
-    stream = stream && (len >= DFSTORE_BLOCK / 2 || !fits_free(l1, off, len)) &&
+     * cache has room for it, or evicts only clean blocks (l1cache.h) */
+    stream = stream && (len >= DFSTORE_BLOCK / 2 || !fits_clean(l1, off, len)) &&
              l1->stream_grain && off % l1->stream_grain == 0 && len % l1->stream_grain == 0;
     if (cb && len)
         l1_trace(l1, "%c %llu %llu %d\n", stream ? 'U' : 'W', (unsigned long long)off,

@@ -324,6 +324,21 @@ int df_l1_dirty_young(const struct df_l1 *l1)
     return 1;
 }
 
+int df_l1_partial_young(const struct df_l1 *l1)
+{
+    uint64_t now = evloop_now_ms();
+    int partial = 0;
+
+    for (uint32_t s = 0; s < l1->nslots && l1->ndirty; s++) {
+        if (!l1->slots[s].dirty)
+            continue;
+        if (now - l1->slots[s].dirty_ms >= L1_AGE_MS)
+            return 0;
+        partial |= cache_smap_any(&l1->slots[s].holes, 0, l1->nsect);
+    }
+    return partial;
+}
+
 void df_l1_get_stats(const struct df_l1 *l1, struct df_l1_stats *out)
 {
     *out = l1->stats;

@@ -247,8 +247,8 @@ int ADIOI_IPVFS_Feature(ADIO_File fd, int flag);
  * (xfer_engine.h), so pieces beyond it wait on the channel, and the count
  * must not be below what the servers of a file serve at once (8 a
  * connection): at 4 a program posting 64 KiB reads on one handle stopped
- * at 457 reads/s where eight handles got 697 (2 x 4 emulated disks,
- * benchmarks/client-queue.sh --handles 1).
+ * at 626 reads/s, where 64 keeps up at 893 (2 x 4 emulated disks,
+ * benchmarks/client-queue.sh --handles 1 --shape 2x4).
  *
  * States of a request (struct ADIOI_IPVFS_ireq):
  *   QUEUED    posted, no piece started (the window is taken by earlier

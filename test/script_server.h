@@ -4,15 +4,17 @@
  *
  * Before including: SECRET_BYTE (every byte of the cluster secret the map
  * names) and, optionally, SCRIPT_BODY (the largest request body a script
- * reads; default 4096).  A step that does not hold ends the child with
- * exit status 100 and the line of the step (WANT), which the test sees in
- * waitpid. */
+ * reads; default 4096), and cmocka.  A step that does not hold ends the
+ * child with exit status 100 and the line of the step (WANT), which
+ * srv_run_end sees. */
 #ifndef IPVFS_TEST_SCRIPT_SERVER_H
 #define IPVFS_TEST_SCRIPT_SERVER_H
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "adio/client/ipvfs_client.h"
@@ -153,6 +155,46 @@ static inline void write_map_keyless(const char *path, uint16_t port)
 
     snprintf(map.key_path, sizeof(map.key_path), "%s.no-such-key", path);
     assert_int_equal(ipvfs_map_write(path, &map), 0);
+}
+
+/* A scripted server running: its child, its port, the directory of the
+ * map the test writes there (write_map or write_map_keyless). */
+struct srv_run {
+    char dir[64];
+    char map_path[80];
+    uint16_t port;
+    pid_t pid;
+};
+
+/* Runs script (which must end with _exit) in a child on a new listening
+ * socket. */
+static inline void srv_run_start(struct srv_run *run, void (*script)(int l))
+{
+    int l;
+
+    snprintf(run->dir, sizeof(run->dir), "/tmp/ipvfs-script.XXXXXX");
+    assert_non_null(mkdtemp(run->dir));
+    snprintf(run->map_path, sizeof(run->map_path), "%s/map", run->dir);
+    l = net_listen("127.0.0.1", 0, &run->port);
+    assert_true(l >= 0);
+    run->pid = fork();
+    assert_true(run->pid >= 0);
+    if (run->pid == 0)
+        script(l);
+    close(l);
+}
+
+/* Waits for the script, which must have run to its end, and removes the
+ * map. */
+static inline void srv_run_end(struct srv_run *run)
+{
+    int status;
+
+    assert_int_equal(waitpid(run->pid, &status, 0), run->pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    unlink(run->map_path);
+    rmdir(run->dir);
 }
 
 #endif

@@ -24,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -173,29 +172,18 @@ static void finish_exact(struct ipvfs_aio *aio, const uint8_t *buf, uint64_t han
 
 static void test_capjoin_script(void **state)
 {
-    char dir[] = "/tmp/ipvfs-capjoin.XXXXXX", map_path[64];
+    struct srv_run run;
     static uint8_t a[LEN], b[LEN], b2[LEN], cbuf[LEN];
     struct ipvfs_aio *ra, *rb, *rb2, *rc;
     struct ipvfs_file *fa, *fb, *fc;
     struct ipvfs_client *c;
     struct ipvfs_error err;
     uint64_t n;
-    uint16_t port;
-    int l, status;
-    pid_t pid;
 
     (void)state;
-    assert_non_null(mkdtemp(dir));
-    snprintf(map_path, sizeof(map_path), "%s/map", dir);
-    l = net_listen("127.0.0.1", 0, &port);
-    assert_true(l >= 0);
-    pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0)
-        server_script(l);
-    close(l);
-    write_map_keyless(map_path, port);
-    if (ipvfs_client_new(map_path, 0, &c, &err) < 0)
+    srv_run_start(&run, server_script);
+    write_map_keyless(run.map_path, run.port);
+    if (ipvfs_client_new(run.map_path, 0, &c, &err) < 0)
         fail_msg("client: %s", err.msg);
     fa = attach(c, "/a", HANDLE_A);
     fb = attach(c, "/b", HANDLE_B);
@@ -216,11 +204,7 @@ static void test_capjoin_script(void **state)
     ipvfs_file_close(fb);
     ipvfs_file_close(fa);
     ipvfs_client_put(c);
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFEXITED(status));
-    assert_int_equal(WEXITSTATUS(status), 0);
-    unlink(map_path);
-    rmdir(dir);
+    srv_run_end(&run);
 }
 
 int main(void)

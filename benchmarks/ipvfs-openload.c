@@ -13,8 +13,9 @@
  * its arrival time whatever the earlier ones are doing, so the queues
  * build up as the model's do.  A rank opens the file HANDLES times
  * (default 8) and posts each request on the handle with the fewest in
- * flight, because one handle keeps at most 4 requests in flight
- * (doc/mpi.md).  Completions are found with MPI_Testsome between
+ * flight (a handle kept at most 4 requests in flight until ad_ipvfs's
+ * window per open file grew to 64 pieces, doc/mpi.md; -H 1 is what a
+ * program with one handle gets).  Completions are found with MPI_Testsome between
  * arrivals, every 1.1 ms (TEST_GAP: not more often, see there): a
  * response time is measured from the request's scheduled arrival to the
  * middle of the interval between the test that found it done and the
@@ -25,7 +26,7 @@
  * backlog waits in the generator, not in the MPI library, whose
  * MPI_Testsome over a thousand requests in flight costs the client more
  * CPU than the servers' capacity is worth (the measured capacity is then
- * the client's); with -Q HANDLES x 4 every posted request is at the servers.
+ * the client's).
  *
  * Rank 0 prints one line over the requests that arrived after WARMUP
  * seconds (default 1):

@@ -4,15 +4,17 @@
  *
  * Before including: SECRET_BYTE (every byte of the cluster secret the map
  * names) and, optionally, SCRIPT_BODY (the largest request body a script
- * reads; default 4096).  A step that does not hold ends the child with
- * exit status 100 and the line of the step (WANT), which the test sees in
- * waitpid. */
+ * reads; default 4096), and cmocka.  A step that does not hold ends the
+ * child with exit status 100 and the line of the step (WANT), which
+ * srv_run_end sees. */
 #ifndef IPVFS_TEST_SCRIPT_SERVER_H
 #define IPVFS_TEST_SCRIPT_SERVER_H
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "adio/client/ipvfs_client.h"
@@ -101,6 +103,29 @@ static inline int srv_accept(int l)
     return srv_accept_window(l, 0);
 }
 
+/* Accepts a connection from a client without the key (an I/O node's
+ * greeting to anybody: HELLO, AUTH of method NONE, QOS_CLASS), stating a
+ * window of inflight requests. */
+static inline int srv_accept_nobody(int l, uint32_t inflight)
+{
+    struct ipvfs_hello_rep rep = { .rank = 1, .role = IPVFS_ROLE_IO, .max_inflight = inflight,
+                                   .window_bytes = 8u << 20, .max_body = IPVFS_MAX_BODY };
+    struct srv_req r;
+    int fd = net_accept(l);
+
+    WANT(fd >= 0);
+    srv_read(fd, IPVFS_OP_HELLO, &r);
+    WANT(auth_nonce(rep.nonce) == 0);
+    srv_reply(fd, &r, &rep, sizeof(rep));
+    srv_read(fd, IPVFS_OP_AUTH, &r);
+    WANT(r.h.body_len == sizeof(struct ipvfs_auth_req) &&
+         ((struct ipvfs_auth_req *)r.body)->method == IPVFS_AUTH_NONE);
+    srv_reply(fd, &r, NULL, 0);
+    srv_read(fd, IPVFS_OP_QOS_CLASS, &r);
+    srv_reply(fd, &r, NULL, 0);
+    return fd;
+}
+
 /* A map naming one rank (metadata and I/O node 0) at port. */
 static inline void write_map(const char *path, uint16_t port)
 {
@@ -112,6 +137,64 @@ static inline void write_map(const char *path, uint16_t port)
 
     memset(map.secret, SECRET_BYTE, sizeof(map.secret));
     assert_int_equal(ipvfs_map_write(path, &map), 0);
+}
+
+/* A map whose key file the client cannot read (so it shows capabilities):
+ * rank 0 the metadata rank and I/O node 0 (never asked: give files
+ * first_server 1), rank 1 I/O node 1 at port. */
+static inline void write_map_keyless(const char *path, uint16_t port)
+{
+    struct ipvfs_map_rank ranks[2] = {
+        { .rank = 0, .role = IPVFS_ROLE_METADATA | IPVFS_ROLE_IO, .io_index = 0,
+          .target_index = -1, .host = "127.0.0.1", .port = 1, .pid = 1 },
+        { .rank = 1, .role = IPVFS_ROLE_IO, .io_index = 1, .target_index = -1,
+          .host = "127.0.0.1", .port = port, .pid = 1 },
+    };
+    struct ipvfs_map map = { .nio = 2, .nt = 0, .stripe_unit = 65536, .nranks = 2,
+                             .ranks = ranks };
+
+    snprintf(map.key_path, sizeof(map.key_path), "%s.no-such-key", path);
+    assert_int_equal(ipvfs_map_write(path, &map), 0);
+}
+
+/* A scripted server running: its child, its port, the directory of the
+ * map the test writes there (write_map or write_map_keyless). */
+struct srv_run {
+    char dir[64];
+    char map_path[80];
+    uint16_t port;
+    pid_t pid;
+};
+
+/* Runs script (which must end with _exit) in a child on a new listening
+ * socket. */
+static inline void srv_run_start(struct srv_run *run, void (*script)(int l))
+{
+    int l;
+
+    snprintf(run->dir, sizeof(run->dir), "/tmp/ipvfs-script.XXXXXX");
+    assert_non_null(mkdtemp(run->dir));
+    snprintf(run->map_path, sizeof(run->map_path), "%s/map", run->dir);
+    l = net_listen("127.0.0.1", 0, &run->port);
+    assert_true(l >= 0);
+    run->pid = fork();
+    assert_true(run->pid >= 0);
+    if (run->pid == 0)
+        script(l);
+    close(l);
+}
+
+/* Waits for the script, which must have run to its end, and removes the
+ * map. */
+static inline void srv_run_end(struct srv_run *run)
+{
+    int status;
+
+    assert_int_equal(waitpid(run->pid, &status, 0), run->pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    unlink(run->map_path);
+    rmdir(run->dir);
 }
 
 #endif

@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -91,26 +90,16 @@ static int call(struct ipvfs_client *c, uint16_t op, const char *want, struct ip
 
 static void test_admin_retry_script(void **state)
 {
-    char dir[] = "/tmp/ipvfs-admin.XXXXXX", map_path[64];
+    struct srv_run run;
     struct ipvfs_client *c;
     struct ipvfs_error err;
-    uint16_t port;
     double t0;
-    int l, rc, status;
-    pid_t pid;
+    int rc;
 
     (void)state;
-    assert_non_null(mkdtemp(dir));
-    snprintf(map_path, sizeof(map_path), "%s/map", dir);
-    l = net_listen("127.0.0.1", 0, &port);
-    assert_true(l >= 0);
-    pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0)
-        server_script(l);
-    close(l);
-    write_map(map_path, port);
-    assert_int_equal(ipvfs_client_get(map_path, 0, &c, &err), 0);
+    srv_run_start(&run, server_script);
+    write_map(run.map_path, run.port);
+    assert_int_equal(ipvfs_client_get(run.map_path, 0, &c, &err), 0);
     /* 1, 2: idempotent calls go again on a new connection */
     if (call(c, IPVFS_OP_STATUS, "status", &err) < 0)
         fail_msg("STATUS across a reconnect: %s", err.msg);
@@ -128,11 +117,7 @@ static void test_admin_retry_script(void **state)
     assert_int_equal(rc, -ECONNREFUSED);
     assert_true(now_s() - t0 < 2.0);
     ipvfs_client_put(c);
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFEXITED(status));
-    assert_int_equal(WEXITSTATUS(status), 0);
-    unlink(map_path);
-    rmdir(dir);
+    srv_run_end(&run);
 }
 
 int main(void)

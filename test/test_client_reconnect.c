@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -115,29 +114,18 @@ static void test_reconnect_script(void **state)
     struct ipvfs_entry e = { .handle = HANDLE, .stripe_unit = 65536, .stripe_factor = 1,
                              .type = IPVFS_TYPE_FILE };
     struct ipvfs_open_args excl = { .create = 1, .excl = 1 };
-    char dir[] = "/tmp/ipvfs-reconnect.XXXXXX", map_path[64];
+    struct srv_run run;
     static uint8_t buf[LEN];
     struct ipvfs_client *c;
     struct ipvfs_file *f, *g;
     struct ipvfs_error err;
     uint64_t n;
-    uint16_t port;
     double t0;
-    int l, status;
-    pid_t pid;
 
     (void)state;
-    assert_non_null(mkdtemp(dir));
-    snprintf(map_path, sizeof(map_path), "%s/map", dir);
-    l = net_listen("127.0.0.1", 0, &port);
-    assert_true(l >= 0);
-    pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0)
-        server_script(l);
-    close(l);
-    write_map(map_path, port);
-    assert_int_equal(ipvfs_client_get(map_path, 0, &c, &err), 0);
+    srv_run_start(&run, server_script);
+    write_map(run.map_path, run.port);
+    assert_int_equal(ipvfs_client_get(run.map_path, 0, &c, &err), 0);
     assert_int_equal(ipvfs_file_attach(c, "/f", &e, NULL, &f, &err), 0);
     /* 1, 2: the WRITE goes again on a new connection; the sync agrees */
     if (ipvfs_write(f, 0, buf, LEN, &n, &err) < 0)
@@ -164,11 +152,7 @@ static void test_reconnect_script(void **state)
     assert_non_null(strstr(err.msg, "reconnecting"));
     ipvfs_file_close(f);
     ipvfs_client_put(c);
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFEXITED(status));
-    assert_int_equal(WEXITSTATUS(status), 0);
-    unlink(map_path);
-    rmdir(dir);
+    srv_run_end(&run);
 }
 
 int main(void)

@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "adio/client/ipvfs_client.h"
@@ -118,30 +117,19 @@ static void test_tagged_script(void **state)
 {
     struct ipvfs_entry e = { .handle = HANDLE, .stripe_unit = 65536, .stripe_factor = 1,
                              .type = IPVFS_TYPE_FILE };
-    char dir[] = "/tmp/ipvfs-tagged.XXXXXX", map_path[64];
+    struct srv_run run;
     static uint8_t buf[FILE_LEN];
     struct ipvfs_client *c;
     struct ipvfs_file *f;
     struct ipvfs_error err;
     uint64_t n;
-    uint16_t port;
-    int l, status;
-    pid_t pid;
 
     (void)state;
-    assert_non_null(mkdtemp(dir));
-    snprintf(map_path, sizeof(map_path), "%s/map", dir);
-    l = net_listen("127.0.0.1", 0, &port);
-    assert_true(l >= 0);
-    pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0)
-        server_script(l);
-    close(l);
-    write_map(map_path, port);
+    srv_run_start(&run, server_script);
+    write_map(run.map_path, run.port);
     /* a private client: its connection is closed with it, for the next step */
     for (int step = 1; step <= 2; step++) {
-        assert_int_equal(ipvfs_client_new(map_path, 0, &c, &err), 0);
+        assert_int_equal(ipvfs_client_new(run.map_path, 0, &c, &err), 0);
         assert_int_equal(ipvfs_file_attach(c, "/f", &e, NULL, &f, &err), 0);
         f->opts.block = PIECE;
         memset(buf, 0, sizeof(buf));
@@ -153,7 +141,7 @@ static void test_tagged_script(void **state)
         ipvfs_client_put(c);
     }
     /* 3 */
-    assert_int_equal(ipvfs_client_new(map_path, 0, &c, &err), 0);
+    assert_int_equal(ipvfs_client_new(run.map_path, 0, &c, &err), 0);
     assert_int_equal(ipvfs_file_attach(c, "/f", &e, NULL, &f, &err), 0);
     f->opts.block = PIECE;
     assert_int_equal(ipvfs_read(f, 0, buf, FILE_LEN, &n, &err), -EPROTO);
@@ -162,11 +150,7 @@ static void test_tagged_script(void **state)
     assert_non_null(strstr(err.msg, "rank 0"));
     ipvfs_file_close(f);
     ipvfs_client_put(c);
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFEXITED(status));
-    assert_int_equal(WEXITSTATUS(status), 0);
-    unlink(map_path);
-    rmdir(dir);
+    srv_run_end(&run);
 }
 
 int main(void)

@@ -65,6 +65,8 @@ struct xfer_req {
     char msg[256];       /* the server's message or the transport detail */
     int answered;        /* its reply came (xfer_chan.c's bookkeeping) */
     struct xfer_batch *batch;  /* the batch it runs in */
+    int setup;           /* made by the engine ahead of its batch's own
+                          * requests (xfer_engine.h), not the caller's */
     uint64_t cost;       /* bytes it holds of the server's window */
 };
 
@@ -145,6 +147,14 @@ int conn_show_cap(struct ipvfs_client *c, uint32_t rank, int fd, const struct ip
                   char *msg, size_t msglen);
 /* Whether rank's connection holds cap already (no CAP needed). */
 int conn_cap_held(const struct ipvfs_client *c, uint32_t rank, const struct ipvfs_cap *cap);
+/* Records that rank's connection holds cap (its CAP was answered, or is
+ * on the connection ahead of every request that needs it): the value
+ * recorded, for conn_cap_unmark, or 0 without memory (nothing recorded). */
+uint64_t conn_cap_mark(struct ipvfs_client *c, uint32_t rank, const struct ipvfs_cap *cap);
+/* Takes back what conn_cap_mark recorded (val), as its CAP failed; a
+ * later record of the same file stays. */
+void conn_cap_unmark(struct ipvfs_client *c, uint32_t rank, const struct ipvfs_cap *cap,
+                     uint64_t val);
 /* Renews f's capability (a LOOKUP of its path for the same rights) once
  * less than a quarter of its life is left; nothing for a client with the
  * key.  0, or -errno (ESTALE: the path now names another file). */

@@ -314,11 +314,27 @@ int conn_cap_held(const struct ipvfs_client *c, uint32_t rank, const struct ipvf
            (held & cap->rights) == cap->rights;
 }
 
+uint64_t conn_cap_mark(struct ipvfs_client *c, uint32_t rank, const struct ipvfs_cap *cap)
+{
+    uint64_t want = (uint64_t)cap->expires_ms << 3 | cap->rights;
+
+    if (!c->shown || rank >= c->map.nranks)
+        return 0;
+    return u64map_put(&c->shown[rank], cap->handle, want) < 0 ? 0 : want;
+}
+
+void conn_cap_unmark(struct ipvfs_client *c, uint32_t rank, const struct ipvfs_cap *cap,
+                     uint64_t val)
+{
+    if (c->shown && rank < c->map.nranks && val &&
+        u64map_get(&c->shown[rank], cap->handle) == val)
+        u64map_del(&c->shown[rank], cap->handle);
+}
+
 int conn_show_cap(struct ipvfs_client *c, uint32_t rank, int fd, const struct ipvfs_cap *cap,
                   char *msg, size_t msglen)
 {
     struct iovec body = { .iov_base = (void *)cap, .iov_len = sizeof(*cap) };
-    uint64_t want = (uint64_t)cap->expires_ms << 3 | cap->rights;
     struct wire_reply rep;
     int rc;
 
@@ -332,7 +348,7 @@ int conn_show_cap(struct ipvfs_client *c, uint32_t rank, int fd, const struct ip
     if (rep.status) {
         rc = -(int)rep.status;
         snprintf(msg, msglen, "%s", rep.len ? (const char *)rep.body : strerror(-rc));
-    } else if (u64map_put(&c->shown[rank], cap->handle, want) < 0) {
+    } else if (!conn_cap_mark(c, rank, cap)) {
         rc = -ENOMEM;
         snprintf(msg, msglen, "out of memory");
     }

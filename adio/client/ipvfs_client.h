@@ -342,8 +342,9 @@ int ipvfs_write_list(struct ipvfs_file *file, const struct ipvfs_extent *ext, si
  * ipvfs_aio_finish() and every other call on the same client (each of
  * them drives every access of the client that is moving).  An access
  * starts moving at once beside the ones moving already, unless it needs
- * a new connection or shows a capability a connection does not hold yet
- * (blocking exchanges): then it waits until those are done.
+ * a new connection (a blocking exchange): then it waits until those are
+ * done.  A capability a connection does not hold yet goes ahead of the
+ * access on that connection, without waiting.
  *
  * Ownership: the caller's data buffers (the iovecs' memory) must stay
  * valid, and for writes unchanged, until ipvfs_aio_test() returned 1 or

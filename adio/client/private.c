@@ -40,9 +40,14 @@ int ipvfs_client_new(const char *map_path, uint32_t client_id,
     }
     for (uint32_t r = 0; r < c->map.nranks; r++)
         c->fds[r] = -1;
+    /* without the key, the capabilities each connection was shown */
+    if (!c->map.have_key && !(c->shown = calloc(c->map.nranks, sizeof(*c->shown)))) {
+        rc = client_error(out_err, ENOMEM, "client setup", NULL, NULL, -1, NULL);
+        goto free_fds;
+    }
     if ((rc = client_qos_init(c, msg, sizeof(msg))) < 0) {
         rc = client_error(out_err, -rc, "client setup", NULL, NULL, -1, msg);
-        goto free_fds;
+        goto free_shown;
     }
     c->client_id = client_id;
     c->sched_rng = ((uint64_t)client_id + 1) * 0x9E3779B97F4A7C15ull ^ (uint64_t)getpid() << 20;
@@ -50,6 +55,8 @@ int ipvfs_client_new(const char *map_path, uint32_t client_id,
     *out_client = c;
     return 0;
 
+free_shown:
+    free(c->shown);
 free_fds:
     free(c->fds);
 free_map:

@@ -39,6 +39,7 @@ int retry_request_again(uint16_t op, int once, int in_doubt)
     case IPVFS_OP_HELLO:
     case IPVFS_OP_QOS_SET:      /* setting the same SLO twice is one setting */
     case IPVFS_OP_QOS_STATUS:
+    case IPVFS_OP_CAP:          /* showing a capability twice is one showing */
         return !in_doubt || !once;
     default:
         return !in_doubt;

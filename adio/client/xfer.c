@@ -38,29 +38,31 @@ static int save_iovecs(struct xfer_batch *b)
     return 0;
 }
 
-/* Makes the channels of b's ranks and room on them, before any request
- * goes on (so that running out of memory leaves the engine as it was:
- * an empty channel takes part in nothing). */
-static int reserve_chans(struct xfer_engine *e, struct xfer_batch *b)
+/* Makes the channels of b's ranks and room on them for extra requests,
+ * before any request goes on (so that running out of memory leaves the
+ * engine as it was: an empty channel takes part in nothing). */
+static int reserve_chans(struct xfer_engine *e, struct xfer_batch *b, size_t extra)
 {
     for (size_t i = 0; i < b->n; i++) {
         struct chan *ch = engine_chan_make(e, b->reqs[i].rank);
 
-        if (!ch || chan_reserve(ch, b->n) < 0)
+        if (!ch || chan_reserve(ch, extra) < 0)
             return -ENOMEM;
     }
     return engine_poll_reserve(e);
 }
 
-/* Puts b's requests on their channels, in b's order, and counts b as
- * running. */
+/* Puts b's setup requests, then its requests, on their channels, in b's
+ * order, and counts b as running. */
 static void enqueue_reqs(struct xfer_engine *e, struct xfer_batch *b)
 {
+    for (size_t i = 0; i < b->nsetup; i++)
+        chan_append(engine_chan(e, b->setup[i].req.rank), &b->setup[i].req);
     for (size_t i = 0; i < b->n; i++) {
         b->reqs[i].batch = b;
         chan_append(engine_chan(e, b->reqs[i].rank), &b->reqs[i]);
     }
-    b->left = b->n;
+    b->left = b->n + b->nsetup;
     b->turn = 0;
     b->state = BATCH_RUNNING;
     e->running++;
@@ -146,30 +148,64 @@ static int join_conn_alive(struct xfer_engine *e, uint32_t rank)
 }
 
 /* Whether b may join the running batches without blocking setup: each of
- * its ranks has a live connection that holds b's capabilities. */
+ * its ranks has a live connection (capabilities it does not hold yet go
+ * ahead as setup requests). */
 static int may_join(struct xfer_engine *e, const struct xfer_batch *b)
 {
     if (!(b->flags & XFER_BESIDE) || e->exclusive)
         return 0;
+    for (size_t i = 0; i < b->n; i++)
+        if (!join_conn_alive(e, b->reqs[i].rank))
+            return 0;
+    return 1;
+}
+
+/* Room for a CAP ahead of every request of b whose connection does not
+ * hold its capability yet (more than needed where requests share one):
+ * how many, or -ENOMEM. */
+static long setup_alloc(struct xfer_engine *e, struct xfer_batch *b)
+{
+    size_t want = 0;
+
+    for (size_t i = 0; i < b->n; i++)
+        want += b->reqs[i].cap && !conn_cap_held(e->c, b->reqs[i].rank, b->reqs[i].cap);
+    if (want && !(b->setup = calloc(want, sizeof(*b->setup))))
+        return -ENOMEM;
+    return (long)want;
+}
+
+/* Makes b's setup requests (room taken by setup_alloc): one CAP per rank
+ * and capability not held, counted as held at once, so that the same
+ * batch and the ones after it send no second one. */
+static void setup_make(struct xfer_engine *e, struct xfer_batch *b)
+{
     for (size_t i = 0; i < b->n; i++) {
         const struct xfer_req *r = &b->reqs[i];
+        struct xfer_setup *su;
 
-        if (!join_conn_alive(e, r->rank))
-            return 0;
-        if (r->cap && !conn_cap_held(e->c, r->rank, r->cap))
-            return 0;
+        if (!r->cap || conn_cap_held(e->c, r->rank, r->cap))
+            continue;
+        su = &b->setup[b->nsetup++];
+        su->cap = r->cap;
+        su->send[1] = (struct iovec){ .iov_base = (void *)r->cap, .iov_len = sizeof(*r->cap) };
+        su->req = (struct xfer_req){ .rank = r->rank, .op = IPVFS_OP_CAP, .send_iov = su->send,
+                                     .send_cnt = 2, .setup = 1, .batch = b };
+        su->marked = conn_cap_mark(e->c, r->rank, r->cap);
     }
-    return 1;
 }
 
 /* b joins the running batches (may_join said it can). */
 static int join(struct xfer_engine *e, struct xfer_batch *b)
 {
     int64_t deadline = xfer_now_ms() + e->request_ms;
-    int rc = reserve_chans(e, b);
+    long setups = setup_alloc(e, b);
+    int rc;
 
-    if (rc < 0)
+    if (setups < 0)
+        return (int)setups;
+    if ((rc = reserve_chans(e, b, b->n + (size_t)setups)) < 0)
         return rc;
+    setup_make(e, b);
     for (size_t i = 0; i < b->n; i++) {
         struct chan *ch = engine_chan(e, b->reqs[i].rank);
 
@@ -240,7 +276,7 @@ static int begin(struct ipvfs_client *c, struct xfer_batch *b)
     e->c = c;
     e->request_ms = c->request_ms;
     c->engine = e;
-    if ((rc = reserve_chans(e, b)) < 0) {
+    if ((rc = reserve_chans(e, b, b->n)) < 0) {
         engine_free(c);
         return rc;
     }
@@ -272,6 +308,30 @@ static void queue_admit(struct ipvfs_client *c)
     }
 }
 
+/* A CAP of b's setup that failed is taken back, and b's failed requests
+ * that needed it take its reason (the server refused them for want of
+ * it). */
+static void setup_failures(struct ipvfs_client *c, struct xfer_batch *b)
+{
+    for (size_t k = 0; k < b->nsetup; k++) {
+        const struct xfer_setup *su = &b->setup[k];
+
+        if (!su->req.err)
+            continue;
+        conn_cap_unmark(c, su->req.rank, su->cap, su->marked);
+        for (size_t i = 0; i < b->n; i++) {
+            struct xfer_req *r = &b->reqs[i];
+
+            if (r->err && r->rank == su->req.rank && r->cap &&
+                r->cap->handle == su->cap->handle) {
+                r->err = su->req.err;
+                r->transport = su->req.transport;
+                snprintf(r->msg, sizeof(r->msg), "%s", su->req.msg);
+            }
+        }
+    }
+}
+
 /* Takes the batches whose requests are all answered off the channels and
  * out of the queue; the engine goes once none runs.  Returns how many. */
 static int queue_retire(struct ipvfs_client *c)
@@ -284,6 +344,7 @@ static int queue_retire(struct ipvfs_client *c)
         next = b->next;
         if (b->state != BATCH_RUNNING || b->left > 0)
             continue;
+        setup_failures(c, b);
         for (size_t k = 0; k < e->nchans; k++)
             chan_forget(e->chans[k], b);
         b->state = BATCH_DONE;
@@ -382,6 +443,7 @@ long xfer_finish(struct xfer_batch *b)
     size_t n = b->n;
 
     xfer_wait(b);
+    free(b->setup);
     free(b->saved);
     free(b->saved_at);
     free(b);

@@ -79,7 +79,8 @@ static int chan_window_open(const struct chan *ch)
 }
 
 /* Whether the channel has a request to send that it may send now: an
- * in-order batch's request only in its turn (unless it goes again). */
+ * in-order batch's request only in its turn (unless it goes again); the
+ * engine's setup requests whenever they are next. */
 static int chan_may_send(const struct chan *ch)
 {
     const struct xfer_req *r;
@@ -87,7 +88,7 @@ static int chan_may_send(const struct chan *ch)
     if (ch->fd < 0 || ch->sent >= ch->n)
         return 0;
     r = ch->q[ch->sent];
-    return (!(r->batch->flags & XFER_IN_ORDER) || ch->sent < ch->resend_end ||
+    return (!(r->batch->flags & XFER_IN_ORDER) || r->setup || ch->sent < ch->resend_end ||
             r == &r->batch->reqs[r->batch->turn]) &&
            chan_window_open(ch);
 }
@@ -323,6 +324,23 @@ static void chan_compact(struct chan *ch)
     ch->first = w;
 }
 
+/* Gives r back the iovecs it was started with (sending consumed them). */
+static void req_restore_iovecs(struct xfer_req *r)
+{
+    const struct xfer_batch *b = r->batch;
+    const struct iovec *src;
+
+    if (r->setup) {
+        const struct xfer_setup *su = (const struct xfer_setup *)r;
+
+        r->send_iov[1] = (struct iovec){ .iov_base = (void *)su->cap, .iov_len = sizeof(*su->cap) };
+        return;
+    }
+    src = b->saved + b->saved_at[r - b->reqs];
+    memcpy(r->send_iov, src, (size_t)r->send_cnt * sizeof(*src));
+    memcpy(r->recv_iov, src + r->send_cnt, (size_t)r->recv_cnt * sizeof(*src));
+}
+
 /* Takes ch back to its first unanswered request, without a connection:
  * those requests get their iovecs back and new request ids. */
 static void chan_rewind(struct chan *ch)
@@ -333,11 +351,8 @@ static void chan_rewind(struct chan *ch)
     chan_compact(ch);
     for (size_t i = ch->done; i < ch->n; i++) {
         struct xfer_req *r = ch->q[i];
-        const struct xfer_batch *b = r->batch;
-        const struct iovec *src = b->saved + b->saved_at[r - b->reqs];
 
-        memcpy(r->send_iov, src, (size_t)r->send_cnt * sizeof(*src));
-        memcpy(r->recv_iov, src + r->send_cnt, (size_t)r->recv_cnt * sizeof(*src));
+        req_restore_iovecs(r);
         prepare_req(ch->e->c, r);
     }
     if (ch->sent > ch->resend_end)

@@ -24,9 +24,16 @@
  * (re-reading a changed map, connecting, showing capabilities, which
  * must not happen while replies are in flight).  A batch started with
  * XFER_BESIDE joins the running ones when nothing exclusive runs and it
- * needs no blocking setup: every rank it asks has a live connection that
- * holds its capability.  Otherwise it waits for the running ones to
- * finish; batches behind it wait too, so blocking calls keep their order.
+ * needs no blocking setup: every rank it asks has a live connection.  A
+ * capability that connection does not hold yet is shown by a CAP the
+ * engine puts on the channel ahead of the batch's requests (a setup
+ * request, struct xfer_setup): the server takes a connection's requests in
+ * the order they came, so the CAP is in force before the requests that
+ * need it, and it is counted as held from then on, so later batches send
+ * none; if it fails, it is taken back, and the batch's requests that
+ * needed it fail with its reason.  Otherwise the batch waits for the
+ * running ones to finish; batches behind it wait too, so blocking calls
+ * keep their order.
  *
  * A channel's states:
  *   CONNECTED     fd >= 0, moving bytes;
@@ -54,6 +61,17 @@
 
 enum batch_state { BATCH_QUEUED, BATCH_RUNNING, BATCH_DONE };
 
+/* A request the engine adds ahead of a joining batch's own (req.setup is
+ * set): a CAP showing cap to req.rank's connection.  It belongs to the
+ * batch (counted in its left, freed with it), is sent whatever the
+ * batch's turn, and goes again after a reconnect like any request. */
+struct xfer_setup {
+    struct xfer_req req;        /* first: the channel finds the rest from it */
+    struct iovec send[2];       /* the header's slot, the capability */
+    const struct ipvfs_cap *cap;
+    uint64_t marked;            /* what conn_cap_mark recorded */
+};
+
 struct xfer_batch {
     struct ipvfs_client *c;
     struct xfer_req *reqs;
@@ -63,6 +81,8 @@ struct xfer_batch {
     size_t turn;               /* XFER_IN_ORDER: the request that may go now */
     struct iovec *saved;       /* each request's send and recv iovecs, as given */
     size_t *saved_at;          /* where request i's copies start in saved */
+    struct xfer_setup *setup;  /* the CAPs the engine sent ahead of reqs */
+    size_t nsetup;
     enum batch_state state;
     struct xfer_batch *next;   /* the client's queue */
 };

@@ -15,13 +15,15 @@
  *     A second 32 MiB iwrite is completed by MPI_Test alone (no MPI_Wait).
  *   e2e_nonblock queue FILE "PIDS"
  *     A process's nonblocking accesses reach the servers together: rank 0
- *     writes 4 MiB, stops the servers, posts one 64 KiB MPI_File_iread_at
+ *     writes 8 MiB, stops the servers, posts one 64 KiB MPI_File_iread_at
  *     and waits until its READ sits unread at a stopped server (bytes in
- *     the server ends of its connections, /proc/net/tcp); then posts three
- *     more of the same shape (at 1, 2 and 3 MiB) and, calling nothing
- *     else, expects four times those bytes there (a client that sends one
- *     access at a time leaves the three behind the unanswered first); it
- *     resumes the servers and checks all four byte-exact.
+ *     the server ends of its connections, /proc/net/tcp); then posts seven
+ *     more of the same shape on the same handle (at 1, 2, ... 7 MiB) and,
+ *     calling nothing else, expects eight times those bytes there (a
+ *     client that sends one access at a time leaves the seven behind the
+ *     unanswered first; one that keeps fewer than 8 pieces in flight per
+ *     open file, the servers' window, holds the rest back); it resumes
+ *     the servers and checks all eight byte-exact.
  *   e2e_nonblock order FILE "PIDS" STATS SCHEDULE
  *     Server-side READ ordering: with ipvfs_io_schedule=SCHEDULE every
  *     rank writes 128 KiB at rank * 128 KiB (a stripe unit on each of two
@@ -660,11 +662,11 @@ static unsigned long wait_bytes_at_servers(const char *pids, unsigned long want,
     return bytes;
 }
 
-#define QUEUE_READS 4
+#define QUEUE_READS 8
 
 static int mode_queue(const char *path, const char *pids)
 {
-    const size_t len = 64u << 10, total = 4u << 20;
+    const size_t len = 64u << 10, total = (size_t) QUEUE_READS << 20;
     MPI_File fh = open_file(path);
     unsigned char *buf = malloc(total);
     MPI_Request req[QUEUE_READS];
@@ -690,7 +692,8 @@ static int mode_queue(const char *path, const char *pids)
         printf("queue: one READ %lu bytes at the servers; %d posted: %lu\n", one, QUEUE_READS,
                all);
         E2E_CHECK(all > 0, "the reads posted behind an unanswered one did not reach the "
-                  "servers in 10 s: a process's accesses go one at a time");
+                  "servers in 10 s: a process's accesses go one at a time, or an open "
+                  "file keeps fewer pieces in flight than the servers' window");
         signal_all(pids, SIGCONT);
         E2E_MPI(MPI_Waitall(QUEUE_READS, req, st));
         for (int i = 0; i < QUEUE_READS; i++) {

@@ -340,12 +340,12 @@ static void control_depth(struct qos_sched *s, uint64_t end, int busy)
             next = fmax(min_rt, Lmin);
         else if (s->xcap <= 0)
             /* capacity unknown: the paper opens the depth ("infinite") to
-             * gain throughput; a store that was kept busy at L doubles
-             * by half instead (the next window shows whether it gained:
+             * gain throughput; a store that was kept busy at L is probed
+             * instead, by half (the next window shows whether it gained:
              * a store serving one request at a time does not, and 64 in
-             * it are 64 that a latency class waits behind), and one that was
-             * not kept busy had depth enough: the least that meets the
-             * due requests */
+             * it are 64 that a latency class waits behind), and one that
+             * was not kept busy had depth enough: the least that meets
+             * the due requests */
             next = busy ? probe_depth(L) : fmax(min_rt, Lmin);
         else if (X * 100 < QOS_CAP_PCT * s->xcap)
             /* below what the store did: the depth at which it did */

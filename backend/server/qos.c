@@ -266,6 +266,12 @@ static uint64_t count_due(const struct qos_req *q, uint64_t due)
     return n;
 }
 
+/* The depth a probe tries from L: half as much again (at least one more). */
+static double probe_depth(double L)
+{
+    return L + ceil(L / 2);
+}
+
 /* The feedback controller at the end of a window (qos.h); the classes'
  * last windows are filled already. */
 static void control_depth(struct qos_sched *s, uint64_t end, int busy)
@@ -276,7 +282,7 @@ static void control_depth(struct qos_sched *s, uint64_t end, int busy)
     double due = (double)s->outstanding + (double)count_due(s->upper, end + s->window_us) +
                  (double)count_due(s->lower, end + s->window_us);
     double rt[QOS_MAX_CLASSES];
-    int have = 0, all_met = 1, wait_miss = 0, grow;
+    int have = 0, all_met = 1, wait_miss = 0, grow, probe;
     uint32_t cap;
 
     if (X == 0) {
@@ -317,6 +323,13 @@ static void control_depth(struct qos_sched *s, uint64_t end, int busy)
     Lbar = ceil(n * L / X);
     if (Lbar < 1)
         Lbar = 1;
+    /* more depth may add throughput only when depth, not demand, limited
+     * X (the store was busy) and the store has not been seen to complete
+     * this much before: its capacity unknown, or X past it by more than
+     * the noise of "at capacity".  Otherwise a deeper store adds latency
+     * only: every request in it is one more that a class coming on (or
+     * with an earlier deadline) waits behind, served as by fifo. */
+    probe = busy && (s->xcap <= 0 || X * QOS_CAP_PCT > 100 * s->xcap);
     if (!have) {
         /* no latency to keep: all the depth utilization can use */
         s->overloaded = 0;
@@ -326,7 +339,14 @@ static void control_depth(struct qos_sched *s, uint64_t end, int busy)
         if (n <= X)
             next = fmax(min_rt, Lmin);
         else if (s->xcap <= 0)
-            next = QOS_DEPTH_INF;           /* capacity unknown: the paper's rule */
+            /* capacity unknown: the paper opens the depth ("infinite") to
+             * gain throughput; a store that was kept busy at L is probed
+             * instead, by half (the next window shows whether it gained:
+             * a store serving one request at a time does not, and 64 in
+             * it are 64 that a latency class waits behind), and one that
+             * was not kept busy had depth enough: the least that meets
+             * the due requests */
+            next = busy ? probe_depth(L) : fmax(min_rt, Lmin);
         else if (X * 100 < QOS_CAP_PCT * s->xcap)
             /* below what the store did: the depth at which it did */
             next = fmax(min_rt, ceil(L * s->xcap / X));
@@ -357,6 +377,13 @@ static void control_depth(struct qos_sched *s, uint64_t end, int busy)
          * (a shallower store only makes the later deadlines wait) */
         if (all_met)
             next = fmax(next, L);
+        /* and it grows (to Lbar, the paper's bound for utilization, or to
+         * what the latency allows) only where more depth may add
+         * throughput, and by half at most: a probe that gains nothing is
+         * undone the next window, but the requests it let into the store
+         * and EDF still go first then, and a latency class waits behind
+         * them */
+        next = fmin(next, probe ? probe_depth(L) : L);
     }
     /* a bound missed by waiting above the store while the store is below
      * its capacity (or it is unknown) and the depth was reached: the
@@ -367,18 +394,27 @@ static void control_depth(struct qos_sched *s, uint64_t end, int busy)
     /* past the least depth at which the store reached its capacity, more
      * depth adds only latency (and a class that comes on waits behind it
      * in the store), unless a bound needs it: a depth that growth reached
-     * stays while every bound holds without overload */
+     * stays while every bound holds without overload; one that a probe
+     * reached does not (it gained nothing, or this window would probe
+     * again) */
     cap = s->lcap;
-    if (cap && !s->overloaded && all_met && L > cap)
+    if (cap && !s->overloaded && all_met && L > cap && !s->probed)
         cap = (uint32_t)L;
     if (grow)
         next = fmax(next, 2 * L);
-    else if (cap)
+    else if (cap && !probe)
         next = fmin(next, cap);
-    s->depth = next >= QOS_DEPTH_INF ? QOS_DEPTH_INF : next < 1 ? 1 : (uint32_t)next;
-    /* that depth: lowered by a busy window at capacity, raised when a busy
-     * window at it falls short (the store or the load changed) */
-    if (busy && s->xcap > 0) {
+    s->depth = next >= QOS_DEPTH_INF   ? QOS_DEPTH_INF
+               : next < QOS_DEPTH_MIN ? QOS_DEPTH_MIN
+                                      : (uint32_t)next;
+    s->probed = probe && s->depth > L;
+    /* that depth: the one of a busy window that completed more than the
+     * store had (a capacity not seen before, reached at L); lowered by a
+     * busy window at capacity, raised when a busy window at it falls
+     * short (the store or the load changed) */
+    if (probe) {
+        s->lcap = (uint32_t)L;
+    } else if (busy) {
         if (X * 100 >= QOS_CAP_PCT * s->xcap) {
             if (!s->lcap || L < s->lcap)
                 s->lcap = (uint32_t)L;

@@ -56,35 +56,49 @@
  *   a deeper store would shorten must not read as a slow store), L_RT_i
  *   = L E_i;
  *   Lmin = Ndue L / X, Lbar = N L / X (capacity predicted from this one);
+ *   a probe when the store was kept busy (empty less than
+ *   QOS_BUSY_IDLE_PCT of the window, so that demand did not limit X) and
+ *   completed more than it had been seen to: Xcap, the most a busy window
+ *   completed (fading QOS_CAP_FADE_PCT per window), unknown or below
+ *   QOS_CAP_PCT of X; only then may more depth add throughput, and the
+ *   depth grows to at most L + ceil(L / 2) (a probe that gains nothing
+ *   is undone by the next window: the least depth that reached the
+ *   capacity caps it);
  *   overloaded when min L_RT_i < Lmin: if N <= X, L = max(min L_RT_i,
  *   Lmin); if N > X, the paper opens the depth (QOS_DEPTH_INF) to gain
  *   throughput, which holds only for a store whose throughput grows with
- *   depth.  Here Xcap, the most a window completed while the store was
- *   kept busy (empty less than QOS_BUSY_IDLE_PCT of the window, so that
- *   demand did not limit X; fading QOS_CAP_FADE_PCT per window),
- *   decides: unknown -> QOS_DEPTH_INF; X below QOS_CAP_PCT of Xcap -> the
+ *   depth.  Here Xcap decides: unknown -> a probe, L + ceil(L / 2), in a
+ *   busy window, else max(min L_RT_i, Lmin); X below QOS_CAP_PCT of Xcap -> the
  *   depth that reached it, max(min L_RT_i, L Xcap / X); X at Xcap -> more
  *   depth only adds latency (a single server, a disk in arrival order):
  *   L = max(min L_RT_i, Lshort + 1), Lshort the greatest depth a busy
  *   window was seen to fall short of Xcap at (less would only deepen the
  *   overload);
- *   and in every case L is at most Lcap, the least depth at which a
- *   busy window reached QOS_CAP_PCT of Xcap (raised to L Xcap / X when a
- *   busy window at Lcap falls short): beyond it depth adds only latency
- *   (but see the growth rule below, and a depth it reached stays while
- *   every bound holds without overload);
+ *   and in every case but a probe L is at most Lcap, the least depth at
+ *   which a busy window reached QOS_CAP_PCT of Xcap (a probe's L: the
+ *   depth of a new capacity; raised to L Xcap / X when a busy window at
+ *   Lcap falls short): beyond it depth adds only latency (but see the
+ *   growth rule below, and a depth the growth rule reached stays while
+ *   every bound holds without overload; one a probe reached does not);
  *   otherwise each class proposes Lbar if L_RT_i > Lbar, L_RT_i if
  *   L_RT_i < L or Lmax >= L, else L; the new L is the least proposal
  *   (QOS_DEPTH_INF when no class with an SLO was served: no latency to
  *   keep), and at least L when every class kept its bound (a shallower
- *   store would only make the later deadlines wait);
+ *   store would only make the later deadlines wait), and at most L
+ *   unless the window is a probe (more depth that adds no throughput
+ *   only puts more requests ahead of a class coming on: with the
+ *   capacity unknown, the paper's Lbar, N L / X with N counting the L
+ *   in the store, grew the depth 8, 11, 15, 21 on a store serving one
+ *   request at a time, and the first overloaded windows were served as
+ *   by fifo);
  *   in every case, when a class missed its bound though its store p95
  *   alone kept it (it missed by waiting), the depth was reached (Lmax >=
  *   L) and the store is below QOS_CAP_PCT of Xcap (or Xcap unknown), the
  *   depth, not the store, made it wait: L doubles (past Lcap: fifo,
  *   unbounded, would have kept that bound).
  *   X = 0 with requests outstanding: overloaded, L = QOS_DEPTH_INF.
- *   L stays within [1, QOS_DEPTH_INF].
+ *   L stays within [QOS_DEPTH_MIN, QOS_DEPTH_INF]; it starts at
+ *   QOS_DEPTH_MIN.
  *
  * Request states: UPPER (waiting in DSFQ or, FIFO, in the queue) ->
  * LOWER (TWO_LEVEL: waiting in EDF) -> STORE (qos_next returned it) ->
@@ -98,7 +112,16 @@
 #define QOS_MAX_CLASSES 32
 #define QOS_NAME_MAX 63               /* bytes of a class name */
 #define QOS_DEPTH_INF 64              /* the paper's "infinite" depth */
-#define QOS_DEPTH_INIT 8
+/* The EDF depth starts at, and never goes below, 2: at depth 1 the store
+ * is empty from each completion until the event loop has sent the reply
+ * and started the next request (7 ms of every 105 on the benchmark's
+ * rate store: one class alone got 92% of fifo); one more request in the
+ * store covers that gap and costs a class coming on one service more.
+ * Starting small (rather than 8, or the paper's growth with the store's
+ * capacity unknown) keeps the first overloaded windows from being served
+ * as by fifo; depth grows where it is shown to add throughput. */
+#define QOS_DEPTH_MIN 2
+#define QOS_DEPTH_INIT QOS_DEPTH_MIN
 #define QOS_DSFQ_DEPTH 8
 #define QOS_CAP_PCT 90                /* X this close to Xcap: at capacity */
 #define QOS_CAP_FADE_PCT 2            /* Xcap fades this much per window */
@@ -181,6 +204,7 @@ struct qos_sched {
     double xcap;                      /* the store's capacity, requests/window */
     uint32_t lcap;                    /* the least depth that reached it; 0 unknown */
     uint32_t lshort;                  /* the most depth seen short of it; 0 none */
+    int probed;                       /* the depth was raised to see if it adds throughput */
     uint64_t idle_from;               /* the store empty since (outstanding 0) */
     uint64_t idle_us;                 /* the store empty in the window so far */
     uint64_t refills;                 /* the credit spent, then given back with work above */

@@ -188,12 +188,42 @@ double model_iraid_throughput_g(unsigned n, unsigned k, double s, double cs2, do
      * cs2) / 2 of the one in service (Reiser's approximation for FCFS
      * stations), R(j) = s (1 + Q(j-1)) - U(j-1) s (1 - cs2) / 2 with
      * U(j-1) = X(j-1) s / k the target's utilisation; cs2 = 1 is the
-     * exact MVA above. */
+     * exact MVA above.
+     * Reiser's residual assumes the arriving read meets the one in
+     * service at a random point of it; with more reads than targets
+     * (--read-places 2 and more) the read that arrives has often just
+     * left that target and meets the other one starting, and the
+     * recursion gave a throughput past what the busiest station can
+     * serve (2 reads, 1 target, cs2 0: 4 / (3 s), a third over 1 / s).
+     * The operational bound X <= 1 / D_max (D_max the largest demand:
+     * s / k, s_tx / k or s_link) holds for any service distribution: a
+     * step above it is cut to it, the reads that the cut leaves over
+     * queued at that station (its residence j / X less the others'). */
+    double dmax;
+
+    if (k == 0)
+        return 0;
+    dmax = s / k;
+    if (s_tx / k > dmax)
+        dmax = s_tx / k;
+    if (s_link > dmax)
+        dmax = s_link;
     for (unsigned j = 1; j <= n; j++) {
         double r = s * (1 + q) - u * s * (1 - cs2) / 2, rx = s_tx * (1 + qx),
                rl = s_link * (1 + ql);
 
         x = j / (r + rx + rl + handoff);
+        if (dmax > 0 && x * dmax > 1) {
+            double extra = j * dmax - (r + rx + rl + handoff);
+
+            x = 1 / dmax;
+            if (s_link >= dmax)
+                rl += extra;
+            else if (s_tx / k >= dmax)
+                rx += extra;
+            else
+                r += extra;
+        }
         q = x * r / k;
         qx = x * rx / k;
         ql = x * rl;

@@ -478,6 +478,41 @@ static void test_model_hosts_hops(void **state)
     CLOSE(t.w_ionet, model_mm1(t.t_ionet, 30), 1e-12);   /* P_i lambda = 90 / 3 */
 }
 
+/* More reads than targets (--read-places 2): Reiser's residual let the
+ * MVA pass the busiest station's capacity.  Two reads, one target,
+ * deterministic service s = 10 ms, no links:
+ *   j 1: R 10 ms, X 100/s, Q 1, U 1
+ *   j 2: R = s (1 + 1) - 1 s (1 - 0) / 2 = 15 ms, X = 2 / 15 ms = 133.3/s
+ * past 1 / s = 100/s, which a target busy all the time serves: cut to
+ * 100/s (R 20 ms, Q 2); three reads: j 3: R = 3 s - s / 2 = 25 ms, X 120,
+ * cut to 100 (uncut, from j 2's 133.3: 128.6/s).  Below the bound
+ * nothing changes: two reads, two targets, X(2) = 2 / 12.5 ms = 160/s
+ * (bound 200/s).  Whole model: 1 x (1 + 1), two places, links and
+ * copies free (1e12 B/s: 65536 B take 6.5536e-8 s), T_node = T_place =
+ * 1 ms, the papers' disk (E(T) 7.085020 ms).  With two places per
+ * target the place's 1 ms is a delay outside the target's queue (a read
+ * is in its node time while the other is on the disk): s_t = copy +
+ * disk = 7.085085 ms, X(2) by the recursion 175/s, cut to 1 / s_t =
+ * 141.141564/s, the saturation (the disk's own 1 / E(T) is 141.142870/s:
+ * without the cut that decided; with T_place in the target's queue, s_t
+ * 8.085085 ms, it was 123.684535/s). */
+static void test_model_iraid_bound(void **state)
+{
+    struct model_params p;
+    struct model_config c = { .nio = 1, .nt = 1, .size = 65536, .read_places = 2 };
+
+    (void)state;
+    CLOSE(model_iraid_throughput_g(2, 1, 0.01, 0, 0, 0, 0), 100.0, 1e-9);
+    CLOSE(model_iraid_throughput_g(3, 1, 0.01, 0, 0, 0, 0), 100.0, 1e-9);
+    CLOSE(model_iraid_throughput_g(2, 2, 0.01, 0, 0, 0, 0), 160.0, 1e-9);
+    /* exponential service: the exact MVA never passes the bound */
+    CLOSE(model_iraid_throughput(2, 1, 0.01, 0, 0, 0), 100.0, 1e-9);
+    model_params_paper(&p);
+    p.bw_net = p.bw_cache = 1e12;
+    p.t_node = p.t_place = 1e-3;
+    CLOSE(model_saturation(MODEL_CORRECTED, &p, &c), 141.141564, 1e-7);
+}
+
 static void test_model_splits_and_bad_input(void **state)
 {
     unsigned nio[8], nt[8];
@@ -520,6 +555,7 @@ int main(void)
         cmocka_unit_test(test_model_corrected_place_time),
         cmocka_unit_test(test_model_client_queue),
         cmocka_unit_test(test_model_hosts_hops),
+        cmocka_unit_test(test_model_iraid_bound),
         cmocka_unit_test(test_model_splits_and_bad_input),
     };
 

@@ -143,7 +143,9 @@ double model_iraid_throughput(unsigned n, unsigned k, double s, double s_tx, dou
 /* The same with a target's service of squared coefficient of variation
  * cs2 (1: exponential, the function above): a read arriving at a busy
  * target waits the residual s (1 + cs2) / 2 of the read in service
- * (Reiser's approximation for FCFS stations in MVA). */
+ * (Reiser's approximation for FCFS stations in MVA), each step held
+ * to the operational bound X <= 1 / max(s / k, s_tx / k, s_link), which
+ * the approximation passes with more requests than targets. */
 double model_iraid_throughput_g(unsigned n, unsigned k, double s, double cs2, double s_tx,
                                 double s_link, double handoff);
 /* Mean residence time in a flow-equivalent server fed at rate lambda

@@ -35,7 +35,12 @@ while [ $# -gt 0 ]; do
     case $1 in
     --loads) loads=${2:?--loads needs rates}; shift 2 ;;
     --handles) handles=${2:?--handles needs a count}; shift 2 ;;
-    --shape) nio=${2%%x*} nt=${2#*x}; shift 2 ;;
+    --shape)
+        case ${2:-} in
+        *x*) nio=${2%%x*} nt=${2#*x} ;;
+        *) echo "client-queue.sh: --shape: '${2:-}' is not NIOxNT, e.g. 2x4" >&2; exit 2 ;;
+        esac
+        shift 2 ;;
     --baseline) base=$(cd "${2:?--baseline needs a build directory}" && pwd) || exit 2; shift 2 ;;
     --out) out=${2:?--out needs a directory}; shift 2 ;;
     -*) echo "client-queue.sh: unknown option $1 ($usage)" >&2; exit 2 ;;
@@ -46,7 +51,7 @@ for l in $loads; do
     case $l in ''|*[!0-9]*|0) echo "client-queue.sh: --loads: '$l' is not a rate above 0" >&2; exit 2 ;; esac
 done
 for v in "$handles" "$nio" "$nt"; do
-    case $v in ''|*[!0-9]*|0) echo "client-queue.sh: --handles $handles --shape ${nio}x$nt: '$v' is not a count above 0" >&2; exit 2 ;; esac
+    case $v in ''|*[!0-9]*|0) echo "client-queue.sh: --handles $handles --shape ${nio}x$nt: '$v' is not a count above 0 ($usage)" >&2; exit 2 ;; esac
 done
 cmd="benchmarks/client-queue.sh --loads \"$loads\" --handles $handles --shape ${nio}x$nt${base:+ --baseline $base} $*"
 IPVFS_SRCDIR=$src

@@ -109,6 +109,12 @@ long xfer_finish(struct xfer_batch *b);
  * only before taking connections for a batch.  The number of I/O nodes must
  * stay the same (open files depend on it): -ESTALE otherwise. */
 int conn_refresh(struct ipvfs_client *c, char *msg, size_t msglen);
+/* A new client of the cluster map_path names, outside the registry (one
+ * reference): reads the map, keeps the limits of the environment.  The
+ * one setup of shared (ipvfs_client_get) and unshared (ipvfs_client_new)
+ * clients; 0 or -errno with out_err filled. */
+int client_make(const char *map_path, uint32_t client_id, struct ipvfs_client **out_client,
+                struct ipvfs_error *out_err);
 /* The verifier rank's HELLO stated on the current connection; 0: none. */
 uint64_t conn_verifier(const struct ipvfs_client *c, uint32_t rank);
 

@@ -118,25 +118,13 @@ int conn_refresh(struct ipvfs_client *c, char *msg, size_t msglen)
     return rc;
 }
 
-int ipvfs_client_get(const char *map_path, uint32_t client_id,
-                     struct ipvfs_client **out_client, struct ipvfs_error *out_err)
+int client_make(const char *map_path, uint32_t client_id, struct ipvfs_client **out_client,
+                struct ipvfs_error *out_err)
 {
-    struct ipvfs_client *c;
+    struct ipvfs_client *c = calloc(1, sizeof(*c));
     char msg[256] = "";
     int rc;
 
-    if (!map_path)
-        return client_error(out_err, ENOENT, "finding the server map", NULL, NULL, -1,
-                            "neither the hint ipvfs_map nor the environment variable "
-                            "IPVFS_MAP names the server map");
-    for (c = registry; c; c = c->next) {
-        if (strcmp(c->map_path, map_path) == 0) {
-            c->refs++;
-            *out_client = c;
-            return 0;
-        }
-    }
-    c = calloc(1, sizeof(*c));
     if (!c)
         return client_error(out_err, ENOMEM, "client setup", NULL, NULL, -1, NULL);
     c->map_path = strdup(map_path);
@@ -160,8 +148,6 @@ int ipvfs_client_get(const char *map_path, uint32_t client_id,
     c->sched_rng = ((uint64_t)client_id + 1) * 0x9E3779B97F4A7C15ull ^ (uint64_t)getpid() << 20;
     c->reconnect_ms = client_env_ms("IPVFS_RECONNECT_MS", IPVFS_CLIENT_RECONNECT_MS);
     c->refs = 1;
-    c->next = registry;
-    registry = c;
     *out_client = c;
     return 0;
 
@@ -174,6 +160,31 @@ free_path:
 free_client:
     free(c);
     return rc;
+}
+
+int ipvfs_client_get(const char *map_path, uint32_t client_id,
+                     struct ipvfs_client **out_client, struct ipvfs_error *out_err)
+{
+    struct ipvfs_client *c;
+    int rc;
+
+    if (!map_path)
+        return client_error(out_err, ENOENT, "finding the server map", NULL, NULL, -1,
+                            "neither the hint ipvfs_map nor the environment variable "
+                            "IPVFS_MAP names the server map");
+    for (c = registry; c; c = c->next) {
+        if (strcmp(c->map_path, map_path) == 0) {
+            c->refs++;
+            *out_client = c;
+            return 0;
+        }
+    }
+    if ((rc = client_make(map_path, client_id, &c, out_err)) < 0)
+        return rc;
+    c->next = registry;
+    registry = c;
+    *out_client = c;
+    return 0;
 }
 
 void ipvfs_client_put(struct ipvfs_client *c)

@@ -181,7 +181,8 @@ struct stripe_op {
     uint64_t stripe;
     uint64_t nstripes;             /* stripes locked from stripe on: 1, or a
                                     * multi-stripe WRITE or UNMAP of whole
-                                    * RAID-5 stripes */
+                                    * RAID-5 stripes, or a RAID-5 sweep's
+                                    * REBUILD or SCRUB */
     uint64_t seq;                  /* start order (vol->sop_seq): lock order */
     struct iov_cursor cur;         /* READ/WRITE: caller's bytes of this op */
     uint64_t lo[IRAID_MAX_MEMBERS], hi[IRAID_MAX_MEMBERS]; /* per data index, in-chunk */
@@ -199,7 +200,8 @@ struct stripe_op {
     struct iov_cursor xcur;        /* READ: where its bytes go */
     void (*resume)(struct stripe_op *op);
     uint64_t mismatches;           /* SCRUB */
-    uint8_t *buf;                  /* nmembers chunks: rows as read */
+    uint8_t *buf;                  /* nmembers x nstripes chunks: rows as
+                                    * read (sop_mbuf) */
     uint8_t *nd;                   /* data chunks as they will be (RAID-5) */
     uint8_t *par;                  /* new parity rows (RAID-5) */
     sop_done_fn done;

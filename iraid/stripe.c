@@ -23,8 +23,9 @@
  *       to the next waiter, done callback, freed (sop_finish)
  *
  * Multi-stripe ops and the lock order: an op locks stripes [stripe,
- * stripe + nstripes) (nstripes > 1 only for a WRITE of whole RAID-5
- * stripes, io.c, and an UNMAP of them, unmap.c).  It takes its whole
+ * stripe + nstripes) (nstripes > 1 only for RAID-5: a WRITE of whole
+ * stripes, io.c, an UNMAP of them, unmap.c, and a sweep's REBUILD or
+ * SCRUB, sweep.c).  It takes its whole
  * range at once or none of it: the loop is single-threaded, so
  * sop_acquire() sees every holder, and an op that overlaps an older op
  * (holding or waiting; op->seq is the start order) waits behind it
@@ -84,9 +85,10 @@ static uint32_t op_missing(const struct stripe_op *op)
     return n + (op->avoid >= 0 && member_ok(&op->vol->members[op->avoid], op->stripe));
 }
 
+/* Member's rows as read: nstripes chunks in a row, as on the member. */
 uint8_t *sop_mbuf(const struct stripe_op *op, uint32_t member)
 {
-    return op->buf + (uint64_t)member * op->vol->layout.chunk;
+    return op->buf + (uint64_t)member * op->vol->layout.chunk * op->nstripes;
 }
 
 int sop_read_rows(struct iraid_req *req, struct stripe_op *op, uint32_t member, uint64_t lo,
@@ -133,10 +135,10 @@ int sop_buffers(struct stripe_op *op)
 
     if (op->buf)
         return 0;
-    if (posix_memalign(&mem, 64, 2 * n * chunk) != 0)
+    if (posix_memalign(&mem, 64, (op->nstripes + 1) * n * chunk) != 0)
         return -ENOMEM;
     op->buf = mem;
-    op->nd = op->buf + n * chunk;
+    op->nd = op->buf + op->nstripes * n * chunk;
     op->par = op->nd + (n - 1) * chunk;
     return 0;
 }

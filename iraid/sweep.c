@@ -1,7 +1,8 @@
 /* iRAID background sweeps: the rebuild of a returning or replaced member,
  * scrub, and the resync of dirty regions at open.  A sweep walks the
  * stripes in order, one stripe op at a time (stripe.c: each under the
- * stripe's lock, so writes meanwhile stay consistent); the next stripe
+ * lock of its stripes, so writes meanwhile stay consistent; a RAID-5
+ * rebuild's or scrub's op takes a run of stripes, sweep_run); the next op
  * starts from a zero timer, never from the op's callback.
  *
  * States of a sweep (struct iraid_sweep; vol->rebuild, scrub, resync):
@@ -44,24 +45,25 @@ static void sweep_timer(struct evloop *loop, uint64_t id, void *user)
     sweep_step(sw->vol, sw);
 }
 
-/* After a stripe done: how long the next one waits for the pace
- * (iraid_set_sweep_pace), in ms.  One stripe's chunk takes chunk / rate;
- * a stripe op slower than its share is not paid back by a burst: the pace
- * clock never lags now by more than one stripe. */
-static uint64_t sweep_pace_delay(struct iraid_volume *vol, struct iraid_sweep *sw)
+/* After an op of nstripes stripes done: how long the next one waits for
+ * the pace (iraid_set_sweep_pace), in ms.  Each stripe's chunk takes
+ * chunk / rate; an op slower than its share is not paid back by a burst:
+ * the pace clock never lags now by more than one op. */
+static uint64_t sweep_pace_delay(struct iraid_volume *vol, struct iraid_sweep *sw,
+                                 uint64_t nstripes)
 {
     double now = (double)evloop_now_ms(), step;
-    uint64_t rate;
+    uint64_t rate, bytes = vol->layout.chunk * nstripes;
 
     if (!vol->pace.rate)
         return 0;
     if (vol->pace.done)
-        vol->pace.done(vol->pace.user, vol->layout.chunk);
+        vol->pace.done(vol->pace.user, bytes);
     if (!(rate = vol->pace.rate(vol->pace.user))) {
         sw->pace_at_ms = now;
         return 0;
     }
-    step = (double)vol->layout.chunk * 1000.0 / (double)rate;
+    step = (double)bytes * 1000.0 / (double)rate;
     if (sw->pace_at_ms < now - step)
         sw->pace_at_ms = now - step;
     sw->pace_at_ms += step;
@@ -89,8 +91,8 @@ static void sweep_op_done(struct stripe_op *op, int status)
     } else {
         sw->mismatches += op->mismatches;
         sw->skipped += op->skipped;
-        sw->done++;
-        sw->next++;
+        sw->done += op->nstripes;
+        sw->next += op->nstripes;
         /* Still holding the stripe lock: writers planning after this see
          * the stripe as current on the target. */
         if (sw->kind == SOP_REBUILD) {
@@ -99,7 +101,7 @@ static void sweep_op_done(struct stripe_op *op, int status)
             else
                 sw->status = -ESTALE;
         }
-        delay = sweep_pace_delay(vol, sw);
+        delay = sweep_pace_delay(vol, sw, op->nstripes);
     }
     if (vol->closing || !(sw->timer = evloop_add_timer(vol->loop, delay, sweep_timer, sw))) {
         if (sw->status == 0)
@@ -109,18 +111,37 @@ static void sweep_op_done(struct stripe_op *op, int status)
     }
 }
 
-static int sweep_can_scrub(const struct iraid_volume *vol, uint64_t stripe)
+/* Whether the sweep does anything to stripe: one its filter wants (a
+ * bitmap resync's missed regions), and for scrub one with every member. */
+static int sweep_wants(const struct iraid_volume *vol, const struct iraid_sweep *sw,
+                       uint64_t stripe)
 {
-    return stripe_missing(vol, stripe) == 0;
+    return (!sw->want || sw->want(vol, stripe)) &&
+           (sw->kind != SOP_SCRUB || stripe_missing(vol, stripe) == 0);
+}
+
+/* Stripes the next op takes from sw->next on: a RAID-5 rebuild or scrub
+ * takes a run of wanted stripes of up to IRAID_MULTI_MAX_BYTES a member,
+ * so that each member reads (and the rebuilt one writes) one command of
+ * them instead of one per chunk, as md's resync reads ahead: on four
+ * emulated disks a rebuild took 37 s for 256 MiB a member at one command
+ * a chunk.  The others (RAID-1, resync) take one stripe. */
+static uint64_t sweep_run(const struct iraid_volume *vol, const struct iraid_sweep *sw)
+{
+    uint64_t max = IRAID_MULTI_MAX_BYTES / vol->layout.chunk, n = 1;
+
+    if (vol->layout.level != 5 || (sw->kind != SOP_REBUILD && sw->kind != SOP_SCRUB))
+        return 1;
+    while (n < max && sw->next + n < sw->end && sweep_wants(vol, sw, sw->next + n))
+        n++;
+    return n;
 }
 
 static void sweep_step(struct iraid_volume *vol, struct iraid_sweep *sw)
 {
     struct stripe_op *op;
 
-    while (sw->status == 0 && sw->next < sw->end &&
-           ((sw->want && !sw->want(vol, sw->next)) ||
-            (sw->kind == SOP_SCRUB && !sweep_can_scrub(vol, sw->next)))) {
+    while (sw->status == 0 && sw->next < sw->end && !sweep_wants(vol, sw, sw->next)) {
         sw->skipped += sw->kind == SOP_SCRUB;
         sw->next++;
     }
@@ -138,6 +159,7 @@ static void sweep_step(struct iraid_volume *vol, struct iraid_sweep *sw)
         return;
     }
     op->target = sw->target;
+    op->nstripes = sweep_run(vol, sw);
     sop_start(op);
 }
 

@@ -211,6 +211,12 @@ struct stripe_op {
     int (*plan)(struct stripe_op *op, struct iraid_req *req);
     struct stripe_op *prev, *next; /* vol->active: holders of a stripe lock */
     struct stripe_op *wait_next;   /* queued behind this holder */
+    /* Ordered completion (sop_order): after is an older op this one must
+     * not finish before, then the op that must not finish before this
+     * one; parked: done first, its lock kept and status held until after
+     * finishes. */
+    struct stripe_op *after, *then;
+    int parked, parked_status;
     int skipped;                   /* RESYNC/SCRUB: a member missing, nothing done */
     struct meta_intent intent;     /* WRITE: the region's bit; degraded: the stale mask */
 };
@@ -241,7 +247,9 @@ struct iraid_sweep {
     int running;
     int status;
     uint64_t mismatches, skipped;
-    uint64_t done;                 /* stripe ops completed */
+    uint64_t done;                 /* stripes completed */
+    uint32_t inflight;             /* ops started and not yet done */
+    struct stripe_op *last;        /* the newest of them, or NULL */
     double pace_at_ms;             /* paced: when the next stripe may start */
     iraid_scrub_cb cb;
     void *user;
@@ -396,6 +404,7 @@ int meta_clear_bitmap(struct iraid_volume *vol);
 struct stripe_op *sop_new(struct iraid_volume *vol, enum sop_kind kind, uint64_t stripe,
                           sop_done_fn done, void *user);
 void sop_start(struct stripe_op *op);
+void sop_order(struct stripe_op *later, struct stripe_op *earlier);
 uint64_t sop_last(const struct stripe_op *op);
 void sop_cancel_waiting(struct iraid_volume *vol);
 /* For the levels' plans: member's chunk of the op's row buffer, buffers

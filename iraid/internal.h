@@ -181,7 +181,8 @@ struct stripe_op {
     uint64_t stripe;
     uint64_t nstripes;             /* stripes locked from stripe on: 1, or a
                                     * multi-stripe WRITE or UNMAP of whole
-                                    * RAID-5 stripes */
+                                    * RAID-5 stripes, or a RAID-5 sweep's
+                                    * REBUILD or SCRUB */
     uint64_t seq;                  /* start order (vol->sop_seq): lock order */
     struct iov_cursor cur;         /* READ/WRITE: caller's bytes of this op */
     uint64_t lo[IRAID_MAX_MEMBERS], hi[IRAID_MAX_MEMBERS]; /* per data index, in-chunk */
@@ -199,7 +200,8 @@ struct stripe_op {
     struct iov_cursor xcur;        /* READ: where its bytes go */
     void (*resume)(struct stripe_op *op);
     uint64_t mismatches;           /* SCRUB */
-    uint8_t *buf;                  /* nmembers chunks: rows as read */
+    uint8_t *buf;                  /* nmembers x nstripes chunks: rows as
+                                    * read (sop_mbuf) */
     uint8_t *nd;                   /* data chunks as they will be (RAID-5) */
     uint8_t *par;                  /* new parity rows (RAID-5) */
     sop_done_fn done;
@@ -209,6 +211,12 @@ struct stripe_op {
     int (*plan)(struct stripe_op *op, struct iraid_req *req);
     struct stripe_op *prev, *next; /* vol->active: holders of a stripe lock */
     struct stripe_op *wait_next;   /* queued behind this holder */
+    /* Ordered completion (sop_order): after is an older op this one must
+     * not finish before, then the op that must not finish before this
+     * one; parked: done first, its lock kept and status held until after
+     * finishes. */
+    struct stripe_op *after, *then;
+    int parked, parked_status;
     int skipped;                   /* RESYNC/SCRUB: a member missing, nothing done */
     struct meta_intent intent;     /* WRITE: the region's bit; degraded: the stale mask */
 };
@@ -239,7 +247,9 @@ struct iraid_sweep {
     int running;
     int status;
     uint64_t mismatches, skipped;
-    uint64_t done;                 /* stripe ops completed */
+    uint64_t done;                 /* stripes completed */
+    uint32_t inflight;             /* ops started and not yet done */
+    struct stripe_op *last;        /* the newest of them, or NULL */
     double pace_at_ms;             /* paced: when the next stripe may start */
     iraid_scrub_cb cb;
     void *user;
@@ -394,6 +404,7 @@ int meta_clear_bitmap(struct iraid_volume *vol);
 struct stripe_op *sop_new(struct iraid_volume *vol, enum sop_kind kind, uint64_t stripe,
                           sop_done_fn done, void *user);
 void sop_start(struct stripe_op *op);
+void sop_order(struct stripe_op *later, struct stripe_op *earlier);
 uint64_t sop_last(const struct stripe_op *op);
 void sop_cancel_waiting(struct iraid_volume *vol);
 /* For the levels' plans: member's chunk of the op's row buffer, buffers

@@ -385,6 +385,48 @@ void member_needs_rebuild(struct iraid_member *m)
     m->vol->rebuild_retry_at = evloop_now_ms();
 }
 
+/* Whether the member's target has an L2 that takes DEMOTE, and the room
+ * left on its backing store: its answer to the vendor VPD page
+ * (backend/iscsi/target.h), task NULL or refused when it had none.  Any
+ * other target refuses the page or answers something else: no exclusive
+ * caching with it, and its room is not known.  Asked at every login
+ * (iraid_open, and each return: a replacement LUN, or a target restarted
+ * on another backing store, answers anew). */
+static void member_take_vpd(struct iraid_member *m, const struct scsi_task *task)
+{
+    int ok = task && task->status == SCSI_STATUS_GOOD && task->datain.size >= 5 &&
+             task->datain.data[1] == IRAID_VPD_UCACHE;
+
+    m->ucache = ok && (task->datain.data[4] & 1);
+    m->room_known = ok && task->datain.size >= 24 && (task->datain.data[4] & 2);
+    if (m->room_known) {
+        m->room_free = scsi_get_uint64(task->datain.data + 8);
+        m->room_unalloc = scsi_get_uint64(task->datain.data + 16);
+    }
+    if (m->ucache)
+        log_info("iraid: %s: its L2 takes DEMOTE: reads for the L1 carry DPO", m->url);
+}
+
+/* The last step of a return: the vendor VPD page (member_take_vpd).  A
+ * target that refuses it (CHECK CONDITION) returns all the same, with no
+ * room known; a session lost meanwhile fails the member. */
+static void reconnect_vpd_done(struct iscsi_context *iscsi, int status, void *data, void *priv)
+{
+    struct iraid_member *m = priv;
+    struct scsi_task *task = data;
+
+    (void)iscsi;
+    if (m->state == IRAID_MEMBER_RECONNECTING) {
+        if (status != SCSI_STATUS_GOOD && status != SCSI_STATUS_CHECK_CONDITION) {
+            member_fail(m, "INQUIRY failed after login");
+        } else {
+            member_take_vpd(m, status == SCSI_STATUS_GOOD ? task : NULL);
+            member_returned(m);
+        }
+    }
+    scsi_free_scsi_task(task);
+}
+
 static void reconnect_capacity_done(struct iscsi_context *iscsi, int status, void *data,
                                     void *priv)
 {
@@ -406,7 +448,8 @@ static void reconnect_capacity_done(struct iscsi_context *iscsi, int status, voi
         m->nblocks = rc16->returned_lba + 1;
         m->block_size = rc16->block_length;
         m->unmap_zeroes = rc16->lbpme && rc16->lbprz;
-        member_returned(m);
+        if (!iscsi_inquiry_task(iscsi, m->lun, 1, IRAID_VPD_UCACHE, 255, reconnect_vpd_done, m))
+            member_fail(m, "cannot queue INQUIRY");
     }
     scsi_free_scsi_task(task);
 }
@@ -599,7 +642,7 @@ int iraid_replace_member(struct iraid_volume *vol, uint32_t idx, const char *url
     member_fail(m, "replaced");
     member_teardown(m);
     m->missed_ok = 0;   /* asked for: a full rebuild, whatever the LUN holds */
-    m->room_known = 0;  /* the new LUN's room is not known (iraid_room_for_new_blocks) */
+    m->room_known = 0;  /* not known until the new LUN answers (reconnect_vpd_done) */
     log_info("iraid: member %u: %s replaced by %s", idx, m->url, copy);
     free(m->url);
     m->url = copy;
@@ -640,27 +683,13 @@ free_task:
     return rc;
 }
 
-/* Whether the member's target has an L2 that takes DEMOTE, and the room
- * left on its backing store (its vendor VPD page, backend/iscsi/target.h).
- * Any other target refuses the page or answers something else: no
- * exclusive caching with it, and its room is not known. */
 static void member_probe_ucache(struct iraid_member *m)
 {
     struct scsi_task *task = iscsi_inquiry_sync(m->iscsi, m->lun, 1, IRAID_VPD_UCACHE, 255);
 
-    int ok = task && task->status == SCSI_STATUS_GOOD && task->datain.size >= 5 &&
-             task->datain.data[1] == IRAID_VPD_UCACHE;
-
-    m->ucache = ok && (task->datain.data[4] & 1);
-    m->room_known = ok && task->datain.size >= 24 && (task->datain.data[4] & 2);
-    if (m->room_known) {
-        m->room_free = scsi_get_uint64(task->datain.data + 8);
-        m->room_unalloc = scsi_get_uint64(task->datain.data + 16);
-    }
+    member_take_vpd(m, task);
     if (task)
         scsi_free_scsi_task(task);
-    if (m->ucache)
-        log_info("iraid: %s: its L2 takes DEMOTE: reads for the L1 carry DPO", m->url);
 }
 
 /* Synchronous login bounded by the timeout (used only by iraid_open). */

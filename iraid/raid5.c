@@ -461,7 +461,7 @@ static int raid5_sop_plan(struct stripe_op *op, struct iraid_req *req)
     default:
         break;
     }
-    if (op->kind != SOP_REBUILD && stripe_missing(vol, op->stripe) > 0) {
+    if (op->kind != SOP_REBUILD && stripe_missing(vol, sop_last(op)) > 0) {
         /* Parity cannot be checked or recomputed without all the data. */
         op->skipped = 1;
         op->phase = 1;
@@ -469,8 +469,11 @@ static int raid5_sop_plan(struct stripe_op *op, struct iraid_req *req)
     }
     if ((rc = sop_buffers(op)) < 0)
         return rc;
+    /* A rebuild or scrub of several stripes (sweep.c) reads each member's
+     * chunks of them as one run: what it computes does not depend on
+     * which member holds parity.  A resync's does: one stripe each. */
     op->rlo = 0;
-    op->rhi = vol->layout.chunk;
+    op->rhi = vol->layout.chunk * op->nstripes;
     for (uint32_t m = 0; m < vol->nmembers && rc == 0; m++) {
         /* Resync needs the data only; scrub everything; rebuild all but
          * the target. */
@@ -478,7 +481,7 @@ static int raid5_sop_plan(struct stripe_op *op, struct iraid_req *req)
             continue;
         if (op->kind == SOP_REBUILD && m == op->target)
             continue;
-        rc = sop_read_rows(req, op, m, 0, vol->layout.chunk);
+        rc = sop_read_rows(req, op, m, 0, op->rhi);
     }
     return rc;
 }
@@ -512,14 +515,18 @@ static int raid5_sop_after_read(struct stripe_op *op, struct iraid_req *req)
         req->tolerate_down = 1;
         return sop_write_rows(req, op, pm, sop_mbuf(op, pm), 0, chunk);
     case SOP_SCRUB:
-        for (uint32_t m = 0; m < vol->nmembers; m++)
-            src[m] = sop_mbuf(op, m);
-        op->mismatches += xor_check((int)vol->nmembers, (int)chunk, (void **)src) != 0;
+        /* every stripe's chunks XOR to zero, whichever holds parity */
+        for (uint64_t i = 0; i < op->nstripes; i++) {
+            for (uint32_t m = 0; m < vol->nmembers; m++)
+                src[m] = sop_mbuf(op, m) + i * chunk;
+            op->mismatches += xor_check((int)vol->nmembers, (int)chunk, (void **)src) != 0;
+        }
         return 0;
     case SOP_REBUILD:
+        /* the missing chunk of every stripe: the XOR of the others' */
         if ((rc = raid5_reconstruct(op, op->target)) < 0)
             return rc;
-        return sop_write_rows(req, op, op->target, sop_mbuf(op, op->target), 0, chunk);
+        return sop_write_rows(req, op, op->target, sop_mbuf(op, op->target), 0, op->rhi);
     case SOP_UNMAP:            /* planned by unmap.c (op->plan), never here */
         break;
     }

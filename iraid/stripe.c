@@ -21,10 +21,14 @@
  *   RUN --write done, stripe degraded--> SB_WAIT (stale mask durable)
  *   any --done, error, or the volume closing--> FINISH: intent end, lock
  *       to the next waiter, done callback, freed (sop_finish)
+ *   any --done while the op it follows (sop_order) is not finished-->
+ *       PARKED: lock held, status kept --that op finished, or the volume
+ *       closing--> FINISH
  *
  * Multi-stripe ops and the lock order: an op locks stripes [stripe,
- * stripe + nstripes) (nstripes > 1 only for a WRITE of whole RAID-5
- * stripes, io.c, and an UNMAP of them, unmap.c).  It takes its whole
+ * stripe + nstripes) (nstripes > 1 only for RAID-5: a WRITE of whole
+ * stripes, io.c, an UNMAP of them, unmap.c, and a sweep's REBUILD or
+ * SCRUB, sweep.c).  It takes its whole
  * range at once or none of it: the loop is single-threaded, so
  * sop_acquire() sees every holder, and an op that overlaps an older op
  * (holding or waiting; op->seq is the start order) waits behind it
@@ -84,9 +88,10 @@ static uint32_t op_missing(const struct stripe_op *op)
     return n + (op->avoid >= 0 && member_ok(&op->vol->members[op->avoid], op->stripe));
 }
 
+/* Member's rows as read: nstripes chunks in a row, as on the member. */
 uint8_t *sop_mbuf(const struct stripe_op *op, uint32_t member)
 {
-    return op->buf + (uint64_t)member * op->vol->layout.chunk;
+    return op->buf + (uint64_t)member * op->vol->layout.chunk * op->nstripes;
 }
 
 int sop_read_rows(struct iraid_req *req, struct stripe_op *op, uint32_t member, uint64_t lo,
@@ -133,10 +138,10 @@ int sop_buffers(struct stripe_op *op)
 
     if (op->buf)
         return 0;
-    if (posix_memalign(&mem, 64, 2 * n * chunk) != 0)
+    if (posix_memalign(&mem, 64, (op->nstripes + 1) * n * chunk) != 0)
         return -ENOMEM;
     op->buf = mem;
-    op->nd = op->buf + n * chunk;
+    op->nd = op->buf + op->nstripes * n * chunk;
     op->par = op->nd + (n - 1) * chunk;
     return 0;
 }
@@ -179,12 +184,24 @@ static void sop_free(struct stripe_op *op)
 
 static void sop_acquire(struct stripe_op *op);
 
-/* Releases the stripe lock to the next waiter, reports, frees. */
+/* Releases the stripe lock to the next waiter, reports, frees; then
+ * finishes the op ordered after this one if it was parked.  An op done
+ * before the op it follows parks instead, holding its lock (sop_order),
+ * except when the volume closes: then every op ends as it comes. */
 static void sop_finish(struct stripe_op *op, int status)
 {
     struct iraid_volume *vol = op->vol;
-    struct stripe_op *next = op->wait_next;
+    struct stripe_op *next = op->wait_next, *then = op->then;
 
+    if (op->after && !vol->closing) {
+        op->parked = 1;
+        op->parked_status = status;
+        return;
+    }
+    if (op->after)
+        op->after->then = NULL;
+    if (then)
+        then->after = NULL;
     if (op->intent.in_region)
         meta_intent_end(vol, &op->intent);
     if (op->prev)
@@ -197,6 +214,8 @@ static void sop_finish(struct stripe_op *op, int status)
     sop_free(op);
     if (next)
         sop_acquire(next);
+    if (then && then->parked)
+        sop_finish(then, then->parked_status);
 }
 
 static void sop_complete(struct stripe_op *op)
@@ -412,6 +431,17 @@ static void sop_acquire(struct stripe_op *op)
         vol->active->prev = op;
     vol->active = op;
     sop_locked(op);
+}
+
+/* later, not started yet, finishes (its done callback, its lock
+ * released) no earlier than earlier, started and not finished, which has
+ * no other op ordered after it: a sweep's ops report in order, so the
+ * stripes below the rebuild's mark stay those rebuilt while the next op's
+ * reads overlap the last one's writes. */
+void sop_order(struct stripe_op *later, struct stripe_op *earlier)
+{
+    later->after = earlier;
+    earlier->then = later;
 }
 
 /* Takes the lock of op's stripes (or queues behind a holder) and runs op. */

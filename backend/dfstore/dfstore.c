@@ -605,19 +605,18 @@ void dfstore_stats(const struct dfstore *ds, struct dfstore_stats *out)
 
 int dfstore_set_l1(struct dfstore *ds, uint64_t bytes)
 {
-    int rc;
+    int rc, room;
 
     if (ds->gfirst)
         return -EBUSY;
     df_l1_fini(&ds->l1);
-    ds->l1_new = 0;
     if ((rc = df_l1_init(&ds->l1, ds->loop, ds->vol, bytes)) < 0 || bytes < DFSTORE_BLOCK)
         return rc;
-    ds->l1_new = iraid_room_for_new_blocks(ds->vol);
-    log_info("dfstore: L1 %s first writes into new blocks (%s)",
-             ds->l1_new ? "keeps" : "writes through",
-             ds->l1_new ? "the targets have room for every block of the volume"
-                        : "a target may run out of backing space, or did not say");
+    /* at start; io.c asks again for each write, as members return */
+    room = iraid_room_for_new_blocks(ds->vol);
+    log_info("dfstore: L1 %s first writes into new blocks (%s)", room ? "keeps" : "writes through",
+             room ? "the targets have room for every block of the volume"
+                  : "a target may run out of backing space, or did not say");
     return 0;
 }
 

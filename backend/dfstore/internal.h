@@ -166,8 +166,6 @@ struct dfstore {
     uint8_t *zeros;                  /* DFSTORE_BLOCK zero bytes, never written */
     uint8_t *discard;                /* sink for unwanted sector bytes */
     struct df_l1 l1;                 /* in front of vol for io.c */
-    int l1_new;                      /* the L1 may hold back the first writes
-                                      * of new blocks (dfstore_set_l1) */
     struct df_unmap unmap;           /* freed blocks on their way back */
     uint64_t ra_default;             /* read-ahead window limit of plain reads */
 };

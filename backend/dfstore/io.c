@@ -30,12 +30,12 @@ static void blk_cb(struct iraid_volume *vol, int status, void *user)
         op->round_done(op);
 }
 
-/* Whether the L1 may hold back first writes into new blocks: set up so
- * (dfstore_set_l1), and still no member whose room is unknown (one
- * replaced since). */
+/* Whether the L1 may hold back first writes into new blocks: every
+ * member's target vouches for room for them (asked at each member's
+ * login, so a member replaced or down at start counts once it answers). */
 static int l1_keeps_new(const struct dfstore *ds)
 {
-    return ds->l1_new && iraid_room_for_new_blocks(ds->vol);
+    return iraid_room_for_new_blocks(ds->vol);
 }
 
 /* Nonzero when op writes a block it allocated and the volume does not

@@ -24,7 +24,10 @@
 # of NEW_BUILD drives both builds (each with its own libipvfs-romio.so and
 # servers): only the file system differs.
 # Output (DIR, default benchmarks/results; NAME, default small-io):
-#   NAME-trials.csv  round,build,l1,shape,elem,mode,op,MiBps,cmds_per_MiB
+#   NAME-trials.csv  round,build,l1,shape,elem,mode,op,MiBps,cmds_per_MiB,data_MiBps
+#                    (data_MiBps: a write's bytes over the time until its
+#                    writes returned, before its MPI_File_sync; MiBps is
+#                    the durable figure, sync included)
 #   NAME.csv         medians: shape,elem,mode,op, the four variants, and
 #                    new_over_base (L1 on), on_over_off (new), the
 #                    commands per MiB (base, new; independent calls)
@@ -70,7 +73,7 @@ mkdir -p "$out" || exit 1
 work=$(mktemp -d "${TMPDIR:-/tmp}/ipvfs-smallio.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
 raw=$out/$name-trials.csv csv=$out/$name.csv table=$out/$name.txt png=$out/$name.png
-echo "round,build,l1,shape,elem,mode,op,MiBps,cmds_per_MiB" >"$raw"
+echo "round,build,l1,shape,elem,mode,op,MiBps,cmds_per_MiB,data_MiBps" >"$raw"
 
 # variant ROUND BUILD_LABEL BUILD_DIR L1: one fresh cluster, every case.
 variant() {
@@ -78,7 +81,7 @@ variant() {
     (
         export IPVFS_SRCDIR=$srcdir IPVFS_BUILDDIR=$bdir
         . "$srcdir/test/lib.sh"
-        local opts=() s e m a b c np tile o w r f t0 t1 cmds
+        local opts=() s e m a b c np tile o w dw r f t0 t1 cmds
         [ "$l1" = off ] && opts=(--cache-l1 0)
         ipvfs_start_cluster 2 2 --target-size 1G "${opts[@]}"
         # commands the targets served so far
@@ -106,10 +109,11 @@ print(sum(r.get("requests", 0) for r in json.load(sys.stdin)["ranks"] if r.get("
                         o=$(run "$mp" "$f" "$tile") || { echo "small-io.sh: $label/$l1 $s $e $m: $o" >&2; exit 1; }
                         t1=$(served)
                         w=$(sed -n 's/^RESULT.* op=write .* MiBps=\([^ ]*\) .*/\1/p' <<<"$o")
+                        dw=$(sed -n 's/^RESULT.* op=write .* data_MiBps=\([^ ]*\).*/\1/p' <<<"$o")
                         cmds=
                         [ "$m" = indep ] &&
                             cmds=$(awk -v n=$((t1 - t0)) -v mb=$((mib * np)) 'BEGIN { printf "%.1f", n / mb }')
-                        echo "$round,$label,$l1,$s,$e,$m,$op,$w,$cmds" >>"$raw"
+                        echo "$round,$label,$l1,$s,$e,$m,$op,$w,$cmds,$dw" >>"$raw"
                     done
                     t0=$(served)
                     if [ "$m" = coll ]; then
@@ -122,7 +126,7 @@ print(sum(r.get("requests", 0) for r in json.load(sys.stdin)["ranks"] if r.get("
                         r=$(sed -n 's/^RESULT.* op=read .* MiBps=\([^ ]*\) .*/\1/p' <<<"$o")
                         cmds=$(awk -v n=$((t1 - t0)) -v mb=$((mib * np)) 'BEGIN { printf "%.1f", n / mb }')
                     fi
-                    echo "$round,$label,$l1,$s,$e,$m,read,$r,$cmds" >>"$raw"
+                    echo "$round,$label,$l1,$s,$e,$m,read,$r,$cmds," >>"$raw"
                 done
             done
         done

@@ -37,8 +37,8 @@ splits each application's windows within its bound by conforming / over
 its rate, gives that Little's-law figure, the paper's own comparison
 (the windows of each application within the tightest bound: "App1
 appears 10 times more than App2 within periods compliant to 100ms"), and
-the 5x goal over the conforming windows of the application with the
-tightest bound.  --conformance-csv PATH writes the per-window figures:
+the 5x goal over the conforming saturated windows of the application
+with the tightest bound.  --conformance-csv PATH writes the per-window figures:
 policy,t,app,intended_mbps,slo_mbps,conforming,issue_mbps,served_mbps,
 p95_ms,bound_ms,met,writers,little_ms (little_ms: THREADS x 1 MiB /
 served, the mean latency with every writer in flight; empty when
@@ -169,7 +169,9 @@ def main(argv):
                 for u in range(max(t - settle, 0), t + 1))}
             wc = [t for t in w if t in conf]
             wn = [t for t in w if t not in conf]
-            met_conf[(pol, x)] = (len([t for t in wc if t in ok]), len(wc))
+            met_conf[(pol, x)] = (len([t for t in wc if t in ok]), len(wc),
+                                  len([t for t in wc if t in ok and t in sat_i]),
+                                  len([t for t in wc if t in sat_i]))
             little = {}
             for t in ts:
                 served_t = float(by_t[t][x]["served_mbps"])
@@ -290,11 +292,16 @@ def main(argv):
                 got, exp))
         else:
             print("  shares under saturation within 10% of fair: n/a (no saturated window)")
-        (pc, nc), (fc, nfc) = met_conf[("two-level", tight)], met_conf[("fifo", tight)]
-        print("  %s within its bound in >= 5x fifo's windows, over its conforming windows: %s"
-              " (%d of %d vs %d of %d)" % (
+        # the goal is about a saturated store (a light one keeps every
+        # bound with any policy), for the load the bound is owed to
+        pc, nc, pcs, ncs = met_conf[("two-level", tight)]
+        fc, nfc, fcs, nfcs = met_conf[("fifo", tight)]
+        print("  %s within its bound in >= 5x fifo's windows, its conforming saturated windows:"
+              " %s (%d of %d vs %d of %d; all its conforming windows %d of %d vs %d of %d)" % (
                   tight, "n/a, it never conforms" if not nc else
-                  "met" if pc >= 5 * max(fc, 1) else "NOT met", pc, nc, fc, nfc))
+                  "n/a, no saturated window where it conforms" if not ncs else
+                  "met" if pcs >= 5 * max(fcs, 1) else "NOT met",
+                  pcs, ncs, fcs, nfcs, pc, nc, fc, nfc))
         f, p = met_all[("fifo", tight)], met_all[("two-level", tight)]
         if "two-level" in ratio:
             print("  (all its windows, over its rate too: %d vs %d, %s)" % (

@@ -123,6 +123,15 @@ if [ "$only" != transport ]; then
     "$srcdir/benchmarks/small-io.sh" --rounds "$rounds" --shapes 2x2 --elems "32 1024" \
         --modes "indep coll" --mib-per-rank 8 --out "$out" --name qos-default-small-io \
         "$work/fifo" "$build" || exit 1
+    python3 - "$out/qos-default-small-io.csv" >>"$out/qos-default-small-io.txt" <<'EOF' || exit 1
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+for l1 in ("on", "off"):
+    q = [float(r["new_" + l1]) / float(r["base_" + l1]) for r in rows if float(r["base_" + l1]) > 0]
+    if q:
+        print("default/fifo, L1 %s: median %.2f over %d rows, range %.2f-%.2f" % (
+            l1, statistics.median(q), len(q), min(q), max(q)))
+EOF
     echo "command: $cmdline (base: --qos fifo through a wrapper, new: the default)" \
         >>"$out/qos-default-small-io.txt"
 fi

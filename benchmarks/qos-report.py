@@ -28,7 +28,7 @@ its SLO rate in it and in the same settling windows before it (the
 requests answered in it were issued then): the latency bound is promised
 for load that conforms to the class's throughput agreement (vPFS;
 doc/qos.md "Who yields").  An application over its rate with THREADS
-closed-loop writers that is held back (intends more than it is served)
+closed-loop writers that is held back (served under 90% of what it intends)
 keeps every writer's request in flight, so by Little's law its mean
 latency is THREADS x 1 MiB / its served rate; at its share of the store
 (the SLO rates' ratio) that is a lower bound, and when it is above the
@@ -180,9 +180,10 @@ def main(argv):
                 conf_rows.append((pol, t, x, want[t][x], slo[x][0], int(t in conf),
                                   float(r["issue_mbps"]), served_t, float(r["p95_ms"]), bound,
                                   int(t in ok) if t in w else "", writers[x], little[t]))
-            # held back and over its rate: every writer in flight
+            # held back (served less than 90% of what it intends) and over
+            # its rate: every writer in flight
             hw = [t for t in wn if little[t] is not None and
-                  want[t][x] > float(by_t[t][x]["served_mbps"])]
+                  float(by_t[t][x]["served_mbps"]) < 0.9 * want[t][x]]
             held = sorted(little[t] for t in hw)
             hp95 = sorted(float(by_t[t][x]["p95_ms"]) for t in hw)
             split[(pol, x)] = (len([t for t in wc if t in ok]), len(wc),

@@ -4,7 +4,8 @@
 # figures?  The same build's servers with --qos fifo and with the default,
 # side by side, nobody setting an SLO:
 #
-#   benchmarks/qos-default.sh [--rounds N] [--only transport|small-io] [--out DIR] [BUILD]
+#   benchmarks/qos-default.sh [--rounds N] [--only transport|small-io] [--out DIR]
+#                             [--report-only] [BUILD]
 #
 # fifo runs BUILD's own ipvfs-server through a wrapper that adds --qos fifo
 # (in a copy of BUILD made of symbolic links: the same client library,
@@ -24,39 +25,48 @@
 # command, date and load), qos-default-transport.png; small-io's own files
 # qos-default-small-io.{csv,txt,png,-trials.csv} (its n/b column is
 # default/fifo).  The physical limits are transport.sh's: its limit rows
-# are in the CSV (iperf3, fio, memcpy of every run).
+# are in the CSV (iperf3, fio, memcpy of every run), and the plot draws the
+# bound of the sequential rows, loopback TCP with 4 streams over 2 (every
+# byte crosses it twice).  --report-only: no run; the transport txt and
+# plot again from its CSV (its command and date lines stay).
 set -u
 srcdir=$(cd "$(dirname "$0")/.." && pwd)
-rounds=5 only= out=$srcdir/benchmarks/results
+rounds=5 only= out=$srcdir/benchmarks/results report_only=0
 while [ $# -gt 0 ]; do
     case $1 in
     --rounds) rounds=${2:?--rounds needs a number}; shift 2 ;;
     --only) only=${2:?--only needs transport or small-io}; shift 2 ;;
     --out) out=${2:?--out needs a directory}; shift 2 ;;
+    --report-only) report_only=1 only=transport; shift ;;
     -*) echo "qos-default.sh: unknown option $1" >&2; exit 2 ;;
     *) break ;;
     esac
 done
 case $rounds in ''|*[!0-9]*|0) echo "qos-default.sh: --rounds needs a number above 0" >&2; exit 2 ;; esac
 case $only in ''|transport|small-io) ;; *) echo "qos-default.sh: --only is transport or small-io" >&2; exit 2 ;; esac
-build=$(cd "${1:-$srcdir/_build}" && pwd) || exit 2
-[ -x "$build/backend/ipvfs-server" ] || { echo "qos-default.sh: $build is not a built tree" >&2; exit 2; }
 mkdir -p "$out" || exit 1
 out=$(cd "$out" && pwd) || exit 1
 work=$(mktemp -d "${TMPDIR:-/tmp}/ipvfs-qosdefault.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
-# the fifo side: BUILD as links, its server behind a wrapper
-cp -as "$build" "$work/fifo" || exit 1
-rm -f "$work/fifo/backend/ipvfs-server" || exit 1
-printf '#!/bin/sh\nexec "%s" --qos fifo "$@"\n' "$build/backend/ipvfs-server" \
-    >"$work/fifo/backend/ipvfs-server" && chmod +x "$work/fifo/backend/ipvfs-server" || exit 1
+if [ "$report_only" = 0 ]; then
+    build=$(cd "${1:-$srcdir/_build}" && pwd) || exit 2
+    [ -x "$build/backend/ipvfs-server" ] ||
+        { echo "qos-default.sh: $build is not a built tree" >&2; exit 2; }
+    # the fifo side: BUILD as links, its server behind a wrapper
+    cp -as "$build" "$work/fifo" || exit 1
+    rm -f "$work/fifo/backend/ipvfs-server" || exit 1
+    printf '#!/bin/sh\nexec "%s" --qos fifo "$@"\n' "$build/backend/ipvfs-server" \
+        >"$work/fifo/backend/ipvfs-server" && chmod +x "$work/fifo/backend/ipvfs-server" || exit 1
+fi
 cmdline="benchmarks/qos-default.sh --rounds $rounds${only:+ --only $only}${1:+ $1}"
 
 if [ "$only" != small-io ]; then
     csv=$out/qos-default-transport.csv
-    echo "round,qos,case,layout,op,block,mib_s" >"$csv"
+    [ "$report_only" = 0 ] || [ -f "$csv" ] || { echo "qos-default.sh: no $csv" >&2; exit 1; }
+    [ "$report_only" = 0 ] && echo "round,qos,case,layout,op,block,mib_s" >"$csv"
     load0=$(cut -d' ' -f1-3 /proc/loadavg)
     for r in $(seq "$rounds"); do
+        [ "$report_only" = 0 ] || break
         sides="fifo default"
         [ $((r % 2)) = 0 ] && sides="default fifo"
         for side in $sides; do
@@ -70,7 +80,7 @@ if [ "$only" != small-io ]; then
         done
     done
     load1=$(cut -d' ' -f1-3 /proc/loadavg)
-    python3 - "$csv" "$out/qos-default-transport.dat" >"$out/qos-default-transport.txt.new" <<'EOF' || exit 1
+    python3 - "$csv" "$work/transport.dat" "$work/limit" >"$out/qos-default-transport.txt.new" <<'EOF' || exit 1
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 by = {}
@@ -97,15 +107,28 @@ if ratios:
     print("ipvfs rows: default/fifo median %.2f, range %.2f-%.2f (limit rows: the machine's"
           " own noise between the two sides' turns)" % (statistics.median(ratios), min(ratios),
                                                         max(ratios)))
+# the sequential rows' bound (transport.sh): loopback TCP, 4 streams, / 2
+tcp = [float(r["mib_s"]) / 2 for r in rows if r["case"] == "limit" and r["layout"] == "iperf3-4"]
+open(sys.argv[3], "w").write("%.0f\n" % (statistics.median(tcp) if tcp else 0))
+if tcp:
+    print("bound of the seq/shared rows: iperf3 4 streams / 2 = %.0f MiB/s (median of every turn)"
+          % statistics.median(tcp))
 EOF
-    {
-        echo "command: $cmdline"
-        echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'), load before/after: $load0 / $load1 ($(nproc) CPUs, shared)"
-    } >>"$out/qos-default-transport.txt.new"
+    if [ "$report_only" = 1 ]; then
+        grep -E '^(command|date):' "$out/qos-default-transport.txt" >>"$out/qos-default-transport.txt.new"
+        echo "report: recomputed from the CSV on $(date -u '+%Y-%m-%d %H:%M UTC') (qos-default.sh --report-only)" \
+            >>"$out/qos-default-transport.txt.new"
+        rounds=$(awk -F, 'NR > 1 && $1 > n { n = $1 } END { print n + 0 }' "$csv")
+    else
+        {
+            echo "command: $cmdline"
+            echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'), load before/after: $load0 / $load1 ($(nproc) CPUs, shared)"
+        } >>"$out/qos-default-transport.txt.new"
+    fi
     mv "$out/qos-default-transport.txt.new" "$out/qos-default-transport.txt" || exit 1
     cat "$out/qos-default-transport.txt"
     gnuplot <<GP || exit 1
-set terminal png size 1000,500
+set terminal png size 1000,560
 set output "$out/qos-default-transport.png"
 set title "transport.sh --quick, 1 MiB: --qos fifo vs the default (two-level, no SLO), median of $rounds rounds"
 set style data histograms
@@ -114,9 +137,10 @@ set style fill solid 0.8 border -1
 set ylabel "MiB/s"
 set xtics rotate by -30
 set yrange [0:*]
-plot "$out/qos-default-transport.dat" using 2:xtic(1) title "--qos fifo", "" using 3 title "default (two-level)"
+set key below
+plot "$work/transport.dat" using 2:xtic(1) title "--qos fifo", "" using 3 title "default (two-level)", \
+    $(cat "$work/limit") with lines dt 2 lw 2 title "seq/shared bound: iperf3 4 streams / 2"
 GP
-    rm -f "$out/qos-default-transport.dat"
 fi
 
 if [ "$only" != transport ]; then

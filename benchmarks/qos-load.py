@@ -14,12 +14,16 @@ APP is NAME:CLASS:THREADS:PATTERN, PATTERN one of
 Each thread is an IOR process: its own connection (HELLO, AUTH with the
 cluster key, QOS_CLASS), 1 MiB WRITEs to its own datafile, one in flight,
 issued at its share of the rate (a late one goes as soon as the previous
-completes, catching up one request at most).  Latency is the client's (issue to reply).  Every second the
-I/O node's QOS_STATUS gives its EDF depth.  OUT_CSV gets one line per
-application and window of 1 s: policy,t,app,issue_mbps,served_mbps,
-p95_ms,requests,edf_depth,overloaded,srv_p95_ms (the class's p95 at the
-I/O node in its last complete window when polled: the controller's
-view, 0 without requests)."""
+completes, catching up one request at most).  Latency is the client's (issue to reply).  The load's windows of 1 s
+start on a boundary of the I/O node's (found by polling QOS_STATUS every
+10 ms before the load starts; with --qos-window other than 1000 they are
+not aligned), and just after each the node's QOS_STATUS gives its EDF
+depth and overload verdict for the window starting and each class's p95
+over the window that ended.  OUT_CSV gets one line per application and
+window: policy,t,app,issue_mbps,served_mbps,p95_ms,requests,edf_depth,
+overloaded,srv_p95_ms (the class's p95 at the I/O node over the same
+second, from arrival there to reply: the controller's view, 0 without
+requests)."""
 import os
 import struct
 import sys
@@ -91,22 +95,57 @@ def writer(mapfile, app, cls, pattern, nthreads, index, handle, t0, duration, lo
     s.close()
 
 
-def poller(mapfile, t0, duration, depths):
-    s = connect(mapfile, None)
-    while time.monotonic() - t0 < duration:
-        st, b = P.call(s, P.OP["QOS_STATUS"], b"")
-        if st == 0:
-            ncls, depth = struct.unpack_from("<II", b, 4)
-            over = struct.unpack_from("<I", b, 20)[0]
-            # each class's p95 at the I/O node in its last complete window
-            # (arrival there to reply: the controller's view)
-            p95s = {}
-            for k in range(ncls):
-                rec = b[56 + 144 * k:56 + 144 * (k + 1)]
-                name = rec[:64].split(b"\0", 1)[0].decode()
-                p95s[name] = struct.unpack_from("<Q", rec, 64 + 32)[0] / 1000.0
-            depths[int(time.monotonic() - t0)] = (depth, over, p95s)
-        time.sleep(1.0 - (time.monotonic() - t0) % 1.0)
+def node_status(s):
+    """The I/O node's QOS_STATUS: (windows closed, window ms, depth,
+    overloaded, {class: p95 ms of its last complete window}) or None."""
+    st, b = P.call(s, P.OP["QOS_STATUS"], b"")
+    if st != 0:
+        return None
+    ncls, depth = struct.unpack_from("<II", b, 4)
+    over = struct.unpack_from("<I", b, 20)[0]
+    window_ms = struct.unpack_from("<Q", b, 24)[0]
+    windows = struct.unpack_from("<Q", b, 48)[0]
+    # each class's p95 at the I/O node in its last complete window
+    # (arrival there to reply: the controller's view)
+    p95s = {}
+    for k in range(ncls):
+        rec = b[56 + 144 * k:56 + 144 * (k + 1)]
+        name = rec[:64].split(b"\0", 1)[0].decode()
+        p95s[name] = struct.unpack_from("<Q", rec, 64 + 32)[0] / 1000.0
+    return windows, window_ms, depth, over, p95s
+
+
+def node_boundary(s):
+    """When one of the I/O node's windows closed (polled every 10 ms, so
+    that the idle node's windows close on time rather than at the next
+    request), or None when its windows are not 1 s (no alignment)."""
+    first = node_status(s)
+    if not first or first[1] != 1000:
+        return None
+    deadline = time.monotonic() + 3.0
+    while time.monotonic() < deadline:
+        time.sleep(0.01)
+        now = node_status(s)
+        if now and now[0] != first[0]:
+            return time.monotonic()
+    return None
+
+
+def poller(s, t0, duration, depths, p95s_of):
+    """Just after each second of the load (on the I/O node's window
+    boundaries when aligned): the depth and overload verdict now (those of
+    the window starting) and each class's p95 in the node's last complete
+    window, the load's window that just ended."""
+    k = 0
+    while time.monotonic() - t0 < duration + 0.5:
+        wake = t0 + k + 0.05
+        if wake > time.monotonic():
+            time.sleep(wake - time.monotonic())
+        st = node_status(s)
+        if st:
+            depths[k] = (st[2], st[3])
+            p95s_of[k - 1] = st[4]
+        k = int(time.monotonic() - t0) + 1
     s.close()
 
 
@@ -120,8 +159,11 @@ def p95(xs):
 def main():
     mapfile, policy, duration, out = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
     apps = [a.split(":") for a in sys.argv[5:]]
-    log, lock, depths, threads = [], threading.Lock(), {}, []
-    t0 = time.monotonic() + 1.0
+    log, lock, depths, p95s_of, threads = [], threading.Lock(), {}, {}, []
+    # the load's windows start on the I/O node's window boundaries, so
+    # that srv_p95_ms of a window is the node's p95 over the same second
+    status = connect(mapfile, None)
+    t0 = (node_boundary(status) or time.monotonic()) + 1.0
     # datafile handles apart per run label (policy, or any other label)
     labels = ["fifo", "dsfq", "two-level"]
     h = 1000 * (1 + (labels.index(policy) if policy in labels else len(labels)))
@@ -130,14 +172,15 @@ def main():
             h += 1
             threads.append(threading.Thread(target=writer, args=(
                 mapfile, name, cls, pattern, int(n), i, h, t0, duration, log, lock)))
-    threads.append(threading.Thread(target=poller, args=(mapfile, t0, duration, depths)))
+    threads.append(threading.Thread(target=poller, args=(status, t0, duration, depths, p95s_of)))
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     with open(out, "a") as f:
         for w in range(int(duration)):
-            depth, over, p95s = depths.get(w, (0, 0, {}))
+            depth, over = depths.get(w, (0, 0))
+            p95s = p95s_of.get(w, {})
             for name, cls, *_ in apps:
                 issued = [x for x in log if x[0] == name and w <= x[1] < w + 1]
                 done = [x for x in log if x[0] == name and w <= x[2] < w + 1]

@@ -111,11 +111,12 @@ load1=$(cut -d' ' -f1-3 /proc/loadavg)
 
 python3 "$srcdir/benchmarks/qos-report.py" "$csv" "$solo_csv" --store "$store" --cap "$cap" \
     --duration "$duration" --slo "App1:$r1:$l1" --slo "App2:$r2:$l2" \
-    --load "App1:app1:8:onoff:$i1:$period" --load "App2:app2:8:ramp:$i2a:$i2b" >"$out/$name.txt.new" ||
+    --load "App1:app1:8:onoff:$i1:$period" --load "App2:app2:8:ramp:$i2a:$i2b" \
+    --conformance-csv "$out/$name-conformance.csv" >"$out/$name.txt.new" ||
     ipvfs_fail "qos-report.py"
 if [ "$report_only" = 1 ]; then
     # the run's own command and date stay; say when the report was made
-    grep -E '^(command|date|report):' "$out/$name.txt" >>"$out/$name.txt.new"
+    grep -E '^(command|date):' "$out/$name.txt" >>"$out/$name.txt.new"
     echo "report: recomputed from the CSVs by qos-report.py on $(date -u '+%Y-%m-%d %H:%M UTC') (benchmarks/qos.sh --report-only)" >>"$out/$name.txt.new"
 else
     {

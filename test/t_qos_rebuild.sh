@@ -5,8 +5,9 @@
 # rebuild of member 2 advances at most 2 MB/s of the member (measured
 # from `ipvfs-ctl status --json` over 2 s or more, a little slack for the
 # first stripe), not at memory speed; `ipvfs-ctl qos status --json` shows
-# the class "internal" with its least rate and the sweep's MB/s.  The
-# cluster stops mid-rebuild (the sweep is cancelled cleanly).
+# the class "internal" with its least rate and the sweep's MB/s, and the
+# default policy, two-level, at fifo's unbounded depth (no class has an
+# SLO).  The cluster stops mid-rebuild (the sweep is cancelled cleanly).
 set -u
 . "$IPVFS_SRCDIR/test/lib.sh"
 command -v python3 >/dev/null || { echo "skip: python3 is needed"; exit 77; }
@@ -46,9 +47,13 @@ assert 0 < mbps <= 2.0 + 65536 / 1e6 / ((t1 - t0) / 1000) + 0.1, mbps
 PYEOF
 ipvfs-ctl qos status --json | python3 -c '
 import json, sys
-c = {x["name"]: x for x in json.load(sys.stdin)["io_nodes"][0]["classes"]}
+d = json.load(sys.stdin)["io_nodes"][0]
+# the default policy, and no class with an SLO: unbounded (0) as fifo
+assert d["policy"] == "two-level" and d["edf_depth"] == 0, d
+c = {x["name"]: x for x in d["classes"]}
 i = c["internal"]
 assert i["rate_mbps"] == 1, i
-assert 0 < i["served_mbps"] <= 2.2, i' || ipvfs_fail "qos status does not show the paced internal class"
+assert 0 < i["served_mbps"] <= 2.2, i' ||
+    ipvfs_fail "qos status: not two-level at an unbounded depth (the default without SLOs), or internal not paced"
 ipvfs_stop_cluster
 echo "t_qos_rebuild: passed"

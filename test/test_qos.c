@@ -506,6 +506,51 @@ static void test_controller(void **state)
     assert_int_equal(sched.depth, QOS_DEPTH_INF);
 }
 
+/* No class with an SLO (a server on the default two-level where nobody
+ * set one, internal work paced or not): no latency to keep, so every
+ * request starts as it comes, as with fifo.  Twice 100 requests of the
+ * default class, more than QOS_DEPTH_INF, submitted before any starts:
+ * all start at once, in arrival order, and the depth stays unbounded over
+ * the windows that complete them (the controller does not run).  The
+ * first SLO starts the depth control at QOS_DEPTH_MIN.  Before: the depth
+ * was 2 from the start, so 2 of the 100 started. */
+static void test_no_slo_depth(void **state)
+{
+    struct qos_req *started[128];
+    char order[128], msg[200];
+    uint32_t a;
+
+    (void)state;
+    qos_init(&sched, QOS_TWO_LEVEL, 1000);
+    assert_int_equal(qos_set_internal(&sched, 1, 0, msg, sizeof(msg)), 0);
+    qos_tick(&sched, 0);
+    for (int w = 0; w < 2; w++) {
+        uint64_t t0 = (uint64_t)w * 1000 * MS;
+
+        for (int i = 0; i < 100; i++)
+            submit(&sched, i, 0, MB, t0 + (uint64_t)i);
+        if (drain(&sched, t0 + 100, order, started) != 100)
+            fail_msg("window %d: %zu of 100 started (depth %u)", w, strlen(order), sched.depth);
+        for (int i = 0; i < 100; i++)
+            assert_ptr_equal(started[i], &reqs[i]);
+        /* served one after the other, 9 ms each: the window is busy */
+        for (int i = 0; i < 100; i++)
+            qos_done(&sched, &reqs[i], t0 + 100 + 9 * MS * (uint64_t)(i + 1));
+        qos_tick(&sched, t0 + 1000 * MS);
+        assert_int_equal(sched.depth, UINT32_MAX);
+        assert_int_equal(sched.overloaded, 0);
+    }
+    a = add_class(&sched, "A", 40, 100);
+    assert_int_equal(sched.depth, QOS_DEPTH_MIN);
+    for (int i = 0; i < 5; i++)
+        submit(&sched, i, a, MB, 2000 * MS + (uint64_t)i);
+    assert_int_equal(drain(&sched, 2000 * MS + 5, order, NULL), QOS_DEPTH_MIN);
+    /* a second SLO does not restart the control */
+    sched.depth = 5;
+    add_class(&sched, "B", 10, 300);
+    assert_int_equal(sched.depth, 5);
+}
+
 /* A store on a synthetic clock of 1 ms steps, closer to the benchmarks'
  * than the windows above: it serves as many requests at once as it has
  * units (1: one at a time, as --store-rate), service_ms each, in the
@@ -861,7 +906,8 @@ int main(void)
         cmocka_unit_test(test_edf_order),     cmocka_unit_test(test_edf_conforming),
         cmocka_unit_test(test_credit),
         cmocka_unit_test(test_credit_share),
-        cmocka_unit_test(test_controller),    cmocka_unit_test(test_startup_depth),
+        cmocka_unit_test(test_controller),    cmocka_unit_test(test_no_slo_depth),
+        cmocka_unit_test(test_startup_depth),
         cmocka_unit_test(test_one_class_depth), cmocka_unit_test(test_probe_depth),
         cmocka_unit_test(test_no_starvation),
         cmocka_unit_test(test_slo_file),      cmocka_unit_test(test_internal),

@@ -174,7 +174,8 @@ static void test_model_emulate_disk(void **state)
 
 /* --qos-slo FILE: read at parse time (a bad line stops the server before
  * it starts, naming the file and line), kept as an absolute path;
- * --qos-internal MIN:MAX: off by default, bad ranges refused. */
+ * --qos-internal MIN:MAX: off by default, bad ranges refused; --qos is
+ * two-level by default. */
 static void test_qos_options(void **state)
 {
     static const char *const dflt[] = { "--data", "/d", NULL };
@@ -196,6 +197,7 @@ static void test_qos_options(void **state)
 
     (void)state;
     assert_int_equal(parse(&o, dflt), 0);
+    assert_string_equal(o.qos, "two-level");
     assert_string_equal(o.qos_slo, "");
     assert_true(o.qos_internal_min == 0);
     assert_true((fd = mkstemp(good)) >= 0);

@@ -160,7 +160,10 @@ static void print_node(uint32_t io, uint32_t rank, const struct ipvfs_qos_status
     }
     printf("I/O node %u (rank %u): %s, window %llu ms", io, rank, policy,
            (unsigned long long)st->window_ms);
-    if (st->policy == 2)
+    if (st->policy == 2 && !st->depth)
+        /* no class has an SLO: fifo's unbounded depth (qos.h) */
+        printf(", EDF depth unbounded (no SLO)");
+    else if (st->policy == 2)
         printf(", EDF depth %u%s, DSFQ credit %.1f requests", st->depth,
                st->overloaded ? " (overloaded)" : "", (double)st->credit_mreq / 1000);
     printf(", %u in the store, %u waiting\n", st->outstanding, st->queued);

@@ -116,8 +116,9 @@ const char *server_usage(void)
            "  --munge-socket PATH   munged's socket for MUNGE credentials (default\n"
            "                        libmunge's, /run/munge/munge.socket.2)\n"
            "  --qos POLICY          how each I/O node orders READs and WRITEs of\n"
-           "                        application classes: fifo (default), dsfq or\n"
-           "                        two-level (DSFQ shares, EDF latency bounds)\n"
+           "                        application classes: fifo, dsfq or two-level\n"
+           "                        (default: DSFQ shares, EDF latency bounds; as\n"
+           "                        fifo while no class has an SLO)\n"
            "  --qos-window MS       the QoS time window: measures and depth control\n"
            "                        (default 1000, 100 to 60000)\n"
            "  --qos-slo FILE        SLOs each I/O node sets at start, one class a line:\n"
@@ -464,7 +465,7 @@ static void set_defaults(struct server_opts *o)
     o->readahead = SERVER_DEFAULT_READAHEAD;
     o->read_places = 0; /* auto */
     o->cap_lifetime_s = SERVER_DEFAULT_CAP_LIFETIME_S;
-    strcpy(o->qos, "fifo");
+    strcpy(o->qos, "two-level");
     o->qos_window_ms = 1000;
 }
 

@@ -17,9 +17,18 @@ void qos_init(struct qos_sched *s, enum qos_policy policy, uint32_t window_ms)
     snprintf(s->cls[0].name, sizeof(s->cls[0].name), "default");
     s->cls[0].last.met = -1;
     s->ncls = 1;
-    s->depth = policy == QOS_TWO_LEVEL ? QOS_DEPTH_INIT
-               : policy == QOS_DSFQ    ? QOS_DSFQ_DEPTH
-                                       : UINT32_MAX;
+    /* two-level: unbounded as fifo until a class has an SLO (qos_set) */
+    s->depth = policy == QOS_DSFQ ? QOS_DSFQ_DEPTH : UINT32_MAX;
+}
+
+/* Whether an application's class has an SLO (the class internal's rate
+ * is its sweeps' pace, not a promise to keep). */
+static int any_slo(const struct qos_sched *s)
+{
+    for (uint32_t i = 0; i < s->ncls; i++)
+        if ((!s->internal || i != s->internal) && s->cls[i].rate_mbps > 0)
+            return 1;
+    return 0;
 }
 
 int qos_policy_parse(const char *name, enum qos_policy *out)
@@ -84,7 +93,7 @@ int qos_set(struct qos_sched *s, const char *name, double rate_mbps, double late
     size_t len = strlen(name);
     struct qos_class *c;
     uint32_t i;
-    int rc;
+    int rc, first;
 
     if ((rc = qos_check_name(name, len, msg, msglen)) < 0 ||
         (rc = qos_check_slo(rate_mbps, latency_ms, msg, msglen)) < 0)
@@ -110,8 +119,13 @@ int qos_set(struct qos_sched *s, const char *name, double rate_mbps, double late
         c->last_finish = s->vtime;
     }
     c = &s->cls[i];
+    first = s->policy == QOS_TWO_LEVEL && !any_slo(s);
     c->rate_mbps = rate_mbps;
     c->latency_ms = latency_ms;
+    /* the first latency to keep: the controller, which did not run
+     * while there was none (close_window), starts as at a start-up */
+    if (first)
+        s->depth = QOS_DEPTH_INIT;
     return 0;
 }
 
@@ -472,7 +486,8 @@ static void close_window(struct qos_sched *s, uint64_t end)
     }
     if (!s->outstanding)
         add_idle(s, s->idle_from, end);
-    if (s->policy == QOS_TWO_LEVEL)
+    /* without an SLO there is no latency to keep: fifo's depth stays */
+    if (s->policy == QOS_TWO_LEVEL && any_slo(s))
         control_depth(s, end, s->idle_us * 100 < (uint64_t)QOS_BUSY_IDLE_PCT * s->window_us);
     s->idle_us = 0;
     for (uint32_t i = 0; i < s->ncls; i++) {

@@ -98,7 +98,11 @@
  *   unbounded, would have kept that bound).
  *   X = 0 with requests outstanding: overloaded, L = QOS_DEPTH_INF.
  *   L stays within [QOS_DEPTH_MIN, QOS_DEPTH_INF]; it starts at
- *   QOS_DEPTH_MIN.
+ *   QOS_DEPTH_MIN when the first class gets an SLO.  Until then there is
+ *   no latency to keep: the depth is unbounded, as fifo's, and the
+ *   controller does not run, so a two-level node without SLOs starts
+ *   every request as it comes, as fifo does (its DSFQ and EDF order
+ *   only what waits, and nothing waits).
  *
  * Request states: UPPER (waiting in DSFQ or, FIFO, in the queue) ->
  * LOWER (TWO_LEVEL: waiting in EDF) -> STORE (qos_next returned it) ->
@@ -112,7 +116,7 @@
 #define QOS_MAX_CLASSES 32
 #define QOS_NAME_MAX 63               /* bytes of a class name */
 #define QOS_DEPTH_INF 64              /* the paper's "infinite" depth */
-/* The EDF depth starts at, and never goes below, 2: at depth 1 the store
+/* With an SLO set, the EDF depth starts at, and never goes below, 2: at depth 1 the store
  * is empty from each completion until the event loop has sent the reply
  * and started the next request (7 ms of every 105 on the benchmark's
  * rate store: one class alone got 92% of fifo); one more request in the

@@ -435,10 +435,12 @@ undo_tmp:
 int main(int argc, char **argv)
 {
     struct opts o;
+    struct model_memo memo = { 0 };   /* the iRAID's chains, solved once per run */
     int rc = parse_args(argc, argv, &o);
 
     if (rc)
         return rc;
+    o.p.memo = &memo;
     if (o.splits)
         print_splits(stdout, &o);
     else

@@ -189,7 +189,7 @@ double model_fes_residence_g(double lambda, unsigned places, unsigned k, double 
  * when the chain has more than max_states states, k >
  * MODEL_EXACT_MAX_TARGETS, or no memory. */
 #define MODEL_EXACT_MAX_TARGETS 32
-#define MODEL_EXACT_PHASES 24
+#define MODEL_EXACT_PHASES 20
 double model_iraid_exact_x(unsigned m, unsigned k, double s, double cs2, double s_link,
                            double delay, unsigned max_states);
 /* The largest chain the corrected variant solves: 5 reads on 5 targets

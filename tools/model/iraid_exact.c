@@ -426,33 +426,167 @@ undo_states:
     return x;
 }
 
-int model_iraid_xs(struct model_memo *memo, unsigned n, unsigned k, double s, double cs2,
-                   double s_link, double delay, double *xs)
+int model_iraid_xs(struct model_memo *memo, int in_order, unsigned n, unsigned k, double s,
+                   double cs2, double s_tx, double s_link, double delay, double *xs)
 {
+    if (s_tx > 0 && !in_order)
+        return -1;
     for (unsigned j = 1; j <= n; j++) {
         unsigned i;
+        /* one read is never held behind another: the chain, exactly */
+        int mc = in_order && j > 1;
 
         for (i = 0; memo && i < memo->used; i++)
-            if (memo->e[i].m == j && memo->e[i].k == k && memo->e[i].s == s &&
-                memo->e[i].cs2 == cs2 && memo->e[i].s_link == s_link && memo->e[i].delay == delay)
+            if (memo->e[i].m == j && memo->e[i].k == k && memo->e[i].in_order == mc &&
+                memo->e[i].s == s && memo->e[i].cs2 == cs2 && memo->e[i].s_tx == s_tx &&
+                memo->e[i].s_link == s_link && memo->e[i].delay == delay)
                 break;
         if (memo && i < memo->used) {
             xs[j] = memo->e[i].x;
             continue;
         }
-        xs[j] = model_iraid_exact_x(j, k, s, cs2, s_link, delay, MODEL_EXACT_MAX_STATES);
+        xs[j] = mc ? model_iraid_inorder_x(j, k, s, cs2, s_tx, s_link, delay,
+                                           MODEL_INORDER_COMPLETIONS)
+                   : s_tx > 0 ? 1 / (s + s_tx + s_link + delay)
+                              : model_iraid_exact_x(j, k, s, cs2, s_link, delay,
+                                                    MODEL_EXACT_MAX_STATES);
         if (xs[j] <= 0)
             return -1;
         if (memo) {
             i = memo->used < MODEL_MEMO_SIZE ? memo->used++ : memo->next++ % MODEL_MEMO_SIZE;
             memo->e[i].m = j;
             memo->e[i].k = k;
+            memo->e[i].in_order = mc;
             memo->e[i].s = s;
             memo->e[i].cs2 = cs2;
+            memo->e[i].s_tx = s_tx;
             memo->e[i].s_link = s_link;
             memo->e[i].delay = delay;
             memo->e[i].x = xs[j];
         }
     }
     return 0;
+}
+
+/* ---- in-order delivery: the datafile store's resequencing ---- */
+
+/* xorshift64* on [0, 1). */
+static double mc_uniform(uint64_t *x)
+{
+    *x ^= *x >> 12;
+    *x ^= *x << 25;
+    *x ^= *x >> 27;
+    return (double)((*x * 0x2545F4914F6CDD1DULL) >> 11) / 9007199254740992.0;
+}
+
+static double mc_exp(uint64_t *x, double mean)
+{
+    return mean > 0 ? -mean * log(1 - mc_uniform(x)) : 0;
+}
+
+/* A draw of the phase-type service: its start phase, then each phase's
+ * exponential time until the chain ends. */
+static double mc_service(uint64_t *x, const struct phases *p)
+{
+    double u = mc_uniform(x), t = 0;
+    unsigned j = 0;
+
+    while (j + 1 < p->n && u >= p->start[j]) {
+        u -= p->start[j];
+        j++;
+    }
+    for (;;) {
+        t += mc_exp(x, 1 / p->mu[j]);
+        if (!p->next[j] || ++j >= p->n)
+            return t;
+    }
+}
+
+/* One read's next event: where it is (0 target, 1 its target's link, 2
+ * the I/O node's link, 3 the delay) and when it leaves. */
+struct mc_read {
+    double when;
+    unsigned stage, target;
+    int done;
+};
+
+/* A read starts at a target chosen uniformly; first come first served,
+ * so its end there is fixed when it arrives. */
+static void mc_start(struct mc_read *n, unsigned k, double *tfree, uint64_t *rng,
+                     const struct phases *ph, double at)
+{
+    double b;
+
+    n->target = (unsigned)(mc_uniform(rng) * k);
+    b = tfree[n->target] > at ? tfree[n->target] : at;
+    n->when = tfree[n->target] = b + mc_service(rng, ph);
+    n->stage = 0;
+    n->done = 0;
+}
+
+double model_iraid_inorder_x(unsigned m, unsigned k, double s, double cs2, double s_tx,
+                             double s_link, double delay, unsigned long completions)
+{
+    struct phases ph;
+    struct mc_read *r;
+    double *tfree, *xfree, lfree = 0, now = 0, t0 = 0;
+    unsigned long released = 0, warm = completions / 10;
+    uint64_t rng = 0x9E3779B97F4A7C15ULL;
+    uint64_t oldest = 0;
+
+    if (m == 0 || k == 0)
+        return 0;
+    if (s <= 0 || s_tx < 0 || s_link < 0 || delay < 0 || completions < 1000)
+        return -1;
+    fit(s, cs2 < 0 ? 0 : cs2, &ph);
+    r = calloc(m, sizeof(*r));
+    tfree = calloc(k, sizeof(*tfree));
+    xfree = calloc(k, sizeof(*xfree));
+    if (!r || !tfree || !xfree) {
+        free(r);
+        free(tfree);
+        free(xfree);
+        return -1;
+    }
+    for (unsigned i = 0; i < m; i++)
+        mc_start(&r[i], k, tfree, &rng, &ph, 0.0);
+    while (released < completions) {
+        struct mc_read *e = NULL;
+        double b;
+
+        /* the earliest event among the reads not yet done */
+        for (unsigned i = 0; i < m; i++)
+            if (!r[i].done && (!e || r[i].when < e->when))
+                e = &r[i];
+        now = e->when;
+        switch (e->stage) {
+        case 0:   /* off the target: its own link, first come first served */
+            b = xfree[e->target] > now ? xfree[e->target] : now;
+            e->when = xfree[e->target] = b + (s_tx > 0 ? s_tx : 0);
+            e->stage = 1;
+            continue;
+        case 1:   /* the I/O node's link: one exponential server, as the chain's */
+            b = lfree > now ? lfree : now;
+            e->when = lfree = b + mc_exp(&rng, s_link);
+            e->stage = 2;
+            continue;
+        case 2:
+            e->when = now + mc_exp(&rng, delay);
+            e->stage = 3;
+            continue;
+        default:
+            e->done = 1;
+        }
+        /* delivered in submission order: the oldest, and those done behind it */
+        while (r[oldest % m].done) {
+            if (++released == warm)
+                t0 = now;
+            mc_start(&r[oldest % m], k, tfree, &rng, &ph, now);
+            oldest++;
+        }
+    }
+    free(r);
+    free(tfree);
+    free(xfree);
+    return (double)(released - warm) / (now - t0);
 }

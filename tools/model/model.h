@@ -80,7 +80,8 @@ struct model_memo {
     unsigned used, next;
     struct {
         unsigned m, k;
-        double s, cs2, s_link, delay, x;
+        int in_order;
+        double s, cs2, s_tx, s_link, delay, x;
     } e[MODEL_MEMO_SIZE];
 };
 
@@ -97,6 +98,11 @@ struct model_config {
     unsigned read_places; /* corrected: READ places per target at an I/O
                            * node (ipvfs-server --read-places; auto gives
                            * a target on another host 2); 0 or 1: one */
+    int in_order;       /* corrected: an I/O node's reads are of one
+                         * datafile, which the datafile store delivers in
+                         * submission order: a place is freed once its
+                         * read and every older one are done
+                         * (model_iraid_inorder_x); 0: any order */
 };
 
 /* Every term, for the CSV and the tests.  Times in s. */
@@ -197,11 +203,27 @@ double model_iraid_exact_x(unsigned m, unsigned k, double s, double cs2, double 
  * fraction of a second); 10 on 5 (--read-places 2) millions: past it the
  * recursion with Reiser's approximation. */
 #define MODEL_EXACT_MAX_STATES 200000
-/* X(j) = model_iraid_exact_x(j, ...), j = 1..n, into xs[1..n], each
- * looked up in memo first and kept there (memo may be NULL).  0, or -1
- * when a chain is too large. */
-int model_iraid_xs(struct model_memo *memo, unsigned n, unsigned k, double s, double cs2,
-                   double s_link, double delay, double *xs);
+/* The throughput of m reads in model_iraid_throughput_g's network (the
+ * targets' own links s_tx too) when a read's place is freed only once it
+ * and every older read are done: the datafile store delivers the reads
+ * of a datafile in submission order (backend/dfstore/dfstore.c,
+ * deliver()), so with all of an I/O node's reads in one datafile a read
+ * that a quiet target answered early waits for an older one at a busy
+ * target (resequencing).  The service is model_iraid_exact_x's
+ * phase-type fit, the links and the delay exponential as there; the
+ * network is simulated (its own seeded generator: the same arguments
+ * give the same result) for completions reads after a tenth as many
+ * for warm-up.  -1 on bad arguments or no memory. */
+double model_iraid_inorder_x(unsigned m, unsigned k, double s, double cs2, double s_tx,
+                             double s_link, double delay, unsigned long completions);
+#define MODEL_INORDER_COMPLETIONS 400000
+
+/* X(j) = model_iraid_exact_x(j, ...), j = 1..n, into xs[1..n] (with
+ * in_order, model_iraid_inorder_x's from j = 2 on; s_tx must be 0
+ * otherwise), each looked up in memo first and kept there (memo may be
+ * NULL).  0, or -1 when a chain is too large. */
+int model_iraid_xs(struct model_memo *memo, int in_order, unsigned n, unsigned k, double s,
+                   double cs2, double s_tx, double s_link, double delay, double *xs);
 
 /* The splits of n nodes: every nio with nio (1 + nt) == n and nt >= 1
  * (iPVFS), in increasing nio.  Writes at most max into nio_out/nt_out and

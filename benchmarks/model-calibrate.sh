@@ -125,9 +125,11 @@ ipvfs_stop_cluster
 
 # disk: restart without the L1, random reads of the big file.  Opening an
 # iRAID volume reads from its members (RAID-5: 10 short ios per target,
-# 50 at 1x5's start, which took the disk's mean from 5.65 to 5.05 ms):
-# restarted once, so that each target logs a life with the opening alone,
-# to take out of the next one's counters (below).
+# 50 at 1x5's start, which took the disk's mean from 5.65 to 5.05 ms;
+# RAID-0: none): restarted once, so that each target logs a life with the
+# opening alone (no line when it made no io), to take out of the next
+# one's counters (below); the logs' lines from this start on only.
+disk_since=$(date -u +%Y-%m-%dT%H:%M:%S.%3N)
 ipvfs_start_cluster "$nio" "$nt" --target-size "$tsize" --emulate-disk st318452lw --cache-l1 0 \
     ${MV_SERVER_ARGS:-}
 ipvfs_restart_cluster
@@ -159,6 +161,8 @@ disk=$(grep -h 'emulated disk st318452lw: [0-9]* ios, service mean' "$IPVFS_CLUS
 import re, sys
 lives = {}
 for line in sys.stdin:
+    if line[:23] < sys.argv[1]:
+        continue   # from an earlier cluster
     m = re.search(r"\[(target[\d.]+)\].*: (\d+) ios, service mean ([\d.]+) ms, second moment ([\d.]+)", line)
     if m:
         lives.setdefault(m.group(1), []).append((int(m.group(2)), float(m.group(3)), float(m.group(4))))
@@ -173,7 +177,7 @@ for v in lives.values():
     s2 += a[0] * a[2] - b[0] * b[2]
 if n <= 0:
     sys.exit(1)
-print(n, s1 / n, s2 / n)') || ipvfs_fail "no emulated disk counters in the targets' logs"
+print(n, s1 / n, s2 / n)' "$disk_since") || ipvfs_fail "no emulated disk counters in the targets' logs"
 # how long those reads held their places in the I/O nodes' stores (each
 # I/O node logs it at stop; the last line of each is this cluster's)
 place_mean() {

@@ -37,10 +37,15 @@ def t95(df):
 
 
 def saturations(binary, params, clients, extra):
-    out = subprocess.run([binary, "--variant", "corrected", "--params", params, "--nodes", "6",
+    run = subprocess.run([binary, "--variant", "corrected", "--params", params, "--nodes", "6",
                           "--clients", clients, "--hit-io", "0", "--hit-target", "0",
                           "--hit-pvfs", "0", "--splits", "--csv"] + extra,
-                         check=True, capture_output=True, text=True).stdout.splitlines()
+                         capture_output=True, text=True)
+    if run.returncode != 0:
+        sys.exit("model-split-report.py: %s --params %s failed: %s" % (
+            binary, params, run.stderr.strip().splitlines()[-1] if run.stderr.strip() else
+            "exit status %d" % run.returncode))
+    out = run.stdout.splitlines()
     return {"%sx%s" % (f[1], f[2]): float(f[3])
             for f in (line.split(",") for line in out[1:]) if f[0] == "ipvfs"}
 

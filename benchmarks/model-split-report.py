@@ -75,6 +75,9 @@ def main():
         sys.exit(__doc__)
     places, params, binary, clients = sys.argv[1:5]
     prefix = sys.argv[5] if len(sys.argv) > 5 else None
+    if prefix and prefix.startswith("-"):
+        sys.exit("model-split-report.py: OUT_PREFIX '%s' looks like an option: the model's options "
+                 "come after OUT_PREFIX" % prefix)
     extra = sys.argv[6:]
     caps = {}
     for r in csv.DictReader(open(places)):

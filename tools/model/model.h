@@ -21,9 +21,10 @@
  *                    places): for requests that reach one target the
  *                    iRAID is a flow-equivalent server, its throughput
  *                    with n reads inside that of a closed network of Nt
- *                    targets (model_iraid_throughput) and of the I/O
- *                    node's receiving link, which all its targets'
- *                    pieces share.  Its links are M/D/1 (one piece
+ *                    targets and of the I/O node's receiving link, which
+ *                    all its targets' pieces share, solved exactly
+ *                    (model_iraid_exact_x; with the datafile store's
+ *                    in-order delivery, model_iraid_inorder_x).  Its links are M/D/1 (one piece
  *                    size, one rate), and a request waits on the I/O
  *                    node's receiving link behind its targets' pieces.
  *                    With clients, each client process is a queue in

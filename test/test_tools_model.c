@@ -582,6 +582,11 @@ static void test_model_iraid_exact(void **state)
     CLOSE(model_iraid_exact_x(3, 3, 0.005, 1, 0.001, 0.001, 1000),
           model_iraid_throughput(3, 3, 0.005, 0, 0.001, 0.001), 1e-9);
     CLOSE(model_iraid_exact_x(1, 4, 0.01, 0.2, 0.002, 0.003, 1000), 1 / 0.015, 1e-9);
+    /* the hyperexponential fit above cs2 1 keeps the mean, and more
+     * variance costs throughput */
+    CLOSE(model_iraid_exact_x(1, 2, 0.01, 4, 0, 0, 1000), 100, 1e-9);
+    assert_true(model_iraid_exact_x(3, 2, 0.01, 4, 0, 0, 1000) <
+                model_iraid_exact_x(3, 2, 0.01, 1, 0, 0, 1000));
     CLOSE(model_iraid_exact_x(2, 2, 0.01, 0.5, 0, 0, 1000), 32 / 0.23, 1e-9);
     CLOSE(model_iraid_throughput_g(2, 2, 0.01, 0.5, 0, 0, 0), 145.454545, 1e-7);
     CLOSE(model_iraid_exact_x(5, 5, 6.2e-3, 0.1015, 0, 0, 200000), 504, 0.01);

@@ -4,6 +4,11 @@ the corrected model.
 
     model-split-report.py PLACES.csv PARAMS MODEL CLIENTS [OUT_PREFIX [MODEL_OPTION ...]]
 
+PARAMS: one params file for every split, or CFG=FILE[,CFG=FILE...] (e.g.
+1x5=a.params,2x2=b.params,3x1=c.params): each split predicted with its
+own calibration (the disk's mean under each split's cluster differs by
+up to 7%); a measured split that has none is an error.
+
 PLACES.csv: benchmarks/model-places.sh's rows of several configurations,
 taken in interleaved rounds; every row run with an in-flight cap (R:Q,
 an overload point) is one measurement of its configuration's capacity
@@ -32,12 +37,37 @@ def t95(df):
 
 
 def saturations(binary, params, clients, extra):
-    out = subprocess.run([binary, "--variant", "corrected", "--params", params, "--nodes", "6",
+    run = subprocess.run([binary, "--variant", "corrected", "--params", params, "--nodes", "6",
                           "--clients", clients, "--hit-io", "0", "--hit-target", "0",
                           "--hit-pvfs", "0", "--splits", "--csv"] + extra,
-                         check=True, capture_output=True, text=True).stdout.splitlines()
+                         capture_output=True, text=True)
+    if run.returncode != 0:
+        sys.exit("model-split-report.py: %s --params %s failed: %s" % (
+            binary, params, run.stderr.strip().splitlines()[-1] if run.stderr.strip() else
+            "exit status %d" % run.returncode))
+    out = run.stdout.splitlines()
     return {"%sx%s" % (f[1], f[2]): float(f[3])
             for f in (line.split(",") for line in out[1:]) if f[0] == "ipvfs"}
+
+
+def saturations_per_config(binary, params, clients, extra):
+    """PARAMS as one file, or CFG=FILE[,CFG=FILE...]: the model's saturation
+    of each split, each from its own file where given."""
+    if "=" not in params:
+        return saturations(binary, params, clients, extra), {}
+    files = {}
+    for item in params.split(","):
+        cfg, _, path = item.partition("=")
+        if not cfg or not path or "x" not in cfg:
+            sys.exit("model-split-report.py: bad PARAMS item '%s' (CFG=FILE, CFG as 2x2)" % item)
+        files[cfg] = path
+    sat = {}
+    for cfg, path in files.items():
+        one = saturations(binary, path, clients, extra)
+        if cfg not in one:
+            sys.exit("model-split-report.py: %s is no split of 6 ranks" % cfg)
+        sat[cfg] = one[cfg]
+    return sat, files
 
 
 def main():
@@ -45,6 +75,9 @@ def main():
         sys.exit(__doc__)
     places, params, binary, clients = sys.argv[1:5]
     prefix = sys.argv[5] if len(sys.argv) > 5 else None
+    if prefix and prefix.startswith("-"):
+        sys.exit("model-split-report.py: OUT_PREFIX '%s' looks like an option: the model's options "
+                 "come after OUT_PREFIX" % prefix)
     extra = sys.argv[6:]
     caps = {}
     for r in csv.DictReader(open(places)):
@@ -52,7 +85,12 @@ def main():
             caps.setdefault(r["config"], []).append(float(r["achieved_per_s"]))
     if not caps:
         sys.exit("model-split-report.py: no capped (R:Q) rows in %s" % places)
-    sat = saturations(binary, params, clients, extra)
+    sat, files = saturations_per_config(binary, params, clients, extra)
+    missing = [c for c in caps if files and c not in files]
+    if missing:
+        sys.exit("model-split-report.py: no params for %s in %s" % (" ".join(sorted(missing)), params))
+    for c in sorted(files):
+        print("  model for %s: %s" % (c, files[c]))
     stat = {}
     print("capacity (requests/s) per split: n, mean +- sd, [min, max], 95% CI of the mean; model")
     for c in sorted(caps):

@@ -45,6 +45,8 @@
 # MV_CLIENT_ON, MV_SERVER_ARGS, MV_TITLE, MV_IO_LINK_BPS, MV_T_LINK_BPS,
 # MV_READ_PLACES (ipvfs-model --read-places: the servers' READ places
 # per target; default 1, what auto gives a target on the I/O node's host),
+# MV_IN_ORDER (default 1: ipvfs-model --in-order, the datafile store's
+# delivery of the one file's reads in submission order; 0: any order),
 # MV_MODEL_CLIENTS (ipvfs-model --clients; default 0: a client process
 # keeps several reads in flight; MV_CLIENTS for a client that sends one
 # at a time, as the client library did before its accesses ran side by side).
@@ -97,14 +99,18 @@ climpi() {
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
 # the corrected variant knows the client ranks (--clients: each runs one
 # request at a time); the papers' variants ignore it
+# the reads are of one file, one datafile per I/O node, which its store
+# delivers in submission order (ipvfs-model --in-order; MV_IN_ORDER=0: not)
+in_order=(--in-order)
+[ "${MV_IN_ORDER:-1}" = 0 ] && in_order=()
 predict() {   # VARIANT PARAMS NIO RATE: the model's mean (ms), empty past saturation
     "$model" --variant "$1" --params "$2" --nodes 6 --io-nodes "$3" --hit-io 0 --hit-target 0 \
-        --clients "$model_clients" --read-places "${MV_READ_PLACES:-1}" \
+        --clients "$model_clients" --read-places "${MV_READ_PLACES:-1}" "${in_order[@]}" \
         --hit-pvfs 0 --rate-min "$4" --rate-steps 1 --csv | awk -F, 'NR == 2 { print $3 }'
 }
 saturation() {   # VARIANT PARAMS NIO
     "$model" --variant "$1" --params "$2" --nodes 6 --hit-io 0 --hit-target 0 --hit-pvfs 0 \
-        --clients "$model_clients" --read-places "${MV_READ_PLACES:-1}" \
+        --clients "$model_clients" --read-places "${MV_READ_PLACES:-1}" "${in_order[@]}" \
         --splits --csv | awk -F, -v nio="$3" '$1 == "ipvfs" && $2 == nio { print $4 }'
 }
 

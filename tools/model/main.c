@@ -23,6 +23,7 @@ struct opts {
     enum model_variant variant;
     struct model_params p;
     unsigned nodes, nio, clients, read_places;
+    int in_order;
     double size;
     double h_io, h_t, h_pvfs;
     double rate_min, rate_max;   /* rate_max 0: up to the higher saturation */
@@ -48,6 +49,8 @@ static int usage(void)
           "                    one at a time (default 0: open arrivals)\n"
           "  --read-places N   corrected: READ places per target at an I/O node, as\n"
           "                    ipvfs-server --read-places (1 to 16, default 1)\n"
+          "  --in-order        corrected: an I/O node's reads are of one datafile, which\n"
+          "                    its store delivers in submission order\n"
           "  --net-bw MB/S     network bandwidth BW_net, decimal MB/s (default 75)\n"
           "  --cache-bw MB/S   memory bandwidth BW_cache, decimal MB/s (default 500)\n"
           "  --node-time MS    node processing time T_node, ms (default 0)\n"
@@ -205,6 +208,7 @@ static int set_option(struct opts *o, int c, const char *arg, const char *name)
     case 'P': return read_params(arg, &o->p);
     case 'H': return read_hits(arg, o);
     case 's': o->splits = 1; return 0;
+    case 'O': o->in_order = 1; return 0;
     case 'c': o->csv = 1; return 0;
     case 'g': o->plot = arg; return 0;
     default:
@@ -252,7 +256,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         { "variant", 1, NULL, 'V' }, { "nodes", 1, NULL, 'N' }, { "io-nodes", 1, NULL, 'I' },
         { "size", 1, NULL, 'z' }, { "stripe", 1, NULL, 'B' }, { "hit-io", 1, NULL, '1' },
         { "hit-target", 1, NULL, '2' }, { "hit-pvfs", 1, NULL, '3' }, { "hits", 1, NULL, 'H' },
-        { "clients", 1, NULL, 'C' }, { "read-places", 1, NULL, 'L' },
+        { "clients", 1, NULL, 'C' }, { "read-places", 1, NULL, 'L' }, { "in-order", 0, NULL, 'O' },
         { "net-bw", 1, NULL, 'n' }, { "cache-bw", 1, NULL, 'm' }, { "node-time", 1, NULL, 't' },
         { "disk", 1, NULL, 'D' }, { "params", 1, NULL, 'P' }, { "rate-min", 1, NULL, 'a' },
         { "rate-max", 1, NULL, 'b' }, { "rate-steps", 1, NULL, 'K' }, { "splits", 0, NULL, 's' },
@@ -296,7 +300,7 @@ static struct model_config config(const struct opts *o, unsigned nio, unsigned n
                                       .clients = o->clients };
     return (struct model_config){ .nio = nio, .nt = nt, .size = o->size, .h_io = o->h_io,
                                   .h_t = o->h_t, .clients = o->clients,
-                                  .read_places = o->read_places };
+                                  .read_places = o->read_places, .in_order = o->in_order };
 }
 
 /* T in ms, or an empty field (CSV) / "sat" (table) past saturation. */
@@ -435,10 +439,12 @@ undo_tmp:
 int main(int argc, char **argv)
 {
     struct opts o;
+    struct model_memo memo = { 0 };   /* the iRAID's chains, solved once per run */
     int rc = parse_args(argc, argv, &o);
 
     if (rc)
         return rc;
+    o.p.memo = &memo;
     if (o.splits)
         print_splits(stdout, &o);
     else

@@ -3,6 +3,7 @@
 #include "tools/model/model.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 #define MB 1e6   /* the papers' MB/s are decimal, as disk makers' are */
 
@@ -30,6 +31,7 @@ void model_params_paper(struct model_params *p)
     p->t_handoff = 0;
     p->stripe = 65536;
     model_disk_preset(&p->disk);
+    p->memo = NULL;
 }
 
 void model_disk_moments(const struct model_disk *d, double bytes, double *mean, double *second)
@@ -244,19 +246,59 @@ static double iraid_x(unsigned n, unsigned k, double s, double cs2, double s_tx,
     return x;
 }
 
-/* The flow-equivalent server's residence, its wait for a place scaled by
- * wait_scale (1: the birth-death chain's own, exponential). */
-static double fes_residence(double lambda, unsigned places, unsigned k, double s, double cs2,
-                            double s_tx, double s_link, double handoff, double delay,
-                            double wait_scale)
+/* X(j), j = 1..n, into xs[1..n].  With memo (the corrected variant's
+ * evaluation) exactly, the network's Markov chain (model_iraid_xs),
+ * where it fits MODEL_EXACT_MAX_STATES and the targets have no links of
+ * their own (s_tx: a queue per target, which the chain does not hold);
+ * with in_order, reads freeing their places in submission order (the
+ * datafile store's delivery), by model_iraid_inorder_x.  Elsewhere, and
+ * for the public model_*_g functions (memo NULL), the recursion with
+ * Reiser's approximation (sessions 12-14's). */
+static void iraid_table(struct model_memo *memo, int in_order, unsigned n, unsigned k, double s,
+                        double cs2, double s_tx, double s_link, double delay, double *xs)
 {
-    double top = iraid_x(places, k, s, cs2, s_tx, s_link, handoff + delay), sum = 0,
-           weight = 1, inside = 0, queued;
+    if (memo && (in_order || s_tx <= 0) &&
+        model_iraid_xs(memo, in_order, n, k, s, cs2, s_tx, s_link, delay, xs) == 0)
+        return;
+    for (unsigned j = 1; j <= n; j++)
+        xs[j] = iraid_x(j, k, s, cs2, s_tx, s_link, delay);
+}
+
+/* X(n) of iraid_table; -1 without memory. */
+static double iraid_xn(struct model_memo *memo, int in_order, unsigned n, unsigned k, double s,
+                       double cs2, double s_tx, double s_link, double delay)
+{
+    double *xs = malloc((n + 1) * sizeof(*xs)), x;
+
+    if (!xs)
+        return -1;
+    iraid_table(memo, in_order, n, k, s, cs2, s_tx, s_link, delay, xs);
+    x = xs[n];
+    free(xs);
+    return x;
+}
+
+/* The flow-equivalent server's residence, its wait for a place scaled by
+ * wait_scale (1: the birth-death chain's own, exponential); the iRAID
+ * solved as iraid_table with memo. */
+static double fes_residence(struct model_memo *memo, int in_order, double lambda, unsigned places,
+                            unsigned k, double s, double cs2, double s_tx, double s_link,
+                            double handoff, double delay, double wait_scale)
+{
+    double *xs, top, sum = 0, weight = 1, inside = 0, queued;
 
     if (lambda <= 0)
         return s + s_tx + s_link + delay;
-    if (lambda >= top)
+    if (!(xs = malloc((places + 1) * sizeof(*xs))))
         return -1;
+    iraid_table(memo, in_order, places, k, s, cs2, s_tx, s_link, delay, xs);
+    /* past places, each freed place also waits the hand-off */
+    top = handoff > 0 ? iraid_xn(memo, in_order, places, k, s, cs2, s_tx, s_link, handoff + delay)
+                      : xs[places];
+    if (lambda >= top) {
+        free(xs);
+        return -1;
+    }
     /* Birth-death chain: rate lambda up, mu(n) = X(min(n, places)) down
      * (the hand-off only past places: a place freed with reads waiting);
      * pi(n) = pi(0) prod lambda / mu(j).  Past places the ratio is the
@@ -265,8 +307,9 @@ static double fes_residence(double lambda, unsigned places, unsigned k, double s
         sum += weight;
         inside += n * weight;
         /* up to all places busy nobody waits, so no hand-off slows them */
-        weight *= lambda / iraid_x(n + 1, k, s, cs2, s_tx, s_link, delay);
+        weight *= lambda / xs[n + 1];
     }
+    free(xs);
     /* from n = places on: weight r^m, m = n - places, r = lambda / top;
      * Little's law on the reads in places (E min(n, places)) and on those
      * waiting for one (E (n - places)^+) */
@@ -281,21 +324,24 @@ static double fes_residence(double lambda, unsigned places, unsigned k, double s
 double model_fes_residence(double lambda, unsigned places, unsigned k, double s, double s_tx,
                            double s_link, double handoff)
 {
-    return fes_residence(lambda, places, k, s, 1, s_tx, s_link, handoff, 0, 1);
+    return fes_residence(NULL, 0, lambda, places, k, s, 1, s_tx, s_link, handoff, 0, 1);
 }
 
-static double fes_residence_d(double lambda, unsigned places, unsigned k, double s, double cs2,
-                              double s_tx, double s_link, double handoff, double delay);
+static double fes_residence_d(struct model_memo *memo, int in_order, double lambda,
+                              unsigned places, unsigned k, double s, double cs2, double s_tx,
+                              double s_link, double handoff, double delay);
 
 double model_fes_residence_g(double lambda, unsigned places, unsigned k, double s, double cs2,
                              double s_tx, double s_link, double handoff)
 {
-    return fes_residence_d(lambda, places, k, s, cs2, s_tx, s_link, handoff, 0);
+    return fes_residence_d(NULL, 0, lambda, places, k, s, cs2, s_tx, s_link, handoff, 0);
 }
 
-/* model_fes_residence_g with iraid_x's delay in every cycle. */
-static double fes_residence_d(double lambda, unsigned places, unsigned k, double s, double cs2,
-                              double s_tx, double s_link, double handoff, double delay)
+/* model_fes_residence_g with iraid_x's delay in every cycle, the iRAID
+ * solved exactly with memo (iraid_table). */
+static double fes_residence_d(struct model_memo *memo, int in_order, double lambda,
+                              unsigned places, unsigned k, double s, double cs2, double s_tx,
+                              double s_link, double handoff, double delay)
 {
     double cycle = s + s_tx + s_link + handoff + delay,
            cs2c = cycle > 0 ? cs2 * s * s / (cycle * cycle) : 1;
@@ -306,7 +352,8 @@ static double fes_residence_d(double lambda, unsigned places, unsigned k, double
      * variation cs2c = cs2 s^2 / cycle^2, and the queue of an M/G/c is
      * about M/M/c's times (1 + cs2c) / 2 (Allen-Cunneen with Poisson
      * arrivals; exact for one place: Pollaczek-Khinchine). */
-    return fes_residence(lambda, places, k, s, cs2, s_tx, s_link, handoff, delay, (1 + cs2c) / 2);
+    return fes_residence(memo, in_order, lambda, places, k, s, cs2, s_tx, s_link, handoff, delay,
+                         (1 + cs2c) / 2);
 }
 
 static int eval(enum model_variant v, const struct model_params *p, const struct model_config *c,
@@ -420,15 +467,23 @@ static int eval(enum model_variant v, const struct model_params *p, const struct
          * each target.  The iRAID is then a flow-equivalent server of
          * throughput X(min(n, Nt)). */
         double t_place = p->t_place >= 0 ? p->t_place : t_node;
-        /* With one place per target the nodes' time in a place is taken
-         * as the target's, in its queue.  With several (--read-places 2
-         * and more) a read's node time runs while another read of the
-         * same target is on its disk: a delay in the cycle, the disk
-         * alone the target's queue.  Measured on one host, 3 x (1 + 1),
-         * 2 places: 493.6 and 495.0 reads/s, at the disks' 3 / 6.04 ms
-         * = 496.7/s, where t_place in the queue gave 458.7
-         * (benchmarks/results/model-validate.md, S14). */
-        double place_delay = c->read_places > 1 ? t_place : 0;
+        /* The nodes' time in a place is a delay in the cycle, the disk
+         * alone the target's queue: the emulated disk queues only its
+         * own service (backend/iscsi/store_disk.c), the I/O node's and
+         * the target's work (dispatch, the command's and the data's way,
+         * wakeups) lies outside it, and the I/O node's loop, which all
+         * its places share, is busy 7% of the time at 1x5's overload
+         * (perf sched: 0.05 ms of run-queue wait per wakeup), no queue
+         * to speak of.  With several places per target (--read-places 2)
+         * one read's node time runs while another is on the disk:
+         * measured on one host, 3 x (1 + 1), 2 places: 493.6 and 495.0
+         * reads/s, at the disks' 3 / 6.04 ms = 496.7/s, where t_place
+         * in the queue gave 458.7 (benchmarks/results/model-validate.md,
+         * S14).  Until session 15 one place per target kept t_place in
+         * the target's queue, which fitted better only while Reiser's
+         * approximation over-predicted the network and the datafile
+         * store's in-order delivery was not modelled (S15). */
+        double place_delay = t_place;
         double s_t = o->t_tc + t_place - place_delay + (1 - c->h_t) * o->t_disk;
         double s_tx = p->bw_tnet > 0 ? f.piece_t / p->bw_tnet - o->t_tnet : 0;
         /* the target's service varies by its disk's only (a miss, 1 -
@@ -439,11 +494,15 @@ static int eval(enum model_variant v, const struct model_params *p, const struct
         /* --read-places N: N reads per target hold places at once */
         unsigned places = c->nt * (c->read_places > 1 ? c->read_places : 1);
         double top;
+        /* the closed network solved exactly (iraid_exact.c), its chains
+         * kept from one rate to the next where the caller keeps a memo */
+        struct model_memo own = { 0 }, *memo = p->memo ? p->memo : &own;
 
         if (s_tx < 0)
             s_tx = 0;
         o->cs2_t = cs2;
-        top = iraid_x(places, c->nt, s_t, cs2, s_tx, o->t_tnet, p->t_handoff + place_delay);
+        top = iraid_xn(memo, c->in_order, places, c->nt, s_t, cs2, s_tx, o->t_tnet,
+                       p->t_handoff + place_delay);
 
         o->iraid_fes = 1;
         if (f.lambda_i / top > rho)
@@ -453,8 +512,8 @@ static int eval(enum model_variant v, const struct model_params *p, const struct
             o->w_iraid = o->total = INFINITY;
             return 1;
         }
-        o->w_iraid = fes_residence_d(f.lambda_i, places, c->nt, s_t, cs2, s_tx, o->t_tnet,
-                                     p->t_handoff, place_delay);
+        o->w_iraid = fes_residence_d(memo, c->in_order, f.lambda_i, places, c->nt, s_t, cs2, s_tx,
+                                     o->t_tnet, p->t_handoff, place_delay);
         /* what of the two nodes' 2 T_node is not inside the place is
          * the I/O node's, outside: W_node_io + T_node - T_place */
         o->w_node_io += t_node - t_place;

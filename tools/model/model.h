@@ -21,9 +21,10 @@
  *                    places): for requests that reach one target the
  *                    iRAID is a flow-equivalent server, its throughput
  *                    with n reads inside that of a closed network of Nt
- *                    targets (model_iraid_throughput) and of the I/O
- *                    node's receiving link, which all its targets'
- *                    pieces share.  Its links are M/D/1 (one piece
+ *                    targets and of the I/O node's receiving link, which
+ *                    all its targets' pieces share, solved exactly
+ *                    (model_iraid_exact_x; with the datafile store's
+ *                    in-order delivery, model_iraid_inorder_x).  Its links are M/D/1 (one piece
  *                    size, one rate), and a request waits on the I/O
  *                    node's receiving link behind its targets' pieces.
  *                    With clients, each client process is a queue in
@@ -68,6 +69,21 @@ struct model_params {
                          * all of it */
     double stripe;      /* B */
     struct model_disk disk;
+    struct model_memo *memo; /* corrected: the targets' closed networks
+                              * solved so far (model_iraid_exact_x), reused
+                              * from one rate to the next; NULL: none */
+};
+
+/* What model_iraid_exact_x gave for which arguments, kept by the caller
+ * (zeroed before its first use). */
+#define MODEL_MEMO_SIZE 64
+struct model_memo {
+    unsigned used, next;
+    struct {
+        unsigned m, k;
+        int in_order;
+        double s, cs2, s_tx, s_link, delay, x;
+    } e[MODEL_MEMO_SIZE];
 };
 
 /* One configuration: nt == 0 is PVFS (nio == N I/O nodes, local disks). */
@@ -83,6 +99,11 @@ struct model_config {
     unsigned read_places; /* corrected: READ places per target at an I/O
                            * node (ipvfs-server --read-places; auto gives
                            * a target on another host 2); 0 or 1: one */
+    int in_order;       /* corrected: an I/O node's reads are of one
+                         * datafile, which the datafile store delivers in
+                         * submission order: a place is freed once its
+                         * read and every older one are done
+                         * (model_iraid_inorder_x); 0: any order */
 };
 
 /* Every term, for the CSV and the tests.  Times in s. */
@@ -161,6 +182,49 @@ double model_fes_residence(double lambda, unsigned places, unsigned k, double s,
  * links, Pollaczek-Khinchine's M/G/1 exactly). */
 double model_fes_residence_g(double lambda, unsigned places, unsigned k, double s, double cs2,
                              double s_tx, double s_link, double handoff);
+
+/* The exact throughput of m reads circulating in model_iraid_throughput_g's
+ * network without the targets' own links: one of k identical targets
+ * chosen uniformly (single servers, first come first served, service of
+ * mean s and squared coefficient of variation cs2), then the shared link
+ * (exponential, mean s_link; 0: none), then a delay (exponential, mean
+ * delay, no queue; 0: none).  The Markov chain of the network with the
+ * targets' service as a phase-type distribution of those two moments (an
+ * Erlang mixture below 1, at most MODEL_EXACT_PHASES phases, so a cs2
+ * under 1 / MODEL_EXACT_PHASES is taken as that; hyperexponential above
+ * 1), solved numerically (iraid_exact.c); with cs2 1 exact MVA's X.  -1
+ * when the chain has more than max_states states, k >
+ * MODEL_EXACT_MAX_TARGETS, or no memory. */
+#define MODEL_EXACT_MAX_TARGETS 32
+#define MODEL_EXACT_PHASES 20
+double model_iraid_exact_x(unsigned m, unsigned k, double s, double cs2, double s_link,
+                           double delay, unsigned max_states);
+/* The largest chain the corrected variant solves: 5 reads on 5 targets
+ * at cs2 0.05 (20 phases) with the link is about 100 000 states (a
+ * fraction of a second); 10 on 5 (--read-places 2) millions: past it the
+ * recursion with Reiser's approximation. */
+#define MODEL_EXACT_MAX_STATES 200000
+/* The throughput of m reads in model_iraid_throughput_g's network (the
+ * targets' own links s_tx too) when a read's place is freed only once it
+ * and every older read are done: the datafile store delivers the reads
+ * of a datafile in submission order (backend/dfstore/dfstore.c,
+ * deliver()), so with all of an I/O node's reads in one datafile a read
+ * that a quiet target answered early waits for an older one at a busy
+ * target (resequencing).  The service is model_iraid_exact_x's
+ * phase-type fit, the links and the delay exponential as there; the
+ * network is simulated (its own seeded generator: the same arguments
+ * give the same result) for completions reads after a tenth as many
+ * for warm-up.  -1 on bad arguments or no memory. */
+double model_iraid_inorder_x(unsigned m, unsigned k, double s, double cs2, double s_tx,
+                             double s_link, double delay, unsigned long completions);
+#define MODEL_INORDER_COMPLETIONS 400000
+
+/* X(j) = model_iraid_exact_x(j, ...), j = 1..n, into xs[1..n] (with
+ * in_order, model_iraid_inorder_x's from j = 2 on; s_tx must be 0
+ * otherwise), each looked up in memo first and kept there (memo may be
+ * NULL).  0, or -1 when a chain is too large. */
+int model_iraid_xs(struct model_memo *memo, int in_order, unsigned n, unsigned k, double s,
+                   double cs2, double s_tx, double s_link, double delay, double *xs);
 
 /* The splits of n nodes: every nio with nio (1 + nt) == n and nt >= 1
  * (iPVFS), in increasing nio.  Writes at most max into nio_out/nt_out and

@@ -3,7 +3,7 @@
 # test/run-suite.sh) start real clusters through test/lib.sh.
 check_PROGRAMS += test/test_server_metadb test/test_server_options test/test_server_tagged \
 	test/test_server_listen \
-	test/test_security_perm test/test_qos
+	test/test_security_perm test/test_qos test/test_qos_depth
 test_test_server_metadb_SOURCES = test/test_server_metadb.c
 test_test_server_metadb_LDADD = backend/server/libserver-core.la $(CMOCKA_LIBS)
 test_test_server_metadb_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
@@ -26,6 +26,9 @@ dist_noinst_SCRIPTS += test/t_server_l1cache.sh test/t_server_l1admit.sh test/t_
 test_test_security_perm_SOURCES = test/test_security_perm.c
 test_test_security_perm_LDADD = backend/server/libserver-core.la $(CMOCKA_LIBS)
 test_test_security_perm_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
-test_test_qos_SOURCES = test/test_qos.c
+test_test_qos_SOURCES = test/test_qos.c test/qos_test.h
 test_test_qos_LDADD = backend/server/libserver-core.la $(CMOCKA_LIBS)
 test_test_qos_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+test_test_qos_depth_SOURCES = test/test_qos_depth.c test/qos_test.h
+test_test_qos_depth_LDADD = backend/server/libserver-core.la $(CMOCKA_LIBS)
+test_test_qos_depth_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)

@@ -2,8 +2,8 @@
  * datafile store next, per application class (the policy of vPFS's
  * two-level scheduler, Xu and Zhao; ../shared/papers).  Pure: no sockets,
  * no clock, no server state; the caller passes the time in microseconds,
- * so the policy is unit tested on synthetic arrivals (test/test_qos.c) and
- * driven live by qos_svc.c.
+ * so the policy is unit tested on synthetic arrivals (test/test_qos.c,
+ * test/test_qos_depth.c) and driven live by qos_svc.c.
  *
  * A class is a name with an SLO (t, l): a throughput t in MB/s (10^6
  * bytes) and a latency bound l in ms at the 95th percentile, kept while

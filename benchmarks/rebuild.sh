@@ -1,14 +1,15 @@
 #!/bin/bash
-# rebuild.sh: how long the I/O node takes to rebuild one RAID-5 member,
-# against the time the rebuilt member's own disk needs to take its bytes,
-# and with --baseline a build from before beside this one.
+# rebuild.sh: how long the I/O node takes to rebuild one RAID-5 (or
+# RAID-1) member, against the time the rebuilt member's own disk needs to
+# take its bytes, and with --baseline a build from before beside this one.
 #
-#   benchmarks/rebuild.sh [--rounds N] [--size MIB] [--baseline BUILDDIR0]
-#                         [--out DIR] [BUILDDIR]
+#   benchmarks/rebuild.sh [--raid 5|1] [--rounds N] [--size MIB]
+#                         [--baseline BUILDDIR0] [--out DIR] [BUILDDIR]
 #
-# One I/O node x 4 targets, RAID-5 (64 KiB chunks), members of MIB MiB
-# (default 256) filled by a 1 MiB-request write of half the volume first;
-# then `ipvfs-ctl rebuild 0 2` rebuilds member 2 in full onto its own LUN
+# One I/O node x 4 targets, RAID-5 (64 KiB chunks), or with --raid 1 x 2
+# targets, a mirror; members of MIB MiB (default 256) filled by a 1 MiB-
+# request write of half the volume first; then `ipvfs-ctl rebuild 0 M`
+# rebuilds member M (2 of RAID-5, 1 of the mirror) in full onto its own LUN
 # while nothing else runs, and the time until status shows it up is taken.
 # Two backing stores: "file" (the targets' plain file LUNs, in the page
 # cache) and "disk" (--emulate-disk st318452lw: 51 MB/s, one io at a
@@ -20,13 +21,15 @@
 # CPU: the user+system time of all the cluster's processes during the
 # rebuild, per GiB rebuilt.  Output in DIR (default benchmarks/results):
 # rebuild.csv (build,store,round,seconds,mbps,cpu_s,cpu_s_per_gib,
-# limit_mbps), rebuild.txt (command, date, load, medians) and rebuild.png.
+# limit_mbps), rebuild.txt (command, date, load, medians) and rebuild.png;
+# with --raid 1, rebuild-raid1.csv, .txt and .png.
 set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
-rounds=3 size=256 out=$src/benchmarks/results base=''
-usage="usage: rebuild.sh [--rounds N] [--size MIB] [--baseline BUILDDIR0] [--out DIR] [BUILDDIR]"
+rounds=3 size=256 out=$src/benchmarks/results base='' raid=5
+usage="usage: rebuild.sh [--raid 5|1] [--rounds N] [--size MIB] [--baseline BUILDDIR0] [--out DIR] [BUILDDIR]"
 while [ $# -gt 0 ]; do
     case $1 in
+    --raid) raid=${2:?--raid needs 5 or 1}; shift 2 ;;
     --rounds) rounds=${2:?--rounds needs a count}; shift 2 ;;
     --size) size=${2:?--size needs MiB}; shift 2 ;;
     --baseline) base=$(cd "${2:?--baseline needs a build directory}" && pwd) || exit 2; shift 2 ;;
@@ -39,6 +42,12 @@ for v in "$rounds" "$size"; do
     case $v in ''|*[!0-9]*|0) echo "rebuild.sh: '$v' is not a count above 0 ($usage)" >&2; exit 2 ;; esac
 done
 [ "$size" -ge 16 ] || { echo "rebuild.sh: --size needs 16 MiB or more" >&2; exit 2; }
+# targets, the member rebuilt, MiB of the fill (half the volume), output name
+case $raid in
+5) nt=4 member=2 fill=$((size * 3 / 2)) name=rebuild ;;
+1) nt=2 member=1 fill=$((size / 2)) name=rebuild-raid1 ;;
+*) echo "rebuild.sh: --raid takes 5 or 1 ($usage)" >&2; exit 2 ;;
+esac
 new=$(cd "${1:-$src/_build}" && pwd) || exit 2
 for b in $new $base; do
     [ -x "$b/backend/ipvfs-server" ] || { echo "rebuild.sh: no server in $b" >&2; exit 2; }
@@ -46,9 +55,9 @@ done
 for t in gnuplot fio python3; do
     command -v $t >/dev/null || { echo "rebuild.sh: $t is needed" >&2; exit 1; }
 done
-cmd="benchmarks/rebuild.sh --rounds $rounds --size $size${base:+ --baseline $base} --out $out $new"
+cmd="benchmarks/rebuild.sh --raid $raid --rounds $rounds --size $size${base:+ --baseline $base} --out $out $new"
 mkdir -p "$out" || exit 1
-csv=$out/rebuild.csv
+csv=$out/$name.csv
 echo "build,store,round,seconds,mbps,cpu_s,cpu_s_per_gib,limit_mbps" >"$csv"
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 IPVFS_SRCDIR=$src IPVFS_BUILDDIR=$new
@@ -85,10 +94,10 @@ print("%.2f" % (t / hz))
 PYEOF
 }
 
-member2_up() {
+member_up() {
     ipvfs-ctl status --json 2>/dev/null | python3 -c '
 import json, sys
-sys.exit(json.load(sys.stdin)["ranks"][0]["volume"]["members"][2]["state"] != "up")'
+sys.exit(json.load(sys.stdin)["ranks"][0]["volume"]["members"][int(sys.argv[1])]["state"] != "up")' "$member"
 }
 
 # one_run BUILD LABEL STORE ROUND
@@ -101,20 +110,20 @@ one_run() {
     [ "$store" = disk ] && extra=(--emulate-disk st318452lw) limit=51.0
     IPVFS_CLUSTER_DIR=$work/cl
     rm -rf "$IPVFS_CLUSTER_DIR" && mkdir -p "$IPVFS_CLUSTER_DIR" || exit 1
-    ipvfs_start_cluster 1 4 --raid 5 --target-size "${size}M" --no-bind "${extra[@]}"
-    # half the volume (3 data members) written, synced: the rebuild's
-    # reads are of real bytes, whatever the store does with holes
+    ipvfs_start_cluster 1 "$nt" --raid "$raid" --target-size "${size}M" --no-bind "${extra[@]}"
+    # half the volume written, synced: the rebuild's reads are of real
+    # bytes, whatever the store does with holes
     mpiexec -n 1 env LD_PRELOAD="$new/adio/libipvfs-romio.so" "$new/benchmarks/ipvfs-ior" -w -e -k \
-        -b $((size * 3 / 2))m -t 1m -f ipvfs:/rebuild-fill >"$work/ior.log" 2>&1 ||
+        -b "${fill}m" -t 1m -f ipvfs:/rebuild-fill >"$work/ior.log" 2>&1 ||
         ipvfs_fail "writing the fill file ($label $store)"
     c0=$(cluster_cpu) t0=$(date +%s%N)
-    ipvfs-ctl rebuild 0 2 >/dev/null || ipvfs_fail "rebuild 0 2 ($label $store)"
+    ipvfs-ctl rebuild 0 "$member" >/dev/null || ipvfs_fail "rebuild 0 $member ($label $store)"
     for ((i = 0; i < 12000; i++)); do
-        member2_up && break
+        member_up && break
         sleep 0.05
     done
     t1=$(date +%s%N) c1=$(cluster_cpu)
-    member2_up || ipvfs_fail "member 2 was not rebuilt within 10 minutes ($label $store)"
+    member_up || ipvfs_fail "member $member was not rebuilt within 10 minutes ($label $store)"
     ipvfs_stop_cluster >/dev/null
     unset IPVFS_CLUSTER_DIR
     awk -v b="$label" -v s="$store" -v r="$r" -v t0="$t0" -v t1="$t1" -v c0="$c0" -v c1="$c1" \
@@ -134,7 +143,7 @@ for ((r = 1; r <= rounds; r++)); do
 done
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
 
-python3 - "$csv" >"$out/rebuild.txt" <<'PYEOF'
+python3 - "$csv" >"$out/$name.txt" <<'PYEOF'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 print("%-5s %-5s %8s %9s %12s %11s" % ("store", "build", "median s", "MB/s", "CPU s/GiB", "limit MB/s"))
@@ -150,8 +159,8 @@ PYEOF
 {
     echo "command: $cmd"
     echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'), load before/after: $load0 / $load1 ($(nproc) CPUs, shared)"
-} >>"$out/rebuild.txt"
-cat "$out/rebuild.txt"
+} >>"$out/$name.txt"
+cat "$out/$name.txt"
 
 python3 - "$csv" "$work/plot.dat" <<'PYEOF'
 import csv, statistics, sys
@@ -167,8 +176,8 @@ with open(sys.argv[2], "w") as f:
 PYEOF
 gnuplot <<GP || { echo "rebuild.sh: gnuplot failed" >&2; exit 1; }
 set terminal png size 800,500
-set output "$out/rebuild.png"
-set title "Rebuild of one RAID-5 member (1 I/O node x 4 targets, ${size} MiB each): median MB/s"
+set output "$out/$name.png"
+set title "Rebuild of one RAID-$raid member (1 I/O node x $nt targets, ${size} MiB each): median MB/s"
 set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.8 border -1

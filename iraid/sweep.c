@@ -154,17 +154,18 @@ static int sweep_wants(const struct iraid_volume *vol, const struct iraid_sweep 
            (sw->kind != SOP_SCRUB || stripe_missing(vol, stripe) == 0);
 }
 
-/* Stripes the next op takes from sw->next on: a RAID-5 rebuild or scrub
- * takes a run of wanted stripes of up to IRAID_MULTI_MAX_BYTES a member,
- * so that each member reads (and the rebuilt one writes) one command of
- * them instead of one per chunk, as md's resync reads ahead: on four
- * emulated disks a rebuild took 37 s for 256 MiB a member at one command
- * a chunk.  The others (RAID-1, resync) take one stripe. */
+/* Stripes the next op takes from sw->next on: a rebuild or scrub takes a
+ * run of wanted stripes of up to IRAID_MULTI_MAX_BYTES a member, so that
+ * each member reads (and the rebuilt one writes) one command of them
+ * instead of one per chunk, as md's resync reads ahead: on four emulated
+ * disks a RAID-5 rebuild took 37 s for 256 MiB a member at one command a
+ * chunk.  A resync takes one stripe (RAID-5 rewrites the parity of
+ * its stripe; RAID-1 copies its first current member). */
 static uint64_t sweep_run(const struct iraid_volume *vol, const struct iraid_sweep *sw)
 {
     uint64_t max = IRAID_MULTI_MAX_BYTES / vol->layout.chunk, n = 1;
 
-    if (vol->layout.level != 5 || (sw->kind != SOP_REBUILD && sw->kind != SOP_SCRUB))
+    if (vol->layout.level == 0 || (sw->kind != SOP_REBUILD && sw->kind != SOP_SCRUB))
         return 1;
     while (n < max && sw->next + n < sw->end && sweep_wants(vol, sw, sw->next + n))
         n++;

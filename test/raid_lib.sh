@@ -5,6 +5,7 @@
 #                             st (all), ranks (its ranks), r0 (rank 0) and
 #                             vol (rank 0's volume)
 #   wait_status SECONDS PYTHON   the same, retried until it holds
+#   wait_vol_up SECONDS       until rank 0's volume has every member up
 #   writer DIR &              writes ipvfs:DIR/N for N = 1, 2, ... until
 #                             killed (WRITER_PACE=S: S seconds between
 #                             files, to bound what a long test writes); each N whose write+sync succeeded is
@@ -40,6 +41,10 @@ wait_status() {
         sleep 0.2
     done
     status_check "$cond"
+}
+
+wait_vol_up() {
+    wait_status "$1" 'assert vol["missing"] == 0 and all(m["state"] == "up" for m in vol["members"])'
 }
 
 writer() {

@@ -20,11 +20,6 @@ export E2E_NP=2
 
 . "$IPVFS_SRCDIR/test/raid_lib.sh"
 
-# wait_all_up SECONDS: until every member of rank 0's volume is up again.
-wait_all_up() {
-    wait_status "$1" 'assert vol["missing"] == 0 and all(m["state"] == "up" for m in vol["members"])'
-}
-
 # Large enough members that a rebuild lasts a few seconds here.
 ipvfs_start_cluster 1 4 --target-size 256M --no-bind
 e2e_run 60 e2e_persist write ipvfs:/rb/a 4 || ipvfs_fail "writing /rb/a"
@@ -53,7 +48,7 @@ grep -q "cannot rebuild member 1: another member is missing or still rebuilding"
     "$IPVFS_CLUSTER_DIR/err" || ipvfs_fail "second rebuild refused unclearly: $(cat "$IPVFS_CLUSTER_DIR/err")"
 status_check 'assert vol["members"][1]["state"] == "up", vol' ||
     ipvfs_fail "the refused rebuild touched member 1"
-wait_all_up 120 || ipvfs_fail "member 2 was not rebuilt within 120 s"
+wait_vol_up 120 || ipvfs_fail "member 2 was not rebuilt within 120 s"
 ipvfs_wait_log "member 2 .*rebuilding -> up" || ipvfs_fail "no rebuild completion in the log"
 out=$(ipvfs-ctl scrub) || ipvfs_fail "scrub after the rebuild: $out"
 [ "$out" = "I/O node 0: 0 mismatches, 0 stripes skipped" ] || ipvfs_fail "scrub said: $out"
@@ -86,7 +81,7 @@ m = re.fullmatch(r"I/O node 0: (\d+) mismatches, 0 stripes skipped", sys.argv[1]
 assert m and int(m.group(1)) >= 1, sys.argv[1]
 PYEOF
 ipvfs-ctl rebuild 0 1 || ipvfs_fail "rebuild 0 1"
-wait_all_up 120 || ipvfs_fail "member 1 was not rebuilt within 120 s"
+wait_vol_up 120 || ipvfs_fail "member 1 was not rebuilt within 120 s"
 out=$(ipvfs-ctl scrub) || ipvfs_fail "scrub after repairing: $out"
 [ "$out" = "I/O node 0: 0 mismatches, 0 stripes skipped" ] || ipvfs_fail "scrub after repair: $out"
 e2e_run 60 e2e_persist verify ipvfs:/rb/a 4 || ipvfs_fail "verifying /rb/a after the repair"

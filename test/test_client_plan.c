@@ -133,6 +133,46 @@ static void run_limit_cuts_runs_only(void **state)
     plan_free(&p);
 }
 
+/* The rows of one rank of 2 x 2 tiles (1024 rows of 32 KiB, 16 MiB for
+ * the rank, interleaving with its neighbour's) over two servers with
+ * 64 KiB stripe units, with the limits the client uses: a READ goes to
+ * each server as requests of IPVFS_LIST_READ_BYTES, so that their replies
+ * overlap the store's work (issue 27); a WRITE as one request of 8 MiB. */
+static void small_tile_rows_request_sizes(void **state)
+{
+    enum { ROWS = 512, ROW = 32 << 10 };
+    struct stripe_layout l = { .unit = 64 << 10, .factor = 2, .first_server = 0, .nio = 2 };
+    struct ipvfs_extent *rows = calloc(ROWS, sizeof(*rows));
+    char *mem = malloc((size_t)ROWS * ROW);
+    struct iovec m = { .iov_base = mem, .iov_len = (size_t)ROWS * ROW };
+    struct plan_limits rd = plan_limits_for(256 << 10, 0), wr = plan_limits_for(256 << 10, 1);
+    const struct plan_req *r[16];
+    struct plan p;
+
+    assert_non_null(rows);
+    assert_non_null(mem);
+    for (size_t i = 0; i < ROWS; i++)
+        rows[i] = (struct ipvfs_extent){ .offset = i * 2 * ROW, .len = ROW };
+    assert_int_equal(plan_build(&l, rows, ROWS, &m, 1, &rd, &p), 0);
+    for (uint32_t s = 0; s < 2; s++) {
+        size_t n = reqs_of(&p, s, r, 16);
+
+        assert_int_equal(n, (ROWS / 2) * (uint64_t)ROW / IPVFS_LIST_READ_BYTES);
+        for (size_t i = 0; i < n; i++) {
+            assert_int_equal(r[i]->bytes, IPVFS_LIST_READ_BYTES);
+            assert_int_equal(r[i]->npairs, IPVFS_LIST_READ_BYTES / ROW);
+        }
+    }
+    plan_free(&p);
+    assert_int_equal(plan_build(&l, rows, ROWS, &m, 1, &wr, &p), 0);
+    assert_int_equal(p.nreqs, 2);
+    assert_int_equal(p.reqs[0].bytes, IPVFS_MAX_IO_BYTES);
+    assert_int_equal(p.reqs[0].npairs, 256);
+    plan_free(&p);
+    free(mem);
+    free(rows);
+}
+
 /* The pair limit splits a request; touching pairs merge instead. */
 static void pair_limit_splits(void **state)
 {
@@ -380,6 +420,7 @@ int main(void)
         cmocka_unit_test(byte_limit_splits),
         cmocka_unit_test(pair_limit_splits),
         cmocka_unit_test(run_limit_cuts_runs_only),
+        cmocka_unit_test(small_tile_rows_request_sizes),
         cmocka_unit_test(scattered_memory_high_offsets),
         cmocka_unit_test(length_mismatch_is_einval),
         cmocka_unit_test(empty_access_plans_nothing),

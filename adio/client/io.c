@@ -101,13 +101,13 @@ static int batch_schedule(struct io_batch *b, const struct ipvfs_file *f)
 
 /* A request's runs of adjacent bytes are at most the schedule block b:
  * a large contiguous access goes out in pieces of b that the heuristics
- * order; the short pieces of a noncontiguous one share a request per
- * server (list I/O), up to the protocol's limits (plan.h). */
+ * order; the short pieces of a noncontiguous one share requests per
+ * server (list I/O), up to plan_limits_for()'s bytes. */
 static int batch_build(struct io_batch *b, const struct ipvfs_file *f, int writing,
                        const struct ipvfs_extent *ext, size_t next, const struct iovec *mem,
                        int memcnt)
 {
-    struct plan_limits limits = { IPVFS_MAX_IO_BYTES, IPVFS_MAX_PAIRS, f->opts.block };
+    struct plan_limits limits = plan_limits_for(f->opts.block, writing);
     int rc;
 
     rc = plan_build(&f->layout, ext, next, mem, memcnt, &limits, &b->plan);

@@ -81,7 +81,8 @@ struct ipvfs_error {
 
 /* Order in which a client sends the pieces of one access to the I/O nodes
  * (the Clusterfile heuristics).  The data each I/O node gets is cut into
- * requests of at most the schedule block b (and IPVFS_MAX_IO_BYTES);
+ * requests of at most the schedule block b (and, for a READ of many short pieces,
+ * IPVFS_LIST_READ_BYTES);
  * then
  *   FIRST   sends them in the order the access names its bytes (file
  *           offset order for MPI file views);
@@ -117,6 +118,19 @@ enum ipvfs_schedule {
  * 256K but for RAID-5 reads (1.15x).  One size for reads and writes: a
  * larger one for reads only would gain them about a tenth. */
 #define IPVFS_DEFAULT_SCHED_BLOCK (256u << 10)
+
+/* The most data one READ of a noncontiguous access carries (its many
+ * short pairs travel together: list I/O).  An I/O node replies to a READ
+ * once all of its pairs are read, so a request is the unit that overlaps
+ * the store's work with the wire: with one 8 MiB request per server and
+ * rank, the last replies crossed the wire after the store was done, and
+ * 2 x 2 tiles of 32 KiB rows read at 0.7x the speed of 1 MiB rows
+ * (issue 27).  2 MiB keeps several requests per server in flight while
+ * their pieces still arrive together to be coalesced into few volume
+ * reads (l1coalesce.c).  WRITEs stay at the protocol's 8 MiB: the store
+ * gathers the rows of writes that wait together (backend/dfstore/plan.c),
+ * and smaller ones wrote 32 KiB rows no faster. */
+#define IPVFS_LIST_READ_BYTES (2u << 20)
 
 /* Per-file data path options; ipvfs_file_attach() sets the defaults. */
 struct ipvfs_io_opts {

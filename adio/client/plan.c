@@ -19,6 +19,12 @@ struct plan_state {
     struct mem_cursor cur;
 };
 
+struct plan_limits plan_limits_for(uint64_t block, int writing)
+{
+    return (struct plan_limits){ writing ? IPVFS_MAX_IO_BYTES : IPVFS_LIST_READ_BYTES,
+                                 IPVFS_MAX_PAIRS, block };
+}
+
 void plan_free(struct plan *plan)
 {
     for (size_t i = 0; i < plan->nreqs; i++) {

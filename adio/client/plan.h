@@ -51,6 +51,12 @@ struct plan {
     size_t cap;
 };
 
+/* The limits of an access's requests: runs of at most the schedule block
+ * b, and per request at most IPVFS_LIST_READ_BYTES of data when reading,
+ * the protocol's IPVFS_MAX_IO_BYTES when writing (ipvfs_client.h says
+ * why), and IPVFS_MAX_PAIRS pairs. */
+struct plan_limits plan_limits_for(uint64_t block, int writing);
+
 /* Builds *out_plan (free it with plan_free, also after a failure).
  * Returns 0, -EINVAL when the two sides hold different byte counts or an
  * extent runs past 2^64, -ENOMEM. */

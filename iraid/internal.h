@@ -192,6 +192,8 @@ struct stripe_op {
     int phase;                     /* 0 reading, 1 writing */
     int retries;
     int xmember;                   /* READ: member reconstructed, or -1 */
+    int src;                       /* RAID-1 REBUILD/RESYNC: the copy its plan
+                                    * read, or -1 */
     int read_err;                  /* member whose read failed this round, or -1 */
     uint64_t retry_timer;          /* WRITE: a deferred retry (sop_retry_later) */
     int avoid;                     /* READ: live member treated as missing (its read

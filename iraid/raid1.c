@@ -54,6 +54,7 @@ static int raid1_sop_plan(struct stripe_op *op, struct iraid_req *req)
 
     if (src < 0)
         return -EIO;
+    op->src = src;
     switch (op->kind) {
     case SOP_READ:
         cur = op->cur;
@@ -88,12 +89,12 @@ static int raid1_sop_after_read(struct stripe_op *op, struct iraid_req *req)
 {
     const struct iraid_volume *vol = op->vol;
     uint64_t chunk = vol->layout.chunk;
-    int src = ok_member_run(op, op->kind == SOP_REBUILD ? (int)op->target : -1);
+    /* the copy the plan read: asked again, a member that returned
+     * meanwhile could answer, whose rows were never read */
+    int src = op->src;
     int rc = 0;
 
     op->phase = 1;
-    if (src < 0)
-        return -EIO;
     switch (op->kind) {
     case SOP_SCRUB:
         /* counted by stripe, as a one-stripe op would */

@@ -170,6 +170,7 @@ struct stripe_op *sop_new(struct iraid_volume *vol, enum sop_kind kind, uint64_t
     op->done = done;
     op->user = user;
     op->xmember = -1;
+    op->src = -1;
     op->read_err = -1;
     op->avoid = -1;
     op->intent.ready = sop_meta_ready;

@@ -6,6 +6,11 @@
 #                             vol (rank 0's volume)
 #   wait_status SECONDS PYTHON   the same, retried until it holds
 #   wait_vol_up SECONDS       until rank 0's volume has every member up
+#   corrupt_chunk RANK        with the cluster stopped: 64 KiB of random bytes
+#                             200 MiB into target rank RANK's LUN file (one
+#                             chunk of the data: far from what the tests
+#                             write, where no write-intent bit makes the
+#                             next start resync it away)
 #   writer DIR &              writes ipvfs:DIR/N for N = 1, 2, ... until
 #                             killed (WRITER_PACE=S: S seconds between
 #                             files, to bound what a long test writes); each N whose write+sync succeeded is
@@ -45,6 +50,13 @@ wait_status() {
 
 wait_vol_up() {
     wait_status "$1" 'assert vol["missing"] == 0 and all(m["state"] == "up" for m in vol["members"])'
+}
+
+corrupt_chunk() {
+    local img=$IPVFS_CLUSTER_DIR/rank-$1/lun0.img
+    [ -f "$img" ] || ipvfs_fail "no backing file $img"
+    dd if=/dev/urandom of="$img" bs=64K seek=3200 count=1 conv=notrunc status=none ||
+        ipvfs_fail "cannot corrupt $img"
 }
 
 writer() {

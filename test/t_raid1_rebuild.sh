@@ -55,12 +55,9 @@ e2e_run 60 e2e_persist verify ipvfs:/r1/a 4 || ipvfs_fail "verifying /r1/a after
 
 # -- one corrupted chunk is one mismatch; rebuilding its member repairs it
 ipvfs_stop_cluster
-img=$IPVFS_CLUSTER_DIR/rank-2/lun0.img   # member 1 (rank 0 is the I/O node)
-[ -f "$img" ] || ipvfs_fail "no backing file $img"
-# 200 MiB in, inside one chunk (the data start at 64 KiB): far from the
-# file written above, where no write-intent bit makes the restart resync it.
-dd if=/dev/urandom of="$img" bs=64K seek=3200 count=1 conv=notrunc status=none ||
-    ipvfs_fail "cannot corrupt $img"
+# member 1 (rank 0 is the I/O node); the data start at 64 KiB, so the
+# 64 KiB at 200 MiB are exactly one chunk
+corrupt_chunk 2
 ipvfs_start_cluster 1 3 --raid 1 --target-size 256M --no-bind
 scrub_says 1 "of the corrupted member"
 ipvfs-ctl rebuild 0 1 || ipvfs_fail "rebuild 0 1"

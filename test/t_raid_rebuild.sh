@@ -67,12 +67,7 @@ e2e_run 60 e2e_persist verify ipvfs:/rb/new 6 || ipvfs_fail "verifying /rb/new"
 
 # -- scrub finds a corrupted chunk; rebuilding that member repairs it
 ipvfs_stop_cluster
-img=$IPVFS_CLUSTER_DIR/rank-2/lun0.img   # member 1 (rank 0 is the I/O node)
-[ -f "$img" ] || ipvfs_fail "no backing file $img"
-# 200 MiB in: far from the file written above, in a region no write-intent
-# bit covers, so the restart does not resync it away.
-dd if=/dev/urandom of="$img" bs=64K seek=3200 count=1 conv=notrunc status=none ||
-    ipvfs_fail "cannot corrupt $img"
+corrupt_chunk 2   # member 1 (rank 0 is the I/O node)
 ipvfs_start_cluster 1 4 --target-size 256M --no-bind
 out=$(ipvfs-ctl scrub) && ipvfs_fail "scrub of a corrupted member exited 0: $out"
 python3 - "$out" <<'PYEOF' || ipvfs_fail "scrub did not find the corruption: $out"

@@ -6,6 +6,14 @@
  * with depth. */
 #include "test/qos_test.h"
 
+/* The controller's verdict after a window: overloaded or not, and the
+ * depth (a macro, so that a failure names the caller's line). */
+#define assert_controller(overloaded_, depth_)                                             \
+    do {                                                                                   \
+        assert_int_equal(sched.overloaded, (overloaded_));                                 \
+        assert_int_equal(sched.depth, (depth_));                                           \
+    } while (0)
+
 /* One window of the controller: n requests of class a arrive at the start,
  * each is served alone for service_ms (a store that does one at a time),
  * then the window closes. */
@@ -82,33 +90,28 @@ static void test_controller(void **state)
     assert_int_equal(sched.cls[a].last.met, 1);
     assert_true(fabs(sched.cls[a].last.p95_ms - 40) < 1e-3);
     assert_true(fabs(sched.cls[a].last.wait_ms - 15) < 1e-3);
-    assert_int_equal(sched.overloaded, 0);
-    assert_int_equal(sched.depth, 8);
+    assert_controller(0, 8);
     /* 8 requests of 30 ms: p95 240 ms (missed), mean wait 105 ms: E < 0,
      * L_RT = 1 < Lmin = 8: overloaded; N = 8 = X, so max(1, 8) = 8 */
     one_window(a, 8, 1000 * MS, 30);
     assert_int_equal(sched.cls[a].last.met, 0);
-    assert_int_equal(sched.overloaded, 1);
-    assert_int_equal(sched.depth, 8);
+    assert_controller(1, 8);
     /* a window that completes nothing while requests wait: infinite depth */
     submit(&sched, 0, a, MB, 2000 * MS);
     assert_non_null(qos_next(&sched, 2000 * MS));
     qos_tick(&sched, 3000 * MS);
-    assert_int_equal(sched.overloaded, 1);
-    assert_int_equal(sched.depth, QOS_DEPTH_INF);
+    assert_controller(1, QOS_DEPTH_INF);
     /* it completes in the next window (p95 1001 ms, missed) and nothing
      * else comes: L_RT = 64 * 100 / 1001 = 6.4, Lmin = 0, Lbar = 0 -> 1:
      * underloaded, L_RT > Lbar: Lbar, raised to QOS_DEPTH_MIN (no demand,
      * no depth) */
     qos_done(&sched, &reqs[0], 3001 * MS);
     qos_tick(&sched, 4000 * MS);
-    assert_int_equal(sched.overloaded, 0);
-    assert_int_equal(sched.depth, QOS_DEPTH_MIN);
+    assert_controller(0, QOS_DEPTH_MIN);
     /* a light window: 2 requests of 5 ms: p95 10, waits 0 and 5: L_RT =
      * 2 * 97.5 / 10 = 19.5 >= Lmin = 2 * 2 / 2 = 2, > Lbar = 2: depth 2 */
     one_window(a, 2, 4000 * MS, 5);
-    assert_int_equal(sched.overloaded, 0);
-    assert_int_equal(sched.depth, 2);
+    assert_controller(0, 2);
     /* 40 requests at once, 20 ms each, one at a time: p95 about 800 ms,
      * E < 0 so L_RT = 1 < Lmin = 40 * 2 / 40 = 2: overloaded, N = X:
      * max(L_RT, Lmin) = 2 (the store was empty 200 ms of the window: its
@@ -119,8 +122,7 @@ static void test_controller(void **state)
      * capacity is 39 a window (the 40th completes as it ends), reached
      * at depth 2 */
     one_window(a, 40, 5000 * MS, 20);
-    assert_int_equal(sched.overloaded, 1);
-    assert_int_equal(sched.depth, 2);
+    assert_controller(1, 2);
     for (int k = 0; k < 60; k++)
         submit(&sched, k, a, MB, 6000 * MS);
     for (int k = 0; k < 40; k++) {
@@ -130,37 +132,32 @@ static void test_controller(void **state)
         qos_done(&sched, r, 6000 * MS + (uint64_t)(k + 1) * 25 * MS);
     }
     qos_tick(&sched, 7000 * MS);
-    assert_int_equal(sched.overloaded, 1);
-    assert_int_equal(sched.depth, 3);
+    assert_controller(1, 3);
     assert_int_equal(sched.lcap, 2);
     assert_true(sched.xcap == 39);
     /* at depth 3 it completes 40 (one at a time): the probe gained
      * nothing, and at capacity more depth adds only latency: the depth
      * the bound allows, L_RT = 1, raised to QOS_DEPTH_MIN */
     backlog_window(a, 100, 40, 40, 7000 * MS, 25);
-    assert_int_equal(sched.overloaded, 1);
-    assert_int_equal(sched.depth, 2);
+    assert_controller(1, 2);
     /* a store that did 40 a window completes 20 at depth 2 (it serves
      * more at once): the depth that reached its capacity, 2 x 40 / 20 =
      * 4, but not past the least depth known to reach
      * it, 2, in this window; that one fell short, so it is raised to 4
      * for the next */
     backlog_window(a, 200, 40, 20, 8000 * MS, 50);
-    assert_int_equal(sched.overloaded, 1);
-    assert_int_equal(sched.depth, 2);
+    assert_controller(1, 2);
     assert_int_equal(sched.lcap, 4);
     /* at depth 2 it completes 40 again: capacity needs no more than 2 */
     backlog_window(a, 300, 40, 40, 9000 * MS, 25);
     assert_int_equal(sched.lcap, 2);
-    assert_int_equal(sched.overloaded, 1);
-    assert_int_equal(sched.depth, 2);
+    assert_controller(1, 2);
     /* the 40 left waiting served, as many at once as the depth allows:
      * nothing left or due, so not overloaded; at capacity (41 of 40), so
      * however long they waited the depth does not grow: L_RT = 1, raised
      * to QOS_DEPTH_MIN */
     depth_window(a, 0, 10000 * MS, 5);
-    assert_int_equal(sched.overloaded, 0);
-    assert_int_equal(sched.depth, 2);
+    assert_controller(0, 2);
     /* not overloaded, far below the store's capacity: 8 requests at once,
      * served two at a time (the depth), 30 ms each: p95 120 ms > 100,
      * missed, though the store alone took 30 ms (within the bound): the
@@ -172,18 +169,15 @@ static void test_controller(void **state)
     depth_window(a, 8, 11000 * MS, 30);
     assert_int_equal(sched.cls[a].last.met, 0);
     assert_true(fabs(sched.cls[a].last.store_p95_ms - 30) < 1e-3);
-    assert_int_equal(sched.overloaded, 0);
-    assert_int_equal(sched.depth, 4);
+    assert_controller(0, 4);
     depth_window(a, 8, 12000 * MS, 30);
     assert_int_equal(sched.cls[a].last.met, 1);
-    assert_int_equal(sched.overloaded, 0);
-    assert_int_equal(sched.depth, 4);
+    assert_controller(0, 4);
     /* the same with every bound kept (10 ms each: p95 40 ms): the depth
      * does not shrink (L_RT would propose less, Lbar = L) */
     one_window(a, 4, 13000 * MS, 10);
     assert_int_equal(sched.cls[a].last.met, 1);
-    assert_int_equal(sched.overloaded, 0);
-    assert_int_equal(sched.depth, 4);
+    assert_controller(0, 4);
     /* no class with an SLO served: no latency to keep, infinite depth */
     qos_init(&sched, QOS_TWO_LEVEL, 1000);
     a = add_class(&sched, "A", 40, 100);

@@ -7,3 +7,4 @@ benchmarks/crash-torture.sh _build --cycles 140 --seed 31004 --stress 0  # 2026-
 benchmarks/crash-torture.sh _build --cycles 90 --seed 31005 --stress 0  # 2026-11-29T00:18:17Z, first seed 31005, 2 clients, stress-ng --cpu 0
 benchmarks/crash-torture.sh _build --cycles 30 --seed 31501 --stress 0  # 2026-11-29T16:08:45Z, first seed 31501, 2 clients, stress-ng --cpu 0
 benchmarks/crash-torture.sh --cycles 16 --seed 1601 --raid 1  # 2026-11-29T18:33:27Z, first seed 1601, 2 clients, stress-ng --cpu 2
+benchmarks/crash-torture.sh --cycles 8 --seed 1602 --raid 1  # 2026-11-29T18:45:34Z, first seed 1602, 2 clients, stress-ng --cpu 2

@@ -461,7 +461,11 @@ struct ipvfs_io_req {
  *           the largest client id seen reading here), skipping clients
  *           with nothing waiting.
  * Several READs of one connection may wait here at once (the connection
- * rules allow them to complete in any order). */
+ * rules allow them to complete in any order).  A READ of a datafile whose
+ * span (first to last byte of its pairs) overlaps that of a READ in the
+ * store goes in at once without a place, as long as no more such riders
+ * are in as there are places: interleaved tile rows of several clients
+ * are then read in the same target commands (backend/server/readq.h). */
 enum ipvfs_read_order {
     IPVFS_READ_ORDER_FIFO = 0,
     IPVFS_READ_ORDER_FIRST = 1,

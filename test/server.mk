@@ -2,7 +2,7 @@
 # option parser; integration scripts test/t_server_*.sh (run by
 # test/run-suite.sh) start real clusters through test/lib.sh.
 check_PROGRAMS += test/test_server_metadb test/test_server_options test/test_server_tagged \
-	test/test_server_listen \
+	test/test_small_readq test/test_server_listen \
 	test/test_security_perm test/test_qos test/test_qos_depth
 test_test_server_metadb_SOURCES = test/test_server_metadb.c
 test_test_server_metadb_LDADD = backend/server/libserver-core.la $(CMOCKA_LIBS)
@@ -16,6 +16,9 @@ test_test_server_listen_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 test_test_server_tagged_SOURCES = test/test_server_tagged.c
 test_test_server_tagged_LDADD = backend/server/libserver-core.la $(CMOCKA_LIBS)
 test_test_server_tagged_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+test_test_small_readq_SOURCES = test/test_small_readq.c
+test_test_small_readq_LDADD = backend/server/libserver-core.la $(CMOCKA_LIBS)
+test_test_small_readq_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 
 dist_noinst_SCRIPTS += test/t_server_basic.sh test/t_server_badinput.sh test/t_server_asan.sh \
 	test/t_server_durability.sh test/t_server_crashloop.sh test/t_server_backoff_stop.sh \

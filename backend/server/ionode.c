@@ -15,12 +15,10 @@
  * between (common/proto.h).
  *
  * READs are ordered across connections (enum ipvfs_read_order in
- * common/proto.h): at most srv->reads.places of them are in the store; a
- * READ that finds a free place and nobody waiting starts at once, the
- * others wait in srv->reads, and each completion gives its place to the
- * waiting READ the policy picks.  A waiting READ is in one of two states:
- * WAITING (queued, counted nowhere) and IN_STORE (in_store set, counted in
- * srv->reads.in_store until io_done).
+ * common/proto.h): readq.h keeps srv->reads, the store's places and the
+ * READs waiting for one, and says which READ goes in when; each one it
+ * lets in starts here (read_start), and its completion tells it (io_finish)
+ * and hands the freed place on once the store's callback has returned.
  *
  * Before all that, every READ and WRITE goes through the QoS scheduler
  * (srv->qos, qos.h; --qos): qos_pump starts what it lets through (a READ
@@ -83,14 +81,9 @@ struct io_op {
     uint32_t rd_npairs;
     uint8_t *rd_buf;
     struct df_l1_loans loans;   /* blocks the L1 lent instead of copying */
-    uint32_t order;             /* enum ipvfs_read_order the client named */
+    struct read_wait rw;        /* its place in srv->reads (readq.h) */
     uint64_t ra_max;            /* read-ahead window (DFSTORE_RA_DEFAULT: --readahead) */
-    uint32_t client_id;
-    int in_store;               /* counted in read_order.in_store */
-    uint64_t placed_us;         /* when it took its place (or, waiting,
-                                 * when it began to wait for one) */
     uint64_t new_us;            /* when the request came in */
-    struct io_op *next_wait;
     const uint8_t *wr_data;     /* WRITE: the data of pairs/npairs */
     struct qos_req q;           /* its place in the QoS scheduler */
 };
@@ -188,6 +181,22 @@ static int sieve_span(const struct server *srv, const struct ipvfs_pair *pairs, 
         return 0;
     *out = (struct ipvfs_pair){ .offset = pairs[0].offset, .len = span };
     return 1;
+}
+
+/* The smallest range [*out_lo, *out_hi) that holds every pair. */
+static void pairs_span(const struct ipvfs_pair *pairs, uint32_t n, uint64_t *out_lo,
+                       uint64_t *out_hi)
+{
+    uint64_t lo = UINT64_MAX, hi = 0;
+
+    for (uint32_t i = 0; i < n; i++) {
+        if (pairs[i].offset < lo)
+            lo = pairs[i].offset;
+        if (pairs[i].offset + pairs[i].len > hi)
+            hi = pairs[i].offset + pairs[i].len;
+    }
+    *out_lo = lo;
+    *out_hi = hi;
 }
 
 /* Copies the pairs of a sieved READ out of the span into the reply. */
@@ -290,12 +299,8 @@ static void io_finish(int status, void *user)
             qos_pump(srv);
     }
 
-    if (o->in_store) {
-        srv->reads.in_store--;
-        srv->reads.placed++;
-        srv->reads.place_us += qos_svc_now_us() - o->placed_us;
-        if (srv->reads.head && !srv->reads.freed_us)
-            srv->reads.freed_us = qos_svc_now_us();
+    if (o->rw.state == RW_PLACE || o->rw.state == RW_RIDER) {
+        readq_leave(&srv->reads, &o->rw, qos_svc_now_us());
         /* the freed place goes to a waiting READ once this store callback
          * has returned; failing that, right now */
         if (!evloop_defer(srv->loop, read_next_deferred, srv))
@@ -352,9 +357,6 @@ static void read_start(struct io_op *o)
         io_done(-ESHUTDOWN, 0, o);
         return;
     }
-    o->in_store = 1;
-    o->placed_us = qos_svc_now_us();
-    srv->reads.in_store++;
     /* READs still waiting for a place: the store is busy with reads that
      * clients wait for, and read-ahead would only compete with them (and
      * cost copies: issue 27); a window the file's hint set still holds */
@@ -366,93 +368,24 @@ static void read_start(struct io_op *o)
         io_done(rc, 0, o);
 }
 
-static uint64_t rng_next(uint64_t *x)
+static struct io_op *op_of_wait(struct read_wait *w)
 {
-    *x ^= *x << 13;
-    *x ^= *x >> 7;
-    *x ^= *x << 17;
-    return *x;
+    return (struct io_op *)(void *)((char *)w - offsetof(struct io_op, rw));
 }
 
-/* Whether a is to be served before b (both waiting) under policy. */
-static int read_before(const struct read_order *ro, uint32_t policy, uint32_t target,
-                       const struct io_op *a, const struct io_op *b)
-{
-    switch (policy) {
-    case IPVFS_READ_ORDER_FIRST:
-        return a->rd_pairs[0].offset < b->rd_pairs[0].offset;
-    case IPVFS_READ_ORDER_HASH:
-        return (a->client_id + ro->nclients - target) % ro->nclients <
-               (b->client_id + ro->nclients - target) % ro->nclients;
-    case IPVFS_READ_ORDER_RANDOM:
-        return a->client_id == target && b->client_id != target;
-    default:
-        return 0;
-    }
-}
-
-/* RANDOM: a client drawn evenly among those waiting. */
-static uint32_t random_client(struct read_order *ro)
-{
-    uint32_t n = 0, k;
-    struct io_op *o;
-
-    for (o = ro->head; o; o = o->next_wait)
-        n++;
-    k = (uint32_t)(rng_next(&ro->rng) % n);
-    for (o = ro->head; k; o = o->next_wait)
-        k--;
-    /* an op drawn evenly is a client weighted by its waiting READs (a
-     * connection may have several waiting since protocol 5) */
-    return o->client_id;
-}
-
-/* Takes the READ the oldest waiting one's policy serves next out of the
- * queue (the oldest wins ties, so each policy is FIFO among equals). */
-static struct io_op *read_pick(struct read_order *ro)
-{
-    uint32_t policy = ro->head->order, target = ro->hash_next % ro->nclients;
-    struct io_op **best = &ro->head, **pp, *o;
-
-    if (policy == IPVFS_READ_ORDER_RANDOM)
-        target = random_client(ro);
-    for (pp = &ro->head->next_wait; *pp; pp = &(*pp)->next_wait)
-        if (read_before(ro, policy, target, *pp, *best))
-            best = pp;
-    o = *best;
-    *best = o->next_wait;
-    if (ro->tail == o) {
-        ro->tail = NULL;
-        for (struct io_op *t = ro->head; t; t = t->next_wait)
-            ro->tail = t;
-    }
-    o->next_wait = NULL;
-    if (policy == IPVFS_READ_ORDER_HASH)
-        ro->hash_next = (o->client_id + 1) % ro->nclients;
-    return o;
-}
-
-/* Gives free places to waiting READs, in the order of their policy, and
- * counts each for its client (what shows the order: stats --json). */
+/* Starts every waiting READ readq lets into the store now, and counts
+ * each for its client (what shows the order: stats --json). */
 static void read_next(struct server *srv)
 {
-    struct read_order *ro = &srv->reads;
+    struct read_wait *w;
 
-    while (ro->head && ro->in_store < ro->places) {
-        struct io_op *o = read_pick(ro);
+    while ((w = readq_next(&srv->reads, qos_svc_now_us()))) {
+        struct io_op *o = op_of_wait(w);
         struct client_counters *cc = conn_client_counters(o->c);
 
-        ro->served++;
-        ro->waited++;
-        ro->wait_us += qos_svc_now_us() - o->placed_us;
-        if (ro->freed_us) {
-            ro->handoffs++;
-            ro->handoff_us += qos_svc_now_us() - ro->freed_us;
-            ro->freed_us = 0;
-        }
         if (cc) {
             cc->reads_waited++;
-            cc->last_wait_seq = ro->served;
+            cc->last_wait_seq = srv->reads.served;
         }
         read_start(o);
     }
@@ -463,26 +396,16 @@ static void read_next_deferred(struct evloop *loop, uint64_t id, void *user)
     read_next(user);
 }
 
-/* Starts the READ now when a place is free and nobody waits, else queues
- * it behind the others. */
+/* Starts the READ now when readq lets it in, else queues it; a READ that
+ * went in may take waiting ones along as riders. */
 static void read_submit(struct io_op *o)
 {
-    struct read_order *ro = &o->srv->reads;
+    struct server *srv = o->srv;
 
-    /* the largest id (ipvfs-ctl's) would wrap n to 0, a division by zero
-     * in HASH: it takes part in the round robin modulo the others' n */
-    if (o->client_id >= ro->nclients && o->client_id != UINT32_MAX)
-        ro->nclients = o->client_id + 1;
-    if (!ro->head && ro->in_store < ro->places) {
+    if (readq_submit(&srv->reads, &o->rw, qos_svc_now_us())) {
         read_start(o);
-        return;
+        read_next(srv);
     }
-    o->placed_us = qos_svc_now_us();
-    if (ro->tail)
-        ro->tail->next_wait = o;
-    else
-        ro->head = o;
-    ro->tail = o;
 }
 
 /* ---- QoS ------------------------------------------------------------- */
@@ -613,11 +536,13 @@ static void handle_rw(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t
             o->rd_npairs = req.npairs;
             o->rd_buf = o->rep + sizeof(struct ipvfs_io_rep);
         }
-        o->order = req.flags & IPVFS_READ_ORDER_MASK;
+        o->rw = (struct read_wait){ .handle = req.handle, .first = o->rd_pairs[0].offset,
+                                    .order = req.flags & IPVFS_READ_ORDER_MASK,
+                                    .client_id = conn_client_id(c) };
+        pairs_span(o->rd_pairs, o->rd_npairs, &o->rw.lo, &o->rw.hi);
         o->ra_max = req.flags & IPVFS_READ_RA_SET
                         ? (uint64_t)(req.flags >> IPVFS_READ_RA_SHIFT) * IPVFS_READ_RA_UNIT
                         : DFSTORE_RA_DEFAULT;
-        o->client_id = conn_client_id(c);
         qos_submit_op(o, c);
         return;
     }

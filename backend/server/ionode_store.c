@@ -199,9 +199,8 @@ int ionode_open(struct server *srv)
     if ((rc = setup_readahead(srv)) < 0 || (rc = trace_open(srv)) < 0 ||
         (rc = qos_svc_open(srv)) < 0)
         goto close_store;
-    srv->reads = (struct read_order){ .places = read_places(srv), .nclients = 1,
-                                      .hash_next = srv->io_index,
-                                      .rng = ((uint64_t)srv->rank + 1) * 0x9E3779B97F4A7C15ull };
+    readq_init(&srv->reads, read_places(srv), srv->io_index,
+               ((uint64_t)srv->rank + 1) * 0x9E3779B97F4A7C15ull);
     log_info("I/O node %u: RAID-%d volume of %llu MiB over %u targets, L1 cache %llu MiB, "
              "read-ahead %llu KiB, %u READs in the store at once", srv->io_index,
              srv->opts.raid, (unsigned long long)(iraid_size(srv->vol) >> 20), nt,
@@ -255,12 +254,16 @@ static void log_place_times(struct read_order *ro, uint32_t io_index)
     if (ro->waited)
         log_info("I/O node %u: %llu READs waited for a place %.4f ms on average", io_index,
                  (unsigned long long)ro->waited, ro->wait_us / 1e3 / ro->waited);
+    if (ro->rode)
+        log_info("I/O node %u: %llu READs rode along with a READ in the store", io_index,
+                 (unsigned long long)ro->rode);
     if (ro->replied)
         log_info("I/O node %u: %llu READs were answered %.4f ms after they came in on average",
                  io_index, (unsigned long long)ro->replied, ro->reply_us / 1e3 / ro->replied);
     ro->placed = ro->place_us = 0;
     ro->handoffs = ro->handoff_us = 0;
     ro->waited = ro->wait_us = 0;
+    ro->rode = 0;
     ro->replied = ro->reply_us = 0;
 }
 

@@ -44,6 +44,7 @@
 #include <stdio.h>
 
 #include "backend/server/options.h"
+#include "backend/server/readq.h"
 #include "backend/server/reqorder.h"
 #include "common/evloop.h"
 #include "common/map.h"
@@ -71,33 +72,7 @@ struct client_counters {
     uint64_t last_wait_seq;     /* read_order.served of the latest of them */
 };
 
-struct io_op;
 struct qos_sched;
-
-/* Server-side READ ordering of an I/O node (ionode.c; policies in
- * common/proto.h, enum ipvfs_read_order). */
-struct read_order {
-    struct io_op *head, *tail;  /* waiting READs, oldest first */
-    uint32_t in_store;          /* READs in the store now */
-    uint32_t places;            /* at most this many at once */
-    uint32_t nclients;          /* one more than the largest client id seen */
-    uint32_t hash_next;         /* HASH: the client whose turn it is */
-    uint64_t served;            /* waiting READs served so far */
-    uint64_t placed, place_us;  /* READs that left the store, and how long
-                                 * they held their places (logged at close:
-                                 * benchmarks/model-calibrate.sh) */
-    uint64_t freed_us;          /* when a place fell free while READs
-                                 * waited (0: none such now) */
-    uint64_t handoffs, handoff_us;  /* how often, and how long in all, such
-                                     * a place stayed free until the next
-                                     * READ took it (logged at close) */
-    uint64_t waited, wait_us;   /* READs that waited for a place, and how
-                                 * long in all (logged at close: where a
-                                 * response's time goes under load) */
-    uint64_t replied, reply_us; /* READs answered, and their time from the
-                                 * request to the reply (logged at close) */
-    uint64_t rng;               /* RANDOM's generator */
-};
 
 #define SERVER_MAX_SERVICES 8
 

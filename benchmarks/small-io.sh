@@ -8,6 +8,7 @@
 #   benchmarks/small-io.sh [--rounds N] [--shapes "2x2 4x1 3x3"] [--elems "8 32 1024"]
 #                          [--modes "indep coll"] [--mib-per-rank M] [--out DIR] [--name NAME]
 #                          BASE_BUILD NEW_BUILD
+#   benchmarks/small-io.sh --report TRIALS_CSV [--out DIR] [--name NAME]
 #
 # Cases: shape AxB = A tiles across, B down (A x B ranks: 2x2 and 4x1 take 4,
 # 3x3 takes 9), tile rows of 1024 elements of ELEM bytes (rows of 8 KiB,
@@ -30,14 +31,22 @@
 #                    the durable figure, sync included)
 #   NAME.csv         medians: shape,elem,mode,op, the four variants, and
 #                    new_over_base (L1 on), on_over_off (new), the
-#                    commands per MiB (base, new; independent calls)
+#                    commands per MiB (base, new; independent calls), then
+#                    the same two ratios paired: the median over rounds of
+#                    each round's own ratio (the variants of one round ran
+#                    minutes apart, so load from elsewhere hits both alike:
+#                    these are the figures to judge a change by)
 #   NAME.txt         the command, the date, the table; NAME.png (gnuplot)
-# The physical limit beside the figures: the same bytes in large pieces
-# (benchmarks/transport.sh's sequential 1 MiB figures on this host).
+# --report recomputes NAME.csv, .txt and .png from the trials file of an
+# earlier run, running nothing (give it another NAME than that run's).
+# The physical limit beside the figures: the same bytes in large pieces,
+# in the same run with --shapes 1x4 (one tile across: each rank's tile is
+# one contiguous range), or benchmarks/transport.sh's sequential 1 MiB
+# figures on this host.
 set -u
 srcdir=$(cd "$(dirname "$0")/.." && pwd)
 rounds=3 shapes="2x2 4x1 3x3" elems="8 32 1024" modes="indep coll" mib=16
-out=$srcdir/benchmarks/results name=small-io
+out=$srcdir/benchmarks/results name=small-io report=
 cmdline="benchmarks/small-io.sh $*"
 while [ $# -gt 0 ]; do
     case $1 in
@@ -48,10 +57,16 @@ while [ $# -gt 0 ]; do
     --mib-per-rank) mib=${2:?}; shift 2 ;;
     --out) out=${2:?}; shift 2 ;;
     --name) name=${2:?}; shift 2 ;;
+    --report) report=${2:?}; shift 2 ;;
     -*) echo "small-io.sh: unknown option $1" >&2; exit 2 ;;
     *) break ;;
     esac
 done
+if [ -n "$report" ]; then
+    [ $# -eq 0 ] && [ -f "$report" ] ||
+        { echo "usage: small-io.sh --report TRIALS_CSV [--out DIR] [--name NAME]" >&2; exit 2; }
+    set -- "$report" "$report"
+fi
 [ $# -eq 2 ] || { echo "usage: small-io.sh [options] BASE_BUILD NEW_BUILD" >&2; exit 2; }
 case $rounds$mib in *[!0-9]* | '') echo "small-io.sh: --rounds and --mib-per-rank take numbers" >&2; exit 2 ;; esac
 for s in $shapes; do
@@ -63,9 +78,9 @@ done
 for m in $modes; do
     case $m in indep | coll) ;; *) echo "small-io.sh: modes are indep and coll" >&2; exit 2 ;; esac
 done
-base=$(cd "$1" && pwd) && new=$(cd "$2" && pwd) || exit 2
-pat=$new/benchmarks/ipvfs-patterns
-for b in "$base" "$new"; do
+[ -n "$report" ] || { base=$(cd "$1" && pwd) && new=$(cd "$2" && pwd); } || exit 2
+pat=${new:-}/benchmarks/ipvfs-patterns
+[ -n "$report" ] || for b in "$base" "$new"; do
     [ -x "$b/backend/ipvfs-server" ] && [ -e "$b/adio/libipvfs-romio.so" ] ||
         { echo "small-io.sh: $b is not a built tree (scripts/build.sh)" >&2; exit 2; }
 done
@@ -73,7 +88,12 @@ mkdir -p "$out" || exit 1
 work=$(mktemp -d "${TMPDIR:-/tmp}/ipvfs-smallio.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
 raw=$out/$name-trials.csv csv=$out/$name.csv table=$out/$name.txt png=$out/$name.png
-echo "round,build,l1,shape,elem,mode,op,MiBps,cmds_per_MiB,data_MiBps" >"$raw"
+if [ -n "$report" ]; then
+    raw=$report
+    rounds=$(awk -F, 'NR > 1 && $1 > n { n = $1 } END { print n + 0 }' "$raw")
+else
+    echo "round,build,l1,shape,elem,mode,op,MiBps,cmds_per_MiB,data_MiBps" >"$raw"
+fi
 
 # variant ROUND BUILD_LABEL BUILD_DIR L1: one fresh cluster, every case.
 variant() {
@@ -138,7 +158,7 @@ variants=("base on" "base off" "new on" "new off")
 # Each round starts one later in the list, and every second round walks it
 # backwards: a variant is not always run right after the same other one
 # (which leaves its load behind: a cluster's teardown, written-back data).
-for round in $(seq "$rounds"); do
+[ -n "$report" ] || for round in $(seq "$rounds"); do
     for i in 0 1 2 3; do
         k=$(( round % 2 ? i : 3 - i ))
         v=${variants[$(( (k + round - 1) % 4 ))]}
@@ -158,20 +178,29 @@ cases = sorted({key(r) for r in rows}, key=lambda k: (k[0], k[1], k[2], ["first_
 def med(k, b, l, col="MiBps"):
     v = [float(r[col]) for r in rows if key(r) == k and r["build"] == b and r["l1"] == l and r[col]]
     return statistics.median(v) if v else None
+by_round = {(key(r), r["build"], r["l1"], r["round"]): float(r["MiBps"]) for r in rows if r["MiBps"]}
+def paired(k, a, b):
+    # the median over rounds of a round's a / b: the variants of a round
+    # ran minutes apart, so what else loaded the machine hits both alike
+    v = [by_round[(k,) + a + (n,)] / by_round[(k,) + b + (n,)] for n in {r["round"] for r in rows}
+         if (k,) + a + (n,) in by_round and (k,) + b + (n,) in by_round and by_round[(k,) + b + (n,)]]
+    return statistics.median(v) if v else None
 f = lambda x, p=1: "" if x is None else f"{x:.{p}f}"
-with open(out, "w") as o, open(table, "a") as t:
+with open(out, "w") as o, open(table, "w") as t:
     o.write("shape,elem,mode,op,base_on,base_off,new_on,new_off,new_over_base,on_over_off,"
-            "base_cmds_per_MiB,new_cmds_per_MiB\n")
-    t.write("%-5s %5s %-5s %-11s %8s %8s %8s %8s %6s %6s %7s %7s\n" % ("shape", "elem", "mode", "op",
-            "base", "base-0", "new", "new-0", "n/b", "on/off", "cmdB", "cmdN"))
+            "base_cmds_per_MiB,new_cmds_per_MiB,paired_new_over_base,paired_on_over_off\n")
+    t.write("%-5s %5s %-5s %-11s %8s %8s %8s %8s %6s %6s %7s %7s %6s %6s\n" % ("shape", "elem", "mode", "op",
+            "base", "base-0", "new", "new-0", "n/b", "on/off", "cmdB", "cmdN", "p-n/b", "p-o/o"))
     for k in cases:
         bo, bf, no, nf = med(k, "base", "on"), med(k, "base", "off"), med(k, "new", "on"), med(k, "new", "off")
         nb = no / bo if no and bo else None
         oo = no / nf if no and nf else None
+        pnb, poo = paired(k, ("new", "on"), ("base", "on")), paired(k, ("new", "on"), ("new", "off"))
         cb, cn = med(k, "base", "on", "cmds_per_MiB"), med(k, "new", "on", "cmds_per_MiB")
-        o.write(",".join([k[0], str(k[1]), k[2], k[3], f(bo), f(bf), f(no), f(nf), f(nb, 2), f(oo, 2), f(cb), f(cn)]) + "\n")
-        t.write("%-5s %5d %-5s %-11s %8s %8s %8s %8s %6s %6s %7s %7s\n" % (k[0], k[1], k[2], k[3], f(bo), f(bf),
-                f(no), f(nf), f(nb, 2), f(oo, 2), f(cb), f(cn)))
+        o.write(",".join([k[0], str(k[1]), k[2], k[3], f(bo), f(bf), f(no), f(nf), f(nb, 2), f(oo, 2), f(cb), f(cn),
+                          f(pnb, 2), f(poo, 2)]) + "\n")
+        t.write("%-5s %5d %-5s %-11s %8s %8s %8s %8s %6s %6s %7s %7s %6s %6s\n" % (k[0], k[1], k[2], k[3], f(bo), f(bf),
+                f(no), f(nf), f(nb, 2), f(oo, 2), f(cb), f(cn), f(pnb, 2), f(poo, 2)))
     for op in ("first_write", "rewrite", "read"):
         with open(f"{work}/{op}.dat", "w") as d:
             for k in cases:
@@ -182,9 +211,14 @@ PY
 {
     echo "# $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname), $(nproc) cores (shared with other work)"
     echo "# command: $cmdline"
-    echo "# base: $base ($(git -C "$base/.." rev-parse --short HEAD 2>/dev/null)), new: $new ($(git -C "$new/.." rev-parse --short HEAD 2>/dev/null))"
+    if [ -n "$report" ]; then
+        echo "# recomputed from $report (the builds and command of that run: the .txt beside it)"
+    else
+        echo "# base: $base ($(git -C "$base/.." rev-parse --short HEAD 2>/dev/null)), new: $new ($(git -C "$new/.." rev-parse --short HEAD 2>/dev/null))"
+    fi
     echo "# 2 I/O nodes x 2 targets RAID-0, $mib MiB per rank, median of $rounds rounds; MiB/s; n/b = new/base (L1 on), on/off = new L1 on / off;"
-    echo "# cmdB/cmdN: iSCSI commands the targets served per MiB of the independent write or read, L1 on (ipvfs-ctl stats)"
+    echo "# cmdB/cmdN: iSCSI commands the targets served per MiB of the independent write or read, L1 on (ipvfs-ctl stats);"
+    echo "# p-n/b, p-o/o: the same ratios paired, the median over rounds of each round's own ratio"
 } | cat - "$table" >"$work/t" && mv "$work/t" "$table"
 cat "$table"
 if command -v gnuplot >/dev/null; then

@@ -11,17 +11,22 @@
 #   reaches the targets;
 # - 32 KiB rows with --cache-l1 0 are not sieved either (pieces of half a
 #   block: the span would read the neighbour's half for nothing), and read
-#   back byte-exact.
+#   back byte-exact;
+# - 4 x 1 tiles one 32-byte element wide (the ranks' 32-byte pieces take
+#   turns) are sieved with the L1 too: per piece, the L1 would be a hit
+#   each (16384 here; they read at 3 MiB/s so), sieved there are none.
 set -u
 . "$IPVFS_SRCDIR/test/lib.sh"
 pat=$IPVFS_BUILDDIR/benchmarks/ipvfs-patterns
 romio=$IPVFS_BUILDDIR/adio/libipvfs-romio.so
 [ -x "$pat" ] && [ -e "$romio" ] || { echo "skip: ipvfs-patterns is not built"; exit 77; }
 
-# tile FILE OP ROWS ELEM: ipvfs-patterns' tile OP (wtile, rtile) of 2 x 2
-# tiles, ROWS rows a rank of 1024 elements of ELEM bytes
+# tile FILE OP ROWS ELEM [ACROSS WIDTH]: ipvfs-patterns' tile OP (wtile,
+# rtile) of ACROSS x (4 / ACROSS) tiles (default 2 x 2), ROWS rows a rank
+# of WIDTH (default 1024) elements of ELEM bytes
 tile() {
-    timeout -k 5 120 mpiexec -n 4 env LD_PRELOAD="$romio" "$pat" "$2" "$1" "2:$3:1024:$4" 2>&1
+    timeout -k 5 120 mpiexec -n 4 env LD_PRELOAD="$romio" "$pat" "$2" "$1" \
+        "${5:-2}:$3:${6:-1024}:$4" 2>&1
 }
 
 # counters SUM_EXPR: a sum over the ranks of `ipvfs-ctl stats --json`
@@ -62,5 +67,11 @@ echo "8 KiB rows, L1: $n target commands per MiB read, $((h1 - h0)) L1 hits"
 # unsieved: a hit per 8 KiB piece (2 x 2 tiles of 128 rows: 512); sieved,
 # one per 64 KiB block of the spans (128)
 [ $((h1 - h0)) -ge 512 ] || ipvfs_fail "the read through the L1 was sieved: $((h1 - h0)) hits"
+out=$(tile ipvfs:/narrow wtile 4096 32 4 1) || ipvfs_fail "writing 32-byte pieces: $out"
+h0=$(hits)
+out=$(tile ipvfs:/narrow rtile 4096 32 4 1) || ipvfs_fail "reading 32-byte pieces: $out"
+h1=$(hits)
+echo "32-byte pieces of 4 ranks in turn, L1: $((h1 - h0)) L1 hits"
+[ $((h1 - h0)) -lt 1000 ] || ipvfs_fail "the 32-byte pieces were not sieved: $((h1 - h0)) L1 hits"
 ipvfs_stop_cluster
 echo "t_small_sieve: ok"

@@ -51,8 +51,9 @@ static void test_places(void **state)
     assert_null(ro.store);
 }
 
-/* Fills one place with a READ of client 9, queues w[0..n), then hands the
- * place on n times and returns the order in which the clients got it. */
+/* Fills one place with a READ of client 9, queues w[0..n) under order,
+ * then hands the place on n times and returns the order in which the
+ * clients got it. */
 static void serve_order(uint32_t order, uint32_t hash_first, struct read_wait *w, int n,
                         uint32_t *out_clients)
 {
@@ -61,8 +62,10 @@ static void serve_order(uint32_t order, uint32_t hash_first, struct read_wait *w
 
     readq_init(&ro, 1, hash_first, 1);
     assert_int_equal(readq_submit(&ro, &hold, 0), 1);
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
+        w[i].order = order;
         assert_int_equal(readq_submit(&ro, &w[i], 1), 0);
+    }
     for (int i = 0; i < n; i++) {
         readq_leave(&ro, cur, 2);
         cur = readq_next(&ro, 3);
@@ -87,24 +90,18 @@ static void test_policies(void **state)
     assert_int_equal(got[0], 3);
     assert_int_equal(got[3], 0);
     /* FIRST: the lowest first offset */
-    for (int i = 0; i < 4; i++)
-        w[i].order = IPVFS_READ_ORDER_FIRST;
     serve_order(IPVFS_READ_ORDER_FIRST, 0, w, 4, got);
     assert_int_equal(got[0], 0);
     assert_int_equal(got[1], 1);
     assert_int_equal(got[3], 3);
-    /* HASH: clients 0..9 seen (n = 10); the turn after client 9's is 0,
-     * then each next one up, whatever the arrival order */
-    for (int i = 0; i < 4; i++)
-        w[i].order = IPVFS_READ_ORDER_HASH;
+    /* HASH: clients 0..9 seen (n = 10); turns from client 2 (the I/O
+     * node's index) up, modulo n, whatever the arrival order */
     serve_order(IPVFS_READ_ORDER_HASH, 2, w, 4, got);
     assert_int_equal(got[0], 2);
     assert_int_equal(got[1], 3);
     assert_int_equal(got[2], 0);
     assert_int_equal(got[3], 1);
     /* RANDOM: each waiting client once, in some order */
-    for (int i = 0; i < 4; i++)
-        w[i].order = IPVFS_READ_ORDER_RANDOM;
     serve_order(IPVFS_READ_ORDER_RANDOM, 0, w, 4, got);
     assert_int_equal(got[0] + got[1] + got[2] + got[3], 0 + 1 + 2 + 3);
 }

@@ -120,14 +120,21 @@ static int store_ready(struct conn *c)
     return 0;
 }
 
-/* Checks an io body; on success *out_pairs points into it and *out_bytes is
- * the pairs' total length. */
-static int check_io(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body,
-                    int writing, struct ipvfs_io_req *out_req,
-                    const struct ipvfs_pair **out_pairs, uint64_t *out_bytes)
-{
+/* A READ or WRITE body, checked: its pairs point into the body. */
+struct io_body {
+    struct ipvfs_io_req req;
     const struct ipvfs_pair *pairs;
-    uint64_t total = 0, want;
+    uint64_t bytes;             /* the pairs' total length */
+    uint64_t lo, hi;            /* the smallest range that holds every pair */
+};
+
+/* Checks an io body and measures its pairs into *out. */
+static int check_io(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body,
+                    int writing, struct io_body *out)
+{
+    struct ipvfs_io_req *out_req = &out->req;
+    const struct ipvfs_pair *pairs;
+    uint64_t total = 0, want, lo = UINT64_MAX, hi = 0;
 
     if (hdr->body_len < sizeof(*out_req)) {
         conn_reply_err(c, EINVAL, "I/O body shorter than its header");
@@ -154,6 +161,10 @@ static int check_io(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *
                            (unsigned long long)pairs[i].len);
             return -EINVAL;
         }
+        if (pairs[i].offset < lo)
+            lo = pairs[i].offset;
+        if (pairs[i].offset + pairs[i].len > hi)
+            hi = pairs[i].offset + pairs[i].len;
     }
     if (hdr->body_len != want + (writing ? total : 0)) {
         conn_reply_err(c, EINVAL, "body of %llu bytes disagrees with %u pairs of %llu bytes",
@@ -161,19 +172,33 @@ static int check_io(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *
                        (unsigned long long)total);
         return -EINVAL;
     }
-    *out_pairs = pairs;
-    *out_bytes = total;
+    out->pairs = pairs;
+    out->bytes = total;
+    out->lo = lo;
+    out->hi = hi;
     return 0;
 }
 
-/* The covering span of pairs when sieving pays (see IONODE_SIEVE_*). */
+/* Whether a READ of n pairs, bytes in all over a span of span bytes, is
+ * better sieved (see IONODE_SIEVE_*). */
+static int sieve_pays(const struct server *srv, uint32_t n, uint64_t bytes, uint64_t span)
+{
+    if (span > IPVFS_MAX_IO_BYTES)
+        return 0;
+    if (bytes / n < IONODE_SIEVE_TINY && (span - bytes) / n < IONODE_SIEVE_TINY)
+        return 1;
+    return !srv->opts.cache_l1 && bytes / n < IONODE_SIEVE_PIECE_MAX &&
+           (span <= IONODE_SIEVE_SLACK || span / IONODE_SIEVE_FACTOR <= bytes);
+}
+
+/* The covering span of pairs when sieving pays. */
 static int sieve_span(const struct server *srv, const struct ipvfs_pair *pairs, uint32_t n,
                       uint64_t bytes, struct ipvfs_pair *out)
 {
     uint64_t end = pairs[0].offset + pairs[0].len, span;
-    int tiny;
 
-    if (n < 2)
+    /* with the L1 only tiny pieces may pay: most READs stop here */
+    if (n < 2 || (srv->opts.cache_l1 && bytes / n >= IONODE_SIEVE_TINY))
         return 0;
     for (uint32_t i = 1; i < n; i++) {
         if (pairs[i].offset < end)
@@ -183,29 +208,10 @@ static int sieve_span(const struct server *srv, const struct ipvfs_pair *pairs, 
         end = pairs[i].offset + pairs[i].len;
     }
     span = end - pairs[0].offset;
-    tiny = bytes / n < IONODE_SIEVE_TINY && (span - bytes) / n < IONODE_SIEVE_TINY;
-    if (span > IPVFS_MAX_IO_BYTES ||
-        (!tiny && (srv->opts.cache_l1 || bytes / n >= IONODE_SIEVE_PIECE_MAX ||
-                   (span > IONODE_SIEVE_SLACK && span / IONODE_SIEVE_FACTOR > bytes))))
+    if (!sieve_pays(srv, n, bytes, span))
         return 0;
     *out = (struct ipvfs_pair){ .offset = pairs[0].offset, .len = span };
     return 1;
-}
-
-/* The smallest range [*out_lo, *out_hi) that holds every pair. */
-static void pairs_span(const struct ipvfs_pair *pairs, uint32_t n, uint64_t *out_lo,
-                       uint64_t *out_hi)
-{
-    uint64_t lo = UINT64_MAX, hi = 0;
-
-    for (uint32_t i = 0; i < n; i++) {
-        if (pairs[i].offset < lo)
-            lo = pairs[i].offset;
-        if (pairs[i].offset + pairs[i].len > hi)
-            hi = pairs[i].offset + pairs[i].len;
-    }
-    *out_lo = lo;
-    *out_hi = hi;
 }
 
 /* Copies the pairs of a sieved READ out of the span into the reply. */
@@ -498,59 +504,57 @@ static void trace_request(struct server *srv, uint32_t client, uint64_t handle,
 static void handle_rw(struct conn *c, const struct ipvfs_hdr *hdr, const uint8_t *body)
 {
     int writing = hdr->op == IPVFS_OP_WRITE;
-    const struct ipvfs_pair *pairs;
-    struct ipvfs_io_req req;
+    struct io_body b;
     struct io_op *o;
-    uint64_t bytes;
 
-    if (!store_ready(c) || check_io(c, hdr, body, writing, &req, &pairs, &bytes) < 0)
+    if (!store_ready(c) || check_io(c, hdr, body, writing, &b) < 0)
         return;
-    if (!writing && ((req.flags & ~IPVFS_READ_FLAGS_KNOWN) ||
-                     (uint64_t)(req.flags >> IPVFS_READ_RA_SHIFT) * IPVFS_READ_RA_UNIT >
+    if (!writing && ((b.req.flags & ~IPVFS_READ_FLAGS_KNOWN) ||
+                     (uint64_t)(b.req.flags >> IPVFS_READ_RA_SHIFT) * IPVFS_READ_RA_UNIT >
                          IPVFS_MAX_READAHEAD)) {
         conn_reply_err(c, EINVAL, "READ flags %#x unknown, or a read-ahead window over %llu MiB",
-                       req.flags, (unsigned long long)(IPVFS_MAX_READAHEAD >> 20));
+                       b.req.flags, (unsigned long long)(IPVFS_MAX_READAHEAD >> 20));
         return;
     }
-    if (!(o = new_op(c, hdr->op, req.handle)))
+    if (!(o = new_op(c, hdr->op, b.req.handle)))
         return;
-    o->bytes = bytes;
-    trace_request(o->srv, conn_client_id(c), req.handle, pairs, req.npairs, writing);
-    if (req.npairs == 0) {
+    o->bytes = b.bytes;
+    trace_request(o->srv, conn_client_id(c), b.req.handle, b.pairs, b.req.npairs, writing);
+    if (b.req.npairs == 0) {
         io_done(0, 0, o);
         return;
     }
     if (writing) {
-        o->pairs = pairs;
-        o->npairs = req.npairs;
-        o->wr_data = (const uint8_t *)(pairs + req.npairs);
+        o->pairs = b.pairs;
+        o->npairs = b.req.npairs;
+        o->wr_data = (const uint8_t *)(b.pairs + b.req.npairs);
         qos_submit_op(o, c);
         return;
     } else {
-        if (!(o->rep = malloc(sizeof(struct ipvfs_io_rep) + bytes))) {
+        if (!(o->rep = malloc(sizeof(struct ipvfs_io_rep) + b.bytes))) {
             free(o);
             conn_reply_err(c, ENOMEM, "no memory for a %llu-byte READ",
-                           (unsigned long long)bytes);
+                           (unsigned long long)b.bytes);
             return;
         }
-        if (sieve_span(o->srv, pairs, req.npairs, bytes, &o->span) &&
+        if (sieve_span(o->srv, b.pairs, b.req.npairs, b.bytes, &o->span) &&
             (o->sieve = malloc(o->span.len))) {
-            o->pairs = pairs;
-            o->npairs = req.npairs;
+            o->pairs = b.pairs;
+            o->npairs = b.req.npairs;
             o->rd_pairs = &o->span;
             o->rd_npairs = 1;
             o->rd_buf = o->sieve;
         } else {
-            o->rd_pairs = pairs;
-            o->rd_npairs = req.npairs;
+            o->rd_pairs = b.pairs;
+            o->rd_npairs = b.req.npairs;
             o->rd_buf = o->rep + sizeof(struct ipvfs_io_rep);
         }
-        o->rw = (struct read_wait){ .handle = req.handle, .first = o->rd_pairs[0].offset,
-                                    .order = req.flags & IPVFS_READ_ORDER_MASK,
+        o->rw = (struct read_wait){ .handle = b.req.handle, .lo = b.lo, .hi = b.hi,
+                                    .first = o->rd_pairs[0].offset,
+                                    .order = b.req.flags & IPVFS_READ_ORDER_MASK,
                                     .client_id = conn_client_id(c) };
-        pairs_span(o->rd_pairs, o->rd_npairs, &o->rw.lo, &o->rw.hi);
-        o->ra_max = req.flags & IPVFS_READ_RA_SET
-                        ? (uint64_t)(req.flags >> IPVFS_READ_RA_SHIFT) * IPVFS_READ_RA_UNIT
+        o->ra_max = b.req.flags & IPVFS_READ_RA_SET
+                        ? (uint64_t)(b.req.flags >> IPVFS_READ_RA_SHIFT) * IPVFS_READ_RA_UNIT
                         : DFSTORE_RA_DEFAULT;
         qos_submit_op(o, c);
         return;

@@ -87,13 +87,3 @@ check_PROGRAMS += test/storage-small-tool
 test_storage_small_tool_SOURCES = test/test_small_dfstore.c
 test_storage_small_tool_LDADD = backend/dfstore/libdfstore.la
 dist_noinst_SCRIPTS += test/t_small_partial.sh
-
-check_PROGRAMS += test/test_small_gaps
-test_test_small_gaps_SOURCES = test/test_small_gaps.c
-test_test_small_gaps_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(ISCSI_CFLAGS)
-test_test_small_gaps_LDADD = backend/dfstore/libdfstore.la $(CMOCKA_LIBS)
-
-check_PROGRAMS += test/storage-small-wait
-test_storage_small_wait_SOURCES = test/test_small_wait.c
-test_storage_small_wait_LDADD = backend/dfstore/libdfstore.la
-dist_noinst_SCRIPTS += test/t_small_wait.sh

@@ -29,7 +29,6 @@
 
 static void op_start(struct df_op *op);
 static void df_start_ready(struct datafile *df);
-static int head_waits(struct dfstore *ds, struct datafile *df);
 
 static void deliver(struct evloop *loop, uint64_t timer_id, void *user);
 
@@ -103,7 +102,7 @@ static void deliver_one(struct dfstore *ds, struct df_op *op)
     if (df) {
         if (df->head && df->head->finished)
             deliver_one(ds, df->head);   /* a read that finished early, now in turn */
-        else if (df->head && !head_waits(ds, df))
+        else if (df->head)
             df_start_ready(df);
         else
             df_maybe_free(ds, df);
@@ -444,56 +443,6 @@ static struct datafile *df_get(struct dfstore *ds, uint64_t handle)
     return df;
 }
 
-/* ---- a write waiting for the writes on their way (internal.h) ---- */
-
-static uint32_t arriving(const struct dfstore *ds, const struct datafile *df)
-{
-    return ds->arrivals ? ds->arrivals(ds->arrivals_user, df->handle) : 0;
-}
-
-static void wait_over(struct evloop *loop, uint64_t timer_id, void *user)
-{
-    struct datafile *df = user;
-
-    (void)loop;
-    (void)timer_id;
-    df->wait_timer = 0;
-    df->head->ds->waits_timed_out++;
-    df_start_ready(df);
-}
-
-/* The waiting head of df starts now, taking along what queued behind it. */
-static void wait_end(struct dfstore *ds, struct datafile *df)
-{
-    evloop_del_timer(ds->loop, df->wait_timer);
-    df->wait_timer = 0;
-    df_start_ready(df);
-}
-
-/* Whether df's head, a write that would start alone now, waits for the
- * writes of its datafile on their way: 1 when it does (the timer set). */
-static int head_waits(struct dfstore *ds, struct datafile *df)
-{
-    struct df_op *op = df->head;
-
-    if (op->kind != OP_WRITE || op->started || op->next ||
-        !df_plan_leaves_gaps(op->pairs, op->npairs) || arriving(ds, df) == 0)
-        return 0;
-    /* no timer (no memory): it starts at once, as it would without */
-    if (!(df->wait_timer = evloop_add_timer(ds->loop, DF_WAIT_MS, wait_over, df)))
-        return 0;
-    ds->writes_waited++;
-    return 1;
-}
-
-/* A sync of everything waits for no writer: every waiting head starts. */
-static void waits_end_all(struct dfstore *ds)
-{
-    for (struct df_op *op = ds->gfirst; op; op = op->gnext)
-        if (op->df && op->df->wait_timer)
-            wait_end(ds, op->df);
-}
-
 static int submit(struct dfstore *ds, uint64_t handle, enum op_kind kind, struct df_op tmpl)
 {
     struct df_op *op = malloc(sizeof(*op));
@@ -517,7 +466,6 @@ static int submit(struct dfstore *ds, uint64_t handle, enum op_kind kind, struct
         ds->gfirst = op;
     ds->glast = op;
     if (!df) {
-        waits_end_all(ds);
         global_kick(ds);
         return 0;
     }
@@ -526,14 +474,6 @@ static int submit(struct dfstore *ds, uint64_t handle, enum op_kind kind, struct
     else
         df->head = op;
     df->tail = op;
-    if (df->wait_timer) {
-        /* the head waits on while writes of its datafile are still coming */
-        if (kind != OP_WRITE || arriving(ds, df) == 0)
-            wait_end(ds, df);
-        return 0;
-    }
-    if (df->head == op && head_waits(ds, df))
-        return 0;
     if (df->head == op || (kind == OP_READ && df->head->kind == OP_READ))
         df_start_ready(df);
     return 0;
@@ -658,8 +598,6 @@ void dfstore_stats(const struct dfstore *ds, struct dfstore_stats *out)
     *out = (struct dfstore_stats){ .datafiles = n, .blocks_used = ds->space.used_blocks,
                                    .blocks_total = ds->space.total_blocks, .writes = ds->writes,
                                    .writes_gathered = ds->writes_gathered,
-                                   .writes_waited = ds->writes_waited,
-                                   .waits_timed_out = ds->waits_timed_out,
                                    .reads_overlapped = ds->reads_overlapped,
                                    .zero_fill_bytes = ds->zero_fill_bytes };
     df_l1_get_stats(&ds->l1, &out->l1);
@@ -680,12 +618,6 @@ int dfstore_set_l1(struct dfstore *ds, uint64_t bytes)
              room ? "the targets have room for every block of the volume"
                   : "a target may run out of backing space, or did not say");
     return 0;
-}
-
-void dfstore_set_arrivals(struct dfstore *ds, dfstore_arrivals_fn fn, void *user)
-{
-    ds->arrivals = fn;
-    ds->arrivals_user = user;
 }
 
 void dfstore_set_trace(struct dfstore *ds, FILE *trace)
@@ -853,9 +785,7 @@ void dfstore_close(struct dfstore *ds)
         log_error("dfstore: final sync failed (%s): unsynced changes are lost",
                   strerror(-done));
     log_info("dfstore: %" PRIu64 " writes, %" PRIu64 " of them gathered into an earlier one's "
-             "volume I/O; %" PRIu64 " waited for writes on their way (%" PRIu64 " until the "
-             "%d ms timer)", ds->writes, ds->writes_gathered, ds->writes_waited,
-             ds->waits_timed_out, DF_WAIT_MS);
+             "volume I/O", ds->writes, ds->writes_gathered);
     if (ds->deliver_timer)
         evloop_del_timer(ds->loop, ds->deliver_timer);
     df_commit_fini(&ds->commit);

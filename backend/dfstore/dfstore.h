@@ -91,8 +91,6 @@ struct dfstore_stats {
     uint64_t blocks_total;
     uint64_t writes;            /* write operations submitted */
     uint64_t writes_gathered;   /* of them, rode along with an earlier one */
-    uint64_t writes_waited;     /* waited for writes on their way */
-    uint64_t waits_timed_out;   /* of them, until the timer (DF_WAIT_MS) */
     uint64_t reads_overlapped;  /* reads started while an earlier read of
                                  * their datafile was still running */
     uint64_t zero_fill_bytes;   /* zeros written around the data of new
@@ -160,19 +158,6 @@ int dfstore_set_l1(struct dfstore *ds, uint64_t bytes);
  * df_l1_set_trace: the caller owns, flushes and closes it; NULL stops).
  * Call it after dfstore_set_l1. */
 void dfstore_set_trace(struct dfstore *ds, FILE *trace);
-/* How many WRITEs of datafile handle the caller is receiving now (their
- * bodies not all in); called from the store's operations, from the loop. */
-typedef uint32_t (*dfstore_arrivals_fn)(void *user, uint64_t handle);
-/* Tells the store how to learn of writes on their way (NULL: it never
- * waits).  A write that would start alone on its datafile and leaves
- * holes between its pairs inside blocks then waits a few milliseconds at most
- * (DF_WAIT_MS) while writes of that datafile are on their way, so that
- * writes filling those parts (another writer's interleaved rows) are
- * gathered with it (see Write gathering above): it starts once a write
- * arrives and none is still on its way, when any other operation of the
- * datafile arrives, at a sync of every datafile, or at the timer.
- * Completion order and results stay dfstore_write's. */
-void dfstore_set_arrivals(struct dfstore *ds, dfstore_arrivals_fn fn, void *user);
 /* Sequential read-ahead into the L1 with a window of up to bytes per
  * stream (0 = off, the default): sets up the L1's read-ahead pool (a
  * quarter of it).  After dfstore_set_l1 and before the first operation:

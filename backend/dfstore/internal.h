@@ -44,15 +44,6 @@
  * the leader does the block I/O of all of them, so that the rows two
  * clients write into the same blocks become one volume write instead of
  * one per row; all complete, in order, when the leader's I/O is done.
- * Only writes queued at its start ride along, and a write that finds its
- * datafile idle starts at once: so when writers send their interleaved
- * rows at once, the first to arrive went out alone, a command per row.
- * Such a write (holes between its pairs inside blocks), when it would
- * start alone, waits instead while more writes of its datafile are on
- * their way (dfstore_set_arrivals: the I/O node counts the WRITE bodies it
- * is receiving), for at most DF_WAIT_MS: it starts when a write arrives
- * and none is still on its way, when any other operation of the datafile
- * arrives, at a sync of everything, or at the timer.
  * dfstore_sync(0) waits in a global list (all operations in submission
  * order) until everything submitted before it is done.  Completions are
  * delivered from a zero-delay timer, never inside the submitting call.
@@ -78,12 +69,6 @@
 #include "common/u64map.h"
 
 #define DF_MAX_SIZE (1ull << 50)          /* largest datafile (1 PiB) */
-/* Longest wait of a write for the writes on their way (see the top).
- * A write is on its way once its body is being received, so it is in
- * within a few milliseconds (4 ranks' 8 MiB list writes of 32 KiB rows
- * reached an I/O node 3-6 ms after the one that waited for them); the
- * timer only bounds a stalled sender's cost to the others. */
-#define DF_WAIT_MS 5
 /* No volume block: also what a block map lookup of a hole gives. */
 #define DF_NO_BLOCK U64MAP_NONE
 
@@ -102,9 +87,7 @@ struct datafile {
     struct u64map blocks;            /* file block -> volume block */
     struct u64map runs;              /* region (file block / DF_RUN_BLOCKS) -> its
                                       * volume run's first block (space.h) */
-    struct df_op *head, *tail;       /* FIFO; head is running, or waits */
-    uint64_t wait_timer;             /* the head, a write, waits for writes on
-                                      * their way until this timer (0: none) */
+    struct df_op *head, *tail;       /* FIFO; head is running */
     struct df_ra ra;                 /* its read streams (readahead.h) */
 };
 
@@ -175,10 +158,6 @@ struct dfstore {
     struct u64map files;             /* handle -> struct datafile * */
     uint64_t writes;                 /* write operations submitted */
     uint64_t writes_gathered;        /* followers taken into write groups */
-    dfstore_arrivals_fn arrivals;    /* writes on their way (NULL: not known) */
-    void *arrivals_user;
-    uint64_t writes_waited;          /* heads that waited for writes coming */
-    uint64_t waits_timed_out;        /* of them, started by the timer */
     uint64_t reads_overlapped;       /* reads started behind a running read */
     uint64_t zero_fill_bytes;        /* zeros written into new blocks */
     uint64_t deliver_timer;

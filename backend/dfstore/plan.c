@@ -238,23 +238,6 @@ int df_plan_needs_rmw(const struct dfstore *ds, const struct blk_io *io)
            (io->npieces > 1 || io->lo % ds->vbs || io->hi % ds->vbs);
 }
 
-int df_plan_leaves_gaps(const struct ipvfs_pair *pairs, uint32_t npairs)
-{
-    uint64_t end = 0;
-    int seen = 0;
-
-    for (uint32_t i = 0; i < npairs; i++) {
-        if (pairs[i].len == 0)
-            continue;
-        if (seen && pairs[i].offset != end &&
-            (end % DFSTORE_BLOCK || pairs[i].offset % DFSTORE_BLOCK))
-            return 1;
-        end = pairs[i].offset + pairs[i].len;
-        seen = 1;
-    }
-    return 0;
-}
-
 /* Bytes and furthest end of a write's pairs. */
 static void write_measure(struct df_op *op)
 {
@@ -269,12 +252,10 @@ static void write_measure(struct df_op *op)
 }
 
 /* Write gathering: most writes a group takes along, most pieces, and
- * most data bytes (what one volume operation may have in flight): as
- * much WRITE data as an I/O node holds (proto.h), so that the rows of
- * every writer of a tile (4 x 8 MiB, or 8 of 9) meet in one group. */
+ * most data bytes (what one volume operation may have in flight). */
 #define GROUP_MAX_OPS 16u
 #define GROUP_MAX_PIECES (4u * IPVFS_MAX_PAIRS)
-#define GROUP_MAX_BYTES ((uint64_t)IPVFS_SERVER_INFLIGHT_BYTES)
+#define GROUP_MAX_BYTES ((uint64_t)2 * IPVFS_MAX_IO_BYTES)
 
 /* Takes one queued write f into leader's pieces (n of them, sorted by
  * offset, no overlap) if its pieces overlap neither each other nor the

@@ -4,8 +4,6 @@
 
 #include <stdint.h>
 
-#include "common/proto.h"
-
 struct dfstore;
 struct datafile;
 struct df_op;
@@ -28,12 +26,6 @@ void df_plan_drop_runs(struct dfstore *ds, struct datafile *df, uint64_t first_f
  * free blocks of every run so found. */
 int df_plan_note_run(struct datafile *df, uint64_t fblock, uint64_t vblock);
 void df_plan_runs_loaded(struct dfstore *ds);
-/* Whether a write's pairs leave holes between them inside blocks (a
- * strided write: rows with another writer's rows between them), which
- * another writer may be about to fill, so the write may wait for it
- * (internal.h).  Its outer ends do not count: a contiguous range (a
- * two-phase aggregator's) shares at most its end blocks with the next. */
-int df_plan_leaves_gaps(const struct ipvfs_pair *pairs, uint32_t npairs);
 /* Does this block need old bytes read first (existing, not sector-exact)? */
 int df_plan_needs_rmw(const struct dfstore *ds, const struct blk_io *io);
 

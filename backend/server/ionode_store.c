@@ -105,13 +105,6 @@ static int setup_readahead(struct server *srv)
     return rc;
 }
 
-/* The store's view of the WRITEs this I/O node is receiving (dfstore.h:
- * a write of interleaved rows waits for those of the same datafile). */
-static uint32_t writes_arriving(void *user, uint64_t handle)
-{
-    return srvconn_writes_arriving(user, handle);
-}
-
 /* --trace: I/O node N appends to TRACE.ioN (a restarted serving process
  * goes on where the last one stopped, after a new header line).  Version 2
  * of the format (tools/cachesim/cachesim.h): a header naming the volume
@@ -198,7 +191,6 @@ int ionode_open(struct server *srv)
         log_error("cannot open the datafile store in %s: %s", dir, strerror(-rc));
         goto close_volume;
     }
-    dfstore_set_arrivals(srv->ds, writes_arriving, srv);
     if ((rc = dfstore_set_l1(srv->ds, srv->opts.cache_l1)) < 0) {
         log_error("cannot set up an L1 cache of %llu MiB: %s",
                   (unsigned long long)(srv->opts.cache_l1 >> 20), strerror(-rc));

@@ -671,20 +671,6 @@ static int read_some(struct link *l, void *buf, size_t want, size_t *got)
     return 1;
 }
 
-uint32_t srvconn_writes_arriving(struct server *srv, uint64_t handle)
-{
-    uint32_t n = 0;
-
-    for (const struct link *l = srv->conns.live; l; l = l->next) {
-        struct ipvfs_io_req io;
-        if (l->rx != RX_BODY || l->rxhdr.op != IPVFS_OP_WRITE || l->body_got < sizeof(io))
-            continue;
-        memcpy(&io, l->rxreq->body, sizeof(io));
-        n += io.handle == handle;
-    }
-    return n;
-}
-
 /* Whether l may read another request now (see "room" in the header). */
 static int link_has_room(const struct link *l)
 {

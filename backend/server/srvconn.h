@@ -147,10 +147,6 @@ void conn_reply_err(struct conn *c, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* After this request's reply is written (or the connection dies), run cb. */
 void conn_on_reply_sent(struct conn *c, void (*cb)(struct server *srv, void *arg), void *arg);
-/* WRITEs of datafile handle whose bodies are being read now (their first
- * bytes, which name the handle, are in): the store may wait for them
- * (dfstore_set_arrivals).  Walks the connections. */
-uint32_t srvconn_writes_arriving(struct server *srv, uint64_t handle);
 /* HELLO, AUTH, MAP and CAP (hello.c): every rank registers them first;
  * the layer asks access_check (access.h) before every handler. */
 extern const struct service hello_service;

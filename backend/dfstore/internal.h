@@ -2,8 +2,9 @@
  * dfstore.h for the contract).
  *
  * Files, each calling only those below it:
+ *   open.c     open (loading the journal), settings, counters, close
  *   dfstore.c  operations: submission, per-datafile FIFOs, delivery of
- *              completions, metadata updates after I/O, open/close
+ *              completions, metadata updates after I/O
  *   io.c       the volume I/O of one operation, issued in rounds
  *   plan.c     write planning: pieces, blocks, placement (runs per region,
  *              space.h), write gathering
@@ -169,5 +170,10 @@ struct dfstore {
     struct df_unmap unmap;           /* freed blocks on their way back */
     uint64_t ra_default;             /* read-ahead window limit of plain reads */
 };
+
+/* dfstore.c, for open.c: datafile handle's state, made empty when new
+ * (NULL without memory); commit.c's report of a finished commit round. */
+struct datafile *df_get(struct dfstore *ds, uint64_t handle);
+int df_commit_round_done(void *user, int status);
 
 #endif
